@@ -1,0 +1,73 @@
+"""The interface every source of random bits implements.
+
+A :class:`RandomSource` is a stream of independent, uniformly distributed
+bytes. Everything random in securedp is derived from it by the exact
+samplers; nothing else (not :mod:`random`, not ``numpy.random``, not a float)
+is ever consulted. Two implementations exist: :class:`~securedp.SystemSource`
+(the operating system's CSPRNG, the default) and
+:class:`~securedp.ChaChaSource` (a seeded, reproducible ChaCha20 stream for
+tests and audit replay).
+
+How bytes become numbers is fixed, so that a seeded stream yields the same
+numbers on every platform: a *word* is 8 consecutive bytes read as an
+unsigned little-endian integer, and :meth:`RandomSource.randbits` reads
+``ceil(k / 8)`` bytes little-endian and keeps the low ``k`` bits.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+
+class RandomSource(ABC):
+    """A thread-safe stream of uniform random bytes, with a count of bytes served."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._served = 0
+        self.pools: dict[Any, list[Any]] = {}
+        """Values pre-drawn from this source by the samplers (see
+        :mod:`securedp.hazmat.samplers.pool`); emptied whenever the source's
+        own buffer must be forgotten (after ``fork()`` for the system source)."""
+
+    @abstractmethod
+    def _generate(self, n: int) -> bytes:
+        """Return ``n`` fresh bytes. Called with the lock held."""
+
+    def random_bytes(self, n: int) -> bytes:
+        """The next ``n`` bytes of the stream."""
+        if n < 0:
+            raise ValueError("n must be >= 0")
+        with self._lock:
+            data = self._generate(n)
+            self._served += n
+        return data
+
+    def words(self, n: int) -> np.ndarray:
+        """The next ``n`` 64-bit words, as a NumPy ``uint64`` array."""
+        return np.frombuffer(self.random_bytes(8 * n), dtype="<u8").astype(np.uint64, copy=False)
+
+    def word(self) -> int:
+        """The next 64-bit word, as a Python int."""
+        return int.from_bytes(self.random_bytes(8), "little")
+
+    def randbits(self, k: int) -> int:
+        """A uniform integer in ``[0, 2**k)``."""
+        if k < 0:
+            raise ValueError("k must be >= 0")
+        if k == 0:
+            return 0
+        return int.from_bytes(self.random_bytes((k + 7) // 8), "little") & ((1 << k) - 1)
+
+    @property
+    def bytes_served(self) -> int:
+        """How many bytes this source has handed out since it was created."""
+        return self._served
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready description for audit records (never secret material)."""

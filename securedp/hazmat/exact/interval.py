@@ -1,0 +1,179 @@
+"""Rigorous bounds on irrational numbers, by interval arithmetic with directed rounding.
+
+An :class:`Interval` holds two gmpy2 ``mpfr`` numbers ``lo <= x <= hi``. Each
+operation computes its lower end rounding toward -infinity and its upper end
+rounding toward +infinity (MPFR's correctly rounded functions make this
+sound), so the true value of any expression built from rationals, +, -, *, /
+and ``exp`` lies inside the interval computed for it, at every precision.
+
+A :class:`Real` is a number known only through such bounds: it can be asked
+for the integers ``L <= x * 2**k <= H`` with ``H - L <= 1`` for any ``k``,
+raising the working precision until the bounds are that tight. That is all
+the samplers need to compare a uniform random number with an irrational
+threshold exactly (see :mod:`securedp.hazmat.samplers.decide`).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Callable
+
+import gmpy2
+
+_EMAX = gmpy2.get_emax_max()
+_EMIN = gmpy2.get_emin_min()
+
+
+def _context(prec: int, rounding: Any) -> Any:
+    return gmpy2.context(precision=prec, round=rounding, emax=_EMAX, emin=_EMIN)
+
+
+class Interval:
+    """A closed interval ``[lo, hi]`` of mpfr numbers at working precision ``prec``."""
+
+    __slots__ = ("lo", "hi", "prec")
+
+    def __init__(self, lo: Any, hi: Any, prec: int) -> None:
+        self.lo = lo
+        self.hi = hi
+        self.prec = prec
+
+    @classmethod
+    def exact(cls, value: Fraction | int, prec: int) -> "Interval":
+        """The tightest interval around a rational at precision ``prec``."""
+        q = gmpy2.mpq(value.numerator, value.denominator) if isinstance(value, Fraction) else gmpy2.mpq(value)
+        with _context(prec, gmpy2.RoundDown):
+            lo = gmpy2.mpfr(q)
+        with _context(prec, gmpy2.RoundUp):
+            hi = gmpy2.mpfr(q)
+        return cls(lo, hi, prec)
+
+    def _make(self, lo_fn: Callable[[], Any], hi_fn: Callable[[], Any]) -> "Interval":
+        with _context(self.prec, gmpy2.RoundDown):
+            lo = lo_fn()
+        with _context(self.prec, gmpy2.RoundUp):
+            hi = hi_fn()
+        return Interval(lo, hi, self.prec)
+
+    def _coerce(self, other: Any) -> "Interval":
+        if isinstance(other, Interval):
+            return other
+        return Interval.exact(Fraction(other), self.prec)
+
+    def __add__(self, other: Any) -> "Interval":
+        o = self._coerce(other)
+        return self._make(lambda: self.lo + o.lo, lambda: self.hi + o.hi)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> "Interval":
+        return Interval(-self.hi, -self.lo, self.prec)
+
+    def __sub__(self, other: Any) -> "Interval":
+        return self + (-self._coerce(other))
+
+    def __rsub__(self, other: Any) -> "Interval":
+        return self._coerce(other) + (-self)
+
+    def __mul__(self, other: Any) -> "Interval":
+        o = self._coerce(other)
+        pairs = ((self.lo, o.lo), (self.lo, o.hi), (self.hi, o.lo), (self.hi, o.hi))
+        return self._make(lambda: min(a * b for a, b in pairs), lambda: max(a * b for a, b in pairs))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> "Interval":
+        o = self._coerce(other)
+        if not o.lo > 0:
+            raise ZeroDivisionError("interval divisor must be positive")
+        pairs = ((self.lo, o.lo), (self.lo, o.hi), (self.hi, o.lo), (self.hi, o.hi))
+        return self._make(lambda: min(a / b for a, b in pairs), lambda: max(a / b for a, b in pairs))
+
+    def __rtruediv__(self, other: Any) -> "Interval":
+        return self._coerce(other) / self
+
+    def __pow__(self, k: int) -> "Interval":
+        """Integer power of a non-negative interval (``x**k`` is increasing there)."""
+        if not self.lo >= 0 or k < 0:
+            raise ValueError("power defined here for non-negative intervals and exponents")
+        return self._make(lambda: self.lo**k, lambda: self.hi**k)
+
+    def exp(self) -> "Interval":
+        """``exp`` is increasing, so the ends map to the ends."""
+        return self._make(lambda: gmpy2.exp(self.lo), lambda: gmpy2.exp(self.hi))
+
+    def __repr__(self) -> str:
+        return f"Interval({self.lo}, {self.hi})"
+
+
+def _floor_scaled(x: Any, k: int, prec: int) -> int:
+    with _context(prec, gmpy2.RoundDown):
+        return int(gmpy2.floor(gmpy2.mul_2exp(x, k)))
+
+
+def _ceil_scaled(x: Any, k: int, prec: int) -> int:
+    with _context(prec, gmpy2.RoundUp):
+        return int(gmpy2.ceil(gmpy2.mul_2exp(x, k)))
+
+
+class Real:
+    """A real number given by rigorous interval bounds at any precision.
+
+    ``bound(prec)`` must return an :class:`Interval` containing the number,
+    whose width shrinks towards 0 as ``prec`` grows. Rationals are exact.
+    """
+
+    __slots__ = ("_bound", "_exact", "name")
+
+    def __init__(self, bound: Callable[[int], Interval], name: str = "real") -> None:
+        self._bound = bound
+        self._exact: Fraction | None = None
+        self.name = name
+
+    @classmethod
+    def rational(cls, value: Fraction | int) -> "Real":
+        """A real that is exactly the rational ``value``."""
+        q = Fraction(value)
+        real = cls(lambda prec: Interval.exact(q, prec), name=str(q))
+        real._exact = q
+        return real
+
+    @property
+    def exact(self) -> Fraction | None:
+        """The value when it is a known rational, else ``None``."""
+        return self._exact
+
+    def floor_ceil(self, k: int) -> tuple[int, int]:
+        """Integers ``L <= x * 2**k <= H`` with ``H - L <= 1``."""
+        if self._exact is not None:
+            num = self._exact.numerator << k if k >= 0 else self._exact.numerator
+            den = self._exact.denominator if k >= 0 else self._exact.denominator << -k
+            low = num // den
+            return low, low if low * den == num else low + 1
+        prec = max(k, 0) + 64
+        while True:
+            iv = self._bound(prec)
+            low = _floor_scaled(iv.lo, k, prec)
+            high = _ceil_scaled(iv.hi, k, prec)
+            if high - low <= 1:
+                return low, high
+            prec *= 2
+            if prec > 1 << 24:
+                raise ArithmeticError(f"cannot bound {self.name} to {k} bits")
+
+    def interval(self, prec: int) -> Interval:
+        """Bounds on the number at working precision ``prec``."""
+        return self._bound(prec)
+
+    def __repr__(self) -> str:
+        return f"Real({self.name})"
+
+
+def exp_neg(x: Fraction) -> Real:
+    """``exp(-x)`` for a rational ``x``."""
+    return Real(lambda prec: (-Interval.exact(x, prec)).exp(), name=f"exp(-{x})")
+
+
+def logistic_neg(y: Fraction) -> Real:
+    """``1 / (1 + exp(y))`` for a rational ``y`` (the probability q/(1+q) with q = exp(-y))."""
+    return Real(lambda prec: 1 / (1 + Interval.exact(y, prec).exp()), name=f"1/(1+exp({y}))")

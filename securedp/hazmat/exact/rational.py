@@ -1,0 +1,154 @@
+"""Exact conversion of user-supplied parameters to rationals.
+
+Every parameter that shapes a distribution (a scale, a probability, an
+epsilon, a bound) enters the library through :func:`to_rational`, which
+returns a :class:`fractions.Fraction` equal to the value the caller *wrote*:
+
+============================  ==================================================
+input                         result
+============================  ==================================================
+``int``, NumPy integer,       that integer
+gmpy2 ``mpz``
+``Fraction``, gmpy2 ``mpq``   that rational
+``decimal.Decimal``           its exact value (``Decimal("0.1")`` is 1/10)
+``str``                       a decimal literal (``"0.1"``, ``"1e-3"``,
+                              ``"-2.5"``) read as the exact decimal it spells,
+                              or a ratio ``"num/den"`` of two integers
+``float``, NumPy float        the exact binary value of the float:
+                              ``0.1`` becomes 3602879701896397/36028797018963968,
+                              *not* 1/10. Pass ``"0.1"`` to mean one tenth.
+============================  ==================================================
+
+``bool`` is refused (``True`` is not a scale), as are NaN, infinities,
+complex numbers, ``None`` and anything else, with an error naming the
+parameter. Conversion never rounds and never consults a float.
+"""
+
+from __future__ import annotations
+
+import decimal
+import numbers
+import re
+from fractions import Fraction
+from typing import Any, Union
+
+import gmpy2
+import numpy as np
+
+Rational = Union[int, Fraction, str, decimal.Decimal, float]
+"""What the public API accepts wherever an exact number is expected."""
+
+_DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+_RATIO = re.compile(r"[+-]?\d+/\d+")
+_MPZ = type(gmpy2.mpz(0))
+_MPQ = type(gmpy2.mpq(0, 1))
+_MPFR = type(gmpy2.mpfr(0))
+# A decimal exponent beyond this is refused: "1e999999999" would otherwise
+# allocate a gigantic integer.
+_MAX_DECIMAL_EXPONENT = 10_000
+
+
+def to_rational(value: Any, name: str) -> Fraction:
+    """Return ``value`` as an exact :class:`~fractions.Fraction`.
+
+    Raises :class:`TypeError` for values of a type that is not a number
+    (including ``bool`` and ``None``) and :class:`ValueError` for NaN,
+    infinities and malformed strings; both messages name ``name``.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a number, not a bool")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, (_MPZ, np.integer)):
+        return Fraction(int(value))
+    if isinstance(value, _MPQ):
+        return Fraction(int(value.numerator), int(value.denominator))
+    if isinstance(value, str):
+        return _parse_string(value, name)
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            raise ValueError(f"{name} must be finite, got {value!r}")
+        _check_decimal_exponent(value.as_tuple().exponent, name)
+        return Fraction(value)
+    if isinstance(value, (float, np.floating, _MPFR)):
+        if isinstance(value, _MPFR):
+            finite = gmpy2.is_finite(value)
+        else:
+            finite = bool(np.isfinite(value))
+        if not finite:
+            raise ValueError(f"{name} must be finite, got {value!r}")
+        if isinstance(value, _MPFR):
+            q = value.as_integer_ratio()
+            return Fraction(int(q[0]), int(q[1]))
+        return Fraction(float(value))
+    if isinstance(value, numbers.Rational):
+        return Fraction(int(value.numerator), int(value.denominator))
+    raise TypeError(
+        f"{name} must be an int, Fraction, decimal string, Decimal or float; "
+        f"got {type(value).__name__}"
+    )
+
+
+def _check_decimal_exponent(exponent: Any, name: str) -> None:
+    if isinstance(exponent, int) and abs(exponent) > _MAX_DECIMAL_EXPONENT:
+        raise ValueError(f"{name}: decimal exponent {exponent} is out of range")
+
+
+def _parse_string(text: str, name: str) -> Fraction:
+    s = text.strip()
+    if _RATIO.fullmatch(s):
+        num, den = s.split("/")
+        if int(den) == 0:
+            raise ValueError(f"{name}: zero denominator in {text!r}")
+        return Fraction(int(num), int(den))
+    if _DECIMAL.fullmatch(s):
+        d = decimal.Decimal(s)
+        _check_decimal_exponent(d.as_tuple().exponent, name)
+        return Fraction(d)
+    raise ValueError(
+        f"{name} must be a decimal number such as '0.1' or a ratio such as '1/3'; got {text!r}"
+    )
+
+
+def positive_rational(value: Any, name: str) -> Fraction:
+    """:func:`to_rational`, then require the result to be > 0."""
+    q = to_rational(value, name)
+    if q <= 0:
+        raise ValueError(f"{name} must be > 0, got {format_rational(q)}")
+    return q
+
+
+def nonnegative_rational(value: Any, name: str) -> Fraction:
+    """:func:`to_rational`, then require the result to be >= 0."""
+    q = to_rational(value, name)
+    if q < 0:
+        raise ValueError(f"{name} must be >= 0, got {format_rational(q)}")
+    return q
+
+
+def probability(value: Any, name: str) -> Fraction:
+    """:func:`to_rational`, then require the result to lie in [0, 1]."""
+    q = to_rational(value, name)
+    if not 0 <= q <= 1:
+        raise ValueError(f"{name} must lie in [0, 1], got {format_rational(q)}")
+    return q
+
+
+def to_int(value: Any, name: str) -> int:
+    """Return ``value`` as an ``int``; it must be integral (``3``, ``"3"``, ``3.0``)."""
+    q = to_rational(value, name)
+    if q.denominator != 1:
+        raise ValueError(f"{name} must be an integer, got {format_rational(q)}")
+    return q.numerator
+
+
+def format_rational(q: Fraction) -> str:
+    """The canonical text of a rational: ``"3"`` or ``"1/10"`` (used in records)."""
+    return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+
+
+def to_mpq(q: Fraction) -> Any:
+    """The gmpy2 ``mpq`` equal to ``q`` (for arithmetic inside samplers)."""
+    return gmpy2.mpq(q.numerator, q.denominator)

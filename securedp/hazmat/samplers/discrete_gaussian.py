@@ -1,0 +1,178 @@
+"""The discrete Gaussian law, sampled exactly and in value-independent time.
+
+**Law.** ``P(X = k)`` proportional to ``exp(-k**2 / (2 * sigma**2))`` over all
+integers ``k``. The parameter is ``sigma`` or, so that irrational ``sigma``
+such as ``sqrt(2)`` is expressible exactly, the ``variance`` ``sigma**2``;
+either is any rational > 0. Adding it to an integer query of sensitivity
+``Delta`` gives ``rho``-zCDP with ``rho = Delta**2 / (2 * sigma**2)``
+(Canonne, Kamath & Steinke 2020, Theorem 14).
+
+**Algorithm** (Canonne, Kamath & Steinke 2020, Algorithm 3). With
+``t = floor(sigma) + 1``: draw ``Y`` from the discrete Laplace law of scale
+``t``; accept it with probability
+``exp(-(|Y| - sigma**2 / t)**2 / (2 * sigma**2))``; otherwise repeat. The
+accepted ``Y`` has exactly the discrete Gaussian law (their Theorem on
+Algorithm 3), and by the usual property of rejection sampling the number of
+rounds is independent of the value accepted.
+
+**Timing.** Each round costs the same whatever ``Y``: the Laplace draw is
+value-independent (:mod:`securedp.hazmat.samplers.discrete_laplace`), and the
+acceptance is one fixed-width comparison against a threshold looked up in a
+table indexed by ``|Y|`` (built once per variance with rigorous bounds).
+Beyond the table the acceptance probability is below ``2**-64``, so its
+threshold is 0 and only the resolver, with probability ``2**-64``, looks at
+the exact value. For very large ``sigma`` (table longer than
+``TABLE_LIMIT``) the thresholds past the table are computed per proposal;
+this path is exact but its time is not certified value-independent.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import gmpy2
+import numpy as np
+
+from securedp.hazmat.bits.default import resolve_source
+from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact.interval import Interval, Real, _context
+from securedp.hazmat.exact.rational import positive_rational
+from securedp.hazmat.samplers.decide import WORD_BITS, Thresholds, resolve_below
+from securedp.hazmat.samplers.discrete_laplace import DiscreteLaplacePlan
+from securedp.hazmat.samplers.params import PlanCache, check_size, count_of, shaped
+from securedp.hazmat.samplers.pool import pooled
+
+TABLE_LIMIT = 1 << 18
+# 128 * ln 2 < 89: beyond |y| - c > sqrt(89 v), exp(-(|y| - c)**2 / 2v) < 2**-64.
+_TAIL_FACTOR = 89
+_SLOW_PATH_TARGET = 2.0**-61  # float-ok: planning only
+
+
+def _gaussian_acceptance_lows(variance: Fraction, center: Fraction, count: int, width: int) -> list[int]:
+    """``floor(exp(-(y - c)**2 / 2v) * 2**width)`` for ``y = 0 .. count-1``, by iterated products.
+
+    ``a(y + 1) = a(y) * r(y)`` with ``r(y) = exp(-(2y + 1 - 2c) / 2v)`` and
+    ``r(y + 1) = r(y) * exp(-1/v)``; directed rounding keeps every bound
+    rigorous, and entries whose bounds are not within one unit are recomputed.
+    """
+    prec = width + 48 + 2 * max(count, 1).bit_length()
+    a0 = (-Interval.exact(center * center / (2 * variance), prec)).exp()
+    r0 = (-Interval.exact((1 - 2 * center) / (2 * variance), prec)).exp()
+    beta = (-Interval.exact(1 / variance, prec)).exp()
+    ends = []
+    for rounding, a_start, r_start, b in ((gmpy2.RoundDown, a0.lo, r0.lo, beta.lo), (gmpy2.RoundUp, a0.hi, r0.hi, beta.hi)):
+        values = []
+        with _context(prec, rounding):
+            a, r = a_start, r_start
+            floor_or_ceil = gmpy2.floor if rounding == gmpy2.RoundDown else gmpy2.ceil
+            for _ in range(count):
+                values.append(int(floor_or_ceil(gmpy2.mul_2exp(a, width))))
+                a = a * r
+                r = r * b
+        ends.append(values)
+    lows, highs = ends
+    for y in range(count):
+        if highs[y] - lows[y] > 1:
+            lows[y] = _acceptance_real(variance, center, y).floor_ceil(width)[0]
+    return lows
+
+
+def _acceptance_real(variance: Fraction, center: Fraction, y: int) -> Real:
+    e = (y - center) ** 2 / (2 * variance)
+    return Real(lambda prec: (-Interval.exact(e, prec)).exp(), name=f"exp(-{e})")
+
+
+class DiscreteGaussianPlan:
+    """Laplace proposal and acceptance table for one variance, computed once."""
+
+    def __init__(self, variance: Fraction, width: int | None = None) -> None:
+        self.variance = variance
+        self.t = math.isqrt(variance.numerator // variance.denominator) + 1
+        self.center = variance / self.t
+        tail = math.isqrt(-(-_TAIL_FACTOR * variance.numerator // variance.denominator)) + 1
+        self.cutoff = int(self.center) + tail + 1  # acceptance < 2**-64 for |y| >= cutoff
+        self.table_size = min(self.cutoff, TABLE_LIMIT)
+        acceptance = self._acceptance_estimate()
+        self.expected_rounds = 1 / acceptance
+        if width is None:
+            lap = DiscreteLaplacePlan(self.t)
+            per_round = lap.comparisons_per_draw + 1
+            width = WORD_BITS if per_round * self.expected_rounds * 2.0**-WORD_BITS <= _SLOW_PATH_TARGET else 128
+        self.width = width
+        self.proposal = DiscreteLaplacePlan(self.t, width)
+        lows = _gaussian_acceptance_lows(variance, self.center, self.table_size, width) + [0]
+        self.accept = Thresholds(lows, self._real, width)
+        self.comparisons_per_draw = self.expected_rounds * (self.proposal.comparisons_per_draw + 1)
+        self.slow_path_bound = self.comparisons_per_draw * 2.0**-width  # float-ok: documented bound
+
+    def _real(self, y: int) -> Real:
+        return _acceptance_real(self.variance, self.center, y)
+
+    def _acceptance_estimate(self) -> float:
+        """P(accept) for one round, in floating point: for planning and bounds only."""
+        v = float(self.variance)  # float-ok: planning only
+        q = math.exp(-1 / self.t)  # float-ok: planning only
+        step = max(1, self.cutoff >> 16)  # a Riemann sum suffices for an estimate
+        ys = np.arange(0, max(self.cutoff, 1) + 1, step, dtype=float)
+        lap = (1 - q) / (1 + q) * q**ys * np.where(ys == 0, 1, 2 * step)
+        acc = np.exp(-((ys - float(self.center)) ** 2) / (2 * v))  # float-ok: planning only
+        return float((lap * acc).sum())
+
+    def draw(self, n: int, source: RandomSource) -> np.ndarray:
+        """``n`` independent draws."""
+        out = np.empty(n, dtype=np.int64 if self.proposal.int64 else object)
+        todo = np.arange(n)
+        while todo.size:
+            m = todo.size
+            y = self.proposal.draw(m, source)
+            magnitude = np.abs(y)
+            words = self.accept.draw_words(m, source)
+            beyond = magnitude >= self.table_size
+            index = np.where(beyond, self.table_size, magnitude).astype(np.int64)
+            keep = self.accept.decide(words, source, index)
+            if beyond.any():  # rare, and only ever for proposals that are then almost surely rejected
+                for e in np.flatnonzero(beyond):
+                    keep[e] = self._decide_beyond(int(magnitude[e]), words[:, e], source)
+            out[todo[keep]] = y[keep]
+            todo = todo[~keep]
+        return out
+
+    def _decide_beyond(self, magnitude: int, words: np.ndarray, source: RandomSource) -> bool:
+        """Acceptance for a proposal past a capped table (very large sigma only)."""
+        u = int(words[0]) if self.width <= 64 else (int(words[0]) << 64) | int(words[1])
+        if self.width < 64:
+            u >>= 64 - self.width
+        return resolve_below(self._real(magnitude), u, self.width, source)
+
+
+def _build_plan(sigma: Any, variance: Any) -> DiscreteGaussianPlan:
+    if (sigma is None) == (variance is None):
+        raise TypeError("discrete_gaussian takes exactly one of sigma or variance")
+    if sigma is not None:
+        s = positive_rational(sigma, "sigma")
+        return DiscreteGaussianPlan(s * s)
+    return DiscreteGaussianPlan(positive_rational(variance, "variance"))
+
+
+_PLANS: PlanCache[DiscreteGaussianPlan] = PlanCache(_build_plan)
+
+
+def discrete_gaussian(
+    sigma: Any = None, size: Any = None, *, variance: Any = None, rng: RandomSource | None = None
+) -> Any:
+    """Draw from the discrete Gaussian law, exactly.
+
+    ``P(X = k)`` is proportional to ``exp(-k**2 / (2 * sigma**2))`` over all
+    integers. Give ``sigma`` (a rational > 0) or, keyword only, the
+    ``variance`` ``sigma**2`` (a rational > 0, so ``variance=2`` means
+    ``sigma = sqrt(2)`` exactly). Returns an ``int`` when ``size`` is
+    ``None``, else an ``int64`` array of that shape.
+    """
+    plan = _PLANS.get(sigma, variance)
+    n = check_size(size)
+    source = resolve_source(rng)
+    if n is None:
+        return pooled(source, plan, plan.draw)
+    return shaped(plan.draw(count_of(n), source), n)

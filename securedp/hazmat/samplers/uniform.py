@@ -1,0 +1,61 @@
+"""The uniform law on ``{0, 1, ..., n-1}``, sampled exactly.
+
+**Algorithm.** Read ``k = (n - 1).bit_length()`` fair bits as an integer and
+reject it while it is ``>= n`` (at most half the time). Exact by symmetry; the
+number of rejections is independent of the value finally returned, so the
+running time reveals nothing about it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from securedp.hazmat.bits.default import resolve_source
+from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact.rational import to_int
+from securedp.hazmat.samplers.params import check_size, count_of, shaped
+
+_INT64_LIMIT = 1 << 63
+
+
+def uniform_below_one(n: int, source: RandomSource) -> int:
+    """One uniform integer in ``[0, n)`` for an int ``n >= 1`` (no argument checks)."""
+    k = (n - 1).bit_length()
+    while True:
+        value = source.randbits(k)
+        if value < n:
+            return value
+
+
+def uniform_below_array(n: int, count: int, source: RandomSource) -> np.ndarray:
+    """``count`` uniform integers in ``[0, n)``: int64 when they fit, else Python ints."""
+    if n > _INT64_LIMIT:
+        return np.array([uniform_below_one(n, source) for _ in range(count)], dtype=object)
+    k = (n - 1).bit_length()
+    out = np.empty(count, dtype=np.int64)
+    todo = np.arange(count)
+    while todo.size:
+        words = source.words(todo.size)
+        values = words >> np.uint64(64 - k) if k else np.zeros(todo.size, dtype=np.uint64)
+        keep = values < np.uint64(n)
+        out[todo[keep]] = values[keep].astype(np.int64)
+        todo = todo[~keep]
+    return out
+
+
+def uniform_below(n: Any, size: Any = None, *, rng: RandomSource | None = None) -> Any:
+    """A uniform integer in ``[0, n)`` for an integer ``n >= 1``, exactly.
+
+    Returns an ``int`` when ``size`` is ``None``; else an ``int64`` array, or
+    an object array of Python ints when ``n > 2**63``.
+    """
+    bound = to_int(n, "n")
+    if bound < 1:
+        raise ValueError(f"n must be >= 1, got {bound}")
+    m = check_size(size)
+    source = resolve_source(rng)
+    if m is None:
+        return uniform_below_one(bound, source)
+    return shaped(uniform_below_array(bound, count_of(m), source), m)
