@@ -1,0 +1,1 @@
+"""Layer 3: releases built on the exact samplers, each with its privacy map."""
