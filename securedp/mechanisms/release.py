@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Mapping
 
+from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.exact.rational import format_rational
 
 
@@ -74,3 +75,26 @@ class Release:
             "max_contributions": self.max_contributions,
             "source": jsonable(dict(self.source)),
         }
+
+
+@dataclass(frozen=True)
+class PreparedRelease:
+    """A release that has been validated and priced but has drawn nothing yet.
+
+    Every mechanism is built in two steps so that accounting can come in
+    between: ``prepare_*`` checks every input (raising before anything is
+    drawn or charged) and computes the exact privacy cost; :meth:`execute`
+    then draws the noise and returns the :class:`Release`. A ``Session``
+    charges ``epsilon``/``rho`` first, then executes, and refunds if
+    execution fails. ``epsilon`` is set for pure-DP mechanisms and ``rho``
+    for zCDP ones (the other is ``None``).
+    """
+
+    statistic: str
+    epsilon: Fraction | None
+    rho: Fraction | None
+    run: Any  # Callable[[RandomSource], Release]
+
+    def execute(self, rng: Any = None) -> Release:
+        """Draw the noise from ``rng`` (default: the system source) and return the release."""
+        return self.run(resolve_source(rng))
