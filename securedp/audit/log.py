@@ -1,0 +1,178 @@
+"""An append-only, hash-chained, durable JSON-lines log of releases.
+
+**Format.** One record per line, each a JSON object written canonically
+(``sort_keys``, no spaces, UTF-8) with exactly these fields:
+
+================  ===============================================================
+field             meaning
+================  ===============================================================
+``format``        ``"securedp-audit/1"``
+``seq``           0 for the first line of the file, then +1 per line
+``time``          UTC time of writing, ISO 8601 with microseconds
+``version``       the securedp version that wrote the record
+``writer``        16 random bytes (hex) naming the :class:`AuditLog` object that
+                  wrote it: one per session, so budgets are checked per writer
+``record``        the release (:meth:`securedp.Release.record`, plus the budget
+                  fields a session adds, plus a ``query`` the command adds)
+``prev``          the ``hash`` of the previous line (64 zeros for the first)
+``hash``          SHA-256 (hex) of the canonical JSON of all the other fields
+================  ===============================================================
+
+Rationals appear as ``"num/den"`` strings (integers as JSON integers), so
+every number is exact. A seeded source is described by the commitment
+``SHA-256("securedp/seed-commitment/v1" || seed)`` and its substream labels,
+never by the seed.
+
+**Durability.** :meth:`AuditLog.append` takes an exclusive ``flock`` on the
+file, reads the hash and ``seq`` of the last line under the lock, writes the
+new line with one ``write`` to a descriptor opened with ``O_APPEND`` and
+``fsync``\\ s it before returning. Writers in other threads and processes
+therefore interleave whole lines and the chain stays valid; a crash or kill
+at any moment leaves a valid prefix, possibly followed by one incomplete
+line without its final newline (a *torn tail*), which
+:func:`securedp.audit.verify.verify_log` reports as such and which
+:meth:`AuditLog.append` refuses to write after.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+from securedp._version import __version__
+from securedp.mechanisms.release import jsonable
+
+FORMAT = "securedp-audit/1"
+GENESIS = "0" * 64
+ENTRY_FIELDS = frozenset({"format", "seq", "time", "version", "writer", "record", "prev", "hash"})
+_TAIL_READ = 1 << 16
+
+
+class AuditLogError(Exception):
+    """The log cannot be appended to: unreadable, or its last line is torn or malformed."""
+
+
+def canonical(obj: Any) -> bytes:
+    """The canonical UTF-8 JSON text of ``obj`` (sorted keys, no spaces)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def entry_hash(entry: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``entry`` without its ``hash`` field."""
+    return hashlib.sha256(canonical({k: v for k, v in entry.items() if k != "hash"})).hexdigest()
+
+
+def read_last_line(fd: int) -> bytes | None:
+    """The last complete line of the file open at ``fd`` (without its newline), or ``None`` if empty.
+
+    Raises :class:`AuditLogError` when the file does not end with a newline
+    (a torn tail left by a crash mid-write).
+    """
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return None
+    if os.pread(fd, 1, size - 1) != b"\n":
+        raise AuditLogError("the last record of the audit log is incomplete (torn tail); run `securedp audit verify`")
+    chunk = b""
+    start = size
+    while start > 0:
+        step = min(_TAIL_READ, start)
+        start -= step
+        chunk = os.pread(fd, step, start) + chunk
+        cut = chunk.rfind(b"\n", 0, len(chunk) - 1)
+        if cut >= 0:
+            return chunk[cut + 1 : -1]
+    return chunk[:-1]
+
+
+class AuditLog:
+    """An append-only audit log at ``path``; pass it as ``Session(audit=AuditLog(path))``.
+
+    Each :class:`AuditLog` object is one *writer* (a random id recorded in
+    every line it writes); use one per session. The file is created on the
+    first append. Construction checks that an existing file ends in a
+    complete line, so a damaged log is refused before any release is made.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.writer = os.urandom(16).hex()
+        self._lock = threading.Lock()
+        if self.path.exists():
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                self._last(fd)
+            finally:
+                os.close(fd)
+
+    def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Chain ``record`` onto the log durably and return the full line written (as a dict).
+
+        ``record`` is made JSON-ready with :func:`securedp.mechanisms.release.jsonable`
+        (rationals become ``"num/den"``). Returns only after the line is on
+        disk (``fsync``). Raises :class:`AuditLogError` if the last line of
+        the file is torn or not a record.
+        """
+        body = jsonable(dict(record))
+        with self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            created = False
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                reader = os.open(self.path, os.O_RDONLY)
+                try:
+                    last = self._last(reader)
+                finally:
+                    os.close(reader)
+                created = last is None
+                entry: dict[str, Any] = {
+                    "format": FORMAT,
+                    "seq": 0 if last is None else last["seq"] + 1,
+                    "time": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
+                    "version": __version__,
+                    "writer": self.writer,
+                    "record": body,
+                    "prev": GENESIS if last is None else last["hash"],
+                }
+                entry["hash"] = entry_hash(entry)
+                line = canonical(entry) + b"\n"
+                written = os.write(fd, line)
+                if written != len(line):
+                    raise AuditLogError(f"short write to the audit log ({written} of {len(line)} bytes)")
+                os.fsync(fd)
+            finally:
+                os.close(fd)  # closing releases the flock
+        if created:
+            _fsync_directory(self.path.parent)
+        return entry
+
+    def _last(self, fd: int) -> dict[str, Any] | None:
+        line = read_last_line(fd)
+        if line is None:
+            return None
+        try:
+            last = json.loads(line)
+            seq, digest = last["seq"], last["hash"]
+        except (ValueError, TypeError, KeyError) as exc:
+            raise AuditLogError(f"the last line of {self.path} is not an audit record") from exc
+        if not isinstance(seq, int) or not isinstance(digest, str):
+            raise AuditLogError(f"the last line of {self.path} is not an audit record")
+        return last
+
+    def __repr__(self) -> str:
+        return f"AuditLog({str(self.path)!r})"
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the creation of a new log file durable too."""
+    fd = os.open(directory if str(directory) else ".", os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

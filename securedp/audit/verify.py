@@ -1,0 +1,264 @@
+"""Verification of an audit log: the hash chain, the record formats and the budget arithmetic.
+
+:func:`verify_log` reads a log written by :class:`~securedp.audit.log.AuditLog`
+and stops at the first problem, naming its line, byte offset, field and the
+rule broken. The checks, in order, for line ``i`` (1-based):
+
+1. it is a complete line (a last line without a newline is a *torn tail*:
+   the ``i - 1`` lines before it still verify);
+2. it is a JSON object with exactly the fields of the format, ``format`` is
+   ``"securedp-audit/1"``, ``seq == i - 1``, ``time`` is an ISO 8601 UTC
+   time, ``version`` and ``writer`` are well formed;
+3. ``prev`` is the ``hash`` of line ``i - 1`` (64 zeros for line 1) and
+   ``hash`` is the SHA-256 of the line's other fields (so any edited field,
+   inserted, removed or reordered line breaks the chain);
+4. the ``record`` has the fields of :meth:`securedp.Release.record`; exactly
+   one of ``epsilon`` / ``rho`` is a positive rational; ``max_contributions``
+   is a positive integer; a ``chacha20`` source carries a 64-hex seed
+   commitment and its substream labels, and no source carries a seed;
+5. budget arithmetic, exactly, per writer: when a record carries ``spent``
+   and ``remaining``, then ``remaining >= 0``; ``spent + remaining`` equals
+   ``total`` (when given) and is the same on every record of that writer;
+   the first record of a writer has ``charge <= spent``, every later one has
+   ``spent`` = the previous ``spent`` + its ``charge`` (``epsilon`` or ``rho``).
+
+Deleting whole lines at the *end* of a log leaves a valid chain; publish the
+``head`` hash (printed by ``securedp audit verify``) and pass it back as
+``expected_head`` to detect that.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Iterator
+
+from securedp.audit.log import ENTRY_FIELDS, FORMAT, GENESIS, entry_hash
+
+RECORD_FIELDS = ("statistic", "value", "mechanism", "parameters", "epsilon", "rho", "max_contributions", "source")
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX32 = re.compile(r"[0-9a-f]{32}")
+_RATIONAL = re.compile(r"-?[1-9]\d*/[1-9]\d*")
+_VERSION = re.compile(r"\d+\.\d+\.\d+\S*")
+_SECRET_KEYS = frozenset({"seed", "key", "secret"})
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The first thing wrong with a log: where it is and which rule it breaks."""
+
+    line: int
+    offset: int
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line} (byte {self.offset})"
+        what = f", field {self.field!r}" if self.field else ""
+        return f"{where}{what}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Report:
+    """The outcome of :func:`verify_log`.
+
+    ``valid`` counts the lines, from the first, that passed every check;
+    ``head`` is the hash of the last of them (64 zeros for none); ``problem``
+    is the first failure or ``None``; ``torn_tail`` says that the failure is
+    an incomplete last line, as left by a crash mid-write.
+    """
+
+    valid: int
+    head: str
+    problem: Problem | None = None
+    entries: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when every line passed."""
+        return self.problem is None
+
+    @property
+    def torn_tail(self) -> bool:
+        """True when the only problem is an incomplete last line."""
+        return self.problem is not None and self.problem.message.startswith("truncated")
+
+
+class _Bad(Exception):
+    def __init__(self, field_name: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field = field_name
+        self.message = message
+
+
+def parse_rational(value: Any, name: str) -> Fraction:
+    """A rational from its record form: a JSON integer or a canonical ``"num/den"`` string."""
+    if isinstance(value, bool):
+        raise _Bad(name, "must be an integer or a \"num/den\" string, not a boolean")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, str) and _RATIONAL.fullmatch(value):
+        num, den = (int(part) for part in value.split("/"))
+        q = Fraction(num, den)
+        if q.denominator != den or den == 1:
+            raise _Bad(name, f"{value!r} is not in lowest terms")
+        return q
+    raise _Bad(name, f"must be an integer or a \"num/den\" string, got {value!r}")
+
+
+def _lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
+    offset = 0
+    while offset < len(data):
+        end = data.find(b"\n", offset)
+        if end < 0:
+            yield offset, data[offset:], False
+            return
+        yield offset, data[offset:end], True
+        offset = end + 1
+
+
+def _check_entry(entry: Any, index: int, prev: str) -> None:
+    if not isinstance(entry, dict):
+        raise _Bad(None, "not a JSON object")
+    missing = sorted(ENTRY_FIELDS - entry.keys())
+    if missing:
+        raise _Bad(missing[0], "missing")
+    extra = sorted(entry.keys() - ENTRY_FIELDS)
+    if extra:
+        raise _Bad(extra[0], "unexpected field")
+    if entry["format"] != FORMAT:
+        raise _Bad("format", f"expected {FORMAT!r}, got {entry['format']!r}")
+    if type(entry["seq"]) is not int or entry["seq"] != index:
+        raise _Bad("seq", f"expected {index}, got {entry['seq']!r}")
+    _check_time(entry["time"])
+    if not isinstance(entry["version"], str) or not _VERSION.fullmatch(entry["version"]):
+        raise _Bad("version", f"not a version string: {entry['version']!r}")
+    if not isinstance(entry["writer"], str) or not _HEX32.fullmatch(entry["writer"]):
+        raise _Bad("writer", "must be 32 lowercase hex digits")
+    if entry["prev"] != prev:
+        raise _Bad("prev", "does not match the hash of the previous record (chain broken)")
+    if not isinstance(entry["hash"], str) or entry["hash"] != entry_hash(entry):
+        raise _Bad("hash", "does not match the record's contents (record altered)")
+
+
+def _check_time(value: Any) -> None:
+    try:
+        parsed = datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.utcoffset() is None or parsed.utcoffset().total_seconds() != 0:
+        raise _Bad("time", f"not an ISO 8601 UTC time: {value!r}")
+
+
+def charge_of(record: dict[str, Any]) -> Fraction:
+    """The privacy cost a record states: its ``epsilon`` or its ``rho`` (exactly one is set)."""
+    eps, rho = record.get("epsilon"), record.get("rho")
+    if (eps is None) == (rho is None):
+        raise _Bad("record.epsilon", "exactly one of epsilon and rho must be set")
+    name = "record.epsilon" if eps is not None else "record.rho"
+    charge = parse_rational(eps if eps is not None else rho, name)
+    if charge <= 0:
+        raise _Bad(name, "must be > 0")
+    return charge
+
+
+def _check_record(record: Any) -> Fraction:
+    if not isinstance(record, dict):
+        raise _Bad("record", "not a JSON object")
+    for name in RECORD_FIELDS:
+        if name not in record:
+            raise _Bad(f"record.{name}", "missing")
+    if not isinstance(record["statistic"], str) or not record["statistic"]:
+        raise _Bad("record.statistic", "must be a non-empty string")
+    if not isinstance(record["mechanism"], str) or not record["mechanism"]:
+        raise _Bad("record.mechanism", "must be a non-empty string")
+    if not isinstance(record["parameters"], dict):
+        raise _Bad("record.parameters", "must be an object")
+    charge = charge_of(record)
+    k = record["max_contributions"]
+    if type(k) is not int or k < 1:
+        raise _Bad("record.max_contributions", f"must be a positive integer, got {k!r}")
+    _check_source(record["source"])
+    return charge
+
+
+def _check_source(source: Any) -> None:
+    if not isinstance(source, dict) or not isinstance(source.get("kind"), str):
+        raise _Bad("record.source", "must be an object with a 'kind'")
+    leaked = _SECRET_KEYS & source.keys()
+    if leaked:
+        raise _Bad(f"record.source.{sorted(leaked)[0]}", "a source description must never contain secret material")
+    if source["kind"] == "chacha20":
+        commitment = source.get("seed_commitment")
+        if not isinstance(commitment, str) or not _HEX64.fullmatch(commitment):
+            raise _Bad("record.source.seed_commitment", "must be 64 lowercase hex digits")
+        labels = source.get("substream")
+        if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
+            raise _Bad("record.source.substream", "must be a list of labels")
+
+
+class _Budgets:
+    """Per-writer running totals for the budget arithmetic."""
+
+    def __init__(self) -> None:
+        self._state: dict[str, tuple[Fraction, Fraction]] = {}
+
+    def check(self, writer: str, record: dict[str, Any], charge: Fraction) -> None:
+        if "spent" not in record and "remaining" not in record:
+            return
+        spent = parse_rational(record.get("spent"), "record.spent")
+        remaining = parse_rational(record.get("remaining"), "record.remaining")
+        if remaining < 0:
+            raise _Bad("record.remaining", "negative: the budget was overspent")
+        total = spent + remaining
+        if "total" in record and parse_rational(record["total"], "record.total") != total:
+            raise _Bad("record.remaining", "spent + remaining differs from total")
+        before = self._state.get(writer)
+        if before is None:
+            if spent < charge:
+                raise _Bad("record.spent", "smaller than this release's own charge")
+        else:
+            last_spent, last_total = before
+            if total != last_total:
+                raise _Bad("record.remaining", "spent + remaining differs from this writer's earlier total")
+            if spent != last_spent + charge:
+                raise _Bad("record.spent", "is not the previous spent plus this release's charge")
+        self._state[writer] = (spent, total)
+
+
+def verify_log(path: str | Path, expected_head: str | None = None) -> Report:
+    """Check the log at ``path`` and return a :class:`Report` (it never raises on bad content).
+
+    With ``expected_head`` (a hash published earlier), the log must also
+    contain a line with that hash, which detects the removal of whole lines
+    at its end. Raises :class:`OSError` only if the file cannot be read.
+    """
+    data = Path(path).read_bytes()
+    prev = GENESIS
+    budgets = _Budgets()
+    entries: list[dict[str, Any]] = []
+    seen_head = expected_head is None
+    for index, (offset, raw, complete) in enumerate(_lines(data)):
+        try:
+            if not complete:
+                raise _Bad(None, f"truncated tail: an incomplete last record; the {index} records before it verify")
+            try:
+                entry = json.loads(raw)
+            except ValueError as exc:
+                raise _Bad(None, f"not valid JSON ({exc.msg})") from None
+            _check_entry(entry, index, prev)
+            charge = _check_record(entry["record"])
+            budgets.check(entry["writer"], entry["record"], charge)
+        except _Bad as bad:
+            return Report(index, prev, Problem(index + 1, offset, bad.field, bad.message), entries)
+        entries.append(entry)
+        prev = entry["hash"]
+        seen_head = seen_head or prev == expected_head
+    if not seen_head:
+        problem = Problem(len(entries) + 1, len(data), None, "the expected head hash is not in the log (records removed from the end)")
+        return Report(len(entries), prev, problem, entries)
+    return Report(len(entries), prev, None, entries)

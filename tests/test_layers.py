@@ -1,0 +1,75 @@
+"""Imports inside securedp point only downwards through its layers.
+
+The layer of a module is given by its package; a module may import from its
+own layer or any layer below, never above. This test reads every module's
+imports with ``ast`` and fails on the first upward import.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+import securedp
+
+ROOT = pathlib.Path(securedp.__file__).parent
+
+LAYERS = {
+    "securedp.hazmat.exact": 0,
+    "securedp.hazmat.bits": 0,
+    "securedp.hazmat.samplers": 1,
+    "securedp.lattice": 2,
+    "securedp.mechanisms": 2,
+    "securedp.accounting": 3,
+    "securedp.audit": 4,
+    "securedp.cli": 5,
+}
+TOP = 6  # securedp/__init__.py and securedp/__main__.py sit above everything
+
+
+def layer_of(module: str) -> int:
+    best = None
+    for prefix, layer in LAYERS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            if best is None or len(prefix) > len(best[0]):
+                best = (prefix, layer)
+    if best is None:
+        if module in ("securedp", "securedp.__main__"):
+            return TOP
+        if module == "securedp._version" or module == "securedp.hazmat":
+            return -1
+        raise AssertionError(f"{module} belongs to no declared layer: add it to LAYERS")
+    return best[1]
+
+
+def module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = sorted(ROOT.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_point_downwards(path: pathlib.Path) -> None:
+    name = module_name(path)
+    own = layer_of(name)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            targets = [node.module]
+        for target in targets:
+            if target == "securedp" or target.startswith("securedp."):
+                assert layer_of(target) <= own, f"{name} (layer {own}) imports {target} (layer {layer_of(target)})"
+
+
+def test_every_module_has_a_layer() -> None:
+    for path in MODULES:
+        layer_of(module_name(path))
