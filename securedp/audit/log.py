@@ -40,6 +40,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -94,15 +95,19 @@ def read_last_line(fd: int) -> bytes | None:
 class AuditLog:
     """An append-only audit log at ``path``; pass it as ``Session(audit=AuditLog(path))``.
 
-    Each :class:`AuditLog` object is one *writer* (a random id recorded in
-    every line it writes); use one per session. The file is created on the
+    Each :class:`AuditLog` object is one *writer* (an id recorded in every
+    line it writes, random unless ``writer`` gives 32 hex digits, such as
+    a budget file's ledger id); use one per session, since budget
+    arithmetic is verified per writer. The file is created on the
     first append. Construction checks that an existing file ends in a
     complete line, so a damaged log is refused before any release is made.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], writer: str | None = None) -> None:
         self.path = Path(path)
-        self.writer = os.urandom(16).hex()
+        if writer is not None and not re.fullmatch(r"[0-9a-f]{32}", writer):
+            raise ValueError("writer must be 32 lowercase hex digits")
+        self.writer = writer if writer is not None else os.urandom(16).hex()
         self._lock = threading.Lock()
         if self.path.exists():
             fd = os.open(self.path, os.O_RDONLY)

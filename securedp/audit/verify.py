@@ -16,11 +16,16 @@ rule broken. The checks, in order, for line ``i`` (1-based):
    one of ``epsilon`` / ``rho`` is a positive rational; ``max_contributions``
    is a positive integer; a ``chacha20`` source carries a 64-hex seed
    commitment and its substream labels, and no source carries a seed;
-5. budget arithmetic, exactly, per writer: when a record carries ``spent``
-   and ``remaining``, then ``remaining >= 0``; ``spent + remaining`` equals
-   ``total`` (when given) and is the same on every record of that writer;
-   the first record of a writer has ``charge <= spent``, every later one has
-   ``spent`` = the previous ``spent`` + its ``charge`` (``epsilon`` or ``rho``).
+5. budget arithmetic, exactly, per *ledger* (a writer, and within it a
+   partition path, as written by :class:`securedp.Session`): when a record
+   carries ``spent`` and ``remaining``, then ``remaining >= 0``;
+   ``spent + remaining`` equals ``total`` (when given) and is the same on
+   every record of the ledger; the first record of a ledger has
+   ``charge <= spent``, every later one has ``spent`` = the previous
+   ``spent`` + its ``charge`` (``charged`` if present, else ``epsilon`` or
+   ``rho``). The one exception: once a writer has logged partition
+   releases, its parent ledger may also grow by the partition's own charge,
+   which has no record, so there ``spent`` must only be at least that sum.
 
 Deleting whole lines at the *end* of a log leaves a valid chain; publish the
 ``head`` hash (printed by ``securedp audit verify``) and pass it back as
@@ -202,32 +207,44 @@ def _check_source(source: Any) -> None:
 
 
 class _Budgets:
-    """Per-writer running totals for the budget arithmetic."""
+    """Running totals for the budget arithmetic, per ledger: (writer, partition path)."""
 
     def __init__(self) -> None:
-        self._state: dict[str, tuple[Fraction, Fraction]] = {}
+        self._state: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
+        self._partitioned: set[str] = set()
 
     def check(self, writer: str, record: dict[str, Any], charge: Fraction) -> None:
         if "spent" not in record and "remaining" not in record:
             return
+        if "charged" in record:
+            charge = parse_rational(record["charged"], "record.charged")
+            if charge <= 0:
+                raise _Bad("record.charged", "must be > 0")
         spent = parse_rational(record.get("spent"), "record.spent")
         remaining = parse_rational(record.get("remaining"), "record.remaining")
         if remaining < 0:
             raise _Bad("record.remaining", "negative: the budget was overspent")
         total = spent + remaining
         if "total" in record and parse_rational(record["total"], "record.total") != total:
-            raise _Bad("record.remaining", "spent + remaining differs from total")
-        before = self._state.get(writer)
+            raise _Bad("record.total", "differs from spent + remaining")
+        partition = record.get("partition")
+        if partition:
+            self._partitioned.add(writer)
+        ledger = (writer, json.dumps(partition, sort_keys=True))
+        before = self._state.get(ledger)
         if before is None:
             if spent < charge:
                 raise _Bad("record.spent", "smaller than this release's own charge")
         else:
             last_spent, last_total = before
             if total != last_total:
-                raise _Bad("record.remaining", "spent + remaining differs from this writer's earlier total")
-            if spent != last_spent + charge:
+                raise _Bad("record.remaining", "spent + remaining differs from this ledger's earlier total")
+            # A partition charges its parent once, without a release record of its own.
+            gap_allowed = not partition and writer in self._partitioned
+            expected = last_spent + charge
+            if spent != expected and not (gap_allowed and spent > expected):
                 raise _Bad("record.spent", "is not the previous spent plus this release's charge")
-        self._state[writer] = (spent, total)
+        self._state[ledger] = (spent, total)
 
 
 def verify_log(path: str | Path, expected_head: str | None = None) -> Report:

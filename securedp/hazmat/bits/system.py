@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 from typing import Any
 
@@ -51,7 +52,7 @@ class SystemSource(RandomSource):
         self.pools.clear()
         # A lock held by another thread at fork time would never be released
         # in the child: give the child a fresh one.
-        self._lock = type(self._lock)()
+        self._lock = threading.Lock()
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "system", "reproducible": False}

@@ -67,7 +67,8 @@ class Interval:
     __radd__ = __add__
 
     def __neg__(self) -> "Interval":
-        return Interval(-self.hi, -self.lo, self.prec)
+        # Negation rounds to the *current* context's precision (53 bits by default): do it at ours.
+        return self._make(lambda: -self.hi, lambda: -self.lo)
 
     def __sub__(self, other: Any) -> "Interval":
         return self + (-self._coerce(other))

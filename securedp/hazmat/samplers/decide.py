@@ -44,8 +44,8 @@ _MASK64 = (1 << 64) - 1
 
 def words_for(width: int) -> int:
     """How many 64-bit words one comparison at ``width`` bits consumes."""
-    if width <= 0 or width > 128:
-        raise ValueError("width must be in 1..128")
+    if not (1 <= width <= WORD_BITS or width == 2 * WORD_BITS):
+        raise ValueError("width must be in 1..64 (one word) or 128 (two words)")
     return 1 if width <= 64 else 2
 
 

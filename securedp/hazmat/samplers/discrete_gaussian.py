@@ -21,9 +21,10 @@ acceptance is one fixed-width comparison against a threshold looked up in a
 table indexed by ``|Y|`` (built once per variance with rigorous bounds).
 Beyond the table the acceptance probability is below ``2**-64``, so its
 threshold is 0 and only the resolver, with probability ``2**-64``, looks at
-the exact value. For very large ``sigma`` (table longer than
-``TABLE_LIMIT``) the thresholds past the table are computed per proposal;
-this path is exact but its time is not certified value-independent.
+the exact value. For very large ``sigma`` (a table longer than
+``TABLE_LIMIT``, sigma above about 25,000) no table is built and each
+proposal's threshold is computed on its own: exact, fast to set up, but its
+time is not certified value-independent.
 """
 
 from __future__ import annotations
@@ -93,15 +94,20 @@ class DiscreteGaussianPlan:
         self.center = variance / self.t
         tail = math.isqrt(-(-_TAIL_FACTOR * variance.numerator // variance.denominator)) + 1
         self.cutoff = int(self.center) + tail + 1  # acceptance < 2**-64 for |y| >= cutoff
-        self.table_size = min(self.cutoff, TABLE_LIMIT)
+        # Past TABLE_LIMIT a table would cover a vanishing share of the proposals: skip it.
+        self.table_size = self.cutoff if self.cutoff <= TABLE_LIMIT else 0
         acceptance = self._acceptance_estimate()
         self.expected_rounds = 1 / acceptance
+        proposal = DiscreteLaplacePlan(self.t, width or WORD_BITS)
         if width is None:
-            lap = DiscreteLaplacePlan(self.t)
-            per_round = lap.comparisons_per_draw + 1
-            width = WORD_BITS if per_round * self.expected_rounds * 2.0**-WORD_BITS <= _SLOW_PATH_TARGET else 128
+            per_round = proposal.comparisons_per_draw + 1
+            if per_round * self.expected_rounds * 2.0**-WORD_BITS > _SLOW_PATH_TARGET:
+                width = 2 * WORD_BITS
+                proposal = DiscreteLaplacePlan(self.t, width)
+            else:
+                width = WORD_BITS
         self.width = width
-        self.proposal = DiscreteLaplacePlan(self.t, width)
+        self.proposal = proposal
         lows = _gaussian_acceptance_lows(variance, self.center, self.table_size, width) + [0]
         self.accept = Thresholds(lows, self._real, width)
         self.comparisons_per_draw = self.expected_rounds * (self.proposal.comparisons_per_draw + 1)

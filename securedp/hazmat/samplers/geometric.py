@@ -51,8 +51,8 @@ from securedp.hazmat.samplers.decide import WORD_BITS, Thresholds, words_for
 from securedp.hazmat.samplers.params import PlanCache, check_size, count_of, shaped
 from securedp.hazmat.samplers.pool import pooled
 
-# Levels split off at most 2**16 values at a time (a table of 65,536 thresholds).
-_MAX_LEVEL_BITS = 16
+# Levels split off at most 2**14 values at a time (a table of 16,384 thresholds).
+_MAX_LEVEL_BITS = 14
 # Below this scale the digits are cheaper than another level.
 _MIN_LEVEL_SCALE = 16
 # int64 holds every value below 2**62 with room to add; past this scale use Python ints.
@@ -148,16 +148,29 @@ def power_lows(ratio: Ratio, count: int, width: int) -> list[int]:
 
 
 class _Level:
-    """One splitting level: ``R`` uniform on ``[0, 2**bits)``, accepted with probability ``q**R``."""
+    """One splitting level: ``R`` uniform on ``[0, 2**bits)``, accepted with probability ``q**R``.
+
+    The acceptance table is built on first use, so that a plan can be
+    inspected (comparisons per draw, slow-path bound) without paying for it.
+    """
 
     def __init__(self, ratio: Ratio, bits: int, shift: int, width: int) -> None:
         self.bits = bits
         self.shift = shift
+        self._ratio = ratio
+        self._width = width
+        self._accept: Thresholds | None = None
         size = 1 << bits
-        self.accept = Thresholds(power_lows(ratio, size, width), ratio.power, width)
         # Acceptance probability sum_r q**r / J, bounded below for the slow-path bound.
         q = ratio.scale_estimate()
         self.acceptance = -math.expm1(-size / q) / (size * -math.expm1(-1 / q))  # float-ok: planning only
+
+    @property
+    def accept(self) -> Thresholds:
+        """Thresholds ``floor(q**r * 2**width)`` for ``r < 2**bits``."""
+        if self._accept is None:
+            self._accept = Thresholds(power_lows(self._ratio, 1 << self.bits, self._width), self._ratio.power, self._width)
+        return self._accept
 
     def draw(self, n: int, source: RandomSource) -> np.ndarray:
         out = np.empty(n, dtype=np.int64)

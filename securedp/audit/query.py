@@ -1,0 +1,126 @@
+"""A release described as data: what the ``securedp release`` command ran, so that replay can re-run it.
+
+A :class:`Query` names the statistic, the CSV column, the exact privacy
+parameter and the public inputs (bounds, quantile, bins or categories,
+contribution bound, id column). The command stores ``query.to_json()`` in
+each audit record under ``"query"``; :mod:`securedp.audit.replay` rebuilds
+the query with :meth:`Query.from_json` and calls :meth:`Query.prepare` on
+the same data to re-derive the release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable
+
+from securedp.audit.table import Column
+from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
+from securedp.mechanisms.count import prepare_count
+from securedp.mechanisms.histogram import prepare_histogram
+from securedp.mechanisms.mean import prepare_mean
+from securedp.mechanisms.quantile import prepare_median, prepare_quantile
+from securedp.mechanisms.release import PreparedRelease
+from securedp.mechanisms.sum import prepare_sum
+from securedp.mechanisms.variance import prepare_variance
+
+STATISTICS: dict[str, Callable[..., PreparedRelease]] = {
+    "count": prepare_count,
+    "sum": prepare_sum,
+    "mean": prepare_mean,
+    "variance": prepare_variance,
+    "median": prepare_median,
+    "quantile": prepare_quantile,
+    "histogram": prepare_histogram,
+}
+"""The statistics of the command, and the function that prepares each."""
+NEEDS_BOUNDS = frozenset({"sum", "mean", "variance", "median", "quantile"})
+
+
+def _text(q: Fraction) -> str:
+    return format_rational(q)
+
+
+@dataclass(frozen=True)
+class Query:
+    """One release of the command, with every public input exact.
+
+    ``epsilon``, ``bounds``, ``q`` and ``bins`` are rationals; ``categories``
+    are strings compared with the cells verbatim. :meth:`check` enforces
+    which inputs each statistic needs.
+    """
+
+    statistic: str
+    column: str
+    epsilon: Fraction
+    bounds: tuple[Fraction, Fraction] | None = None
+    q: Fraction | None = None
+    bins: tuple[Fraction, ...] | None = None
+    categories: tuple[str, ...] | None = None
+    max_contributions: int = 1
+    id_column: str | None = None
+
+    def check(self) -> "Query":
+        """Return ``self`` if the inputs fit the statistic, else raise :class:`ValueError`."""
+        if self.statistic not in STATISTICS:
+            raise ValueError(f"unknown statistic {self.statistic!r} (choose from {', '.join(STATISTICS)})")
+        if self.statistic in NEEDS_BOUNDS and self.bounds is None:
+            raise ValueError(f"{self.statistic} needs --bounds LO,HI (public bounds on one value)")
+        if self.statistic == "quantile" and self.q is None:
+            raise ValueError("quantile needs --q Q (a number in [0, 1])")
+        if self.statistic != "quantile" and self.q is not None:
+            raise ValueError("--q applies to the quantile statistic only")
+        if self.statistic == "histogram" and (self.bins is None) == (self.categories is None):
+            raise ValueError("histogram needs exactly one of --bins E0,E1,... or --categories A,B,...")
+        if self.statistic != "histogram" and (self.bins is not None or self.categories is not None):
+            raise ValueError("--bins and --categories apply to the histogram statistic only")
+        return self
+
+    def prepare(self, column: Column) -> PreparedRelease:
+        """The priced, not yet drawn, release of this query on ``column`` (see :class:`~securedp.audit.table.Column`)."""
+        prepare = STATISTICS[self.statistic]
+        kwargs: dict[str, Any] = {"epsilon": self.epsilon, "max_contributions": self.max_contributions, "ids": column.ids}
+        if self.bounds is not None:
+            kwargs["bounds"] = self.bounds
+        if self.bins is not None:
+            kwargs["bins"] = list(self.bins)
+        if self.categories is not None:
+            kwargs["categories"] = list(self.categories)
+        if self.statistic == "quantile":
+            return prepare(column.values, self.q, **kwargs)
+        return prepare(column.values, **kwargs)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict with rationals as ``"num/den"`` strings; inverse of :meth:`from_json`."""
+        return {
+            "statistic": self.statistic,
+            "column": self.column,
+            "epsilon": _text(self.epsilon),
+            "bounds": None if self.bounds is None else [_text(b) for b in self.bounds],
+            "q": None if self.q is None else _text(self.q),
+            "bins": None if self.bins is None else [_text(b) for b in self.bins],
+            "categories": None if self.categories is None else list(self.categories),
+            "max_contributions": self.max_contributions,
+            "id_column": self.id_column,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Query":
+        """Rebuild a query from :meth:`to_json` output; raises :class:`ValueError` if it is malformed."""
+        try:
+            bounds = data.get("bounds")
+            bins = data.get("bins")
+            categories = data.get("categories")
+            return cls(
+                statistic=str(data["statistic"]),
+                column=str(data["column"]),
+                epsilon=positive_rational(data["epsilon"], "epsilon"),
+                bounds=None if bounds is None else (to_rational(bounds[0], "lo"), to_rational(bounds[1], "hi")),
+                q=None if data.get("q") is None else to_rational(data["q"], "q"),
+                bins=None if bins is None else tuple(to_rational(b, "bin edge") for b in bins),
+                categories=None if categories is None else tuple(str(c) for c in categories),
+                max_contributions=to_int(data.get("max_contributions", 1), "max_contributions"),
+                id_column=data.get("id_column"),
+            ).check()
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ValueError(f"malformed query: {exc}") from None

@@ -1,0 +1,94 @@
+"""The ``securedp`` command: ``release``, ``demo``, ``selftest``, ``audit verify`` and ``audit replay``.
+
+Every failure is reported as one line, ``securedp: error: <message>``, on
+standard error: exit status 2 for a usage error (unknown option, missing
+argument), 1 for anything else (unreadable file, bad column or number,
+exhausted budget, failed verification or replay). No traceback is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn, Sequence
+
+from securedp._version import __version__
+from securedp.cli import commands
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"securedp: error: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of the whole command (also used to document it)."""
+    parser = _Parser(prog="securedp", description="Exact differential privacy from the command line.")
+    parser.add_argument("--version", action="version", version=f"securedp {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    rel = sub.add_parser("release", help="one private release from a CSV column")
+    rel.add_argument("data", help="CSV file with a header row")
+    rel.add_argument("--column", required=True, help="the column to release a statistic of")
+    rel.add_argument("--stat", required=True, choices=sorted(commands.STAT_CHOICES), help="the statistic")
+    rel.add_argument("--epsilon", required=True, help="privacy cost, exact: 0.5, 1/3, 1e-2")
+    rel.add_argument("--bounds", help="public bounds on one value: LO,HI")
+    rel.add_argument("--q", help="the quantile, in [0, 1] (for --stat quantile)")
+    rel.add_argument("--bins", help="histogram bin edges: E0,E1,...,Ek")
+    rel.add_argument("--categories", help="histogram categories: A,B,... (cells compared verbatim)")
+    rel.add_argument("--max-contributions", default="1", help="rows one person may contribute (default 1)")
+    rel.add_argument("--id-column", help="person-id column: enforce --max-contributions per person")
+    rel.add_argument("--budget-file", help="JSON file persisting the total and spent budget")
+    rel.add_argument("--budget", help="the total budget (creates --budget-file; must match it later)")
+    rel.add_argument("--audit-log", help="append the release to this hash-chained JSON-lines log")
+    rel.add_argument("--seed-file", help="32-byte seed (raw or hex) for a replayable ChaCha20 stream")
+    rel.add_argument("--json", action="store_true", help="print the release record as JSON")
+    rel.set_defaults(run=commands.release)
+
+    demo = sub.add_parser("demo", help="several releases on the built-in example dataset")
+    demo.set_defaults(run=commands.demo)
+
+    test = sub.add_parser("selftest", help="goodness-of-fit checks of every sampler on this machine")
+    test.add_argument("--draws", type=int, default=None, help="draws per sampler (default: 1,000,000)")
+    test.add_argument("--plot", help="also save a figure of empirical against exact probabilities (needs matplotlib)")
+    test.set_defaults(run=commands.selftest)
+
+    audit = sub.add_parser("audit", help="verify or replay an audit log")
+    audit_sub = audit.add_subparsers(dest="audit_command", required=True, parser_class=_Parser)
+    verify = audit_sub.add_parser("verify", help="check the hash chain, the record formats and the budget arithmetic")
+    verify.add_argument("log")
+    verify.add_argument("--head", help="a head hash published earlier: it must be in the log")
+    verify.set_defaults(run=commands.verify)
+    replay = audit_sub.add_parser("replay", help="re-derive every release from the seed and the data")
+    replay.add_argument("log")
+    replay.add_argument("--seed-file", required=True)
+    replay.add_argument("--data", required=True, help="the CSV file the releases were made from")
+    replay.set_defaults(run=commands.replay)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command with ``argv`` (default ``sys.argv[1:]``) and return the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except commands.Failure as failure:
+        return _fail(str(failure))
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except (ValueError, TypeError, OSError, ArithmeticError, LookupError) as exc:
+        return _fail(_one_line(exc))
+    except Exception as exc:  # noqa: BLE001 - the contract is one line, never a traceback
+        return _fail(f"internal error ({type(exc).__name__}): {_one_line(exc)}")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _fail(message: str, status: int = 1) -> int:
+    print(f"securedp: error: {message}", file=sys.stderr)
+    return status

@@ -1,0 +1,82 @@
+"""``securedp selftest``: run :mod:`securedp.audit.selftest` with a progress bar, a table and an optional plot."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from securedp.audit.selftest import ALPHA, CASES, Result, run_case
+from securedp.hazmat.bits.default import default_source
+
+DEFAULT_DRAWS = 1_000_000
+_BAR = 30
+
+
+def _bar(stream: TextIO, done: int, total: int, label: str) -> None:
+    filled = _BAR * done // total
+    stream.write(f"\r[{'#' * filled}{'.' * (_BAR - filled)}] {100 * done // total:3d}%  {label:<32}")
+    stream.flush()
+
+
+def table(results: list[Result]) -> str:
+    """The results as an aligned text table."""
+    rows = [("sampler", "draws", "bins", "G", "p-value", "result")]
+    rows += [
+        (r.name, f"{r.draws:,}", str(r.bins), f"{r.g:.1f}", f"{r.p_value:.3g}", "pass" if r.passed else "FAIL")
+        for r in results
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def plot(results: list[Result], path: str) -> None:
+    """Save a figure of empirical against exact bin probabilities, one panel per sampler."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = 3
+    rows = (len(results) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False)
+    for ax, r in zip(axes.flat, results):
+        ax.bar(r.values, [o / r.draws for o in r.observed], width=0.8, alpha=0.5, label="empirical")
+        ax.plot(r.values, r.expected, "k.", markersize=3, label="exact")
+        ax.set_title(f"{r.name}\np = {r.p_value:.3g}", fontsize=8)
+        ax.tick_params(labelsize=6)
+    for ax in list(axes.flat)[len(results):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def run_selftest(draws: int | None, plot_path: str | None, err: TextIO = sys.stderr) -> int:
+    """Run every case; print the table; return 0 if all pass, 1 otherwise."""
+    draws = DEFAULT_DRAWS if draws is None else draws
+    if draws < 1000:
+        raise ValueError("--draws must be at least 1000")
+    if plot_path is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise ValueError("--plot needs matplotlib (pip install matplotlib)") from None
+    source = default_source()
+    total = draws * len(CASES)
+    start = time.perf_counter()
+    results: list[Result] = []
+    for i, case in enumerate(CASES):
+        results.append(run_case(case, draws, source, lambda done: _bar(err, i * draws + done, total, case.name)))
+    err.write("\n")
+    print(f"securedp selftest: {len(CASES)} samplers, G-test against the exact law, fail below p = {ALPHA:g}")
+    print(table(results))
+    failed = [r.name for r in results if not r.passed]
+    print(f"{len(results) - len(failed)} passed, {len(failed)} failed in {time.perf_counter() - start:.1f} s")
+    if plot_path is not None:
+        plot(results, plot_path)
+        print(f"figure saved to {plot_path}")
+    return 1 if failed else 0

@@ -1,0 +1,388 @@
+"""Screening, clamping and rounding of records onto lattice units.
+
+For bounds ``[lo_u, hi_u]`` (in units of ``step``) each record ``x`` becomes
+``round_half_even(clamp(x, lo_u * step, hi_u * step) / step)``, computed
+exactly. The order matters: a record is **clamped before any expensive
+conversion**. Its magnitude is first read from its size (``int.bit_length``,
+a Fraction's term lengths, a Decimal's adjusted exponent, a float compared
+with precomputed float bounds), so ``10**400``, ``float('inf')``,
+``Decimal('1e999999')`` or ``Fraction(10**5000, 3)`` is recognised as out of
+range in constant time and clamped, never converted, and ``Decimal('1e-999999')``
+is recognised as rounding to zero. Screening never raises on a number.
+
+Accepted records: ``int``, ``float``, ``Fraction`` (and other
+``numbers.Rational``), ``Decimal``, gmpy2 ``mpz``/``mpq``, NumPy integers
+and floats, and numeric strings (a decimal literal such as ``"2.5"`` or
+``"1e-3"``, or a ratio ``"1/3"``, read exactly). Infinities are clamped.
+
+*Unusable* records are ``None``, NaN (float, NumPy or Decimal), pandas
+``NA``/``NaT``, ``bool``, non-numeric strings and any other object. With
+``missing="raise"`` (default) they raise :class:`ValueError` before anything
+is drawn or charged; ``missing="drop"`` removes them; ``missing="impute"``
+replaces each by the public constant ``fill`` (which is then clamped like
+any record). Which records are unusable is decided record by record.
+
+Fast paths (no Python loop): NumPy float arrays (for a power-of-two step
+``x * 2**k`` is exact; for another step the float quotient is used unless it
+lies within ``2**-45 * (1 + |y|)`` of a tie, where the exact quotient of the
+float's integer ratio decides) and NumPy integer arrays (integer arithmetic).
+Lists and object arrays go through one per-record function.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+import numbers
+import re
+from fractions import Fraction
+from typing import Any, Callable
+
+import gmpy2
+import numpy as np
+
+MISSING_POLICIES = ("raise", "drop", "impute")
+INT64_MAX = (1 << 63) - 1
+_FLOAT_EXACT = 1 << 53
+_APPROX_LIMIT = 1 << 50
+_TIE_TOLERANCE = 2.0**-45  # float-ok: only decides which records get the exact check
+_DECIMAL_RE = re.compile(r"\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*")
+_RATIO_RE = re.compile(r"\s*([+-]?\d+)\s*/\s*(\d+)\s*")
+_MPZ = type(gmpy2.mpz(0))
+_MPQ = type(gmpy2.mpq(0, 1))
+_MISSING_TYPE_NAMES = frozenset({"NAType", "NaTType"})
+
+
+def _float_ceil(q: Fraction) -> float:
+    """The smallest float >= q (``inf`` if none)."""
+    try:
+        f = float(q)  # float-ok: correctly rounded, then corrected exactly below
+    except OverflowError:
+        return math.inf if q > 0 else -1.7976931348623157e308
+    if math.isinf(f):
+        return f if f > 0 else -1.7976931348623157e308
+    if Fraction(f) < q:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def _float_floor(q: Fraction) -> float:
+    """The largest float <= q (``-inf`` if none)."""
+    return -_float_ceil(-q)
+
+
+def _round_half_even(num: int, den: int) -> int:
+    q, r = divmod(num, den)
+    twice = 2 * r
+    if twice > den or (twice == den and q & 1):
+        q += 1
+    return q
+
+
+class Clamp:
+    """Precomputed constants for clamping to ``[lo_u, hi_u]`` units of ``step``.
+
+    For a float ``x`` and a rational bound ``b``: ``x < b`` iff
+    ``x < ceil_float(b)``, and ``x > b`` iff ``x > floor_float(b)``, so the
+    float comparisons below are exact.
+    """
+
+    def __init__(self, step: Fraction, lo_u: int, hi_u: int) -> None:
+        self.step, self.lo_u, self.hi_u = step, lo_u, hi_u
+        self.num, self.den = step.numerator, step.denominator
+        self.lo_v, self.hi_v = lo_u * step, hi_u * step
+        self.lo_f, self.hi_f = _float_ceil(self.lo_v), _float_floor(self.hi_v)
+        self.lo_i, self.hi_i = math.ceil(self.lo_v), math.floor(self.hi_v)
+        self.zero_u = min(max(0, lo_u), hi_u)  # what any |x| < step / 2 becomes
+        self.bound_u = max(abs(lo_u), abs(hi_u))
+        self.int64 = self.bound_u <= INT64_MAX
+        binary = self.num & (self.num - 1) == 0 and self.den & (self.den - 1) == 0
+        self.mult = self.den / self.num if abs(self.den.bit_length() - self.num.bit_length()) < 1000 else math.inf  # float-ok: screening multiplier, checked exactly near ties
+        self.exact_mult = (binary and math.isfinite(self.mult) and self.bound_u <= _FLOAT_EXACT
+                           and Fraction(self.lo_f) == self.lo_v and Fraction(self.hi_f) == self.hi_v)
+        self.approx_ok = math.isfinite(self.mult) and self.bound_u < _APPROX_LIMIT
+        # |x| >= 2**big_bits means x lies beyond both bounds; |x| <= 2**tiny_bits means |x| < step / 2.
+        biggest = max(abs(self.lo_v), abs(self.hi_v), step)
+        self.big_bits = biggest.numerator.bit_length() - biggest.denominator.bit_length() + 1
+        half = step / 2
+        self.tiny_bits = half.numerator.bit_length() - half.denominator.bit_length() - 2
+        self.big_dec = len(str(math.ceil(biggest)))  # 10**big_dec > biggest
+        self.tiny_dec = -len(str(math.ceil(1 / half))) - 1  # 10**(tiny_dec + 1) < step / 2
+
+    # -- exact rounding of an in-range rational ------------------------------
+    def rational_units(self, n: int, d: int) -> int:
+        """Units of the rational ``n / d`` (``d > 0``), clamped then rounded exactly."""
+        if n * self.lo_v.denominator < self.lo_v.numerator * d:
+            return self.lo_u
+        if n * self.hi_v.denominator > self.hi_v.numerator * d:
+            return self.hi_u
+        return _round_half_even(n * self.den, d * self.num)
+
+    def record_function(self) -> Callable[[Any], int | None]:
+        """The per-record screen: a record's clamped units, or ``None`` if it is unusable."""
+        lo_u, hi_u, lo_f, hi_f, lo_i, hi_i = self.lo_u, self.hi_u, self.lo_f, self.hi_f, self.lo_i, self.hi_i
+        den, num, mult, zero_u = self.den, self.num, self.mult, self.zero_u
+        exact_mult, approx_ok = self.exact_mult, self.approx_ok
+        big_bits, tiny_bits, big_dec, tiny_dec = self.big_bits, self.tiny_bits, self.big_dec, self.tiny_dec
+        rational_units = self.rational_units
+
+        def of_float(x: float) -> int | None:
+            if x != x:
+                return None
+            if x < lo_f:
+                return lo_u
+            if x > hi_f:
+                return hi_u
+            if exact_mult:
+                return round(x * mult)
+            if approx_ok:
+                y = x * mult
+                r = round(y)
+                if abs(abs(y - r) - 0.5) > _TIE_TOLERANCE * (1.0 + abs(y)):
+                    return r
+            n, d = x.as_integer_ratio()
+            return _round_half_even(n * den, d * num)
+
+        def of_int(x: int) -> int:
+            if x < lo_i:
+                return lo_u
+            if x > hi_i:
+                return hi_u
+            return x * den if num == 1 else _round_half_even(x * den, num)
+
+        def of_fraction(n: int, d: int) -> int | None:
+            if d <= 0:
+                if d == 0:
+                    return None
+                n, d = -n, -d
+            if n == 0:
+                return zero_u
+            e = abs(n).bit_length() - d.bit_length()  # 2**(e-1) < |x| < 2**(e+1)
+            if e - 1 >= big_bits:
+                return hi_u if n > 0 else lo_u
+            if e + 1 <= tiny_bits:
+                return zero_u
+            return rational_units(n, d)
+
+        def of_decimal(x: decimal.Decimal) -> int | None:
+            if x.is_nan():
+                return None
+            if x.is_infinite():
+                return hi_u if x > 0 else lo_u
+            if x.is_zero():
+                return zero_u
+            a = x.adjusted()  # 10**a <= |x| < 10**(a+1)
+            if a >= big_dec:
+                return hi_u if x > 0 else lo_u
+            if a + 1 <= tiny_dec:
+                return zero_u
+            n, d = x.as_integer_ratio()
+            return rational_units(n, d)
+
+        def of_string(s: str) -> int | None:
+            if _DECIMAL_RE.fullmatch(s):
+                return of_decimal(decimal.Decimal(s.strip()))
+            m = _RATIO_RE.fullmatch(s)
+            if m is None:
+                return None
+            n, d = decimal.Decimal(m.group(1)), decimal.Decimal(m.group(2))
+            if d.is_zero():
+                return None
+            if n.is_zero():
+                return zero_u
+            a = n.adjusted() - d.adjusted()  # 10**(a-1) < |x| < 10**(a+1)
+            if a - 1 >= big_dec:
+                return hi_u if n > 0 else lo_u
+            if a + 1 <= tiny_dec:
+                return zero_u
+            nn, nd = n.as_integer_ratio()
+            dn, _ = d.as_integer_ratio()
+            return of_fraction(nn, nd * dn)
+
+        def screen(x: Any) -> int | None:
+            t = type(x)
+            if t is float:
+                return of_float(x)
+            if t is int:
+                return of_int(x)
+            if t is Fraction:
+                return of_fraction(x.numerator, x.denominator)
+            if t is bool or x is None:
+                return None
+            if t is decimal.Decimal:
+                return of_decimal(x)
+            if t is str:
+                return of_string(x)
+            if isinstance(x, np.floating):
+                if np.isnan(x):
+                    return None
+                if x.dtype.itemsize <= 8:
+                    return of_float(float(x))  # float-ok: widening to float64 is exact
+                if np.isinf(x):
+                    return hi_u if x > 0 else lo_u
+                return of_fraction(*(int(v) for v in x.as_integer_ratio()))
+            if isinstance(x, (np.integer, _MPZ)):
+                return of_int(int(x))
+            if isinstance(x, np.bool_):
+                return None
+            if isinstance(x, _MPQ):
+                return of_fraction(int(x.numerator), int(x.denominator))
+            if isinstance(x, numbers.Rational):
+                return of_fraction(int(x.numerator), int(x.denominator))
+            if isinstance(x, float):  # float subclasses
+                return of_float(float(x))  # float-ok: exact, same value
+            if isinstance(x, int):  # int subclasses other than bool
+                return of_int(int(x))
+            return None
+
+        return screen
+
+
+def unusable_reason(x: Any) -> str:
+    """Why a record the screen refused is unusable (for error messages)."""
+    if x is None:
+        return "None"
+    if type(x).__name__ in _MISSING_TYPE_NAMES:
+        return "missing (pandas NA)"
+    if isinstance(x, (bool, np.bool_)):
+        return "a bool"
+    if isinstance(x, str):
+        return "a non-numeric string"
+    if isinstance(x, (float, np.floating, decimal.Decimal)):
+        return "NaN"
+    if isinstance(x, numbers.Rational):
+        return "a ratio with zero denominator"
+    return f"not a number (a {type(x).__name__})"
+
+
+def as_records(data: Any) -> np.ndarray | list[Any]:
+    """``data`` as a NumPy array (arrays, pandas Series via ``to_numpy``) or a list (other iterables)."""
+    if isinstance(data, np.ndarray):
+        return data.reshape(-1) if data.ndim != 1 else data
+    to_numpy = getattr(data, "to_numpy", None)
+    if to_numpy is not None and callable(to_numpy):
+        return np.asarray(to_numpy()).reshape(-1)
+    if isinstance(data, (str, bytes)) or not hasattr(data, "__iter__"):
+        raise TypeError(f"data must be an iterable of records, not {type(data).__name__}")
+    return data if isinstance(data, list) else list(data)
+
+
+def screen_units(
+    data: Any, step: Fraction, lo_u: int, hi_u: int, *, missing: str = "raise", fill: Any = None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Clamped, rounded units of every usable record, and the mask of records kept.
+
+    The mask is ``None`` when every record is kept (always so unless
+    ``missing="drop"``). See the module docstring for the rules.
+    """
+    if missing not in MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
+    clamp = Clamp(step, lo_u, hi_u)
+    screen = clamp.record_function()
+    fill_u = None
+    if missing == "impute":
+        fill_u = screen(fill)
+        if fill_u is None:
+            raise ValueError("missing='impute' needs fill= set to a number")
+    elif fill is not None:
+        raise ValueError("fill= is only used with missing='impute'")
+    records = as_records(data)
+    units, bad = _units(records, clamp, screen)
+    if bad is None or not bad.any():
+        return units, None
+    if missing == "raise":
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"record {first} is {unusable_reason(records[first])} ({int(bad.sum())} unusable record(s)); "
+            "clean the data, or pass missing='drop' or missing='impute' with fill=<number>"
+        )
+    if missing == "drop":
+        keep = ~bad
+        return units[keep], keep
+    units[bad] = fill_u
+    return units, None
+
+
+def _units(records: Any, clamp: Clamp, screen: Callable[[Any], int | None]) -> tuple[np.ndarray, np.ndarray | None]:
+    dtype = np.int64 if clamp.int64 else object
+    if isinstance(records, np.ndarray):
+        kind = records.dtype.kind
+        if kind == "b":
+            raise TypeError("data must be numeric, not bool")
+        if kind in "cmMV":
+            raise TypeError(f"data must be real numbers, not {records.dtype}")
+        if clamp.int64 and kind == "f" and records.dtype.itemsize <= 8:
+            return _float_array(records.astype(np.float64, copy=False), clamp, screen)
+        if clamp.int64 and kind in "iu" and -INT64_MAX - 1 <= clamp.lo_i and clamp.hi_i <= INT64_MAX:
+            return _int_array(records, clamp), None
+        records = records.tolist()  # object, string and long-double arrays: per record
+    values = list(map(screen, records))
+    if None in values:
+        bad = np.fromiter((v is None for v in values), dtype=bool, count=len(values))
+        values = [0 if v is None else v for v in values]
+    else:
+        bad = None
+    return np.fromiter(values, dtype=dtype, count=len(values)) if dtype is np.int64 else _object(values), bad
+
+
+def _object(values: list[int]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _float_array(x: np.ndarray, clamp: Clamp, screen: Callable[[Any], int | None]) -> tuple[np.ndarray, np.ndarray]:
+    bad = np.isnan(x)
+    if clamp.exact_mult:  # the snapped bounds are floats and x * 2**k is exact: clip, scale, round in place
+        y = np.clip(x, clamp.lo_f, clamp.hi_f)
+        y *= clamp.mult
+        np.rint(y, out=y)
+        y[bad] = 0.0
+        return y.astype(np.int64), bad
+    below = x < clamp.lo_f
+    above = x > clamp.hi_f
+    inside = ~(below | above | bad)
+    y = np.where(inside, x, 0.0) * clamp.mult if math.isfinite(clamp.mult) else np.zeros_like(x)
+    rounded = np.rint(y)
+    check = np.empty(0, dtype=np.intp)
+    if not clamp.exact_mult:
+        if clamp.approx_ok:
+            near_tie = np.abs(np.abs(y - rounded) - 0.5) <= _TIE_TOLERANCE * (1.0 + np.abs(y))
+            check = np.flatnonzero(inside & near_tie)
+        else:
+            check = np.flatnonzero(inside)
+    units = rounded.astype(np.int64)
+    if not clamp.exact_mult:
+        for i in check:
+            units[i] = screen(float(x[i]))  # float-ok: x[i] is already a float64
+    units[below] = clamp.lo_u
+    units[above] = clamp.hi_u
+    units[bad] = 0
+    return units, bad
+
+
+def _int_array(x: np.ndarray, clamp: Clamp) -> np.ndarray:
+    lo_c, hi_c = clamp.lo_i, clamp.hi_i  # within int64 (checked by the caller)
+    if x.dtype.kind == "u":
+        above = x > np.uint64(hi_c) if hi_c >= 0 else np.ones(x.shape, dtype=bool)
+        x = np.minimum(x, np.uint64(max(hi_c, 0))).astype(np.int64)
+    else:
+        x = x.astype(np.int64, copy=False)
+        above = x > hi_c
+    below = x < lo_c
+    clipped = np.clip(x, min(lo_c, hi_c), hi_c)
+    worst = max(abs(min(lo_c, hi_c)), abs(hi_c))
+    if worst * clamp.den <= INT64_MAX // 2:
+        n = clipped * clamp.den
+        if clamp.num == 1:
+            units = n
+        else:
+            fl = n // clamp.num
+            twice = 2 * (n - fl * clamp.num)
+            units = fl + (twice > clamp.num) + ((twice == clamp.num) & (fl % 2 == 1))
+    else:
+        units = np.fromiter((clamp.rational_units(int(v), 1) for v in clipped), dtype=np.int64, count=clipped.size)
+    units = units.astype(np.int64, copy=False)
+    units[below] = clamp.lo_u
+    units[above] = clamp.hi_u
+    return units

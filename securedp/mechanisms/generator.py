@@ -1,0 +1,190 @@
+"""A drop-in for the noise methods of :class:`numpy.random.Generator`, with exact, lattice-valued noise.
+
+:class:`SecureGenerator` has ``laplace``, ``normal``, ``integers`` and
+``geometric`` with NumPy's signatures and return shapes, so code written
+against ``numpy.random.default_rng()`` switches by changing one line.
+
+**The lattice rule.** A real-valued draw with scale ``s`` (any rational
+> 0; a float is taken at its exact binary value) lives on the lattice of
+step ``2**(e - RESOLUTION_BITS)`` where ``2**e <= s < 2**(e + 1)``: a power of
+two fixed by ``s`` alone, between ``s / 2**13`` and ``s / 2**12``. The draw is
+
+``(round(loc / step) + N) * step``
+
+with ``round`` to nearest, ties to even, computed exactly, and ``N`` integer
+noise drawn exactly: discrete Laplace of scale ``s / step`` for
+:meth:`~SecureGenerator.laplace`, discrete Gaussian of ``sigma = s / step``
+for :meth:`~SecureGenerator.normal`. The value is then converted to a
+float, which is exact while ``|round(loc / step) + N| < 2**53`` and is in
+any case a fixed function of the lattice value. So the set of possible
+outputs is the lattice itself, whatever ``loc`` is: no low-order bit can
+reveal ``loc`` (Mironov 2012), because there is no floating-point addition
+of noise to ``loc``.
+
+**The privacy cost of snapping.** If ``loc`` depends on the data through a
+query of sensitivity ``Delta``, neighbouring ``loc`` values snap to lattice
+points at most ``floor(Delta / step) + 1`` steps apart (exactly
+``Delta / step`` when every ``loc`` is already on the lattice). Hence
+``laplace(loc=f(D), scale=s)`` is ``epsilon``-DP with
+
+``epsilon = (floor(Delta / step) + 1) * step / s <= (Delta + step) / s <= Delta / s + 2**-12``
+
+and ``normal(loc=f(D), scale=s)`` is ``rho``-zCDP with ``rho =
+((floor(Delta / step) + 1) * step / s)**2 / 2``. :meth:`SecureGenerator.epsilon_of`
+and :meth:`SecureGenerator.rho_of` compute these exactly.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from securedp.hazmat.bits.default import resolve_source
+from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact.rational import positive_rational, probability, to_int, to_rational
+from securedp.hazmat.samplers import discrete_gaussian, discrete_laplace, geometric, uniform_below
+from securedp.hazmat.samplers.params import check_size
+
+RESOLUTION_BITS = 12
+"""The lattice step is between ``scale / 2**(RESOLUTION_BITS + 1)`` and ``scale / 2**RESOLUTION_BITS``."""
+
+_FLOAT_EXACT = 1 << 53
+
+
+def lattice_exponent(scale: Any) -> int:
+    """The ``k`` with lattice step ``2**k`` for ``scale``: ``floor(log2(scale)) - RESOLUTION_BITS``, exactly."""
+    s = positive_rational(scale, "scale")
+    e = s.numerator.bit_length() - s.denominator.bit_length()  # 2**(e-1) < s < 2**(e+1)
+    if Fraction(2) ** e > s:
+        e -= 1
+    return e - RESOLUTION_BITS
+
+
+def _pow2(k: int) -> Fraction:
+    return Fraction(1 << k) if k >= 0 else Fraction(1, 1 << -k)
+
+
+def _snap(loc: Any, k: int) -> Any:
+    """``round(loc / 2**k)`` to nearest, ties to even, exactly: an int or an object array of ints."""
+    if isinstance(loc, (list, tuple, np.ndarray)):
+        arr = np.asarray(loc, dtype=object)
+        flat = [_snap_one(v, k) for v in arr.ravel()]
+        return np.array(flat, dtype=object).reshape(arr.shape)
+    return _snap_one(loc, k)
+
+
+def _snap_one(value: Any, k: int) -> int:
+    q = to_rational(value, "loc") / _pow2(k)
+    floor, rem = divmod(q.numerator, q.denominator)
+    twice = 2 * rem
+    if twice > q.denominator or (twice == q.denominator and floor & 1):
+        floor += 1
+    return floor
+
+
+def _to_floats(units: Any, k: int) -> Any:
+    """``units * 2**k`` as float(s): exact below 2**53 units, correctly rounded beyond."""
+    arr = np.asarray(units)
+    if arr.size == 0 or max(abs(int(arr.min())), abs(int(arr.max()))) < _FLOAT_EXACT:
+        out = np.ldexp(arr.astype(np.int64).astype(np.float64), k)
+    else:
+        step = _pow2(k)
+        out = np.array([float(int(u) * step) for u in arr.ravel()], dtype=np.float64).reshape(arr.shape)
+    return float(out) if out.ndim == 0 else out
+
+
+class SecureGenerator:
+    """Exact, CSPRNG-driven replacements for ``numpy.random.Generator``'s noise methods.
+
+    ``rng`` is the securedp source of randomness (default: the system
+    source; a :class:`~securedp.ChaChaSource` for reproducible runs). Unlike
+    NumPy, ``scale`` must be > 0 and every parameter is read exactly.
+    """
+
+    def __init__(self, rng: RandomSource | None = None) -> None:
+        self.source = resolve_source(rng)
+
+    @staticmethod
+    def lattice(scale: Any) -> Fraction:
+        """The step ``2**(floor(log2(scale)) - 12)`` of the outputs of ``laplace``/``normal`` at ``scale``."""
+        return _pow2(lattice_exponent(scale))
+
+    @staticmethod
+    def epsilon_of(sensitivity: Any, scale: Any) -> Fraction:
+        """Exact epsilon of ``laplace(loc=f(D), scale)`` for ``f`` of sensitivity ``sensitivity``, snapping included."""
+        return SecureGenerator._steps(sensitivity, scale) * SecureGenerator.lattice(scale) / positive_rational(scale, "scale")
+
+    @staticmethod
+    def rho_of(sensitivity: Any, scale: Any) -> Fraction:
+        """Exact zCDP rho of ``normal(loc=f(D), scale)`` for ``f`` of sensitivity ``sensitivity``, snapping included."""
+        ratio = SecureGenerator._steps(sensitivity, scale) * SecureGenerator.lattice(scale) / positive_rational(scale, "scale")
+        return ratio * ratio / 2
+
+    @staticmethod
+    def _steps(sensitivity: Any, scale: Any) -> int:
+        """Lattice steps between snapped neighbours: ``Delta / step`` if integral, else ``floor + 1``."""
+        units = positive_rational(sensitivity, "sensitivity") / SecureGenerator.lattice(scale)
+        return units.numerator if units.denominator == 1 else units.numerator // units.denominator + 1
+
+    def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
+        """Laplace noise around ``loc``: ``(round(loc/step) + discrete_laplace(scale/step)) * step``.
+
+        Returns a float when ``size`` is ``None`` and ``loc`` is a scalar,
+        else a float64 array of shape ``size`` (or of ``loc``'s shape).
+        """
+        k = lattice_exponent(scale)
+        units_scale = positive_rational(scale, "scale") / _pow2(k)
+        return self._shifted(loc, k, size, lambda n: discrete_laplace(units_scale, n, rng=self.source))
+
+    def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
+        """Gaussian noise around ``loc``: ``(round(loc/step) + discrete_gaussian(scale/step)) * step``.
+
+        ``scale`` is the standard deviation. Shapes as in :meth:`laplace`.
+        """
+        k = lattice_exponent(scale)
+        sigma_units = positive_rational(scale, "scale") / _pow2(k)
+        return self._shifted(loc, k, size, lambda n: discrete_gaussian(sigma_units, n, rng=self.source))
+
+    def _shifted(self, loc: Any, k: int, size: Any, draw: Any) -> Any:
+        center = _snap(loc, k)
+        shape = check_size(size)
+        if shape is None:
+            if not isinstance(center, np.ndarray):
+                return _to_floats(center + draw(None), k)
+            shape = center.shape
+        return _to_floats(draw(shape).astype(object) + center, k)
+
+    def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64, endpoint: bool = False) -> Any:
+        """Uniform integers in ``[low, high)`` (``[low, high]`` with ``endpoint=True``), exactly.
+
+        As in NumPy, ``integers(n)`` means ``[0, n)``. Returns an ``int`` when
+        ``size`` is ``None``, else an array of ``dtype``.
+        """
+        lo, hi = (0, to_int(low, "low")) if high is None else (to_int(low, "low"), to_int(high, "high"))
+        if endpoint:
+            hi += 1
+        if hi <= lo:
+            raise ValueError(f"high must be greater than low (got low={lo}, high={hi}, endpoint={endpoint})")
+        info = np.iinfo(dtype)
+        if lo < info.min or hi - 1 > info.max:
+            raise ValueError(f"[{lo}, {hi}) does not fit in {np.dtype(dtype).name}")
+        shape = check_size(size)
+        if shape is None:
+            return lo + uniform_below(hi - lo, rng=self.source)
+        return (uniform_below(hi - lo, shape, rng=self.source).astype(object) + lo).astype(dtype)
+
+    def geometric(self, p: Any, size: Any = None) -> Any:
+        """The number of Bernoulli(``p``) trials up to and including the first success (support 1, 2, ...).
+
+        NumPy's convention; equal to ``1 + securedp.geometric(p=p)``. ``p`` is
+        a rational in (0, 1], read exactly.
+        """
+        prob = probability(p, "p")
+        shape = check_size(size)
+        draws = geometric(p=prob, size=shape, rng=self.source)
+        return 1 + draws
+
+    def __repr__(self) -> str:
+        return f"SecureGenerator({self.source!r})"

@@ -1,0 +1,90 @@
+"""Permute-and-flip (McKenna & Sheldon 2020), sampled exactly.
+
+**Law.** Visit the candidates in a uniformly random order; flip for each a
+coin with probability ``p_i = exp(epsilon * (s_i - s_max) / (2 * sensitivity))``
+and return the first candidate whose coin shows heads. The best candidate
+has ``p = 1``, so a candidate is always returned.
+
+**Privacy map.** ``epsilon``-DP when every score moves by at most
+``sensitivity`` between neighbouring datasets (McKenna & Sheldon 2020,
+Theorem 1); its expected score is never worse than the exponential
+mechanism's at the same ``epsilon`` (their Theorem 2).
+
+**Algorithm.** All coins are flipped at once (exact fixed-width comparisons
+with ``p_i``, :meth:`~securedp.hazmat.samplers.categorical.ExpCategorical.bernoulli_all`)
+and the random order is given by i.i.d. uniform keys, each an infinite bit
+string read 64 bits at a time: the output is the candidate with heads and
+the smallest key, keys tied on their first 64 bits being extended with
+fresh bits until one is smallest. Flipping coins that the sequential
+description would never reach does not change the law (they are
+independent of everything the output depends on), and the order of i.i.d.
+continuous keys is a uniform permutation. Every selection flips all ``n``
+coins and draws all ``n`` keys: the running time does not depend on the
+candidate returned (ties and the comparison resolver occur with probability
+below ``n * 2**-62``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.samplers.categorical import ExpCategorical
+from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.mechanisms.scores import selection_inputs
+
+
+def first_in_random_order(heads: np.ndarray, source: RandomSource) -> int:
+    """The index with ``heads`` whose i.i.d. uniform key is smallest (keys read lazily, ties extended exactly)."""
+    keys = source.words(heads.size)
+    masked = np.where(heads, keys, np.uint64(np.iinfo(np.uint64).max))
+    smallest = masked.min()
+    tied = np.flatnonzero(heads & (keys == smallest))
+    while tied.size > 1:
+        more = source.words(tied.size)
+        tied = tied[more == more.min()]
+    return int(tied[0])
+
+
+def prepare_permute_and_flip(
+    scores: Any, *, epsilon: Any, sensitivity: Any, candidates: Any = None, data: Any = None
+) -> PreparedRelease:
+    """Validate and price a permute-and-flip selection; nothing is drawn until ``.execute(rng)``.
+
+    Arguments as for :func:`~securedp.mechanisms.exponential.prepare_exponential_mechanism`.
+    """
+    eps, sens, cands, parsed = selection_inputs(scores, epsilon, sensitivity, candidates, data)
+    plan = ExpCategorical(parsed.gaps(), eps * parsed.unit / (2 * sens))
+    parameters = {"epsilon": eps, "sensitivity": sens, "candidates": len(parsed)}
+
+    def run(source: RandomSource) -> Release:
+        index = first_in_random_order(plan.bernoulli_all(source), source)
+        return Release(
+            value=index if cands is None else cands[index],
+            statistic="selection",
+            mechanism="permute_and_flip",
+            parameters=parameters,
+            epsilon=eps,
+            rho=None,
+            max_contributions=1,
+            source=source.describe(),
+        )
+
+    return PreparedRelease("selection", eps, None, run)
+
+
+def permute_and_flip(
+    scores: Any,
+    *,
+    epsilon: Any,
+    sensitivity: Any,
+    candidates: Any = None,
+    data: Any = None,
+    rng: RandomSource | None = None,
+) -> Release:
+    """Select a candidate by permute-and-flip, exactly; see the module docstring."""
+    return prepare_permute_and_flip(
+        scores, epsilon=epsilon, sensitivity=sensitivity, candidates=candidates, data=data
+    ).execute(rng)

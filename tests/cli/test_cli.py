@@ -1,0 +1,235 @@
+"""The ``securedp`` command end to end, through a subprocess: every success and every error path."""
+
+from __future__ import annotations
+
+import json
+import os
+from fractions import Fraction
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import securedp
+from securedp.cli.example_data import PATH as EXAMPLE, generate
+
+REPO = Path(securedp.__file__).resolve().parent.parent
+SEED = bytes(range(32))
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "securedp", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, status: int, *fragments: str) -> None:
+    assert result.returncode == status, (result.stdout, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("securedp: error: "), result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "seed").write_bytes(SEED)
+    (tmp_path / "data.csv").write_text("id,x,city\n1,3,a\n1,4,b\n2,10,a\n3,-2,c\n4,2.5,b\n", encoding="utf-8")
+    return tmp_path
+
+
+def release(work: Path, *extra: str) -> subprocess.CompletedProcess:
+    return run("release", str(EXAMPLE), *extra, cwd=work)
+
+
+def test_the_shipped_example_dataset_is_the_deterministic_one() -> None:
+    assert EXAMPLE.read_text(encoding="utf-8") == generate()
+
+
+def test_release_prints_a_readable_result(work: Path) -> None:
+    result = release(work, "--column", "age", "--stat", "mean", "--bounds", "18,90", "--epsilon", "0.5")
+    assert result.returncode == 0, result.stderr
+    assert "mean of column 'age'" in result.stdout and "epsilon 1/2" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "stat, extra",
+    [
+        ("count", []),
+        ("sum", ["--bounds", "0,80"]),
+        ("mean", ["--bounds", "0,80"]),
+        ("variance", ["--bounds", "0,80"]),
+        ("histogram", ["--bins", "0,20,40,60,80"]),
+    ],
+)
+def test_every_statistic_as_json(work: Path, stat: str, extra: list[str]) -> None:
+    result = release(work, "--column", "hours", "--stat", stat, "--epsilon", "1/3", "--json", *extra)
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["statistic"] == stat and record["epsilon"] == "1/3"
+    assert record["query"]["column"] == "hours"
+
+
+@pytest.mark.parametrize("stat, extra", [("median", []), ("quantile", ["--q", "0.9"])])
+def test_median_and_quantile(work: Path, stat: str, extra: list[str]) -> None:
+    result = release(work, "--column", "income", "--stat", stat, "--bounds", "0,400000", "--epsilon", "1", "--json", *extra)
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["statistic"] == stat and 0 <= Fraction(record["value"]) <= 400_000
+
+
+def test_id_column_enforces_max_contributions(work: Path) -> None:
+    data = str(work / "data.csv")
+    common = ("release", data, "--column", "x", "--stat", "count", "--epsilon", "1000", "--json")
+    plain = json.loads(run(*common, cwd=work).stdout)
+    bounded = json.loads(run(*common, "--id-column", "id", cwd=work).stdout)
+    assert abs(plain["value"] - 5) < 3 and abs(bounded["value"] - 4) < 3
+    assert json.loads(run(*common, "--id-column", "id", "--max-contributions", "2", cwd=work).stdout)["max_contributions"] == 2
+
+
+def test_budget_file_persists_and_refuses_overspending(work: Path) -> None:
+    args = ("--column", "age", "--stat", "count", "--budget-file", "b.json", "--audit-log", "a.jsonl")
+    assert release(work, *args, "--epsilon", "1/2", "--budget", "1").returncode == 0
+    second = release(work, *args, "--epsilon", "1/4")
+    assert second.returncode == 0 and "spent 3/4 of 1, remaining 1/4" in second.stdout
+    state = json.loads((work / "b.json").read_text())
+    assert state["total"] == "1" and state["spent"] == "3/4"
+    log_before = (work / "a.jsonl").read_bytes()
+    refused = release(work, *args, "--epsilon", "1/2")
+    assert_one_line_error(refused, 1, "budget exhausted", "1/4 of 1 remains")
+    assert json.loads((work / "b.json").read_text())["spent"] == "3/4"
+    assert (work / "a.jsonl").read_bytes() == log_before  # a refused release writes nothing
+    assert release(work, *args, "--epsilon", "1/4").returncode == 0  # exactly the rest is fine
+    verified = run("audit", "verify", "a.jsonl", cwd=work)
+    assert verified.returncode == 0 and "3 records" in verified.stdout
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (("--column", "nope", "--stat", "count", "--epsilon", "1"), ("no column 'nope'",)),
+        (("--column", "age", "--stat", "count", "--epsilon", "abc"), ("--epsilon",)),
+        (("--column", "age", "--stat", "count", "--epsilon", "-1"), ("must be > 0",)),
+        (("--column", "age", "--stat", "count", "--epsilon", "nan"), ("--epsilon",)),
+        (("--column", "age", "--stat", "mean", "--epsilon", "1"), ("needs --bounds",)),
+        (("--column", "age", "--stat", "mean", "--epsilon", "1", "--bounds", "1"), ("LO,HI",)),
+        (("--column", "age", "--stat", "mean", "--epsilon", "1", "--bounds", "90,18"), ("reversed",)),
+        (("--column", "age", "--stat", "mean", "--epsilon", "1", "--bounds", "a,b"), ("--bounds",)),
+        (("--column", "region", "--stat", "mean", "--epsilon", "1", "--bounds", "0,1"), ("non-numeric",)),
+        (("--column", "age", "--stat", "histogram", "--epsilon", "1"), ("--bins",)),
+        (("--column", "age", "--stat", "count", "--epsilon", "1", "--q", "0.5"), ("--q",)),
+        (("--column", "age", "--stat", "count", "--epsilon", "1", "--max-contributions", "0"), ("max_contributions",)),
+        (("--column", "age", "--stat", "count", "--epsilon", "1", "--budget", "1"), ("--budget-file",)),
+        (("--column", "age", "--stat", "count", "--epsilon", "1", "--budget-file", "new.json"), ("--budget TOTAL",)),
+        (("--column", "age", "--stat", "count", "--epsilon", "1", "--seed-file", "missing"), ("missing",)),
+        (("--column", "age", "--stat", "count", "--epsilon", "1", "--seed-file", "data.csv"), ("32 raw bytes",)),
+        (("--column", "age", "--stat", "count", "--epsilon", "1", "--id-column", "zzz"), ("no column 'zzz'",)),
+    ],
+)
+def test_runtime_errors_are_one_line_with_status_1(work: Path, args: tuple[str, ...], fragments: tuple[str, ...]) -> None:
+    assert_one_line_error(release(work, *args), 1, *fragments)
+
+
+def test_unreadable_and_mismatched_files(work: Path) -> None:
+    assert_one_line_error(run("release", "absent.csv", "--column", "x", "--stat", "count", "--epsilon", "1", cwd=work), 1, "cannot read")
+    (work / "bin.csv").write_bytes(b"\xff\xfe\x00garbage")
+    assert_one_line_error(run("release", "bin.csv", "--column", "x", "--stat", "count", "--epsilon", "1", cwd=work), 1)
+    (work / "empty.csv").write_text("")
+    assert_one_line_error(run("release", "empty.csv", "--column", "x", "--stat", "count", "--epsilon", "1", cwd=work), 1, "header")
+    ok = ("--column", "age", "--stat", "count", "--epsilon", "1/2", "--budget-file", "b.json")
+    assert release(work, *ok, "--budget", "1").returncode == 0
+    assert_one_line_error(release(work, *ok, "--budget", "2"), 1, "does not match")
+    (work / "b.json").write_text("{not json")
+    assert_one_line_error(release(work, *ok), 1, "not a valid budget file")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("bogus",), ("release",), ("release", "x.csv", "--column", "a", "--stat", "mode", "--epsilon", "1"), ("audit",), ("audit", "replay", "log")],
+)
+def test_usage_errors_are_one_line_with_status_2(work: Path, args: tuple[str, ...]) -> None:
+    assert_one_line_error(run(*args, cwd=work), 2)
+
+
+def test_audit_verify_and_replay_round_trip(work: Path) -> None:
+    for args in (
+        ("--column", "age", "--stat", "mean", "--bounds", "18,90", "--id-column", "person_id"),
+        ("--column", "region", "--stat", "histogram", "--categories", "north,south,east,west"),
+        ("--column", "hours", "--stat", "variance", "--bounds", "0,80"),
+    ):
+        assert release(work, *args, "--epsilon", "1/4", "--seed-file", "seed", "--audit-log", "a.jsonl").returncode == 0
+    verified = run("audit", "verify", "a.jsonl", cwd=work)
+    assert verified.returncode == 0 and "OK, 3 records" in verified.stdout
+    head = verified.stdout.split("head ")[1].strip()
+    assert run("audit", "verify", "a.jsonl", "--head", head, cwd=work).returncode == 0
+    replayed = run("audit", "replay", "a.jsonl", "--seed-file", "seed", "--data", str(EXAMPLE), cwd=work)
+    assert replayed.returncode == 0 and "all 3 releases reproduced exactly" in replayed.stdout
+    assert SEED.hex() not in (work / "a.jsonl").read_text()
+
+
+def test_replay_with_a_wrong_seed_fails(work: Path) -> None:
+    assert release(work, "--column", "age", "--stat", "count", "--epsilon", "1", "--seed-file", "seed", "--audit-log", "a.jsonl").returncode == 0
+    (work / "other").write_text(bytes(range(1, 33)).hex())
+    result = run("audit", "replay", "a.jsonl", "--seed-file", "other", "--data", str(EXAMPLE), cwd=work)
+    assert_one_line_error(result, 1, "line 1", "wrong seed")
+
+
+def test_replay_with_altered_data_fails(work: Path) -> None:
+    args = ("--column", "age", "--stat", "sum", "--bounds", "0,100", "--epsilon", "1", "--seed-file", "seed", "--audit-log", "a.jsonl")
+    assert release(work, *args).returncode == 0
+    altered = EXAMPLE.read_text().replace("\n0,71,", "\n0,72,", 1)
+    assert altered != EXAMPLE.read_text()
+    (work / "altered.csv").write_text(altered)
+    result = run("audit", "replay", "a.jsonl", "--seed-file", "seed", "--data", "altered.csv", cwd=work)
+    assert_one_line_error(result, 1, "line 1", "value differs")
+
+
+def test_replay_without_a_seed_source_fails(work: Path) -> None:
+    assert release(work, "--column", "age", "--stat", "count", "--epsilon", "1", "--audit-log", "a.jsonl").returncode == 0
+    result = run("audit", "replay", "a.jsonl", "--seed-file", "seed", "--data", str(EXAMPLE), cwd=work)
+    assert_one_line_error(result, 1, "cannot be replayed")
+
+
+def test_verify_reports_the_first_bad_record(work: Path) -> None:
+    for _ in range(3):
+        release(work, "--column", "age", "--stat", "count", "--epsilon", "1", "--audit-log", "a.jsonl")
+    lines = (work / "a.jsonl").read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace('"statistic":"count"', '"statistic":"sum"')
+    (work / "a.jsonl").write_text("".join(lines))
+    assert_one_line_error(run("audit", "verify", "a.jsonl", cwd=work), 1, "line 2", "'hash'")
+    (work / "a.jsonl").write_text("".join(lines[:1]) + lines[2][:40])
+    assert_one_line_error(run("audit", "verify", "a.jsonl", cwd=work), 1, "line 2", "truncated tail")
+    assert_one_line_error(run("audit", "verify", "absent.jsonl", cwd=work), 1, "absent.jsonl")
+    assert_one_line_error(
+        run("release", str(EXAMPLE), "--column", "age", "--stat", "count", "--epsilon", "1", "--audit-log", "a.jsonl", cwd=work),
+        1, "torn",
+    )
+
+
+def test_demo_runs_quickly_and_reports_the_budget(work: Path) -> None:
+    result = run("demo", cwd=work)
+    assert result.returncode == 0, result.stderr
+    assert "remaining" in result.stdout and "epsilon" in result.stdout and "spent" in result.stdout
+
+
+def test_selftest_prints_a_table_and_a_progress_bar(work: Path) -> None:
+    result = run("selftest", "--draws", "20000", cwd=work)
+    assert result.returncode == 0, result.stdout
+    assert "discrete_gaussian" in result.stdout and "p-value" in result.stdout and "9 passed" in result.stdout
+    assert "100%" in result.stderr
+
+
+def test_selftest_plot(work: Path) -> None:
+    result = run("selftest", "--draws", "5000", "--plot", "fig.png", cwd=work)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert_one_line_error(result, 1, "matplotlib")
+        return
+    assert result.returncode == 0 and (work / "fig.png").stat().st_size > 1000
+
+
+def test_version_and_module_entry_point(work: Path) -> None:
+    result = run("--version", cwd=work)
+    assert result.returncode == 0 and securedp.__version__ in result.stdout

@@ -1,0 +1,75 @@
+"""Exact reference laws of the selection mechanisms, computed from their definitions (not from the library).
+
+Weights are gmpy2 ``mpfr`` numbers at 256 bits with directed rounding: every probability is
+enclosed in ``[lo, hi]``. Used by the statistical tests (expected counts) and the privacy tests
+(exact log-ratio bounds).
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from typing import Sequence
+
+import gmpy2
+
+PREC = 256
+_CTX = {"precision": PREC, "emax": gmpy2.get_emax_max(), "emin": gmpy2.get_emin_min()}
+
+
+def _exp(x: Fraction, rounding) -> gmpy2.mpfr:
+    with gmpy2.context(round=rounding, **_CTX):
+        return gmpy2.exp(gmpy2.mpq(x.numerator, x.denominator))
+
+
+def _normalise(lows, highs) -> list[tuple[gmpy2.mpfr, gmpy2.mpfr]]:
+    with gmpy2.context(round=gmpy2.RoundUp, **_CTX):
+        s_hi = sum(highs, gmpy2.mpfr(0))
+    with gmpy2.context(round=gmpy2.RoundDown, **_CTX):
+        s_lo = sum(lows, gmpy2.mpfr(0))
+        p_lo = [lo / s_hi for lo in lows]
+    with gmpy2.context(round=gmpy2.RoundUp, **_CTX):
+        p_hi = [hi / s_lo for hi in highs]
+    return list(zip(p_lo, p_hi))
+
+
+def exponential_law(scores: Sequence[Fraction], coefficient: Fraction, multiplicity=None):
+    """Enclosures of ``P(i)`` proportional to ``m_i exp(coefficient * (s_i - max s))``."""
+    top = max(scores)
+    m = multiplicity or [1] * len(scores)
+    lows = [k * _exp(coefficient * (s - top), gmpy2.RoundDown) for k, s in zip(m, scores)]
+    highs = [k * _exp(coefficient * (s - top), gmpy2.RoundUp) for k, s in zip(m, scores)]
+    return _normalise(lows, highs)
+
+
+def quantile_law(data: Sequence[int], q: Fraction, lo: int, hi: int, epsilon: Fraction, sensitivity: int = 1):
+    """``P(y)`` for every integer ``y`` in ``[lo, hi]``: proportional to ``exp(-eps |#{x < y} - q n| / (2 sens))``."""
+    n = len(data)
+    utilities = [-abs(sum(1 for x in data if x < y) - q * n) for y in range(lo, hi + 1)]
+    return exponential_law(utilities, epsilon / (2 * sensitivity))
+
+
+def permute_and_flip_law(scores: Sequence[Fraction], coefficient: Fraction):
+    """``P(i)`` of permute-and-flip by enumerating every order (small n only)."""
+    top = max(scores)
+    p = [(_exp(coefficient * (s - top), gmpy2.RoundDown), _exp(coefficient * (s - top), gmpy2.RoundUp))
+         for s in scores]
+    n = len(scores)
+    orders = list(itertools.permutations(range(n)))
+    result = []
+    for i in range(n):
+        bounds = []
+        for rounding, end in ((gmpy2.RoundDown, 0), (gmpy2.RoundUp, 1)):
+            with gmpy2.context(round=rounding, **_CTX):
+                total = gmpy2.mpfr(0)
+                for order in orders:
+                    term = gmpy2.mpfr(1)
+                    for j in order:
+                        if j == i:
+                            term *= p[i][end]
+                            break
+                        term *= 1 - p[j][1 - end]
+                    total += term
+                bounds.append(total / len(orders))
+        result.append(tuple(bounds))
+    return result

@@ -1,0 +1,128 @@
+"""Empirical frequencies of the selection mechanisms against their exact laws.
+
+Each test draws ``N`` selections from a fixed ChaCha seed and runs a G-test
+against the exact law (:mod:`_selection_laws`, enclosures at 256 bits), bins
+with expected count < 5 pooled. A correct sampler fails with probability
+< 1e-6 per test; the seeds are fixed, so a test is deterministic.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import securedp
+from securedp import ChaChaSource
+from _selection_laws import exponential_law, permute_and_flip_law, quantile_law
+
+ALPHA = 1e-6
+
+
+def g_test(observed: np.ndarray, law) -> float:
+    expected = np.array([float(lo + hi) / 2 for lo, hi in law]) * observed.sum()
+    order = np.argsort(expected)
+    obs, exp, pooled_o, pooled_e = [], [], 0, 0.0
+    for i in order:  # pool the smallest bins until each expects >= 5
+        pooled_o += observed[i]
+        pooled_e += expected[i]
+        if pooled_e >= 5:
+            obs.append(pooled_o)
+            exp.append(pooled_e)
+            pooled_o, pooled_e = 0, 0.0
+    if pooled_e and exp:
+        obs[-1] += pooled_o
+        exp[-1] += pooled_e
+    assert pooled_o == 0 or exp, "too few samples"
+    exp_arr = np.array(exp) * (observed.sum() / sum(exp))
+    if len(obs) < 2:
+        return 1.0
+    return float(stats.power_divergence(np.array(obs), exp_arr, lambda_="log-likelihood").pvalue)
+
+
+def frequencies(draw, n: int, size: int) -> np.ndarray:
+    return np.bincount([draw() for _ in range(n)], minlength=size)
+
+
+SCORE_CASES = [
+    ([0, -1, -2, 5, 5, Fraction(-3, 2)], Fraction(1), Fraction(1), False),
+    (["0.1", "0.25", "-0.5", "3"], Fraction(2), Fraction(1, 2), False),
+    ([2**300, 2**300 - 1, 2**300 - 2, 2**300 - 10], Fraction(1), Fraction(1), True),
+    ([0, -1000, -2, -3], Fraction(2), Fraction(1), False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SCORE_CASES)))
+def test_exponential_mechanism_law(case):
+    scores, eps, sens, monotonic = SCORE_CASES[case]
+    exact = [securedp.hazmat.exact.to_rational(s, "s") for s in scores]
+    law = exponential_law(exact, eps / (sens if monotonic else 2 * sens))
+    prepared = securedp.prepare_exponential_mechanism(scores, epsilon=eps, sensitivity=sens, monotonic=monotonic)
+    source = ChaChaSource(bytes([20 + case]) * 32)
+    observed = frequencies(lambda: prepared.execute(source).value, 30000, len(scores))
+    assert g_test(observed, law) > ALPHA
+
+
+def test_exponential_mechanism_law_many_candidates():
+    scores = [k % 37 for k in range(2000)]
+    law = exponential_law([Fraction(s) for s in scores], Fraction(1, 4))
+    prepared = securedp.prepare_exponential_mechanism(np.array(scores), epsilon="0.5", sensitivity=1)
+    source = ChaChaSource(bytes([40]) * 32)
+    winners = [prepared.execute(source).value for _ in range(20000)]
+    # group candidates by score (equal scores are exchangeable) and also check the split inside a group
+    by_score = np.bincount([scores[w] for w in winners], minlength=37)
+    group_law = [(sum(law[i][0] for i in range(k, 2000, 37)), sum(law[i][1] for i in range(k, 2000, 37)))
+                 for k in range(37)]
+    assert g_test(by_score, group_law) > ALPHA
+    top = [w for w in winners if scores[w] == 36]
+    inside = np.bincount([w // 37 for w in top], minlength=54)
+    assert stats.chisquare(inside).pvalue > ALPHA
+
+
+def test_permute_and_flip_law():
+    scores = [Fraction(0), Fraction(-1), Fraction(-3), Fraction(-1, 2)]
+    law = permute_and_flip_law(scores, Fraction(1, 2))
+    prepared = securedp.prepare_permute_and_flip(scores, epsilon=1, sensitivity=1)
+    source = ChaChaSource(bytes([41]) * 32)
+    assert g_test(frequencies(lambda: prepared.execute(source).value, 30000, 4), law) > ALPHA
+
+
+@pytest.mark.parametrize("data, q, lo, hi, eps", [
+    ([1, 3, 3, 7], Fraction(1, 2), 0, 9, Fraction(2)),
+    ([0, 0, 5, 9, 9, 9], Fraction(1, 3), 0, 12, Fraction(1)),
+    ([], Fraction(1, 2), -3, 3, Fraction(1)),
+    ([2, 4, 6], Fraction(1), 0, 8, Fraction(3)),
+])
+def test_quantile_law(data, q, lo, hi, eps):
+    law = quantile_law(data, q, lo, hi, eps)
+    prepared = securedp.prepare_quantile(data, q, bounds=(lo, hi), epsilon=eps)
+    source = ChaChaSource(bytes([42 + len(data)]) * 32)
+    observed = frequencies(lambda: prepared.execute(source).value - lo, 30000, hi - lo + 1)
+    assert g_test(observed, law) > ALPHA
+
+
+def test_median_on_a_fractional_lattice():
+    """Lattice step 1/4 on [0, 2]: the candidates are the 9 points k/4, data rounded onto them."""
+    data = ["0.25", "0.5", "1.75"]
+    law = quantile_law([1, 2, 7], Fraction(1, 2), 0, 8, Fraction(3))
+    prepared = securedp.prepare_median(data, bounds=(0, 2), lattice="0.25", epsilon=3)
+    source = ChaChaSource(bytes([50]) * 32)
+    observed = frequencies(lambda: int(prepared.execute(source).value * 4), 30000, 9)
+    assert g_test(observed, law) > ALPHA
+
+
+def test_report_noisy_max_law():
+    """Two candidates: candidate 0 wins iff c0 + Z0 >= c1 + Z1, i.e. Z1 - Z0 <= c0 - c1 (exact sum)."""
+    import gmpy2
+    c0, c1, eps = 0, 2, Fraction(1)
+    scale = 2 / eps
+    with gmpy2.context(precision=200):
+        q = gmpy2.exp(-1 / gmpy2.mpfr(scale))
+        pz = lambda k: (1 - q) / (1 + q) * q ** abs(k)  # noqa: E731
+        p0 = sum(pz(a) * pz(b) for a in range(-300, 301) for b in range(-300, 301) if b - a <= c0 - c1)
+    prepared = securedp.prepare_report_noisy_max([c0, c1], epsilon=eps, sensitivity=1)
+    source = ChaChaSource(bytes([51]) * 32)
+    wins0 = sum(prepared.execute(source).value == 0 for _ in range(30000))
+    assert stats.binomtest(wins0, 30000, float(p0)).pvalue > ALPHA
