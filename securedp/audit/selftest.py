@@ -120,7 +120,7 @@ class Result:
 
     name: str
     draws: int
-    bins: int
+    bins: int  # values = the value each bin is shown at, expected/observed = its probability and count
     g: float
     p_value: float
     values: tuple[int, ...]
@@ -215,5 +215,6 @@ def run_case(case: Case, draws: int, source: RandomSource, progress: Callable[[i
     samples = np.concatenate(pieces)
     pmf = case.pmf()
     g, p, groups, observed = g_test(samples, pmf)
-    values = tuple(min(keys) for keys, _ in groups)
+    # Each bin is shown at its value nearest the centre: the pooled left tail at its largest value.
+    values = tuple(keys[-1] if i == 0 else keys[0] for i, (keys, _) in enumerate(groups))
     return Result(case.name, draws, len(groups), g, p, values, tuple(m for _, m in groups), tuple(observed))

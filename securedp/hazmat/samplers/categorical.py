@@ -71,6 +71,7 @@ import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.interval import Interval, Real, _ceil_scaled, _context, _floor_scaled
+from securedp.hazmat.exact.rational import to_mpq
 from securedp.hazmat.samplers.decide import WORD_BITS, resolve_below
 from securedp.hazmat.samplers.params import PlanCache
 from securedp.hazmat.samplers.uniform import uniform_below_one
@@ -99,21 +100,21 @@ def power_bounds(rate: Fraction, values: list[int], prec: int) -> tuple[list[Any
     product of lower (upper) bounds rounded down (up) is a lower (upper)
     bound, so the results are rigorous at any precision.
     """
-    q = (-Interval.exact(rate, prec)).exp()
-    steps: list[Interval | None] = []
+    deltas = []
     previous = 0
     for v in values:
-        d = v - previous
-        steps.append(None if d == 0 else q if d == 1 else (-Interval.exact(rate * d, prec)).exp())
+        deltas.append(v - previous)
         previous = v
     bounds: list[list[Any]] = []
-    for rounding, end in ((gmpy2.RoundDown, "lo"), (gmpy2.RoundUp, "hi")):
+    for rounding in (gmpy2.RoundDown, gmpy2.RoundUp):
         out = []
         with _context(prec, rounding):
+            # exp is increasing, so exp(-x) rounded in the direction of the bound bounds exp(-x)
+            q = gmpy2.exp(-to_mpq(rate))
             x = gmpy2.mpfr(1)
-            for step in steps:
-                if step is not None:
-                    x = x * getattr(step, end)
+            for d in deltas:
+                if d:
+                    x = x * (q if d == 1 else gmpy2.exp(-to_mpq(rate * d)))
                 out.append(x)
         bounds.append(out)
     return bounds[0], bounds[1]
