@@ -61,12 +61,14 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
         return Replayed(line, statistic, False, "the seed does not match the record's seed commitment (wrong seed)")
     if "query" not in record:
         return Replayed(line, statistic, False, "the record has no query (not written by `securedp release`)")
-    query = Query.from_json(record["query"])
     stream = ChaChaSource(seed)
     for label in source["substream"]:
         stream = stream.substream(label)
-    column = read_column(data, query.column, query.id_column)
-    again = query.prepare(column).execute(stream).record()
+    try:
+        query = Query.from_json(record["query"])
+        again = query.prepare(read_column(data, query.column, query.id_column)).execute(stream).record()
+    except (ValueError, TypeError) as exc:
+        return Replayed(line, statistic, False, f"cannot re-run the release: {exc}")
     for name in COMPARED:
         if again.get(name) != record.get(name):
             return Replayed(line, statistic, False, f"{name} differs: logged {record.get(name)!r}, replayed {again.get(name)!r}")

@@ -13,6 +13,7 @@ import sys
 from typing import NoReturn, Sequence
 
 from securedp._version import __version__
+from securedp.audit.log import AuditLogError
 from securedp.cli import commands
 
 
@@ -78,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(failure))
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
-    except (ValueError, TypeError, OSError, ArithmeticError, LookupError) as exc:
+    except (ValueError, TypeError, OSError, ArithmeticError, LookupError, AuditLogError) as exc:
         return _fail(_one_line(exc))
     except Exception as exc:  # noqa: BLE001 - the contract is one line, never a traceback
         return _fail(f"internal error ({type(exc).__name__}): {_one_line(exc)}")

@@ -178,11 +178,19 @@ def test_replay_with_a_wrong_seed_fails(work: Path) -> None:
 def test_replay_with_altered_data_fails(work: Path) -> None:
     args = ("--column", "age", "--stat", "sum", "--bounds", "0,100", "--epsilon", "1", "--seed-file", "seed", "--audit-log", "a.jsonl")
     assert release(work, *args).returncode == 0
-    altered = EXAMPLE.read_text().replace("\n0,71,", "\n0,72,", 1)
-    assert altered != EXAMPLE.read_text()
+    lines = EXAMPLE.read_text().splitlines(keepends=True)
+    cells = lines[1].split(",")
+    cells[1] = str(int(cells[1]) + 1)  # one person's age, one year older
+    altered = "".join([lines[0], ",".join(cells)] + lines[2:])
     (work / "altered.csv").write_text(altered)
     result = run("audit", "replay", "a.jsonl", "--seed-file", "seed", "--data", "altered.csv", cwd=work)
     assert_one_line_error(result, 1, "line 1", "value differs")
+
+
+def test_replay_against_a_file_without_the_column_fails(work: Path) -> None:
+    assert release(work, "--column", "age", "--stat", "count", "--epsilon", "1", "--seed-file", "seed", "--audit-log", "a.jsonl").returncode == 0
+    result = run("audit", "replay", "a.jsonl", "--seed-file", "seed", "--data", "data.csv", cwd=work)
+    assert_one_line_error(result, 1, "line 1", "no column 'age'")
 
 
 def test_replay_without_a_seed_source_fails(work: Path) -> None:
@@ -205,6 +213,8 @@ def test_verify_reports_the_first_bad_record(work: Path) -> None:
         run("release", str(EXAMPLE), "--column", "age", "--stat", "count", "--epsilon", "1", "--audit-log", "a.jsonl", cwd=work),
         1, "torn",
     )
+    assert "internal error" not in run("release", str(EXAMPLE), "--column", "age", "--stat", "count", "--epsilon", "1",
+                                       "--audit-log", "a.jsonl", cwd=work).stderr
 
 
 def test_demo_runs_quickly_and_reports_the_budget(work: Path) -> None:

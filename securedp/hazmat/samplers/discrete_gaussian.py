@@ -19,9 +19,11 @@ rounds is independent of the value accepted.
 value-independent (:mod:`securedp.hazmat.samplers.discrete_laplace`), and the
 acceptance is one fixed-width comparison against a threshold looked up in a
 table indexed by ``|Y|`` (built once per variance with rigorous bounds).
-Beyond the table the acceptance probability is below ``2**-64``, so its
-threshold is 0 and only the resolver, with probability ``2**-64``, looks at
-the exact value. For very large ``sigma`` (a table longer than
+Beyond the table the acceptance probability is below ``2**-64``: such a
+proposal (about 3e-5 of them) gets its threshold computed on its own, work
+that depends on its value, but it is then rejected except with probability
+below ``2**-64``, and rejected proposals are independent of the value
+finally returned. For very large ``sigma`` (a table longer than
 ``TABLE_LIMIT``, sigma above about 25,000) no table is built and each
 proposal's threshold is computed on its own: exact, fast to set up, but its
 time is not certified value-independent.

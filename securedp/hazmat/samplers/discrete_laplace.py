@@ -73,7 +73,9 @@ def discrete_laplace(scale: Any, size: Any = None, *, rng: RandomSource | None =
     ``P(X = k)`` is proportional to ``exp(-|k| / scale)`` over all integers
     ``k``; ``scale`` is any rational > 0 (int, Fraction, decimal string such
     as ``"0.5"``, gmpy2 rational, or a float taken at its exact binary value).
-    Returns an ``int`` when ``size`` is ``None``, else an ``int64`` array.
+    Returns an ``int`` when ``size`` is ``None``, else an ``int64`` array
+    (for a scale of 2**55 or more, where values may exceed int64, an object
+    array of Python ints).
     """
     plan = _PLANS.get(scale)
     n = check_size(size)

@@ -284,7 +284,8 @@ def geometric(scale: Any = None, size: Any = None, *, p: Any = None, rng: Random
     (keyword only): the number of failures before the first success. Exactly
     one of ``scale`` (a rational > 0) or ``p`` (a rational in (0, 1]) must be
     given. Returns an ``int`` when ``size`` is ``None``, else an ``int64``
-    array of that shape. ``numpy.random.Generator.geometric`` counts trials
+    array of that shape (an object array of Python ints for a scale of
+    2**55 or more, where values may exceed int64). ``numpy.random.Generator.geometric`` counts trials
     instead (support from 1): it is ``1 + geometric(p=p)``.
     """
     plan = _PLANS.get(scale, p)

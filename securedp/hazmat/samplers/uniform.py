@@ -31,6 +31,8 @@ def uniform_below_one(n: int, source: RandomSource) -> int:
 
 def uniform_below_array(n: int, count: int, source: RandomSource) -> np.ndarray:
     """``count`` uniform integers in ``[0, n)``: int64 when they fit, else Python ints."""
+    if n == 1:
+        return np.zeros(count, dtype=np.int64)
     if n > _INT64_LIMIT:
         return np.array([uniform_below_one(n, source) for _ in range(count)], dtype=object)
     k = (n - 1).bit_length()
