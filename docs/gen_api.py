@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import securedp
-from securedp.mechanisms.release import PreparedRelease, Release
 
 OUT = Path(__file__).resolve().parent / "api.md"
 _ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc):`~?([^`]+)`")
@@ -26,11 +25,9 @@ from the docstrings by `docs/gen_api.py`. Exact numbers: wherever a parameter is
 an `int`, a `Fraction`, a decimal string such as `"0.1"` (one tenth exactly), a ratio string such
 as `"1/3"`, a `Decimal`, a gmpy2 number, or a float taken at its exact binary value
 (see [Concepts](concepts.md)). Lower-level modules (`securedp.hazmat`, `securedp.lattice`,
-`securedp.audit`) are documented in their docstrings. `Release` and `PreparedRelease`, the types
-every release function returns, are listed too.
+`securedp.audit`) are documented in their docstrings.
 """
 
-RESULT_TYPES = {"PreparedRelease": PreparedRelease, "Release": Release}
 
 
 def clean(doc: str | None) -> str:
@@ -81,7 +78,7 @@ def members(cls: type) -> list[str]:
 
 def render() -> str:
     parts = [HEADER]
-    names = {name: getattr(securedp, name) for name in securedp.__all__} | RESULT_TYPES
+    names = {name: getattr(securedp, name) for name in securedp.__all__}
     for name in sorted(names, key=str.lower):
         obj = names[name]
         if name == "__version__":
