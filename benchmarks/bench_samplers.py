@@ -4,6 +4,11 @@ Run from the repository root::
 
     python benchmarks/bench_samplers.py            # full: median of 5 runs, batches of 10**6
     python benchmarks/bench_samplers.py --quick    # smoke run: 3 runs, smaller n
+    python benchmarks/bench_samplers.py --quick --json results.json   # also write the numbers as JSON
+
+With ``--json FILE`` the same measurements (plus ``SecureGenerator.laplace``
+at scale 1, scalar and batch) are also written to FILE for
+``benchmarks/plot_benchmarks.py``; the printed table is unchanged.
 
 See benchmarks/README.md for what the columns mean. If ``opendp`` is
 importable, its per-call and vector APIs are measured side by side on a tenth
@@ -13,6 +18,8 @@ of the calls and of the batch size (OpenDP is not a dependency of securedp).
 from __future__ import annotations
 
 import argparse
+import json
+import platform
 import statistics
 import sys
 import time
@@ -109,6 +116,36 @@ def measure_opendp(name: str, param: Any, scalar_n: int, batch_n: int, runs: int
     return {"scalar": median_rate(scalar, scalar_n, runs), "batch": median_rate(many, batch_n, runs)}
 
 
+def measure_generator(scalar_n: int, batch_n: int, runs: int) -> dict[str, float]:
+    """``SecureGenerator().laplace(3.2, 1.0)``: scalar calls/s and batch samples/s (default source)."""
+    rng = securedp.SecureGenerator()
+    rng.laplace(3.2, 1.0)
+    rng.laplace(3.2, 1.0, size=batch_n)
+
+    def scalar() -> None:
+        for _ in range(scalar_n):
+            rng.laplace(3.2, 1.0)
+
+    return {
+        "scalar": median_rate(scalar, scalar_n, runs),
+        "batch": median_rate(lambda: rng.laplace(3.2, 1.0, size=batch_n), batch_n, runs),
+    }
+
+
+def write_json(path: str, settings: dict[str, Any], samplers: list[dict[str, Any]], generator: dict[str, float]) -> None:
+    """The results as JSON (format ``securedp-bench-samplers/1``): rates in samples per second."""
+    doc = {
+        "format": "securedp-bench-samplers/1",
+        "securedp": securedp.__version__,
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        **settings,
+        "samplers": samplers,
+        "generator_laplace_scale_1": generator,
+    }
+    Path(path).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+
 def rate(value: float) -> str:
     if value >= 1e6:
         return f"{value / 1e6:.2f}M"
@@ -118,8 +155,10 @@ def rate(value: float) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 3 runs, 20k scalar draws, batches of 10**5")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE (for plot_benchmarks.py)")
     args = parser.parse_args(argv)
     runs, scalar_n, batch_n = (3, 20_000, 10**5) if args.quick else (5, 200_000, 10**6)
+    results: list[dict[str, Any]] = []
 
     print(f"securedp {securedp.__version__}, Python {sys.version.split()[0]}; median of {runs} runs; "
           f"scalar: {scalar_n:,} calls, default source (pooled); batch: size={batch_n:,}")
@@ -130,6 +169,7 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(f"{name:<18} {param_name + '=' + str(param):>13} {ours['setup_ms']:>10.1f} "
                     f"{rate(ours['scalar']):>10} {rate(ours['batch']):>10} {ours['bytes']:>13.1f}")
         theirs = measure_opendp(name, param, scalar_n // 10, batch_n // 10, runs)
+        results.append({"sampler": name, "param_name": param_name, "param": param, **ours, "opendp": theirs})
         if theirs is not None:
             opendp_rows.append(f"{name:<18} {param_name + '=' + str(param):>13} "
                                f"{rate(ours['scalar']):>10} {rate(theirs['scalar']):>10} "
@@ -143,6 +183,9 @@ def main(argv: list[str] | None = None) -> None:
     else:
         print("\n(opendp not importable: no side-by-side comparison)")
     print("\n" + TARGETS)
+    if args.json:
+        settings = {"quick": args.quick, "runs": runs, "scalar_calls": scalar_n, "batch_size": batch_n}
+        write_json(args.json, settings, results, measure_generator(scalar_n, batch_n, runs))
 
 
 if __name__ == "__main__":

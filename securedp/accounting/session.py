@@ -19,11 +19,15 @@
 
 Parallel composition: :meth:`Session.partition` splits the data by a
 public key into disjoint parts, charges the parent once and gives every
-part its own sub-session with that budget.
+part its own sub-session with that budget. With an audit, the parent's
+charge is recorded too, as a ``{"kind": "partition", ...}`` record (see
+:meth:`Session.partition`), so that every change of every ledger's
+``spent`` has a line of its own in the log.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -61,7 +65,7 @@ class Session(SelectionMethods):
 
     def __init__(
         self, epsilon: Any = None, rho: Any = None, *, rng: RandomSource | None = None, audit: Any = None,
-        _path: tuple[Any, ...] = (),
+        _path: tuple[Any, ...] = (), _partition_id: str | None = None,
     ) -> None:
         eps, rho_q = privacy_cost(epsilon, rho)
         self._budget = Budget(EPSILON, eps) if eps is not None else Budget(RHO, rho_q)
@@ -70,6 +74,7 @@ class Session(SelectionMethods):
             raise TypeError("audit must have an append(record) method")
         self._audit = audit
         self._path = _path
+        self._partition_id = _partition_id
 
     @classmethod
     def from_approx_dp(cls, epsilon: Any, delta: Any, **options: Any) -> "Session":
@@ -125,6 +130,7 @@ class Session(SelectionMethods):
                         "spent": spent,
                         "remaining": remaining,
                         "partition": list(self._path) if self._path else None,
+                        **({"partition_id": self._partition_id} if self._partition_id else {}),
                     }
                 )
             )
@@ -168,6 +174,17 @@ class Session(SelectionMethods):
         and every part's releases are ``budget``-private for its own rows, so
         the whole is ``budget * max_partitions``-private. Every sub-session
         has the parent's kind (epsilon or rho), source and audit.
+
+        **Audit.** With an audit, the parent's charge is appended as one
+        record before the parts are returned: ``kind`` ``"partition"``,
+        ``budget_kind``, ``charged`` (exactly ``budget * max_partitions``),
+        ``budget`` (each part's total), ``max_partitions``, ``parts`` (the
+        declared keys, JSON-ready), ``spent`` and ``remaining`` of the parent
+        just after the charge, ``partition`` (the parent's own path, or
+        ``None``), and ``opens``: a fresh random id that every record of the
+        sub-sessions carries as ``partition_id``, so two partitions with the
+        same keys keep separate ledgers. If that append raises, the charge is
+        refunded and the error propagates (no part was handed out).
         """
         if unknown not in ("raise", "drop"):
             raise ValueError("unknown must be 'raise' or 'drop'")
@@ -189,7 +206,28 @@ class Session(SelectionMethods):
         if unknown == "raise" and (where < 0).any():
             first = int(np.flatnonzero(where < 0)[0])
             raise ValueError(f"row {first} has a key that is not a declared part; declare it or pass unknown='drop'")
-        self._budget.charge(share * k)
+        charge = share * k
+        spent, remaining = self._budget.charge(charge)
+        opens = os.urandom(16).hex()
+        if self._audit is not None:
+            record = {
+                "kind": "partition",
+                "budget_kind": self.kind,
+                "charged": charge,
+                "budget": share,
+                "max_partitions": k,
+                "parts": [jsonable(key) for key in keys],
+                "spent": spent,
+                "remaining": remaining,
+                "partition": list(self._path) if self._path else None,
+                **({"partition_id": self._partition_id} if self._partition_id else {}),
+                "opens": opens,
+            }
+            try:
+                self._audit.append(jsonable(record))
+            except BaseException:
+                self._budget.refund(charge)
+                raise
         out: dict[Any, Part] = {}
         for i, key in enumerate(keys):
             mask = where == i
@@ -198,7 +236,8 @@ class Session(SelectionMethods):
                 data=_select(records, mask),
                 ids=None if id_rows is None else _select(id_rows, mask),
                 session=Session(
-                    **{self.kind: share}, rng=self._rng, audit=self._audit, _path=self._path + (jsonable(key),)
+                    **{self.kind: share}, rng=self._rng, audit=self._audit, _path=self._path + (jsonable(key),),
+                    _partition_id=opens,
                 ),
             )
         return out

@@ -1,7 +1,7 @@
 """A release described as data: what the ``securedp release`` command ran, so that replay can re-run it.
 
 A :class:`Query` names the statistic, the CSV column, the exact privacy
-parameter and the public inputs (bounds, quantile, bins or categories,
+parameter (``epsilon`` for pure DP, or ``rho`` for zCDP: exactly one) and the public inputs (bounds, quantile, bins or categories,
 contribution bound, id column). The command stores ``query.to_json()`` in
 each audit record under ``"query"``; :mod:`securedp.audit.replay` rebuilds
 the query with :meth:`Query.from_json` and calls :meth:`Query.prepare` on
@@ -35,6 +35,8 @@ STATISTICS: dict[str, Callable[..., PreparedRelease]] = {
 }
 """The statistics of the command, and the function that prepares each."""
 NEEDS_BOUNDS = frozenset({"sum", "mean", "variance", "median", "quantile"})
+PURE_DP_ONLY = frozenset({"median", "quantile"})
+"""Statistics released by the exponential mechanism: priced in ``epsilon`` only, never in ``rho``."""
 
 
 def _text(q: Fraction) -> str:
@@ -45,25 +47,47 @@ def _text(q: Fraction) -> str:
 class Query:
     """One release of the command, with every public input exact.
 
-    ``epsilon``, ``bounds``, ``q`` and ``bins`` are rationals; ``categories``
-    are strings compared with the cells verbatim. :meth:`check` enforces
-    which inputs each statistic needs.
+    ``epsilon`` / ``rho``, ``bounds``, ``q`` and ``bins`` are rationals;
+    ``categories`` are strings compared with the cells verbatim. Exactly one
+    of ``epsilon`` (pure DP, Laplace-type noise) and ``rho`` (zCDP, discrete
+    Gaussian noise) is set; ``rho`` is refused for the pure-DP-only
+    statistics ``median`` and ``quantile``. :meth:`check` enforces which
+    inputs each statistic needs.
     """
 
     statistic: str
     column: str
-    epsilon: Fraction
+    epsilon: Fraction | None
     bounds: tuple[Fraction, Fraction] | None = None
     q: Fraction | None = None
     bins: tuple[Fraction, ...] | None = None
     categories: tuple[str, ...] | None = None
     max_contributions: int = 1
     id_column: str | None = None
+    rho: Fraction | None = None
+
+    @property
+    def currency(self) -> str:
+        """``"epsilon"`` or ``"rho"``: what this query's privacy cost is counted in."""
+        return "epsilon" if self.epsilon is not None else "rho"
+
+    @property
+    def cost(self) -> Fraction:
+        """The exact privacy cost in :attr:`currency`."""
+        cost = self.epsilon if self.epsilon is not None else self.rho
+        assert cost is not None
+        return cost
 
     def check(self) -> "Query":
         """Return ``self`` if the inputs fit the statistic, else raise :class:`ValueError`."""
         if self.statistic not in STATISTICS:
             raise ValueError(f"unknown statistic {self.statistic!r} (choose from {', '.join(STATISTICS)})")
+        if (self.epsilon is None) == (self.rho is None):
+            raise ValueError("give exactly one of --epsilon (pure DP) and --rho (zCDP)")
+        if self.rho is not None and self.statistic in PURE_DP_ONLY:
+            raise ValueError(
+                f"{self.statistic} is pure-DP only (exponential mechanism): use --epsilon, not --rho"
+            )
         if self.statistic in NEEDS_BOUNDS and self.bounds is None:
             raise ValueError(f"{self.statistic} needs --bounds LO,HI (public bounds on one value)")
         if self.statistic == "quantile" and self.q is None:
@@ -79,7 +103,8 @@ class Query:
     def prepare(self, column: Column) -> PreparedRelease:
         """The priced, not yet drawn, release of this query on ``column`` (see :class:`~securedp.audit.table.Column`)."""
         prepare = STATISTICS[self.statistic]
-        kwargs: dict[str, Any] = {"epsilon": self.epsilon, "max_contributions": self.max_contributions, "ids": column.ids}
+        cost = {"epsilon": self.epsilon} if self.epsilon is not None else {"rho": self.rho}
+        kwargs: dict[str, Any] = {**cost, "max_contributions": self.max_contributions, "ids": column.ids}
         if self.bounds is not None:
             kwargs["bounds"] = self.bounds
         if self.bins is not None:
@@ -91,11 +116,15 @@ class Query:
         return prepare(column.values, **kwargs)
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict with rationals as ``"num/den"`` strings; inverse of :meth:`from_json`."""
+        """A JSON-ready dict with rationals as ``"num/den"`` strings; inverse of :meth:`from_json`.
+
+        The cost appears as ``"epsilon"`` or as ``"rho"``, whichever is set (never both).
+        """
+        cost = {"epsilon": _text(self.epsilon)} if self.epsilon is not None else {"rho": _text(self.rho)}  # type: ignore[arg-type]
         return {
             "statistic": self.statistic,
             "column": self.column,
-            "epsilon": _text(self.epsilon),
+            **cost,
             "bounds": None if self.bounds is None else [_text(b) for b in self.bounds],
             "q": None if self.q is None else _text(self.q),
             "bins": None if self.bins is None else [_text(b) for b in self.bins],
@@ -108,13 +137,16 @@ class Query:
     def from_json(cls, data: dict[str, Any]) -> "Query":
         """Rebuild a query from :meth:`to_json` output; raises :class:`ValueError` if it is malformed."""
         try:
+            if ("epsilon" in data) == ("rho" in data):
+                raise ValueError("malformed query: exactly one of 'epsilon' and 'rho' must be given")
             bounds = data.get("bounds")
             bins = data.get("bins")
             categories = data.get("categories")
             return cls(
                 statistic=str(data["statistic"]),
                 column=str(data["column"]),
-                epsilon=positive_rational(data["epsilon"], "epsilon"),
+                epsilon=positive_rational(data["epsilon"], "epsilon") if "epsilon" in data else None,
+                rho=positive_rational(data["rho"], "rho") if "rho" in data else None,
                 bounds=None if bounds is None else (to_rational(bounds[0], "lo"), to_rational(bounds[1], "hi")),
                 q=None if data.get("q") is None else to_rational(data["q"], "q"),
                 bins=None if bins is None else tuple(to_rational(b, "bin edge") for b in bins),

@@ -9,6 +9,11 @@ one field by field (value, mechanism, parameters, epsilon/rho,
 max_contributions, source). A wrong seed, altered data or an altered record
 makes the comparison fail and names the first differing field. The log
 itself must first pass :func:`~securedp.audit.verify.verify_log`.
+
+A partition record (``"kind": "partition"``, the charge of
+:meth:`securedp.Session.partition` to its parent) releases nothing and draws
+nothing, so there is nothing to re-derive: it is reported as skipped
+(``Replayed.skipped``, ``ok`` true) and not counted as a release.
 """
 
 from __future__ import annotations
@@ -27,12 +32,17 @@ COMPARED = ("statistic", "value", "labels", "mechanism", "parameters", "epsilon"
 
 @dataclass(frozen=True)
 class Replayed:
-    """The outcome for one log line: ``ok``, or ``problem`` saying what differs."""
+    """The outcome for one log line: ``ok``, or ``problem`` saying what differs.
+
+    ``skipped`` is true for a record that is not a release (a partition
+    charge): it is ``ok`` and its ``statistic`` is its kind.
+    """
 
     line: int
     statistic: str
     ok: bool
     problem: str | None = None
+    skipped: bool = False
 
 
 def read_seed(path: str | Path) -> bytes:
@@ -53,6 +63,8 @@ def read_seed(path: str | Path) -> bytes:
 def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path) -> Replayed:
     """Re-derive the release of one verified log entry and compare it with the record."""
     record = entry["record"]
+    if record.get("kind") == "partition":
+        return Replayed(line, "partition", True, skipped=True)
     statistic = str(record.get("statistic"))
     source = record["source"]
     if source.get("kind") != "chacha20":

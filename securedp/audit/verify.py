@@ -17,15 +17,28 @@ rule broken. The checks, in order, for line ``i`` (1-based):
    is a positive integer; a ``chacha20`` source carries a 64-hex seed
    commitment and its substream labels, and no source carries a seed;
 5. budget arithmetic, exactly, per *ledger* (a writer, and within it a
-   partition path, as written by :class:`securedp.Session`): when a record
-   carries ``spent`` and ``remaining``, then ``remaining >= 0``;
+   sub-session opened by a partition, as written by :class:`securedp.Session`):
+   when a record carries ``spent`` and ``remaining``, then ``remaining >= 0``;
    ``spent + remaining`` equals ``total`` (when given) and is the same on
-   every record of the ledger; the first record of a ledger has
-   ``charge <= spent``, every later one has ``spent`` = the previous
-   ``spent`` + its ``charge`` (``charged`` if present, else ``epsilon`` or
-   ``rho``). The one exception: once a writer has logged partition
-   releases, its parent ledger may also grow by the partition's own charge,
-   which has no record, so there ``spent`` must only be at least that sum.
+   every record of the ledger; ``budget_kind`` (when given) is the same on
+   every record of the ledger, and the charge is the one that kind implies
+   (``charged`` equals ``epsilon`` on an epsilon budget, ``rho`` or
+   ``epsilon**2 / 2`` on a rho budget; without ``charged``, the charge is
+   ``epsilon`` or ``rho``, which must match ``budget_kind``); every record
+   has ``spent`` = the previous ``spent`` of its ledger + its charge. The
+   first record of a top-level ledger has ``charge <= spent`` (a budget
+   file may have been spent before the log began); a sub-session's ledger
+   starts at ``spent = 0`` with the total declared by its partition record;
+6. *partition records* (``"kind": "partition"``, written by
+   :meth:`securedp.Session.partition`) have ``budget_kind``, ``charged``,
+   ``budget``, ``max_partitions``, ``parts``, ``spent``, ``remaining``,
+   ``partition`` and ``opens``; ``charged == budget * max_partitions``
+   exactly; ``parts`` are distinct; ``opens`` is a fresh 32-hex id. The
+   charge is checked against the parent's ledger as in rule 5, and the
+   record opens one ledger per part, of total ``budget``, for the records
+   whose ``partition_id`` is ``opens`` and whose ``partition`` is the
+   parent's path plus the part's key. A record of a sub-session whose
+   ledger no earlier partition record opened is refused.
 
 Deleting whole lines at the *end* of a log leaves a valid chain; publish the
 ``head`` hash (printed by ``securedp audit verify``) and pass it back as
@@ -206,20 +219,67 @@ def _check_source(source: Any) -> None:
             raise _Bad("record.source.substream", "must be a list of labels")
 
 
+PARTITION_FIELDS = ("budget_kind", "charged", "budget", "max_partitions", "parts", "spent", "remaining", "partition", "opens")
+_KINDS = ("epsilon", "rho")
+
+
+def _check_partition_record(record: dict[str, Any]) -> Fraction:
+    """Check a ``"kind": "partition"`` record's own fields; return its charge to the parent."""
+    for name in PARTITION_FIELDS:
+        if name not in record:
+            raise _Bad(f"record.{name}", "missing")
+    if record["budget_kind"] not in _KINDS:
+        raise _Bad("record.budget_kind", f"must be 'epsilon' or 'rho', got {record['budget_kind']!r}")
+    charge = parse_rational(record["charged"], "record.charged")
+    share = parse_rational(record["budget"], "record.budget")
+    if share <= 0:
+        raise _Bad("record.budget", "must be > 0")
+    k = record["max_partitions"]
+    if type(k) is not int or k < 1:
+        raise _Bad("record.max_partitions", f"must be a positive integer, got {k!r}")
+    if charge != share * k:
+        raise _Bad("record.charged", "is not budget * max_partitions")
+    parts = record["parts"]
+    if not isinstance(parts, list) or len({json.dumps(p, sort_keys=True) for p in parts}) != len(parts):
+        raise _Bad("record.parts", "must be a list of distinct keys")
+    if not isinstance(record["opens"], str) or not _HEX32.fullmatch(record["opens"]):
+        raise _Bad("record.opens", "must be 32 lowercase hex digits")
+    return charge
+
+
+def _stated_charge(record: dict[str, Any], charge: Fraction, kind: Any) -> Fraction:
+    """The charge to the budget a release record states, checked against its ``budget_kind``."""
+    if kind is not None and kind not in _KINDS:
+        raise _Bad("record.budget_kind", f"must be 'epsilon' or 'rho', got {kind!r}")
+    currency = "epsilon" if record.get("epsilon") is not None else "rho"
+    if "charged" not in record:
+        if kind is not None and kind != currency:
+            raise _Bad("record.budget_kind", f"a {kind} budget cannot be charged a {currency} release without 'charged'")
+        return charge
+    charged = parse_rational(record["charged"], "record.charged")
+    if kind is not None:
+        expected = charge if kind == currency else (charge * charge / 2 if kind == "rho" else None)
+        if expected is None:
+            raise _Bad("record.charged", "a rho (zCDP) release cannot be charged to an epsilon budget")
+        if charged != expected:
+            raise _Bad("record.charged", f"is not the charge of this release to a {kind} budget")
+    if charged <= 0:
+        raise _Bad("record.charged", "must be > 0")
+    return charged
+
+
 class _Budgets:
-    """Running totals for the budget arithmetic, per ledger: (writer, partition path)."""
+    """Running totals for the budget arithmetic, per ledger: (writer, partition id, partition path)."""
 
     def __init__(self) -> None:
-        self._state: dict[tuple[str, str], tuple[Fraction, Fraction]] = {}
-        self._partitioned: set[str] = set()
+        self._state: dict[tuple[str, str | None, str], tuple[Fraction, Fraction, Any]] = {}
+        self._opened: set[tuple[str, str]] = set()
 
-    def check(self, writer: str, record: dict[str, Any], charge: Fraction) -> None:
-        if "spent" not in record and "remaining" not in record:
-            return
-        if "charged" in record:
-            charge = parse_rational(record["charged"], "record.charged")
-            if charge <= 0:
-                raise _Bad("record.charged", "must be > 0")
+    def check(self, writer: str, record: dict[str, Any], charge: Fraction, *, partition_record: bool = False) -> None:
+        if not partition_record:
+            if "spent" not in record and "remaining" not in record:
+                return
+            charge = _stated_charge(record, charge, record.get("budget_kind"))
         spent = parse_rational(record.get("spent"), "record.spent")
         remaining = parse_rational(record.get("remaining"), "record.remaining")
         if remaining < 0:
@@ -227,24 +287,36 @@ class _Budgets:
         total = spent + remaining
         if "total" in record and parse_rational(record["total"], "record.total") != total:
             raise _Bad("record.total", "differs from spent + remaining")
-        partition = record.get("partition")
-        if partition:
-            self._partitioned.add(writer)
-        ledger = (writer, json.dumps(partition, sort_keys=True))
+        path = record.get("partition")
+        if path is not None and not isinstance(path, list):
+            raise _Bad("record.partition", "must be a list of keys or null")
+        pid = record.get("partition_id")
+        ledger = (writer, pid, json.dumps(path or None, sort_keys=True))
+        kind = record.get("budget_kind")
         before = self._state.get(ledger)
         if before is None:
+            if path or pid is not None:
+                raise _Bad("record.partition_id", "this sub-session's ledger was not opened by an earlier partition record")
             if spent < charge:
                 raise _Bad("record.spent", "smaller than this release's own charge")
         else:
-            last_spent, last_total = before
+            last_spent, last_total, last_kind = before
             if total != last_total:
                 raise _Bad("record.remaining", "spent + remaining differs from this ledger's earlier total")
-            # A partition charges its parent once, without a release record of its own.
-            gap_allowed = not partition and writer in self._partitioned
-            expected = last_spent + charge
-            if spent != expected and not (gap_allowed and spent > expected):
-                raise _Bad("record.spent", "is not the previous spent plus this release's charge")
-        self._state[ledger] = (spent, total)
+            if last_kind is not None and kind != last_kind:
+                raise _Bad("record.budget_kind", f"differs from this ledger's earlier budget kind {last_kind!r}")
+            if spent != last_spent + charge:
+                raise _Bad("record.spent", "is not the previous spent plus this record's charge")
+        self._state[ledger] = (spent, total, kind)
+        if partition_record:
+            opens = record["opens"]
+            if (writer, opens) in self._opened:
+                raise _Bad("record.opens", "reuses the id of an earlier partition")
+            self._opened.add((writer, opens))
+            share = parse_rational(record["budget"], "record.budget")
+            for key in record["parts"]:
+                child = (writer, opens, json.dumps((path or []) + [key], sort_keys=True))
+                self._state[child] = (Fraction(0), share, kind)
 
 
 def verify_log(path: str | Path, expected_head: str | None = None) -> Report:
@@ -268,8 +340,15 @@ def verify_log(path: str | Path, expected_head: str | None = None) -> Report:
             except ValueError as exc:
                 raise _Bad(None, f"not valid JSON ({exc.msg})") from None
             _check_entry(entry, index, prev)
-            charge = _check_record(entry["record"])
-            budgets.check(entry["writer"], entry["record"], charge)
+            record = entry["record"]
+            if isinstance(record, dict) and "kind" in record:
+                if record["kind"] != "partition":
+                    raise _Bad("record.kind", f"unknown record kind {record['kind']!r}")
+                charge = _check_partition_record(record)
+                budgets.check(entry["writer"], record, charge, partition_record=True)
+            else:
+                charge = _check_record(record)
+                budgets.check(entry["writer"], record, charge)
         except _Bad as bad:
             return Report(index, prev, Problem(index + 1, offset, bad.field, bad.message), entries)
         entries.append(entry)

@@ -44,7 +44,8 @@ def _query(args: argparse.Namespace) -> Query:
     return Query(
         statistic=args.stat,
         column=args.column,
-        epsilon=positive_rational(args.epsilon, "--epsilon"),
+        epsilon=None if args.epsilon is None else positive_rational(args.epsilon, "--epsilon"),
+        rho=None if args.rho is None else positive_rational(args.rho, "--rho"),
         bounds=None if bounds is None else (bounds[0], bounds[1]),
         q=None if args.q is None else to_rational(args.q, "--q"),
         bins=_numbers(args.bins, "bins"),
@@ -55,13 +56,13 @@ def _query(args: argparse.Namespace) -> Query:
 
 
 @contextlib.contextmanager
-def _charged(args: argparse.Namespace, cost: Fraction) -> Iterator[Budget | None]:
+def _charged(args: argparse.Namespace, currency: str, cost: Fraction) -> Iterator[Budget | None]:
     if args.budget_file is None:
         if args.budget is not None:
             raise Failure("--budget needs --budget-file")
         yield None
         return
-    with BudgetFile(args.budget_file, args.budget).charge(cost) as state:
+    with BudgetFile(args.budget_file, args.budget, currency).charge(cost) as state:
         yield state
 
 
@@ -73,18 +74,33 @@ def _source(args: argparse.Namespace) -> RandomSource | None:
 
 
 def release(args: argparse.Namespace) -> int:
-    """``securedp release``: validate, charge the budget file, draw, log, print."""
+    """``securedp release``: validate, charge the budget file, draw, log, print.
+
+    The release is priced in ``epsilon`` (``--epsilon``, pure DP) or in
+    ``rho`` (``--rho``, zCDP); a budget file counts one of the two and
+    refuses a release priced in the other.
+    """
     query = _query(args)
     prepared = query.prepare(read_column(args.data, query.column, query.id_column))
-    if prepared.epsilon is None:
-        raise Failure(f"{query.statistic} is not priced in epsilon")
+    cost = prepared.epsilon if query.currency == "epsilon" else prepared.rho
+    if cost is None or cost != query.cost:  # the mechanisms price exactly what was asked
+        raise Failure(f"{query.statistic} is not priced in {query.currency}")
     source = _source(args)
-    with _charged(args, prepared.epsilon) as budget:
+    with _charged(args, query.currency, cost) as budget:
         log = None if args.audit_log is None else AuditLog(args.audit_log, writer=None if budget is None else budget.ledger)
         result = prepared.execute(source)
         record: dict[str, Any] = {**result.record(), "query": query.to_json()}
         if budget is not None:
-            record.update(jsonable({"total": budget.total, "spent": budget.spent, "remaining": budget.remaining}))
+            record.update(
+                jsonable(
+                    {
+                        "budget_kind": budget.currency,
+                        "total": budget.total,
+                        "spent": budget.spent,
+                        "remaining": budget.remaining,
+                    }
+                )
+            )
         entry = None if log is None else log.append(record)
     if args.json:
         print(json.dumps(record, indent=2))
@@ -109,11 +125,17 @@ def replay(args: argparse.Namespace) -> int:
     """``securedp audit replay``: re-derive every release; fail on the first difference."""
     results = replay_log(args.log, read_seed(args.seed_file), args.data)
     for result in results:
-        print(f"line {result.line}: {result.statistic}: {'reproduced exactly' if result.ok else 'DIFFERS'}")
+        if result.skipped:
+            print(f"line {result.line}: {result.statistic}: skipped (a budget charge, not a release)")
+        else:
+            print(f"line {result.line}: {result.statistic}: {'reproduced exactly' if result.ok else 'DIFFERS'}")
     bad = next((r for r in results if not r.ok), None)
     if bad is not None:
         raise Failure(f"{args.log}: line {bad.line}: {bad.problem}")
-    print(f"{args.log}: all {len(results)} releases reproduced exactly from the seed and {args.data}")
+    releases = sum(not r.skipped for r in results)
+    skipped = len(results) - releases
+    note = f" ({skipped} partition records skipped)" if skipped else ""
+    print(f"{args.log}: all {releases} releases reproduced exactly from the seed and {args.data}{note}")
     return 0
 
 

@@ -34,7 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("data", help="CSV file with a header row")
     rel.add_argument("--column", required=True, help="the column to release a statistic of")
     rel.add_argument("--stat", required=True, choices=sorted(commands.STAT_CHOICES), help="the statistic")
-    rel.add_argument("--epsilon", required=True, help="privacy cost, exact: 0.5, 1/3, 1e-2")
+    cost = rel.add_mutually_exclusive_group(required=True)
+    cost.add_argument("--epsilon", help="pure-DP cost, exact: 0.5, 1/3, 1e-2 (Laplace-type noise)")
+    cost.add_argument(
+        "--rho", help="zCDP cost instead, exact (discrete Gaussian noise; count/sum/mean/variance/histogram)"
+    )
     rel.add_argument("--bounds", help="public bounds on one value: LO,HI")
     rel.add_argument("--q", help="the quantile, in [0, 1] (for --stat quantile)")
     rel.add_argument("--bins", help="histogram bin edges: E0,E1,...,Ek")
@@ -42,7 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--max-contributions", default="1", help="rows one person may contribute (default 1)")
     rel.add_argument("--id-column", help="person-id column: enforce --max-contributions per person")
     rel.add_argument("--budget-file", help="JSON file persisting the total and spent budget")
-    rel.add_argument("--budget", help="the total budget (creates --budget-file; must match it later)")
+    rel.add_argument(
+        "--budget",
+        help="the total budget, in the release's currency (epsilon or rho; creates --budget-file, must match it later)",
+    )
     rel.add_argument("--audit-log", help="append the release to this hash-chained JSON-lines log")
     rel.add_argument("--seed-file", help="32-byte seed (raw or hex) for a replayable ChaCha20 stream")
     rel.add_argument("--json", action="store_true", help="print the release record as JSON")

@@ -35,6 +35,6 @@ def show_release(release: Release, query: Query, budget: Budget | None) -> str:
     if budget is not None:
         lines.append(
             f"  budget   spent {format_rational(budget.spent)} of {format_rational(budget.total)}, "
-            f"remaining {format_rational(budget.remaining)}"
+            f"remaining {format_rational(budget.remaining)} ({budget.currency})"
         )
     return "\n".join(lines)

@@ -17,9 +17,11 @@ the release is still ``epsilon``-DP (Dwork & Roth 2014, Theorem 3.10, remark).
 The candidates themselves must not depend on the data.
 
 **Algorithm.** Scores become integers on a common rational unit
-(:mod:`securedp.mechanisms.scores`); the gaps ``g_i = max - s_i`` feed the
-exact sampler :class:`~securedp.hazmat.samplers.categorical.ExpCategorical`
-with ``rate = epsilon * unit / (2 * sensitivity)``. Its running time does
+(:mod:`securedp.mechanisms.scores`), or, for float scores, stay float64
+values read at their exact binary value; the exact gaps ``g_i = max - s_i``
+feed the exact sampler
+:class:`~securedp.hazmat.samplers.categorical.ExpCategorical` with
+``rate = epsilon * unit / (2 * sensitivity)``. Its running time does
 not depend on which candidate wins (except on events of probability below
 ``2**-60``; see that module).
 """
@@ -55,8 +57,8 @@ def prepare_exponential_mechanism(
     if not isinstance(monotonic, bool):
         raise TypeError("monotonic must be True or False")
     eps, sens, cands, parsed = selection_inputs(scores, epsilon, sensitivity, candidates, data)
-    rate = eps * parsed.unit / (sens if monotonic else 2 * sens)
-    plan = ExpCategorical(parsed.gaps(), rate)
+    gaps, unit = parsed.sampler_gaps()
+    plan = ExpCategorical(gaps, eps * unit / (sens if monotonic else 2 * sens))
     parameters = {"epsilon": eps, "sensitivity": sens, "monotonic": monotonic, "candidates": len(parsed)}
 
     def run(source: RandomSource) -> Release:

@@ -32,10 +32,20 @@ points at most ``floor(Delta / step) + 1`` steps apart (exactly
 and ``normal(loc=f(D), scale=s)`` is ``rho``-zCDP with ``rho =
 ((floor(Delta / step) + 1) * step / s)**2 / 2``. :meth:`SecureGenerator.epsilon_of`
 and :meth:`SecureGenerator.rho_of` compute these exactly.
+
+**Scalar calls** (``size=None``, scalar ``loc``) take ``step`` and the unit
+scale from a per-scale cache, snap a float ``loc`` with integer arithmetic
+on ``loc.as_integer_ratio()`` (an ``int`` by shifts; anything else through
+:class:`~fractions.Fraction`), and take the integer noise from the source's
+pool of pre-drawn values (:mod:`securedp.hazmat.samplers.pool`). The value
+returned is the same exact function of ``loc``, ``scale`` and the noise as
+on the array path: the rounding rule, the lattice and the float conversion
+are identical, so only the speed differs.
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -45,7 +55,7 @@ from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, probability, to_int, to_rational
 from securedp.hazmat.samplers import discrete_gaussian, discrete_laplace, geometric, uniform_below
-from securedp.hazmat.samplers.params import check_size
+from securedp.hazmat.samplers.params import PlanCache, check_size
 
 RESOLUTION_BITS = 12
 """The lattice step is between ``scale / 2**(RESOLUTION_BITS + 1)`` and ``scale / 2**RESOLUTION_BITS``."""
@@ -66,6 +76,66 @@ def _pow2(k: int) -> Fraction:
     return Fraction(1 << k) if k >= 0 else Fraction(1, 1 << -k)
 
 
+def _scale_plan(scale: Any) -> tuple[int, Any]:
+    """``(k, scale / 2**k)`` for ``scale``: the lattice exponent and the scale in lattice units.
+
+    The units are an ``int`` when integral (the common case: a float scale
+    has at most 53 significant bits, so ``scale / 2**k`` is an integer
+    whenever ``scale``'s lowest set bit is at least ``2**k``), else a
+    :class:`~fractions.Fraction`; either way, exact.
+    """
+    k = lattice_exponent(scale)
+    units = positive_rational(scale, "scale") / _pow2(k)
+    return k, units.numerator if units.denominator == 1 else units
+
+
+_SCALES: PlanCache[tuple[int, Any]] = PlanCache(_scale_plan)
+"""Per raw ``scale`` (type and value), its lattice exponent and unit scale, computed once."""
+
+
+def _snap_float(value: float, k: int) -> int:
+    """``round(value / 2**k)``, ties to even, for a finite float, exactly, with integer arithmetic only.
+
+    ``value = num / den`` exactly with ``den`` a power of two
+    (``float.as_integer_ratio``); the quotient by ``2**k`` is
+    ``num / (den * 2**k)`` or ``(num * 2**-k) / den``, rounded with ``divmod``.
+    """
+    num, den = value.as_integer_ratio()
+    if k < 0:
+        num <<= -k
+    else:
+        den <<= k
+    if den == 1:
+        return num
+    floor, rem = divmod(num, den)
+    twice = rem << 1
+    if twice > den or (twice == den and floor & 1):
+        floor += 1
+    return floor
+
+
+def _snap_int(value: int, k: int) -> int:
+    """``round(value / 2**k)``, ties to even, for an int, exactly."""
+    if k <= 0:
+        return value << -k
+    floor = value >> k  # floor division by 2**k, also for negative values
+    rem = value - (floor << k)
+    half = 1 << (k - 1)
+    if rem > half or (rem == half and floor & 1):
+        floor += 1
+    return floor
+
+
+def _scalar_to_float(units: int, k: int) -> float:
+    """``units * 2**k`` as a float, correctly rounded (exact below 2**53 units); the same value as :func:`_to_floats`."""
+    if -_FLOAT_EXACT < units < _FLOAT_EXACT:
+        try:
+            return math.ldexp(float(units), k)  # float(units) is exact; scaling by 2**k is correctly rounded
+        except OverflowError:  # as numpy.ldexp in the array path: beyond the largest float, infinity
+            return math.copysign(math.inf, units)
+    return float(units << k) if k >= 0 else units / (1 << -k)  # int -> float and int / int are correctly rounded
+
+
 def _snap(loc: Any, k: int) -> Any:
     """``round(loc / 2**k)`` to nearest, ties to even, exactly: an int or an object array of ints."""
     if isinstance(loc, (list, tuple, np.ndarray)):
@@ -76,6 +146,13 @@ def _snap(loc: Any, k: int) -> Any:
 
 
 def _snap_one(value: Any, k: int) -> int:
+    """``round(value / 2**k)``, ties to even, exactly, for any exact number ``value`` (fast paths for float and int)."""
+    cls = type(value)
+    if cls is float or cls is np.float64:
+        if math.isfinite(value):
+            return _snap_float(float(value), k)
+    elif cls is int:
+        return _snap_int(value, k)
     q = to_rational(value, "loc") / _pow2(k)
     floor, rem = divmod(q.numerator, q.denominator)
     twice = 2 * rem
@@ -134,8 +211,9 @@ class SecureGenerator:
         Returns a float when ``size`` is ``None`` and ``loc`` is a scalar,
         else a float64 array of shape ``size`` (or of ``loc``'s shape).
         """
-        k = lattice_exponent(scale)
-        units_scale = positive_rational(scale, "scale") / _pow2(k)
+        k, units_scale = _SCALES.get(scale)
+        if size is None and not isinstance(loc, (list, tuple, np.ndarray)):
+            return _scalar_to_float(_snap_one(loc, k) + discrete_laplace(units_scale, rng=self.source), k)
         return self._shifted(loc, k, size, lambda n: discrete_laplace(units_scale, n, rng=self.source))
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
@@ -143,8 +221,9 @@ class SecureGenerator:
 
         ``scale`` is the standard deviation. Shapes as in :meth:`laplace`.
         """
-        k = lattice_exponent(scale)
-        sigma_units = positive_rational(scale, "scale") / _pow2(k)
+        k, sigma_units = _SCALES.get(scale)
+        if size is None and not isinstance(loc, (list, tuple, np.ndarray)):
+            return _scalar_to_float(_snap_one(loc, k) + discrete_gaussian(sigma_units, rng=self.source), k)
         return self._shifted(loc, k, size, lambda n: discrete_gaussian(sigma_units, n, rng=self.source))
 
     def _shifted(self, loc: Any, k: int, size: Any, draw: Any) -> Any:

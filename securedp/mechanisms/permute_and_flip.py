@@ -56,7 +56,9 @@ def prepare_permute_and_flip(
     Arguments as for :func:`~securedp.mechanisms.exponential.prepare_exponential_mechanism`.
     """
     eps, sens, cands, parsed = selection_inputs(scores, epsilon, sensitivity, candidates, data)
-    plan = ExpCategorical(parsed.gaps(), eps * parsed.unit / (2 * sens))
+    gaps, unit = parsed.sampler_gaps()
+    plan = ExpCategorical(gaps, eps * unit / (2 * sens))
+    plan.prepare_bernoulli()  # every coin's bounds, once, before anything is drawn
     parameters = {"epsilon": eps, "sensitivity": sens, "candidates": len(parsed)}
 
     def run(source: RandomSource) -> Release:

@@ -13,26 +13,66 @@ int64).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
 
 from securedp.hazmat.exact.rational import positive_rational, to_rational
+from securedp.hazmat.samplers.categorical import FloatGaps
 
 _INT64_MAX = np.iinfo(np.int64).max
 
 
-@dataclass(frozen=True)
 class Scores:
-    """``score_i = units[i] * unit`` exactly."""
+    """``score_i = units[i] * unit`` exactly.
 
-    units: np.ndarray  # int64, or object array of Python ints
-    unit: Fraction
+    Float inputs are validated at once but written on their integer unit only
+    when ``units`` / ``unit`` are first read (for 100,000 floats of different
+    binary exponents that takes Python integers, tens of milliseconds); the
+    selection samplers read them through :meth:`sampler_gaps`, which for
+    floats hands over the float64 values themselves (exactly, as
+    :class:`~securedp.hazmat.samplers.categorical.FloatGaps`).
+    """
+
+    __slots__ = ("_units", "_unit", "_exact", "floats")
+
+    def __init__(self, units: np.ndarray | None = None, unit: Fraction | None = None, *,
+                 floats: np.ndarray | None = None, exact: Callable[[], "Scores"] | None = None) -> None:
+        self._units = units  # int64, or object array of Python ints
+        self._unit = unit
+        self._exact = exact
+        self.floats = floats  # finite float64 values equal to the scores, when the input was floats
+
+    def _resolve(self) -> None:
+        exact = self._exact()
+        self._units, self._unit, self._exact = exact.units, exact.unit, None
+
+    @property
+    def units(self) -> np.ndarray:
+        if self._units is None:
+            self._resolve()
+        return self._units
+
+    @property
+    def unit(self) -> Fraction:
+        if self._unit is None:
+            self._resolve()
+        return self._unit
 
     def __len__(self) -> int:
-        return len(self.units)
+        return len(self.floats) if self.floats is not None else len(self.units)
+
+    def sampler_gaps(self) -> tuple[np.ndarray | FloatGaps, Fraction]:
+        """Gaps ``max - score_i`` for the selection samplers, exactly, and their unit.
+
+        Integer gaps on ``unit`` (:meth:`gaps`), or for float scores the float64
+        values themselves (:class:`FloatGaps`, unit 1): no conversion to
+        integers is needed to sample.
+        """
+        if self.floats is not None:
+            return FloatGaps(self.floats), Fraction(1)
+        return self.gaps(), self.unit
 
     def gaps(self) -> np.ndarray:
         """``max(units) - units`` (integers >= 0; int64 when they fit, else Python ints)."""
@@ -61,11 +101,15 @@ def _int_units(arr: np.ndarray) -> np.ndarray:
 
 
 def _float_scores(arr: np.ndarray, name: str) -> Scores:
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    values = arr.astype(np.float64)  # a private copy: a prepared release must not see later edits
+    if not (np.isfinite(values.max()) and np.isfinite(values.min())):  # NaN and infinities reach max or min
+        i = int(np.flatnonzero(~np.isfinite(values))[0])
         raise ValueError(f"{name}[{i}] must be finite, got {arr[i]!r}")
-    mantissa, exponent = np.frexp(arr.astype(np.float64))
+    return Scores(floats=values, exact=lambda: _float_units(values))
+
+
+def _float_units(values: np.ndarray) -> Scores:
+    mantissa, exponent = np.frexp(values)
     mant = np.ldexp(mantissa, 53).astype(np.int64)  # exact: a double has 53 significant bits
     exp = exponent.astype(np.int64) - 53
     nonzero = mant != 0
@@ -79,6 +123,17 @@ def _float_scores(arr: np.ndarray, name: str) -> Scores:
 
 
 def _rational_scores(values: list[Any], name: str) -> Scores:
+    if all(type(v) is float for v in values):  # exact binary values; sampled without integer conversion
+        floats = np.array(values, dtype=np.float64)
+        bad = ~np.isfinite(floats)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{name}[{i}] must be finite, got {values[i]!r}")
+        return Scores(floats=floats, exact=lambda: _exact_rational_scores(values, name))
+    return _exact_rational_scores(values, name)
+
+
+def _exact_rational_scores(values: list[Any], name: str) -> Scores:
     if all(type(v) is int for v in values):
         try:
             return Scores(np.array(values, dtype=np.int64), Fraction(1))

@@ -243,3 +243,129 @@ def test_selftest_plot(work: Path) -> None:
 def test_version_and_module_entry_point(work: Path) -> None:
     result = run("--version", cwd=work)
     assert result.returncode == 0 and securedp.__version__ in result.stdout
+
+
+# -- zCDP releases: --rho -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "stat, extra",
+    [
+        ("count", []),
+        ("sum", ["--bounds", "0,80"]),
+        ("mean", ["--bounds", "0,80"]),
+        ("variance", ["--bounds", "0,80"]),
+        ("histogram", ["--bins", "0,20,40,60,80"]),
+    ],
+)
+def test_every_gaussian_statistic_with_rho(work: Path, stat: str, extra: list[str]) -> None:
+    result = release(work, "--column", "hours", "--stat", stat, "--rho", "1/3", "--json", *extra)
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["statistic"] == stat and record["rho"] == "1/3" and record["epsilon"] is None
+    assert record["mechanism"] == "discrete_gaussian"
+    assert record["query"]["rho"] == "1/3" and "epsilon" not in record["query"]
+
+
+def test_rho_release_prints_its_cost(work: Path) -> None:
+    result = release(work, "--column", "age", "--stat", "count", "--rho", "0.5")
+    assert result.returncode == 0, result.stderr
+    assert "rho 1/2" in result.stdout and "discrete_gaussian" in result.stdout
+
+
+@pytest.mark.parametrize("stat, extra", [("median", []), ("quantile", ["--q", "0.9"])])
+def test_rho_is_refused_for_pure_dp_statistics(work: Path, stat: str, extra: list[str]) -> None:
+    args = ("--column", "income", "--stat", stat, "--bounds", "0,400000", "--rho", "1", "--audit-log", "a.jsonl", *extra)
+    assert_one_line_error(release(work, *args), 1, stat, "pure-DP only", "--epsilon")
+    assert not (work / "a.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    "args, status, fragments",
+    [
+        (("--epsilon", "1", "--rho", "1"), 2, ("not allowed with",)),
+        ((), 2, ("--epsilon", "--rho")),
+        (("--rho", "0"), 1, ("--rho", "must be > 0")),
+        (("--rho=-1/2",), 1, ("--rho", "must be > 0")),
+        (("--rho", "abc"), 1, ("--rho",)),
+        (("--rho", "inf"), 1, ("--rho",)),
+    ],
+)
+def test_rho_argument_errors(work: Path, args: tuple[str, ...], status: int, fragments: tuple[str, ...]) -> None:
+    assert_one_line_error(release(work, "--column", "age", "--stat", "count", *args), status, *fragments)
+
+
+def test_a_rho_budget_file_counts_rho_and_refuses_epsilon(work: Path) -> None:
+    args = ("--column", "age", "--stat", "mean", "--bounds", "18,90", "--budget-file", "b.json", "--audit-log", "a.jsonl")
+    first = release(work, *args, "--rho", "1/4", "--budget", "1/2", "--seed-file", "seed")
+    assert first.returncode == 0, first.stderr
+    assert "spent 1/4 of 1/2, remaining 1/4 (rho)" in first.stdout
+    state = json.loads((work / "b.json").read_text())
+    assert state["currency"] == "rho" and state["total"] == "1/2" and state["spent"] == "1/4"
+    log_before = (work / "a.jsonl").read_bytes()
+    mismatch = release(work, *args, "--epsilon", "1/8")
+    assert_one_line_error(mismatch, 1, "b.json counts rho", "priced in epsilon", "--rho")
+    assert_one_line_error(release(work, *args, "--epsilon", "1/8", "--budget", "1/2"), 1, "counts rho")
+    assert_one_line_error(release(work, *args, "--rho", "1/8", "--budget", "1"), 1, "does not match the total rho 1/2")
+    assert_one_line_error(release(work, *args, "--rho", "1/2"), 1, "budget exhausted", "needs rho 1/2", "1/4 of 1/2 remains")
+    assert json.loads((work / "b.json").read_text())["spent"] == "1/4"
+    assert (work / "a.jsonl").read_bytes() == log_before  # refusals write nothing
+    assert release(work, *args, "--rho", "1/4", "--seed-file", "seed").returncode == 0  # exactly the rest
+    record = json.loads((work / "a.jsonl").read_text().splitlines()[-1])["record"]
+    assert record["budget_kind"] == "rho" and record["spent"] == "1/2" and record["remaining"] == 0
+    verified = run("audit", "verify", "a.jsonl", cwd=work)
+    assert verified.returncode == 0 and "OK, 2 records" in verified.stdout, verified.stderr
+    replayed = run("audit", "replay", "a.jsonl", "--seed-file", "seed", "--data", str(EXAMPLE), cwd=work)
+    assert replayed.returncode == 0 and "all 2 releases reproduced exactly" in replayed.stdout, replayed.stderr
+
+
+def test_an_epsilon_budget_file_refuses_rho(work: Path) -> None:
+    args = ("--column", "age", "--stat", "count", "--budget-file", "b.json")
+    assert release(work, *args, "--epsilon", "1/2", "--budget", "1").returncode == 0
+    assert json.loads((work / "b.json").read_text())["currency"] == "epsilon"
+    assert_one_line_error(release(work, *args, "--rho", "1/8"), 1, "b.json counts epsilon", "priced in rho", "--epsilon")
+
+
+def test_a_budget_file_without_currency_counts_epsilon(work: Path) -> None:
+    (work / "b.json").write_text(json.dumps({"format": "securedp-budget/1", "total": "1", "spent": "0", "ledger": "ab" * 16}))
+    args = ("--column", "age", "--stat", "count", "--budget-file", "b.json")
+    assert_one_line_error(release(work, *args, "--rho", "1/8"), 1, "counts epsilon")
+    assert release(work, *args, "--epsilon", "1/8").returncode == 0
+    (work / "c.json").write_text(json.dumps({"format": "securedp-budget/1", "currency": "delta", "total": "1", "spent": "0", "ledger": "ab" * 16}))
+    assert_one_line_error(release(work, "--column", "age", "--stat", "count", "--budget-file", "c.json", "--rho", "1"), 1, "not a valid budget file")
+
+
+def test_verify_and_replay_a_log_mixing_epsilon_and_rho_releases(work: Path) -> None:
+    for args in (
+        ("--column", "age", "--stat", "mean", "--bounds", "18,90", "--rho", "1/8"),
+        ("--column", "region", "--stat", "histogram", "--categories", "north,south,east,west", "--rho", "1/4"),
+        ("--column", "hours", "--stat", "variance", "--bounds", "0,80", "--epsilon", "1/4"),
+        ("--column", "income", "--stat", "median", "--bounds", "0,400000", "--epsilon", "1/4"),
+        ("--column", "hours", "--stat", "sum", "--bounds", "0,80", "--rho", "2", "--id-column", "person_id"),
+    ):
+        result = release(work, *args, "--seed-file", "seed", "--audit-log", "a.jsonl")
+        assert result.returncode == 0, result.stderr
+    verified = run("audit", "verify", "a.jsonl", cwd=work)
+    assert verified.returncode == 0 and "OK, 5 records" in verified.stdout
+    replayed = run("audit", "replay", "a.jsonl", "--seed-file", "seed", "--data", str(EXAMPLE), cwd=work)
+    assert replayed.returncode == 0 and "all 5 releases reproduced exactly" in replayed.stdout, replayed.stdout
+    # a rho release whose value is altered is caught by replay, and whose rho is altered by the chain
+    lines = (work / "a.jsonl").read_text().splitlines(keepends=True)
+    assert '"rho":"1/8"' in lines[0]
+    (work / "b.jsonl").write_text(lines[0].replace('"rho":"1/8"', '"rho":"1/9"', 1))
+    assert_one_line_error(run("audit", "verify", "b.jsonl", cwd=work), 1, "line 1", "'hash'")
+
+
+def test_replay_of_a_rho_release_with_a_wrong_seed_or_altered_data_fails(work: Path) -> None:
+    args = ("--column", "age", "--stat", "sum", "--bounds", "0,100", "--rho", "1", "--seed-file", "seed", "--audit-log", "a.jsonl")
+    assert release(work, *args).returncode == 0
+    (work / "other").write_text(bytes(range(1, 33)).hex())
+    assert_one_line_error(
+        run("audit", "replay", "a.jsonl", "--seed-file", "other", "--data", str(EXAMPLE), cwd=work), 1, "wrong seed"
+    )
+    lines = EXAMPLE.read_text().splitlines(keepends=True)
+    cells = lines[1].split(",")
+    cells[1] = str(int(cells[1]) + 1)
+    (work / "altered.csv").write_text("".join([lines[0], ",".join(cells)] + lines[2:]))
+    result = run("audit", "replay", "a.jsonl", "--seed-file", "seed", "--data", "altered.csv", cwd=work)
+    assert_one_line_error(result, 1, "line 1", "value differs")

@@ -123,3 +123,64 @@ def test_a_seeded_generator_is_reproducible() -> None:
     a = SecureGenerator(ChaChaSource(bytes(32))).laplace(0, 2, size=10)
     b = SecureGenerator(ChaChaSource(bytes(32))).laplace(0, 2, size=10)
     assert a.tolist() == b.tolist()
+
+
+# -- the fast scalar path: exact snapping with integer arithmetic, outputs on the lattice ---------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from securedp.mechanisms.generator import _snap_one, lattice_exponent  # noqa: E402
+
+PROPERTY = settings(max_examples=300, deadline=None, derandomize=True, database=None)
+DRAWS = settings(max_examples=60, deadline=None, derandomize=True, database=None)  # each example builds a plan
+finite_floats = st.floats(allow_nan=False, allow_infinity=False)
+locs = st.one_of(
+    finite_floats.filter(lambda x: abs(x) < 1e200),
+    st.integers(-(2**80), 2**80),
+    st.fractions(max_denominator=10**6).filter(lambda q: abs(q) < 10**12),
+)
+scales = st.one_of(
+    st.floats(min_value=1e-250, max_value=1e250),
+    st.integers(1, 2**70),
+    st.fractions(min_value=Fraction(1, 10**9), max_value=10**9).filter(lambda q: q > 0),
+)
+
+
+def reference_snap(value, k: int) -> int:
+    """round(value / 2**k), ties to even, with Fractions: the definition the fast path must equal."""
+    q = Fraction(value) / Fraction(2) ** k
+    floor = q.numerator // q.denominator
+    rem = q - floor
+    return floor + (rem > Fraction(1, 2) or (rem == Fraction(1, 2) and floor % 2 == 1))
+
+
+@PROPERTY
+@given(value=st.one_of(finite_floats, st.integers(-(2**200), 2**200)), k=st.integers(-1200, 1200))
+def test_fast_snapping_equals_exact_rounding(value, k: int) -> None:
+    assert _snap_one(value, k) == reference_snap(value, k)
+    assert _snap_one(np.float64(value) if isinstance(value, float) else value, k) == reference_snap(value, k)
+
+
+@pytest.mark.parametrize("value", [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 3, -3, 5, -5, 7, -7])
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_fast_snapping_ties_go_to_even(value, k: int) -> None:
+    assert _snap_one(value, k) == reference_snap(value, k)
+
+
+@DRAWS
+@given(loc=locs, scale=scales, method=st.sampled_from(["laplace", "normal"]), seed=st.binary(min_size=32, max_size=32))
+def test_scalar_outputs_lie_on_the_lattice_and_equal_the_exact_array_path(loc, scale, method: str, seed: bytes) -> None:
+    step = SecureGenerator.lattice(scale)
+    assert step == Fraction(2) ** lattice_exponent(scale)
+    value = getattr(SecureGenerator(ChaChaSource(seed)), method)(loc, scale)
+    assert isinstance(value, float)
+    assert (Fraction(value) / step).denominator == 1  # on the declared lattice, whatever loc is
+    # A scalar call serves the first value of a fresh source's pooled batch of 1024 draws, which is the
+    # first value of a size-1024 draw on a fresh source: so the fast scalar path (integer snapping,
+    # cached lattice) must give exactly what the exact array path gives.
+    batch = getattr(SecureGenerator(ChaChaSource(seed)), method)(loc, scale, size=1024)
+    assert value == batch[0]
+    center = reference_snap(loc, lattice_exponent(scale))
+    if abs(center) < 2**52:  # below 2**53 units the float is the exact lattice value (beyond, correctly rounded)
+        assert abs(Fraction(value) - center * step) <= 200 * Fraction(scale)

@@ -94,3 +94,12 @@ def test_the_audit_catches_a_sequential_sampler():
     source = ChaChaSource(bytes([63]) * 32)
     winners, times = timed(lambda: sequential_control(source), N // 4)
     assert leaks(winners, times)
+
+
+def test_exponent_groups_time_does_not_reveal_the_winner():
+    """Distinct rational scores (exponent groups): each round locates its proposal and bounds it afresh."""
+    scores = [Fraction(s) + Fraction(k, 1000003) for k in range(400) for s in SCORES]
+    prepared = securedp.prepare_exponential_mechanism(scores, epsilon=2, sensitivity=1)
+    source = ChaChaSource(bytes([64]) * 32)
+    winners, times = timed(lambda: prepared.execute(source).value % len(SCORES), N)
+    assert not leaks(winners, times)

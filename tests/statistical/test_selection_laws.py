@@ -126,3 +126,60 @@ def test_report_noisy_max_law():
     source = ChaChaSource(bytes([51]) * 32)
     wins0 = sum(prepared.execute(source).value == 0 for _ in range(30000))
     assert stats.binomtest(wins0, 30000, float(p0)).pvalue > ALPHA
+
+
+# -- exponent groups (many distinct gaps: rational scores on a fine unit, float scores) -------------
+
+EXPONENT_CASES = [
+    # distinct rationals on the unit 1/1000003: the far boundary is ~10**8, so exponent groups are used
+    ([Fraction(k * k % 41, 7) + Fraction(k, 1000003) for k in range(12)] + [Fraction(-200)], Fraction(1)),
+    ([Fraction(3, 1000003), Fraction(-1, 3), Fraction(-2, 3), Fraction(-7, 5), Fraction(-1, 1000003),
+      Fraction(-11, 10), Fraction(-3, 2), Fraction(-140, 1)], Fraction(2)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(EXPONENT_CASES)))
+def test_exponential_mechanism_law_with_exponent_groups(case):
+    scores, eps = EXPONENT_CASES[case]
+    prepared = securedp.prepare_exponential_mechanism(scores, epsilon=eps, sensitivity=1)
+    from securedp.hazmat.samplers.categorical import ExpCategorical
+    from securedp.mechanisms.scores import parse_scores
+    gaps, unit = parse_scores(scores).sampler_gaps()
+    assert ExpCategorical(gaps, eps * unit / 2).mode == "exponents"
+    law = exponential_law(scores, eps / 2)
+    source = ChaChaSource(bytes([80 + case]) * 32)
+    assert g_test(frequencies(lambda: prepared.execute(source).value, 30000, len(scores)), law) > ALPHA
+
+
+def test_exponential_mechanism_law_with_float_scores():
+    """Float scores of very different binary exponents, sampled through their float64 gaps."""
+    values = [0.1, 1.7, 3.14159, -2.5, 1e-300, 5e-324, 2.0**-60, 2.9999999999999996, 3.1415900000000003, -90.0]
+    law = exponential_law([Fraction(v) for v in values], Fraction(1))
+    for scores, seed in ((np.array(values), 90), (values, 91)):
+        prepared = securedp.prepare_exponential_mechanism(scores, epsilon=2, sensitivity=1)
+        source = ChaChaSource(bytes([seed]) * 32)
+        assert g_test(frequencies(lambda: prepared.execute(source).value, 30000, len(values)), law) > ALPHA
+
+
+def test_exponent_groups_with_counts_law():
+    """P(i) proportional to m_i exp(-rate g_i) in exponent mode, and the offset uniform inside m_i."""
+    from securedp.hazmat.samplers.categorical import ExpCategorical
+    gaps = np.array([0, 70001, 150000, 9 * 10**5, 3 * 10**5, 10**10], dtype=np.int64)
+    counts = np.array([1, 3, 0, 1000, 5, 4], dtype=np.int64)
+    rate = Fraction(1, 100003)
+    plan = ExpCategorical(gaps, rate, counts)
+    assert plan.mode == "exponents"
+    law = exponential_law([-rate * int(g) for g in gaps], Fraction(1), multiplicity=[int(c) for c in counts])
+    source = ChaChaSource(bytes([92]) * 32)
+    draws = [plan.draw(source) for _ in range(30000)]
+    assert g_test(np.bincount([i for i, _ in draws], minlength=len(gaps)), law) > ALPHA
+    offsets = np.bincount([j for i, j in draws if i == 3], minlength=1000)
+    assert stats.chisquare(offsets.reshape(10, 100).sum(axis=1)).pvalue > ALPHA
+
+
+def test_permute_and_flip_law_with_exponent_groups():
+    scores = [Fraction(0), Fraction(-1, 1000003), Fraction(-3), Fraction(-1, 2)]
+    law = permute_and_flip_law(scores, Fraction(1, 2))
+    prepared = securedp.prepare_permute_and_flip(scores, epsilon=1, sensitivity=1)
+    source = ChaChaSource(bytes([93]) * 32)
+    assert g_test(frequencies(lambda: prepared.execute(source).value, 30000, 4), law) > ALPHA

@@ -198,7 +198,10 @@ def test_partition_parallel_composition():
         part.session.sum(part.data, bounds=(0, 5), epsilon=1)
         with pytest.raises(BudgetExceeded):
             part.session.count(part.data, epsilon="0.1")
-    assert s.spent == 1 and [r["partition"] for r in log] == [["a"], ["b"], ["c"]]
+    assert log[0]["kind"] == "partition" and log[0]["charged"] == 1 and log[0]["parts"] == ["a", "b", "c"]
+    releases = [r for r in log if r.get("kind") != "partition"]
+    assert s.spent == 1 and [r["partition"] for r in releases] == [["a"], ["b"], ["c"]]
+    assert {r["partition_id"] for r in releases} == {log[0]["opens"]}
     with pytest.raises(ValueError, match="declared"):
         s.partition([1], by=["z"], parts=["a"], budget="0.1")
     assert s.spent == 1
