@@ -46,7 +46,7 @@ def opendp_times(data: np.ndarray) -> dict[str, float] | None:
         return None
     dp.enable_features("contrib")
     values = data.tolist()
-    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
     s = (space >> dp.t.then_clamp(BOUNDS) >> dp.t.then_sum() >> dp.m.then_laplace(100.0))
     c = (space >> dp.t.then_count() >> dp.m.then_laplace(1.0))
     return {"count": timed(lambda: c(values)), "sum": timed(lambda: s(values))}

@@ -65,7 +65,7 @@ def main() -> None:
         print("OpenDP not importable: no side-by-side figures")
         return
     dp.enable_features("contrib")
-    space = dp.vector_domain(dp.atom_domain(T=float)), dp.linf_distance(T=float)
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
     meas = space >> dp.m.then_report_noisy_max_gumbel(scale=2.0, optimize="max")
     fl = scores.astype(float).tolist()
     t = best_of(lambda: [meas(fl) for _ in range(20)], repeat=3)
