@@ -93,14 +93,17 @@ class Session(SelectionMethods):
 
     @property
     def total(self) -> Fraction:
+        """The whole budget, in epsilon or rho (see :attr:`kind`), as an exact rational."""
         return self._budget.total
 
     @property
     def spent(self) -> Fraction:
+        """The exact sum of the charges of every release made so far (refused releases cost nothing)."""
         return self._budget.spent
 
     @property
     def remaining(self) -> Fraction:
+        """``total - spent``, exactly: a release costing more than this is refused with :class:`BudgetExceeded`."""
         return self._budget.remaining
 
     def approx_dp(self, delta: Any) -> Fraction:
