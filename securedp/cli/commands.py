@@ -37,6 +37,13 @@ def _numbers(text: str | None, name: str) -> tuple[Fraction, ...] | None:
     return tuple(to_rational(p, f"--{name}") for p in parts)
 
 
+def _bin_edges(text: str | None) -> tuple[Fraction, ...] | None:
+    try:
+        return _numbers(text, "bins")
+    except ValueError as error:
+        raise Failure(f"{error} (bins are numeric edges; for labels such as north,south use --categories)") from None
+
+
 def _query(args: argparse.Namespace) -> Query:
     bounds = _numbers(args.bounds, "bounds")
     if bounds is not None and len(bounds) != 2:
@@ -48,7 +55,7 @@ def _query(args: argparse.Namespace) -> Query:
         rho=None if args.rho is None else positive_rational(args.rho, "--rho"),
         bounds=None if bounds is None else (bounds[0], bounds[1]),
         q=None if args.q is None else to_rational(args.q, "--q"),
-        bins=_numbers(args.bins, "bins"),
+        bins=_bin_edges(args.bins),
         categories=None if args.categories is None else tuple(args.categories.split(",")),
         max_contributions=to_int(args.max_contributions, "--max-contributions"),
         id_column=args.id_column,

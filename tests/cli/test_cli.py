@@ -369,3 +369,12 @@ def test_replay_of_a_rho_release_with_a_wrong_seed_or_altered_data_fails(work: P
     (work / "altered.csv").write_text("".join([lines[0], ",".join(cells)] + lines[2:]))
     result = run("audit", "replay", "a.jsonl", "--seed-file", "seed", "--data", "altered.csv", cwd=work)
     assert_one_line_error(result, 1, "line 1", "value differs")
+
+
+def test_label_bins_point_to_categories(work: Path) -> None:
+    result = run("release", "data.csv", "--column", "city", "--stat", "histogram", "--bins", "a,b,c", "--epsilon", "1",
+                 cwd=work)
+    assert_one_line_error(result, 1, "--bins", "--categories")
+    ok = run("release", "data.csv", "--column", "city", "--stat", "histogram", "--categories", "a,b,c", "--epsilon", "1",
+             cwd=work)
+    assert ok.returncode == 0 and "a" in ok.stdout, ok.stderr
