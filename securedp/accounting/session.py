@@ -40,7 +40,7 @@ from securedp.accounting.selection_methods import SelectionMethods
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice.screen import as_records
-from securedp.mechanisms.contributions import check_max_contributions
+from securedp.mechanisms.contributions import check_max_contributions, first_parts_per_person, person_ids
 from securedp.mechanisms.count import prepare_count
 from securedp.mechanisms.histogram import prepare_histogram
 from securedp.mechanisms.mean import prepare_mean
@@ -172,7 +172,12 @@ class Session(SelectionMethods):
         or are dropped (``unknown="drop"``). The parent is charged
         ``budget * max_partitions`` once, where ``max_partitions`` bounds how
         many parts one person's rows can fall in (default 1: the key is an
-        attribute of the person). **Privacy:** adding or removing a person
+        attribute of the person). With ``ids`` (integer person ids, one per
+        row) the bound is enforced, not assumed: in data order each person
+        keeps their rows in the first ``max_partitions`` distinct parts where
+        they appear, and their rows in other parts are discarded
+        (:func:`~securedp.mechanisms.contributions.first_parts_per_person`).
+        **Privacy:** adding or removing a person
         changes at most ``max_partitions`` parts, each by that person's rows,
         and every part's releases are ``budget``-private for its own rows, so
         the whole is ``budget * max_partitions``-private. Every sub-session
@@ -201,14 +206,17 @@ class Session(SelectionMethods):
         if len(labels) != len(records):
             raise ValueError(f"by has {len(labels)} entries but the data has {len(records)} rows")
         id_rows = None if ids is None else as_records(ids)
-        if id_rows is not None and len(id_rows) != len(records):
-            raise ValueError(f"ids has {len(id_rows)} entries but the data has {len(records)} rows")
+        person = None if ids is None else person_ids(ids, len(records))
         position = {key: i for i, key in enumerate(keys)}
         label_list = labels.tolist() if isinstance(labels, np.ndarray) else labels
         where = np.fromiter((position.get(v, -1) for v in label_list), dtype=np.int64, count=len(label_list))
         if unknown == "raise" and (where < 0).any():
             first = int(np.flatnonzero(where < 0)[0])
             raise ValueError(f"row {first} has a key that is not a declared part; declare it or pass unknown='drop'")
+        if person is not None:
+            declared = np.flatnonzero(where >= 0)
+            outside = declared[~first_parts_per_person(person[declared], where[declared], k)]
+            where[outside] = -1
         charge = share * k
         spent, remaining = self._budget.charge(charge)
         opens = os.urandom(16).hex()

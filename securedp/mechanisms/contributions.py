@@ -91,3 +91,32 @@ def bound_rows(n: int, ids: Any, max_contributions: int, usable: np.ndarray | No
     if usable is not None:
         arr = arr[usable]
     return first_rows_per_person(arr, max_contributions)
+
+
+def first_parts_per_person(ids: np.ndarray, parts: np.ndarray, max_parts: int) -> np.ndarray:
+    """Mask of the rows kept when one person may fall in at most ``max_parts`` parts.
+
+    **Rule:** in data order, each person keeps every row in the first
+    ``max_parts`` distinct parts where they appear; their rows in any other
+    part are discarded. Like :func:`first_rows_per_person`, whether a row is
+    kept depends only on that person's own rows.
+    """
+    n = ids.size
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    if ids.dtype == object or (ids.dtype.kind == "u" and int(ids.max()) > np.iinfo(np.int64).max):
+        chosen: dict[int, list[int]] = {}
+        keep = np.zeros(n, dtype=bool)
+        for row, (person, part) in enumerate(zip(ids.tolist(), parts.tolist())):
+            seen = chosen.setdefault(person, [])
+            if part in seen or len(seen) < max_parts:
+                if part not in seen:
+                    seen.append(part)
+                keep[row] = True
+        return keep
+    pairs = np.stack([ids.astype(np.int64), parts.astype(np.int64)], axis=1)
+    _, first_row, pair_of_row = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
+    by_appearance = np.argsort(first_row, kind="stable")
+    allowed = np.empty(first_row.size, dtype=bool)
+    allowed[by_appearance] = first_rows_per_person(ids[first_row[by_appearance]], max_parts)
+    return allowed[pair_of_row.reshape(-1)]
