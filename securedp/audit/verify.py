@@ -168,7 +168,8 @@ def _check_time(value: Any) -> None:
         parsed = datetime.fromisoformat(value) if isinstance(value, str) else None
     except ValueError:
         parsed = None
-    if parsed is None or parsed.utcoffset() is None or parsed.utcoffset().total_seconds() != 0:
+    offset = None if parsed is None else parsed.utcoffset()
+    if offset is None or offset.total_seconds() != 0:
         raise _Bad("time", f"not an ISO 8601 UTC time: {value!r}")
 
 
@@ -337,7 +338,9 @@ def verify_log(path: str | Path, expected_head: str | None = None) -> Report:
                 raise _Bad(None, f"truncated tail: an incomplete last record; the {index} records before it verify")
             try:
                 entry = json.loads(raw)
-            except ValueError as exc:
+            except UnicodeDecodeError:
+                raise _Bad(None, "not valid UTF-8 text") from None
+            except json.JSONDecodeError as exc:
                 raise _Bad(None, f"not valid JSON ({exc.msg})") from None
             _check_entry(entry, index, prev)
             record = entry["record"]

@@ -70,7 +70,7 @@ def run_selftest(draws: int | None, plot_path: str | None, err: TextIO = sys.std
     start = time.perf_counter()
     results: list[Result] = []
     for i, case in enumerate(CASES):
-        results.append(run_case(case, draws, source, lambda done: _bar(err, i * draws + done, total, case.name)))
+        results.append(run_case(case, draws, source, lambda done, i=i, name=case.name: _bar(err, i * draws + done, total, name)))
     err.write("\n")
     print(f"securedp selftest: {len(CASES)} samplers, G-test against the exact law, fail below p = {ALPHA:g}")
     print(table(results))

@@ -161,6 +161,17 @@ def test_deleted_reordered_and_inserted_lines_break_the_chain(tmp_path: Path) ->
         assert not verify_log(path).ok
 
 
+@pytest.mark.parametrize("garbage", [b"\xff\xfe{\"x\": 1}\n", b"{not json\n", b"[1, 2]\n"])
+def test_a_line_that_is_not_a_json_record_is_reported_at_that_line(tmp_path: Path, garbage: bytes) -> None:
+    """Bytes that are not UTF-8, not JSON, or not an object: a precise report, never a crash."""
+    path = tmp_path / "audit.jsonl"
+    write_log(path)
+    raw = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(raw[:2] + [garbage] + raw[2:]))
+    report = verify_log(path)
+    assert not report.ok and report.problem.line == 3
+
+
 def test_removing_the_end_is_caught_with_a_published_head(tmp_path: Path) -> None:
     path = tmp_path / "audit.jsonl"
     write_log(path)

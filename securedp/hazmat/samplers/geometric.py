@@ -47,7 +47,7 @@ from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.interval import Interval, Real, _context
 from securedp.hazmat.exact.rational import positive_rational, probability
-from securedp.hazmat.samplers.decide import WORD_BITS, Thresholds, words_for
+from securedp.hazmat.samplers.decide import WORD_BITS, Thresholds
 from securedp.hazmat.samplers.params import PlanCache, check_size, count_of, shaped
 from securedp.hazmat.samplers.pool import pooled
 
