@@ -42,7 +42,11 @@ class Budget:
                     "use Session(rho=...) or Session.from_approx_dp(epsilon, delta)"
                 )
             return epsilon
-        return rho if epsilon is None else pure_to_zcdp(epsilon)
+        if epsilon is not None:
+            return pure_to_zcdp(epsilon)
+        if rho is None:
+            raise TypeError("a release costs epsilon or rho; both are None")
+        return rho
 
     def charge(self, amount: Fraction) -> tuple[Fraction, Fraction]:
         """Add ``amount`` to the spent budget, or raise :class:`BudgetExceeded` and change nothing.

@@ -197,7 +197,8 @@ class Session(SelectionMethods):
         if unknown not in ("raise", "drop"):
             raise ValueError("unknown must be 'raise' or 'drop'")
         k = check_max_contributions(max_partitions)
-        share = privacy_cost(budget, None)[0] if self.kind == EPSILON else privacy_cost(None, budget)[1]
+        epsilon, rho = privacy_cost(budget, None) if self.kind == EPSILON else privacy_cost(None, budget)
+        share = self._budget.cost(epsilon, rho)  # the given budget itself: it has this session's kind
         keys = list(dict.fromkeys(parts))
         if len(keys) != len(list(parts)):
             raise ValueError("partition keys must be distinct")

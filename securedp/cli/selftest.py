@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import Callable, TextIO
 
 from securedp.audit.selftest import ALPHA, CASES, Result, run_case
 from securedp.hazmat.bits.default import default_source
@@ -55,6 +55,13 @@ def plot(results: list[Result], path: str) -> None:
     plt.close(fig)
 
 
+def _progress(stream: TextIO, offset: int, total: int, label: str) -> Callable[[int], None]:
+    """The progress callback of one case: ``done`` draws of it are ``offset + done`` of ``total``."""
+    def progress(done: int) -> None:
+        _bar(stream, offset + done, total, label)
+    return progress
+
+
 def run_selftest(draws: int | None, plot_path: str | None, err: TextIO = sys.stderr) -> int:
     """Run every case; print the table; return 0 if all pass, 1 otherwise."""
     draws = DEFAULT_DRAWS if draws is None else draws
@@ -70,7 +77,7 @@ def run_selftest(draws: int | None, plot_path: str | None, err: TextIO = sys.std
     start = time.perf_counter()
     results: list[Result] = []
     for i, case in enumerate(CASES):
-        results.append(run_case(case, draws, source, lambda done, i=i, name=case.name: _bar(err, i * draws + done, total, name)))
+        results.append(run_case(case, draws, source, _progress(err, i * draws, total, case.name)))
     err.write("\n")
     print(f"securedp selftest: {len(CASES)} samplers, G-test against the exact law, fail below p = {ALPHA:g}")
     print(table(results))

@@ -20,7 +20,11 @@ def number(value: Any) -> str:
 
 def show_release(release: Release, query: Query, budget: Budget | None) -> str:
     """Several aligned lines describing ``release``."""
-    cost = f"epsilon {format_rational(release.epsilon)}" if release.epsilon is not None else f"rho {format_rational(release.rho)}"
+    if release.epsilon is not None:
+        cost = f"epsilon {format_rational(release.epsilon)}"
+    else:
+        assert release.rho is not None  # a release is charged exactly one of epsilon or rho
+        cost = f"rho {format_rational(release.rho)}"
     head = f"{release.statistic} of column {query.column!r}"
     if query.q is not None:
         head += f" at q = {format_rational(query.q)}"

@@ -36,7 +36,7 @@ import math
 import numbers
 import re
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import gmpy2
 import numpy as np
@@ -316,12 +316,14 @@ def _units(records: Any, clamp: Clamp, screen: Callable[[Any], int | None]) -> t
         if clamp.int64 and kind in "iu" and -INT64_MAX - 1 <= clamp.lo_i and clamp.hi_i <= INT64_MAX:
             return _int_array(records, clamp), None
         records = records.tolist()  # object, string and long-double arrays: per record
-    values = list(map(screen, records))
-    if None in values:
-        bad = np.fromiter((v is None for v in values), dtype=bool, count=len(values))
-        values = [0 if v is None else v for v in values]
+    screened = list(map(screen, records))
+    values: list[int]
+    if None in screened:
+        bad = np.fromiter((v is None for v in screened), dtype=bool, count=len(screened))
+        values = [0 if v is None else v for v in screened]
     else:
         bad = None
+        values = cast("list[int]", screened)  # no None in it
     return np.fromiter(values, dtype=dtype, count=len(values)) if dtype is np.int64 else _object(values), bad
 
 
@@ -354,7 +356,9 @@ def _float_array(x: np.ndarray, clamp: Clamp, screen: Callable[[Any], int | None
     units = rounded.astype(np.int64)
     if not clamp.exact_mult:
         for i in check:
-            units[i] = screen(float(x[i]))  # float-ok: x[i] is already a float64
+            unit = screen(float(x[i]))  # float-ok: x[i] is already a float64
+            assert unit is not None  # x[i] is inside [lo_f, hi_f], so not NaN: the screen accepts it
+            units[i] = unit
     units[below] = clamp.lo_u
     units[above] = clamp.hi_u
     units[bad] = 0

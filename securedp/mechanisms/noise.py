@@ -66,6 +66,7 @@ class Noise:
     def parameter(self) -> Fraction:
         if self.epsilon is not None:
             return Fraction(self.sensitivity) / self.epsilon
+        assert self.rho is not None  # __post_init__: exactly one of epsilon or rho
         return Fraction(self.sensitivity**2) / (2 * self.rho)
 
     def parameters(self, prefix: str = "") -> dict[str, Any]:

@@ -44,20 +44,23 @@ class Scores:
         self._exact = exact
         self.floats = floats  # finite float64 values equal to the scores, when the input was floats
 
-    def _resolve(self) -> None:
-        exact = self._exact()
+    def _resolve(self) -> Scores:
+        make_exact = self._exact
+        assert make_exact is not None  # built with units and unit, or with exact (kept until resolved)
+        exact = make_exact()
         self._units, self._unit, self._exact = exact.units, exact.unit, None
+        return exact
 
     @property
     def units(self) -> np.ndarray:
         if self._units is None:
-            self._resolve()
+            return self._resolve().units
         return self._units
 
     @property
     def unit(self) -> Fraction:
         if self._unit is None:
-            self._resolve()
+            return self._resolve().unit
         return self._unit
 
     def __len__(self) -> int:

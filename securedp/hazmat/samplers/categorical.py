@@ -198,7 +198,7 @@ def power_bounds(rate: Fraction, values: list[int], prec: int) -> tuple[list[Any
         previous = v
     bounds: list[list[Any]] = []
     for rounding in (gmpy2.RoundDown, gmpy2.RoundUp):
-        out = []
+        out: list[Any] = []
         with _context(prec, rounding):
             # exp is increasing, so exp(-x) rounded in the direction of the bound bounds exp(-x)
             q = gmpy2.exp(-to_mpq(rate))
@@ -314,7 +314,7 @@ def envelope_exponents(fill: Callable[[int, int, np.ndarray], None], size: int, 
     normal = -1022 <= ce < 1000  # c is a normal double: one multiplication by fl(c) = cm * 2**ce
     factor = float(c) if normal else float(c / Fraction(2) ** ce)  # float-ok: correctly rounded, see docstring
     ce = min(max(ce, -3000), 3000)  # changes nothing below: k + ce is clipped to [-1100, 1100] anyway
-    out = np.empty(size, dtype=exponent_dtype(K))
+    out: np.ndarray = np.empty(size, dtype=exponent_dtype(K))
     buffer = np.empty(min(size, _BLOCK), dtype=np.float64)
     with np.errstate(over="ignore", under="ignore"):
         for start in range(0, size, _BLOCK):
@@ -379,15 +379,16 @@ class ExpCategorical:
             if counts is not None:
                 raise ValueError("float gaps take no counts")
             self.float_gaps: FloatGaps | None = gaps
-            self.gaps = None
+            self.gaps: np.ndarray | None = None
             self._groups(envelope_exponents(gaps.approx_into, self.size, rate, self.K), None, total_count)
             return
         self.float_gaps = None
         smallest = gaps[present].min() if present is not None else gaps.min()
-        self.gaps = gaps - smallest if smallest != 0 else gaps
+        gaps = gaps - smallest if smallest != 0 else gaps
+        self.gaps = gaps
         far_from = -(-(self.K + WORD_BITS) * _LN2_UPPER // rate)  # ceil: exp(-rate * far_from) < 2**-(K + 64)
         if far_from <= _DENSE_LIMIT:
-            self._slots(int(far_from), present, total_count)
+            self._slots(gaps, int(far_from), present, total_count)
         elif self.gaps.dtype == object:
             self._groups(exact_envelope_exponents(self.gaps, rate, self.K), present, total_count)
         else:
@@ -395,13 +396,14 @@ class ExpCategorical:
 
     # -- slots: one per near gap value, bounds tabulated and cached --------------------------------
 
-    def _slots(self, far_from: int, present: np.ndarray | None, total_count: int) -> None:
+    def _slots(self, gaps: np.ndarray, far_from: int, present: np.ndarray | None, total_count: int) -> None:
+        """Slot mode, for the (shifted) integer ``gaps`` (:attr:`gaps`)."""
         self.mode = "slots"
-        near = self.gaps < far_from
+        near = gaps < far_from
         if present is not None:
             near &= present
         self.table: SlotTable | None = _DENSE.get(self.rate, self.K, far_from)
-        near_slots = self.gaps[near].astype(np.int64)
+        near_slots = gaps[near].astype(np.int64)
         self.far_slot = far_from
         slot_of = np.full(self.size, self.far_slot, dtype=np.int32)
         slot_of[near] = near_slots
@@ -439,16 +441,24 @@ class ExpCategorical:
                 per += np.bincount(exponents[start:start + _BLOCK], minlength=self.K + 1)
             per_group = per.tolist()
         else:
+            counts = self.counts
+            assert counts is not None  # present is None exactly when counts is None
             exponents[~present] = self.K + 1  # matches no group
-            per_group = self._per_group(exponents[present], self.counts[present], self.K + 1)
+            per_group = self._per_group(exponents[present], counts[present], self.K + 1)
         self.slot_of = exponents
         self.far_slot = self.K
         self._rate_q = to_mpq(self.rate)
         self._masses([c << (self.K - e) for e, c in enumerate(per_group)], 2)
 
+    def _integer_gaps(self) -> np.ndarray:
+        """:attr:`gaps`, which is set whenever :attr:`float_gaps` is not (always in slot mode)."""
+        gaps = self.gaps
+        assert gaps is not None  # __init__ sets exactly one of gaps and float_gaps
+        return gaps
+
     def _x(self, i: int) -> Any:
         """``rate * g_i`` exactly (an mpq)."""
-        gap = self.float_gaps.exact(i) if self.float_gaps is not None else int(self.gaps[i])
+        gap = self.float_gaps.exact(i) if self.float_gaps is not None else int(self._integer_gaps()[i])
         return self._rate_q * gap
 
     def _bounds(self, x: Any, e: int) -> tuple[int, int]:
@@ -486,7 +496,7 @@ class ExpCategorical:
             u = source.word()
             if u >= table.hi[slot]:
                 continue
-            if u < table.lo[slot] or resolve_below(self._acceptance(slot, located), u, WORD_BITS, source):
+            if u < table.lo[slot] or resolve_below(self._acceptance(table, slot, located), u, WORD_BITS, source):
                 return located if located is not None else self._locate(slot, position)
 
     def _draw_grouped(self, source: RandomSource) -> tuple[int, int]:
@@ -503,24 +513,30 @@ class ExpCategorical:
             if u < low or resolve_below(exp_neg_real(x, e), u, WORD_BITS, source):
                 return located
 
-    def _acceptance(self, slot: int, located: tuple[int, int] | None) -> Real:
-        gap = int(self.gaps[located[0]]) if located is not None else self.table.values[slot]
-        return weight_real(self.rate, gap, self.table.shift[slot])
+    def _acceptance(self, table: SlotTable, slot: int, located: tuple[int, int] | None) -> Real:
+        gap = int(self._integer_gaps()[located[0]]) if located is not None else table.values[slot]
+        return weight_real(self.rate, gap, table.shift[slot])
 
     # -- independent coins ---------------------------------------------------------------------------
 
     def prepare_bernoulli(self) -> None:
         """Tabulate the per-entry bounds :meth:`bernoulli_all` needs (done once, on first use otherwise)."""
-        if self._bernoulli is not None:
-            return
+        self._bernoulli_plan()
+
+    def _bernoulli_plan(self) -> tuple[SlotTable, np.ndarray, Fraction, np.ndarray]:
+        """The slot table, slot per entry, rate and integer gaps of :meth:`bernoulli_all`, built once."""
+        if self._bernoulli is None:
+            self._bernoulli = self._build_bernoulli()
+        return self._bernoulli
+
+    def _build_bernoulli(self) -> tuple[SlotTable, np.ndarray, Fraction, np.ndarray]:
         if self.table is not None:
-            self._bernoulli = (self.table, self.slot_of, self.rate, self.gaps)
-            return
+            return self.table, self.slot_of, self.rate, self._integer_gaps()
         if self.float_gaps is not None:
             gaps, unit = self.float_gaps.integers()
             rate = self.rate * unit
         else:
-            gaps, rate = self.gaps, self.rate
+            gaps, rate = self._integer_gaps(), self.rate
         far_from = -(-(self.K + WORD_BITS) * _LN2_UPPER // rate)
         if gaps.dtype != object:
             far_from = min(far_from, np.iinfo(np.int64).max)
@@ -531,12 +547,11 @@ class ExpCategorical:
         table = SlotTable(rate, self.K, [int(v) for v in values])
         slot_of = np.full(self.size, len(values), dtype=np.int64)
         slot_of[near] = np.searchsorted(values, gaps[near])
-        self._bernoulli = (table, slot_of, rate, gaps)
+        return table, slot_of, rate, gaps
 
     def bernoulli_all(self, source: RandomSource) -> np.ndarray:
         """Independent exact draws ``B_i ~ Bernoulli(exp(-rate * g_i))`` for every entry (after the shift)."""
-        self.prepare_bernoulli()
-        table, slot_of, rate, gaps = self._bernoulli
+        table, slot_of, rate, gaps = self._bernoulli_plan()
         slots = np.where(slot_of < 0, len(table.values), slot_of)
         low, high = table.lo64[slots], table.hi64m1[slots]
         u = source.words(self.size)

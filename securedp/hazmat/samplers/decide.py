@@ -104,7 +104,7 @@ class Thresholds:
         u = words[0]
         if self._shift is not None:
             u = u >> self._shift
-        if self.nwords == 1:
+        if self._lo is None:  # one word (nwords == 1)
             bits = u < hi
             tie = u == hi
         else:
