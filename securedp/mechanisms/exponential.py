@@ -33,7 +33,7 @@ from typing import Any
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.mechanisms.release import PreparedRelease, Release
-from securedp.mechanisms.scores import selection_inputs
+from securedp.mechanisms.scores import prepared_selection, selection_inputs
 
 
 def prepare_exponential_mechanism(
@@ -61,20 +61,7 @@ def prepare_exponential_mechanism(
     plan = ExpCategorical(gaps, eps * unit / (sens if monotonic else 2 * sens))
     parameters = {"epsilon": eps, "sensitivity": sens, "monotonic": monotonic, "candidates": len(parsed)}
 
-    def run(source: RandomSource) -> Release:
-        index, _ = plan.draw(source)
-        return Release(
-            value=index if cands is None else cands[index],
-            statistic="selection",
-            mechanism="exponential",
-            parameters=parameters,
-            epsilon=eps,
-            rho=None,
-            max_contributions=1,
-            source=source.describe(),
-        )
-
-    return PreparedRelease("selection", eps, None, run)
+    return prepared_selection("exponential", eps, cands, parameters, lambda source: plan.draw(source)[0])
 
 
 def exponential_mechanism(

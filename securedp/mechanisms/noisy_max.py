@@ -32,7 +32,7 @@ import numpy as np
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.samplers.discrete_laplace import discrete_laplace
 from securedp.mechanisms.release import PreparedRelease, Release
-from securedp.mechanisms.scores import selection_inputs
+from securedp.mechanisms.scores import prepared_selection, selection_inputs
 
 _SAFE = 1 << 61
 
@@ -61,24 +61,13 @@ def prepare_report_noisy_max(
     parameters = {"epsilon": eps, "sensitivity": sens, "monotonic": monotonic, "candidates": len(parsed),
                   "noise_scale": scale * lattice.unit}
 
-    def run(source: RandomSource) -> Release:
+    def choose(source: RandomSource) -> int:
         noise = discrete_laplace(scale, size=len(units), rng=source)
         if small and noise.dtype != object and int(np.abs(noise).max()) < _SAFE:
-            index = int(np.argmax(units + noise))
-        else:
-            index = int(np.argmax(units.astype(object) + noise.astype(object)))
-        return Release(
-            value=index if cands is None else cands[index],
-            statistic="selection",
-            mechanism="report_noisy_max",
-            parameters=parameters,
-            epsilon=eps,
-            rho=None,
-            max_contributions=1,
-            source=source.describe(),
-        )
+            return int(np.argmax(units + noise))
+        return int(np.argmax(units.astype(object) + noise.astype(object)))
 
-    return PreparedRelease("selection", eps, None, run)
+    return prepared_selection("report_noisy_max", eps, cands, parameters, choose)
 
 
 def report_noisy_max(

@@ -33,7 +33,7 @@ import numpy as np
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.mechanisms.release import PreparedRelease, Release
-from securedp.mechanisms.scores import selection_inputs
+from securedp.mechanisms.scores import prepared_selection, selection_inputs
 
 
 def first_in_random_order(heads: np.ndarray, source: RandomSource) -> int:
@@ -61,20 +61,10 @@ def prepare_permute_and_flip(
     plan.prepare_bernoulli()  # every coin's bounds, once, before anything is drawn
     parameters = {"epsilon": eps, "sensitivity": sens, "candidates": len(parsed)}
 
-    def run(source: RandomSource) -> Release:
-        index = first_in_random_order(plan.bernoulli_all(source), source)
-        return Release(
-            value=index if cands is None else cands[index],
-            statistic="selection",
-            mechanism="permute_and_flip",
-            parameters=parameters,
-            epsilon=eps,
-            rho=None,
-            max_contributions=1,
-            source=source.describe(),
-        )
+    def choose(source: RandomSource) -> int:
+        return first_in_random_order(plan.bernoulli_all(source), source)
 
-    return PreparedRelease("selection", eps, None, run)
+    return prepared_selection("permute_and_flip", eps, cands, parameters, choose)
 
 
 def permute_and_flip(

@@ -18,8 +18,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, to_rational
 from securedp.hazmat.samplers.categorical import FloatGaps
+from securedp.mechanisms.release import PreparedRelease, Release
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -191,3 +193,29 @@ def selection_inputs(
     if cands is not None and len(cands) != len(parsed):
         raise ValueError(f"{len(cands)} candidates but {len(parsed)} scores")
     return eps, sens, cands, parsed
+
+
+def prepared_selection(
+    mechanism: str, epsilon: Fraction, candidates: list[Any] | None, parameters: dict[str, Any],
+    choose: Callable[[RandomSource], int],
+) -> PreparedRelease:
+    """The release of a selection: ``choose(source)`` draws the index; the value is it, or its candidate.
+
+    Selections are pure-DP (``epsilon``) releases for one contribution per person; the scores'
+    sensitivity carries any larger contribution bound.
+    """
+
+    def run(source: RandomSource) -> Release:
+        index = choose(source)
+        return Release(
+            value=index if candidates is None else candidates[index],
+            statistic="selection",
+            mechanism=mechanism,
+            parameters=parameters,
+            epsilon=epsilon,
+            rho=None,
+            max_contributions=1,
+            source=source.describe(),
+        )
+
+    return PreparedRelease("selection", epsilon, None, run)

@@ -165,14 +165,14 @@ def test_unsupported_widths_are_refused(width: int) -> None:
 _D = decimal.Context(prec=150)
 
 
-def _floor_scaled(value: decimal.Decimal, width: int) -> int:
+def floor_scaled(value: decimal.Decimal, width: int) -> int:
     """``floor(value * 2**width)`` from a 150-digit decimal (far more digits than any width here)."""
     return int(_D.multiply(value, _D.power(2, width)).to_integral_value(rounding=decimal.ROUND_FLOOR))
 
 
 def _stored(value: decimal.Decimal, width: int) -> int:
     """The threshold a plan stores: the floor, clamped to ``2**width - 1``."""
-    return min(_floor_scaled(value, width), (1 << width) - 1)
+    return min(floor_scaled(value, width), (1 << width) - 1)
 
 
 def _exp_neg(x: Fraction) -> decimal.Decimal:
@@ -182,8 +182,8 @@ def _exp_neg(x: Fraction) -> decimal.Decimal:
 def test_exp_thresholds_are_exact_to_the_last_bit() -> None:
     """``floor(exp(-x) * 2**64)``: a rounding of ``x`` to a float anywhere would shift it by ~100 units."""
     for x in (Fraction(1, 10), Fraction(7, 3), Fraction(1, 1000)):
-        assert exp_neg(x).floor_ceil(64)[0] == _floor_scaled(_exp_neg(x), 64)
-        assert exp_neg(x).floor_ceil(200)[0] == _floor_scaled(_exp_neg(x), 200)
+        assert exp_neg(x).floor_ceil(64)[0] == floor_scaled(_exp_neg(x), 64)
+        assert exp_neg(x).floor_ceil(200)[0] == floor_scaled(_exp_neg(x), 200)
 
 
 def test_laplace_and_geometric_plan_thresholds_are_exact() -> None:

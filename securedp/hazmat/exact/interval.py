@@ -24,7 +24,8 @@ _EMAX = gmpy2.get_emax_max()
 _EMIN = gmpy2.get_emin_min()
 
 
-def _context(prec: int, rounding: Any) -> Any:
+def rounding_context(prec: int, rounding: Any) -> Any:
+    """A gmpy2 context of ``prec`` bits rounding in direction ``rounding``, with the widest exponent range."""
     return gmpy2.context(precision=prec, round=rounding, emax=_EMAX, emin=_EMIN)
 
 
@@ -42,16 +43,16 @@ class Interval:
     def exact(cls, value: Fraction | int, prec: int) -> "Interval":
         """The tightest interval around a rational at precision ``prec``."""
         q = gmpy2.mpq(value.numerator, value.denominator) if isinstance(value, Fraction) else gmpy2.mpq(value)
-        with _context(prec, gmpy2.RoundDown):
+        with rounding_context(prec, gmpy2.RoundDown):
             lo = gmpy2.mpfr(q)
-        with _context(prec, gmpy2.RoundUp):
+        with rounding_context(prec, gmpy2.RoundUp):
             hi = gmpy2.mpfr(q)
         return cls(lo, hi, prec)
 
     def _make(self, lo_fn: Callable[[], Any], hi_fn: Callable[[], Any]) -> "Interval":
-        with _context(self.prec, gmpy2.RoundDown):
+        with rounding_context(self.prec, gmpy2.RoundDown):
             lo = lo_fn()
-        with _context(self.prec, gmpy2.RoundUp):
+        with rounding_context(self.prec, gmpy2.RoundUp):
             hi = hi_fn()
         return Interval(lo, hi, self.prec)
 
@@ -107,13 +108,15 @@ class Interval:
         return f"Interval({self.lo}, {self.hi})"
 
 
-def _floor_scaled(x: Any, k: int, prec: int) -> int:
-    with _context(prec, gmpy2.RoundDown):
+def floor_scaled(x: Any, k: int, prec: int) -> int:
+    """``floor(x * 2**k)`` for an mpfr ``x`` (the scaling is exact)."""
+    with rounding_context(prec, gmpy2.RoundDown):
         return int(gmpy2.floor(gmpy2.mul_2exp(x, k)))
 
 
-def _ceil_scaled(x: Any, k: int, prec: int) -> int:
-    with _context(prec, gmpy2.RoundUp):
+def ceil_scaled(x: Any, k: int, prec: int) -> int:
+    """``ceil(x * 2**k)`` for an mpfr ``x`` (the scaling is exact)."""
+    with rounding_context(prec, gmpy2.RoundUp):
         return int(gmpy2.ceil(gmpy2.mul_2exp(x, k)))
 
 
@@ -154,8 +157,8 @@ class Real:
         prec = max(k, 0) + 64
         while True:
             iv = self._bound(prec)
-            low = _floor_scaled(iv.lo, k, prec)
-            high = _ceil_scaled(iv.hi, k, prec)
+            low = floor_scaled(iv.lo, k, prec)
+            high = ceil_scaled(iv.hi, k, prec)
             if high - low <= 1:
                 return low, high
             prec *= 2

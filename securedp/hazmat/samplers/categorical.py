@@ -136,7 +136,7 @@ import gmpy2
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.interval import Interval, Real, _ceil_scaled, _context, _floor_scaled
+from securedp.hazmat.exact.interval import Interval, Real, ceil_scaled, rounding_context, floor_scaled
 from securedp.hazmat.exact.rational import to_mpq
 from securedp.hazmat.samplers.decide import WORD_BITS, resolve_below
 from securedp.hazmat.samplers.params import PlanCache
@@ -158,17 +158,17 @@ _BLOCK = 1 << 13
 
 
 def _inverse_ln2_low() -> Fraction:
-    with _context(256, gmpy2.RoundUp):
+    with rounding_context(256, gmpy2.RoundUp):
         ln2_up = gmpy2.log(2)
-    with _context(256, gmpy2.RoundDown):
+    with rounding_context(256, gmpy2.RoundDown):
         low = 1 / ln2_up
     return Fraction(*low.as_integer_ratio())
 
 
 _INV_LN2_LOW = _inverse_ln2_low()  # L <= 1 / ln 2, L * ln 2 > 1 - 2**-250
-with _context(_PREC + 8, gmpy2.RoundDown):
+with rounding_context(_PREC + 8, gmpy2.RoundDown):
     _E_LO = gmpy2.exp(gmpy2.mpfr(1))
-with _context(_PREC + 8, gmpy2.RoundUp):
+with rounding_context(_PREC + 8, gmpy2.RoundUp):
     _E_HI = gmpy2.exp(gmpy2.mpfr(1))
 
 
@@ -199,7 +199,7 @@ def power_bounds(rate: Fraction, values: list[int], prec: int) -> tuple[list[Any
     bounds: list[list[Any]] = []
     for rounding in (gmpy2.RoundDown, gmpy2.RoundUp):
         out: list[Any] = []
-        with _context(prec, rounding):
+        with rounding_context(prec, rounding):
             # exp is increasing, so exp(-x) rounded in the direction of the bound bounds exp(-x)
             q = gmpy2.exp(-to_mpq(rate))
             x = gmpy2.mpfr(1)
@@ -231,10 +231,10 @@ class SlotTable:
         for s, (lo, hi) in enumerate(zip(w_lo, w_hi)):
             e = 0 if hi >= 1 else min(-int(gmpy2.get_exp(hi)), K)
             self.shift.append(e)
-            self.lo.append(_floor_scaled(lo, e + WORD_BITS, prec))
-            self.hi.append(_ceil_scaled(hi, e + WORD_BITS, prec))
-            self.lo64[s] = min(_floor_scaled(lo, WORD_BITS, prec), _TOP64)
-            self.hi64m1[s] = _ceil_scaled(hi, WORD_BITS, prec) - 1
+            self.lo.append(floor_scaled(lo, e + WORD_BITS, prec))
+            self.hi.append(ceil_scaled(hi, e + WORD_BITS, prec))
+            self.lo64[s] = min(floor_scaled(lo, WORD_BITS, prec), _TOP64)
+            self.hi64m1[s] = ceil_scaled(hi, WORD_BITS, prec) - 1
         self.shift.append(K)
         self.lo.append(0)
         self.hi.append(1)
@@ -463,12 +463,12 @@ class ExpCategorical:
 
     def _bounds(self, x: Any, e: int) -> tuple[int, int]:
         """Integers ``lo <= exp(-x) * 2**(e + 64) <= hi``: the same MPFR operations for every ``x >= 0``."""
-        with _context(_PREC, gmpy2.RoundDown):
+        with rounding_context(_PREC, gmpy2.RoundDown):
             y_down = gmpy2.mpfr(x) + 1
-        with _context(_PREC, gmpy2.RoundUp):
+        with rounding_context(_PREC, gmpy2.RoundUp):
             y_up = gmpy2.mpfr(x) + 1
             high = gmpy2.ceil(gmpy2.mul_2exp(gmpy2.exp(-y_down) * _E_HI, e + WORD_BITS))
-        with _context(_PREC, gmpy2.RoundDown):
+        with rounding_context(_PREC, gmpy2.RoundDown):
             low = gmpy2.floor(gmpy2.mul_2exp(gmpy2.exp(-y_up) * _E_LO, e + WORD_BITS))
         return int(low), int(high)
 

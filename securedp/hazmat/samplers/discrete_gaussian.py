@@ -40,7 +40,7 @@ import numpy as np
 
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.interval import Interval, Real, _context
+from securedp.hazmat.exact.interval import Interval, Real, rounding_context
 from securedp.hazmat.exact.rational import positive_rational
 from securedp.hazmat.samplers.decide import WORD_BITS, Thresholds, resolve_below
 from securedp.hazmat.samplers.discrete_laplace import DiscreteLaplacePlan
@@ -67,7 +67,7 @@ def _gaussian_acceptance_lows(variance: Fraction, center: Fraction, count: int, 
     ends = []
     for rounding, a_start, r_start, b in ((gmpy2.RoundDown, a0.lo, r0.lo, beta.lo), (gmpy2.RoundUp, a0.hi, r0.hi, beta.hi)):
         values = []
-        with _context(prec, rounding):
+        with rounding_context(prec, rounding):
             a, r = a_start, r_start
             floor_or_ceil = gmpy2.floor if rounding == gmpy2.RoundDown else gmpy2.ceil
             for _ in range(count):

@@ -45,7 +45,7 @@ import numpy as np
 
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.interval import Interval, Real, _context
+from securedp.hazmat.exact.interval import Interval, Real, rounding_context
 from securedp.hazmat.exact.rational import positive_rational, probability
 from securedp.hazmat.samplers.decide import WORD_BITS, Thresholds
 from securedp.hazmat.samplers.params import PlanCache, check_size, count_of, shaped
@@ -111,11 +111,11 @@ class RationalRatio(Ratio):
         return RationalRatio(self.base, self.exponent * m)
 
     def scale_estimate(self) -> float:
-        with _context(53, gmpy2.RoundToNearest):  # float-ok: planning only
+        with rounding_context(53, gmpy2.RoundToNearest):  # float-ok: planning only
             return float(-1 / (self.exponent * gmpy2.log(gmpy2.mpq(self.base.numerator, self.base.denominator))))
 
 
-def _ratio_tail(ratio: Ratio, x: Interval) -> Interval:
+def _digit_probability(x: Interval) -> Interval:
     """``x / (1 + x)`` for ``x = Q**(2**i)``: the probability that digit ``i`` is 1."""
     return x / (1 + x)
 
@@ -131,12 +131,12 @@ def power_lows(ratio: Ratio, count: int, width: int) -> list[int]:
     q = ratio.power(1).interval(prec)
     lows: list[int] = []
     highs: list[int] = []
-    with _context(prec, gmpy2.RoundDown):
+    with rounding_context(prec, gmpy2.RoundDown):
         x = gmpy2.mpfr(1)
         for _ in range(count):
             lows.append(int(gmpy2.floor(gmpy2.mul_2exp(x, width))))
             x = x * q.lo
-    with _context(prec, gmpy2.RoundUp):
+    with rounding_context(prec, gmpy2.RoundUp):
         x = gmpy2.mpfr(1)
         for _ in range(count):
             highs.append(int(gmpy2.ceil(gmpy2.mul_2exp(x, width))))
@@ -216,7 +216,7 @@ class GeometricPlan:
 
     def _digit_real(self, i: int) -> Real:
         power = self.tail_ratio.power(1 << i)
-        return Real(lambda prec: _ratio_tail(self.tail_ratio, power.interval(prec)), name=f"digit {i}")
+        return Real(lambda prec: _digit_probability(power.interval(prec)), name=f"digit {i}")
 
     def draw(self, n: int, source: RandomSource) -> np.ndarray:
         """``n`` independent draws (int64, or object when the scale is astronomically large)."""
@@ -247,7 +247,18 @@ class GeometricPlan:
         return result
 
 
-def _build_plan(scale: Any, p: Any) -> GeometricPlan:
+class _AlwaysZero:
+    """``p = 1``: no failure ever happens, so every draw is 0 (and consumes no randomness)."""
+
+    slow_path_bound = 0.0
+    comparisons_per_draw = 0.0
+    int64 = True
+
+    def draw(self, n: int, source: RandomSource) -> np.ndarray:
+        return np.zeros(n, dtype=np.int64)
+
+
+def _build_plan(scale: Any, p: Any) -> GeometricPlan | _AlwaysZero:
     if (scale is None) == (p is None):
         raise TypeError("geometric takes exactly one of scale or p")
     if scale is not None:
@@ -256,24 +267,11 @@ def _build_plan(scale: Any, p: Any) -> GeometricPlan:
     if prob == 0:
         raise ValueError("p must be > 0")
     if prob == 1:
-        return _CERTAIN
+        return _AlwaysZero()
     return GeometricPlan(RationalRatio(1 - prob))
 
 
-class _Certain(GeometricPlan):
-    """``p = 1``: no failure ever happens."""
-
-    def __init__(self) -> None:  # noqa: D107 - nothing to plan
-        self.slow_path_bound = 0.0
-        self.comparisons_per_draw = 0.0
-        self.int64 = True
-
-    def draw(self, n: int, source: RandomSource) -> np.ndarray:
-        return np.zeros(n, dtype=np.int64)
-
-
-_CERTAIN = _Certain()
-_PLANS: PlanCache[GeometricPlan] = PlanCache(_build_plan)
+_PLANS: PlanCache[GeometricPlan | _AlwaysZero] = PlanCache(_build_plan)
 
 
 def geometric(scale: Any = None, size: Any = None, *, p: Any = None, rng: RandomSource | None = None) -> Any:
