@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from typing import Any, Callable
 
 from securedp.accounting.session import Session
 from securedp.audit.table import read_column
-from securedp.cli.example_data import PATH, REGIONS
-from securedp.cli.show import number
+from securedp.cli.example_data import MAX_ROWS_PER_PERSON, PATH, REGIONS
+from securedp.cli.show import label_text, number
 from securedp.hazmat.exact.rational import format_rational
 from securedp.mechanisms.release import Release
 
 TOTAL = "1"
+
+
+def try_command() -> str:
+    """The command the demo suggests next: a correct release of the example data.
+
+    People have up to :data:`~securedp.cli.example_data.MAX_ROWS_PER_PERSON`
+    rows, so the command names the person column (``--id-column``, which
+    enforces the bound) and declares that many contributions per person.
+    ``tests/cli/test_documented_commands.py`` runs it and checks both.
+    """
+    return (
+        f"securedp release {shlex.quote(str(PATH))} --column age --stat mean --bounds 18,90 --epsilon 0.5 "
+        f"--id-column person_id --max-contributions {MAX_ROWS_PER_PERSON}"
+    )
 
 
 def _line(session: Session, title: str, release: Release) -> str:
@@ -22,7 +37,10 @@ def _line(session: Session, title: str, release: Release) -> str:
 
 def _value(release: Release) -> str:
     if isinstance(release.value, tuple):
-        return ", ".join(f"{label} {v}" for label, v in zip(release.labels or (), release.value))
+        labels = release.labels or ()
+        return ", ".join(
+            f"{label_text(label, i == len(labels) - 1)} {number(v)}" for i, (label, v) in enumerate(zip(labels, release.value))
+        )
     return number(release.value)
 
 
@@ -50,6 +68,6 @@ def run_demo(write: Callable[[str], Any] = print) -> int:
     write("")
     write(f"spent {format_rational(session.spent)} of {TOTAL}; a further release costing more than "
           f"{format_rational(session.remaining)} would be refused.")
-    write(f"done in {time.perf_counter() - start:.2f} s. Try: securedp release "
-          f"{PATH} --column age --stat mean --bounds 18,90 --epsilon 0.5")
+    write(f"done in {time.perf_counter() - start:.2f} s. Try:")
+    write(f"  {try_command()}")
     return 0

@@ -1,7 +1,7 @@
 """The example dataset shipped as ``securedp/data/example.csv``, generated deterministically.
 
 1,200 visits by 1,000 synthetic people (so ``person_id`` repeats: a person
-has one to three rows), with columns ``person_id``, ``age`` (18..90),
+has one to four rows, :data:`MAX_ROWS_PER_PERSON`), with columns ``person_id``, ``age`` (18..90),
 ``region`` (north/south/east/west), ``hours`` (weekly hours worked, 0..80),
 ``income`` (yearly, two decimals) and ``smoker`` (0/1). Every value is
 computed with integer arithmetic from uniform integers read (by rejection)
@@ -25,6 +25,12 @@ COLUMNS = ("person_id", "age", "region", "hours", "income", "smoker")
 REGIONS = ("north", "south", "east", "west")
 PEOPLE = 1000
 ROWS = 1200
+MAX_ROWS_PER_PERSON = 4
+"""The most rows one person has in the shipped file (one person has 4; tested against the file).
+
+A release of the example data must name ``person_id`` as the id column, or
+declare at least this many contributions per person.
+"""
 
 
 def _uniform(n: int, rng: ChaChaSource) -> int:

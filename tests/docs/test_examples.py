@@ -1,6 +1,9 @@
 """Every Python code block of the worked examples, the quickstart and the guides runs as written.
 
-The blocks of one page run in order in one namespace, as a reader would paste them.
+The blocks of one page run in order in one namespace, as a reader would paste them. Every release
+they make is watched (:mod:`_releases_seen`): a release over data where a person has several rows
+(the built-in example dataset) must declare the person ids, or a ``max_contributions`` of at least
+the most rows one person has.
 """
 
 from __future__ import annotations
@@ -10,15 +13,42 @@ from pathlib import Path
 
 import pytest
 
+from _releases_seen import unsafe, watching
+
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGES = sorted(DOCS.glob("examples/*.md")) + [DOCS / "quickstart.md", DOCS / "dropin.md", DOCS / "audit.md"]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
+def run_page(text: str, name: str) -> list[str]:
+    """Run the Python blocks of a page in one namespace; return the problems of the releases they made."""
+    blocks = BLOCK.findall(text)
+    assert blocks, f"{name} has no python code block"
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    with watching() as seen:
+        for i, block in enumerate(blocks):
+            exec(compile(block, f"{name}[block {i + 1}]", "exec"), namespace)  # noqa: S102 - the docs are ours
+    return [problem for problem in map(unsafe, seen) if problem]
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
 def test_code_blocks_run(page: Path) -> None:
-    blocks = BLOCK.findall(page.read_text(encoding="utf-8"))
-    assert blocks, f"{page} has no python code block"
-    namespace: dict[str, object] = {"__name__": "__docs__"}
-    for i, block in enumerate(blocks):
-        exec(compile(block, f"{page.name}[block {i + 1}]", "exec"), namespace)  # noqa: S102 - the docs are ours
+    problems = run_page(page.read_text(encoding="utf-8"), page.name)
+    assert not problems, f"{page.name}: {problems[0]}"
+
+
+def test_control_an_example_without_ids_over_repeated_persons_is_caught() -> None:
+    body = (
+        "import securedp\n"
+        "from securedp.audit.table import read_column\n"
+        "from securedp.cli.example_data import PATH\n"
+        "age = read_column(PATH, 'age', 'person_id')\n"
+        "session = securedp.Session(epsilon=1)\n"
+        "session.mean(age.values, bounds=(18, 90), epsilon='1/2'{ids})\n"
+        "securedp.median(age.values, bounds=(18, 90), epsilon='1/4'{ids})\n"
+    )
+    unsafe_page = "```python\n" + body.format(ids="") + "```\n"
+    problems = run_page(unsafe_page, "control")
+    assert len(problems) == 2 and all("without ids" in p for p in problems)
+    safe_page = "```python\n" + body.format(ids=", ids=age.ids") + "```\n"
+    assert run_page(safe_page, "control") == []

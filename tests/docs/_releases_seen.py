@@ -1,0 +1,163 @@
+"""Watch every release the project's examples make, and check each one bounds a person's rows correctly.
+
+:func:`watching` replaces each ``prepare_*`` release function (count, sum,
+mean, variance, histogram, quantiles; median and quantile go through
+quantiles) in every loaded ``securedp`` module by a wrapper that records the
+data, the ``ids`` and ``max_contributions`` of the call, then calls the
+original (also where a module-level dispatch table holds it). Whatever path
+an example takes (the module functions, a ``Session``, the command's
+``Query``), the release passes through one of them.
+
+:func:`unsafe` checks a recorded call against the shipped example dataset,
+whose people have up to four rows: a release over a column of that dataset
+is correct only if its ``ids`` put all rows of each person under one id
+(the library then enforces ``max_contributions``), or, without ``ids``, if
+``max_contributions`` is at least the largest number of rows one person has.
+Data that is not a column of the example dataset has one row per person by
+construction of the examples, so it is not judged here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import inspect
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from securedp.cli.example_data import PATH as EXAMPLE
+
+PREPARERS = ("prepare_count", "prepare_sum", "prepare_mean", "prepare_variance", "prepare_histogram", "prepare_quantiles")
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One release call: which function, its data, ids and declared max_contributions."""
+
+    function: str
+    data: Any
+    ids: Any
+    max_contributions: Any
+
+
+@lru_cache(maxsize=1)
+def _example() -> tuple[dict[str, list[object]], list[str], int]:
+    """The example dataset: normalized columns, the person id of each row, and the most rows of one person."""
+    with open(EXAMPLE, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    columns = {name: [_normal(row[name]) for row in rows] for name in rows[0]}
+    persons = [row["person_id"] for row in rows]
+    return columns, persons, max(Counter(persons).values())
+
+
+def example_max_rows_per_person() -> int:
+    """The largest number of rows one person has in the shipped example dataset, counted from the file."""
+    return _example()[2]
+
+
+def _normal(value: object) -> object:
+    """A value compared across types: any number as an exact Fraction (from its text), anything else as text."""
+    text = str(value)
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        return text
+
+
+def _as_list(data: Any) -> list[object] | None:
+    """``data`` as a list, when that can be done without consuming it (None for an iterator)."""
+    if callable(getattr(data, "to_numpy", None)):
+        data = data.to_numpy()
+    if isinstance(data, np.ndarray):
+        return data.reshape(-1).tolist()
+    if isinstance(data, (list, tuple)):
+        return list(data)
+    return None
+
+
+def unsafe(seen: Seen) -> str | None:
+    """Why the release ``seen`` does not bound the contribution of a person of the example data, or None."""
+    values = _as_list(seen.data)
+    columns, persons, most = _example()
+    if values is None or len(values) != len(persons):
+        return None
+    normal = [_normal(v) for v in values]
+    matched = [name for name, column in columns.items() if column == normal]
+    if not matched:
+        return None
+    where = f"{seen.function} over example column {matched[0]!r}"
+    if seen.ids is None:
+        declared = int(seen.max_contributions)
+        if declared < most:
+            return (
+                f"{where} declares max_contributions {declared} without ids, but one person has {most} rows: "
+                "pass the person ids (ids= / --id-column person_id) or declare at least that many"
+            )
+        return None
+    ids = _as_list(seen.ids)
+    if ids is None or len(ids) != len(persons):
+        return f"{where}: ids cannot be matched to the rows"
+    id_of: dict[str, object] = {}
+    for person, pid in zip(persons, ids):
+        if id_of.setdefault(person, pid) != pid:
+            return f"{where}: the rows of person {person} carry different ids, so they are not bounded together"
+    return None
+
+
+@contextlib.contextmanager
+def watching() -> Iterator[list[Seen]]:
+    """Record every release prepared inside the ``with`` block (the list is filled as they happen)."""
+    seen: list[Seen] = []
+    patched: list[tuple[object, str, object]] = []
+    wrappers: dict[int, Callable[..., Any]] = {}
+    for module in list(sys.modules.values()):
+        if not getattr(module, "__name__", "").startswith("securedp"):
+            continue
+        for name in PREPARERS:
+            function = getattr(module, name, None)
+            if not callable(function) or getattr(function, "__wrapped_release__", False):
+                continue
+            if id(function) not in wrappers:
+                wrappers[id(function)] = _wrap(name, function, seen)
+            patched.append((module, name, function))
+    for module, name, function in patched:
+        setattr(module, name, wrappers[id(function)])
+    tables: list[tuple[dict[Any, Any], Any, object]] = []  # dispatch tables such as audit.query.STATISTICS
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("securedp"):
+            for table in [v for v in vars(module).values() if isinstance(v, dict)]:
+                for key, value in list(table.items()):
+                    if callable(value) and id(value) in wrappers:
+                        tables.append((table, key, value))
+                        table[key] = wrappers[id(value)]
+    try:
+        yield seen
+    finally:
+        for module, name, function in patched:
+            setattr(module, name, function)
+        for table, key, value in tables:
+            table[key] = value
+
+
+def _wrap(name: str, original: Callable[..., Any], seen: list[Seen]) -> Callable[..., Any]:
+    signature = inspect.signature(original)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return original(*args, **kwargs)  # let the function report its own usage error
+        bound.apply_defaults()
+        arguments = bound.arguments
+        seen.append(Seen(name, arguments.get("data"), arguments.get("ids"), arguments.get("max_contributions", 1)))
+        return original(*args, **kwargs)
+
+    wrapper.__wrapped_release__ = True  # type: ignore[attr-defined]
+    wrapper.__name__ = name
+    return wrapper
