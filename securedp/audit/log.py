@@ -16,7 +16,17 @@ field             meaning
                   fields a session adds, plus a ``query`` the command adds)
 ``prev``          the ``hash`` of the previous line (64 zeros for the first)
 ``hash``          SHA-256 (hex) of the canonical JSON of all the other fields
+                  but ``sig``
+``signer``        (signed logs only) the fingerprint of the Ed25519 key
+``sig``           (signed logs only) the Ed25519 signature of the canonical line
+                  without ``sig`` (see :mod:`securedp.audit.signing`)
 ================  ===============================================================
+
+**Signing.** ``AuditLog(path, signing_key=KEY)`` signs every line it
+writes and, after each append and still under the lock, atomically
+replaces ``path + ".head"`` by a signed head statement (record count and
+last hash). Without a key the chain protects against accidents only:
+anyone who can write the file can rewrite it and recompute every hash.
 
 Rationals appear as ``"num/den"`` strings (integers as JSON integers), so
 every number is exact. A seeded source is described by the commitment
@@ -38,7 +48,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
 import re
 import threading
@@ -47,11 +56,17 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from securedp._version import __version__
+from securedp.audit.canonical import NotCanonical, canonical, parse_canonical
+from securedp.audit.signing import KeyLike, fingerprint, load_signing_key, make_head, sign_entry, write_head
 from securedp.mechanisms.release import jsonable
+
+__all__ = ["AuditLog", "AuditLogError", "canonical", "entry_hash", "read_last_line"]
 
 FORMAT = "securedp-audit/1"
 GENESIS = "0" * 64
 ENTRY_FIELDS = frozenset({"format", "seq", "time", "version", "writer", "record", "prev", "hash"})
+SIGNATURE_FIELDS = frozenset({"signer", "sig"})
+HEAD_SUFFIX = ".head"
 _TAIL_READ = 1 << 16
 
 
@@ -59,14 +74,9 @@ class AuditLogError(Exception):
     """The log cannot be appended to: unreadable, or its last line is torn or malformed."""
 
 
-def canonical(obj: Any) -> bytes:
-    """The canonical UTF-8 JSON text of ``obj`` (sorted keys, no spaces)."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
-
-
 def entry_hash(entry: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of the canonical JSON of ``entry`` without its ``hash`` field."""
-    return hashlib.sha256(canonical({k: v for k, v in entry.items() if k != "hash"})).hexdigest()
+    """SHA-256 (hex) of the canonical JSON of ``entry`` without its ``hash`` and ``sig`` fields."""
+    return hashlib.sha256(canonical({k: v for k, v in entry.items() if k not in ("hash", "sig")})).hexdigest()
 
 
 def read_last_line(fd: int) -> bytes | None:
@@ -101,13 +111,27 @@ class AuditLog:
     arithmetic is verified per writer. The file is created on the
     first append. Construction checks that an existing file ends in a
     complete line, so a damaged log is refused before any release is made.
+
+    With ``signing_key`` (an Ed25519 private key, or the path of its PEM
+    file as written by ``securedp audit keygen``), every line is signed and,
+    unless ``head_file`` is false, a signed head statement for the whole log
+    is kept at :attr:`head_path` (``path + ".head"``), replaced atomically
+    after each append.
     """
 
-    def __init__(self, path: str | os.PathLike[str], writer: str | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], writer: str | None = None, *, signing_key: KeyLike | None = None,
+        head_file: bool = True,
+    ) -> None:
         self.path = Path(path)
         if writer is not None and not re.fullmatch(r"[0-9a-f]{32}", writer):
             raise ValueError("writer must be 32 lowercase hex digits")
         self.writer = writer if writer is not None else os.urandom(16).hex()
+        self._key = None if signing_key is None else load_signing_key(signing_key)
+        self.signer = None if self._key is None else fingerprint(self._key.public_key())
+        """The fingerprint of the signing key, or ``None`` for an unsigned log."""
+        self.head_path = Path(str(self.path) + HEAD_SUFFIX) if self._key is not None and head_file else None
+        """Where the signed head is kept, or ``None``."""
         self._lock = threading.Lock()
         if self.path.exists():
             fd = os.open(self.path, os.O_RDONLY)
@@ -145,12 +169,18 @@ class AuditLog:
                     "record": body,
                     "prev": GENESIS if last is None else last["hash"],
                 }
+                if self._key is not None:
+                    entry["signer"] = self.signer
                 entry["hash"] = entry_hash(entry)
+                if self._key is not None:
+                    entry["sig"] = sign_entry(self._key, entry)
                 line = canonical(entry) + b"\n"
                 written = os.write(fd, line)
                 if written != len(line):
                     raise AuditLogError(f"short write to the audit log ({written} of {len(line)} bytes)")
                 os.fsync(fd)
+                if self._key is not None and self.head_path is not None:
+                    write_head(self.head_path, make_head(self._key, entry["seq"] + 1, entry["hash"]))
             finally:
                 os.close(fd)  # closing releases the flock
         if created:
@@ -162,16 +192,19 @@ class AuditLog:
         if line is None:
             return None
         try:
-            last = json.loads(line)
+            last = parse_canonical(line)
             seq, digest = last["seq"], last["hash"]
-        except (ValueError, TypeError, KeyError) as exc:
+        except NotCanonical as exc:
+            raise AuditLogError(f"the last line of {self.path} is not an audit record: {exc}") from None
+        except KeyError as exc:
             raise AuditLogError(f"the last line of {self.path} is not an audit record") from exc
         if not isinstance(seq, int) or not isinstance(digest, str):
             raise AuditLogError(f"the last line of {self.path} is not an audit record")
         return last
 
     def __repr__(self) -> str:
-        return f"AuditLog({str(self.path)!r})"
+        signed = "" if self.signer is None else f", signer={self.signer!r}"
+        return f"AuditLog({str(self.path)!r}{signed})"
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -8,7 +8,17 @@ given data file, and compares the resulting release record with the logged
 one field by field (value, mechanism, parameters, epsilon/rho,
 max_contributions, source). A wrong seed, altered data or an altered record
 makes the comparison fail and names the first differing field. The log
-itself must first pass :func:`~securedp.audit.verify.verify_log`.
+itself must first pass :func:`~securedp.audit.verify.verify_log` (with the
+reviewer's public key and signed head, when given).
+
+**Input commitments.** A record with an ``input_commitment`` (every seeded
+release since securedp 0.2) is also checked against the data itself: the
+query's canonical input (the exact aggregate its noise step consumes, see
+:func:`securedp.mechanisms.release.encode_input`) is recomputed from the
+given data and MAC'd under the key the seed derives, with the recorded
+nonce. A mismatch is reported as ``data differs`` even when the noise hides
+the change and the replayed value is equal; a change in the output with
+matching data is reported as ``<field> differs`` (output differs).
 
 A partition record (``"kind": "partition"``, the charge of
 :meth:`securedp.Session.partition` to its parent) releases nothing and draws
@@ -26,6 +36,7 @@ from securedp.audit.query import Query
 from securedp.audit.table import read_column
 from securedp.audit.verify import verify_log
 from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
+from securedp.mechanisms.release import commit_input
 
 COMPARED = ("statistic", "value", "labels", "mechanism", "parameters", "epsilon", "rho", "max_contributions", "source")
 
@@ -43,6 +54,8 @@ class Replayed:
     ok: bool
     problem: str | None = None
     skipped: bool = False
+    data_matches: bool | None = None
+    """True when the input commitment matched the data, False when it did not, None without a commitment."""
 
 
 def read_seed(path: str | Path) -> bytes:
@@ -78,18 +91,38 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
         stream = stream.substream(label)
     try:
         query = Query.from_json(record["query"])
-        again = query.prepare(read_column(data, query.column, query.id_column)).execute(stream).record()
+        prepared = query.prepare(read_column(data, query.column, query.id_column))
+        committed = record.get("input_commitment")
+        data_matches = None
+        if committed is not None and prepared.input_bytes is not None:
+            again_commitment = commit_input(stream, prepared.input_bytes(), bytes.fromhex(committed["nonce"]))
+            data_matches = again_commitment == committed
+        again = prepared.execute(stream).record()
     except (ValueError, TypeError) as exc:
         return Replayed(line, statistic, False, f"cannot re-run the release: {exc}")
-    for name in COMPARED:
-        if again.get(name) != record.get(name):
-            return Replayed(line, statistic, False, f"{name} differs: logged {record.get(name)!r}, replayed {again.get(name)!r}")
-    return Replayed(line, statistic, True)
+    output = next(
+        (f"{name} differs: logged {record.get(name)!r}, replayed {again.get(name)!r}"
+         for name in COMPARED if again.get(name) != record.get(name)),
+        None,
+    )
+    if data_matches is False:
+        hidden = "the output is reproduced all the same (the noise hides the change)" if output is None else output
+        problem = f"data differs: the input commitment does not match this data; {hidden}"
+        return Replayed(line, statistic, False, problem, data_matches=False)
+    if output is not None:
+        return Replayed(line, statistic, False, output, data_matches=data_matches)
+    return Replayed(line, statistic, True, data_matches=data_matches)
 
 
-def replay_log(log: str | Path, seed: bytes, data: str | Path) -> list[Replayed]:
-    """Replay every record of ``log``; raises :class:`ValueError` if the log does not verify."""
-    report = verify_log(log)
+def replay_log(
+    log: str | Path, seed: bytes, data: str | Path, *, public_key: Any = None, head: Any = None,
+    expected_head: str | None = None,
+) -> list[Replayed]:
+    """Replay every record of ``log``; raises :class:`ValueError` if the log does not verify.
+
+    ``public_key``, ``head`` and ``expected_head`` are passed to :func:`~securedp.audit.verify.verify_log`.
+    """
+    report = verify_log(log, expected_head, public_key=public_key, head=head)
     if not report.ok:
         raise ValueError(f"{log} does not verify: {report.problem}")
     return [replay_entry(entry, i + 1, seed, data) for i, entry in enumerate(report.entries)]

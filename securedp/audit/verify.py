@@ -2,20 +2,34 @@
 
 :func:`verify_log` reads a log written by :class:`~securedp.audit.log.AuditLog`
 and stops at the first problem, naming its line, byte offset, field and the
-rule broken. The checks, in order, for line ``i`` (1-based):
+rule broken; it never raises on bad content (every failure, including
+bytes no parser should see, is a :class:`Problem`). The checks, in order,
+for line ``i`` (1-based):
 
 1. it is a complete line (a last line without a newline is a *torn tail*:
    the ``i - 1`` lines before it still verify);
-2. it is a JSON object with exactly the fields of the format, ``format`` is
+1b. its bytes are the canonical JSON text of an object
+   (:func:`~securedp.audit.canonical.parse_canonical`): UTF-8, no duplicate
+   key, no ``NaN``/``Infinity``/float literal, nesting at most 64 deep, and
+   re-serialising the parsed object gives back exactly the bytes written;
+2. it is a JSON object with exactly the fields of the format (plus
+   ``signer`` and ``sig`` together, on a signed line), ``format`` is
    ``"securedp-audit/1"``, ``seq == i - 1``, ``time`` is an ISO 8601 UTC
    time, ``version`` and ``writer`` are well formed;
 3. ``prev`` is the ``hash`` of line ``i - 1`` (64 zeros for line 1) and
-   ``hash`` is the SHA-256 of the line's other fields (so any edited field,
-   inserted, removed or reordered line breaks the chain);
+   ``hash`` is the SHA-256 of the line's other fields but ``sig`` (so any
+   edited field, inserted, removed or reordered line breaks the chain);
+3b. with the reviewer's ``public_key``: the line is signed by that key and
+   its signature verifies (:mod:`securedp.audit.signing`); without one, a
+   signature's form is checked but not its validity, and the
+   :class:`Report` says the log is authenticated against accidents only;
 4. the ``record`` has the fields of :meth:`securedp.Release.record`; exactly
    one of ``epsilon`` / ``rho`` is a positive rational; ``max_contributions``
    is a positive integer; a ``chacha20`` source carries a 64-hex seed
-   commitment and its substream labels, and no source carries a seed;
+   commitment and its substream labels, and no source carries a seed; an
+   ``input_commitment``, when present, has the scheme
+   ``"hmac-sha256/securedp-input/v1"``, a 32-hex nonce and a 64-hex MAC, on
+   a ``chacha20`` release only;
 5. budget arithmetic, exactly, per *ledger* (a writer, and within it a
    sub-session opened by a partition, as written by :class:`securedp.Session`):
    when a record carries ``spent`` and ``remaining``, then ``remaining >= 0``;
@@ -40,9 +54,12 @@ rule broken. The checks, in order, for line ``i`` (1-based):
    parent's path plus the part's key. A record of a sub-session whose
    ledger no earlier partition record opened is refused.
 
-Deleting whole lines at the *end* of a log leaves a valid chain; publish the
-``head`` hash (printed by ``securedp audit verify``) and pass it back as
-``expected_head`` to detect that.
+Deleting whole lines at the *end* of a log leaves a valid chain (and valid
+signatures). Pass a signed head statement (``head=``, checked with
+``public_key``) to detect that: the log must hold at least the statement's
+record count and its record at that count must have the statement's hash.
+Records after it are verified but not covered by the head. (An unsigned
+``expected_head`` hash published earlier does the same for an unsigned log.)
 """
 
 from __future__ import annotations
@@ -53,9 +70,23 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
-from securedp.audit.log import ENTRY_FIELDS, FORMAT, GENESIS, entry_hash
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from securedp.audit.canonical import NotCanonical, parse_canonical
+from securedp.audit.log import ENTRY_FIELDS, FORMAT, GENESIS, SIGNATURE_FIELDS, entry_hash
+from securedp.audit.signing import (
+    ENTRY_CONTEXT,
+    PublicKeyLike,
+    SignatureError,
+    check_head,
+    check_signature_fields,
+    fingerprint,
+    load_public_key,
+    verify_signature,
+)
+from securedp.mechanisms.release import COMMITMENT_SCHEME
 
 RECORD_FIELDS = ("statistic", "value", "mechanism", "parameters", "epsilon", "rho", "max_contributions", "source")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -88,12 +119,44 @@ class Report:
     ``head`` is the hash of the last of them (64 zeros for none); ``problem``
     is the first failure or ``None``; ``torn_tail`` says that the failure is
     an incomplete last line, as left by a crash mid-write.
+
+    ``signed`` counts the valid lines that carry a signature; ``key`` is the
+    fingerprint of the reviewer's public key when one was given, and then
+    every valid line was checked against it (``authenticated``);
+    ``head_records`` is the record count of a signed head that was checked
+    and matched (``None`` if none was given). :attr:`trust` says in one line
+    what the outcome is worth.
     """
 
     valid: int
     head: str
     problem: Problem | None = None
     entries: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    signed: int = 0
+    key: str | None = None
+    head_records: int | None = None
+
+    @property
+    def authenticated(self) -> bool:
+        """True when a public key was given and every valid line's signature verified with it."""
+        return self.key is not None
+
+    @property
+    def trust(self) -> str:
+        """One line: what a clean report proves, and against whom."""
+        if self.key is not None:
+            covered = (
+                "no signed head checked: records removed from the end would go unnoticed"
+                if self.head_records is None
+                else f"the signed head covers {self.head_records} of {self.valid} records"
+            )
+            return f"signed: every record verified with the public key {self.key}; {covered}"
+        if self.signed:
+            return (
+                f"signatures present on {self.signed} records but NOT checked (no public key given): "
+                "integrity only against accidents, not against the log's writer"
+            )
+        return "unsigned: integrity only against accidents, not against the log's writer"
 
     @property
     def ok(self) -> bool:
@@ -145,9 +208,12 @@ def _check_entry(entry: Any, index: int, prev: str) -> None:
     missing = sorted(ENTRY_FIELDS - entry.keys())
     if missing:
         raise _Bad(missing[0], "missing")
-    extra = sorted(entry.keys() - ENTRY_FIELDS)
+    extra = sorted(entry.keys() - ENTRY_FIELDS - SIGNATURE_FIELDS)
     if extra:
         raise _Bad(extra[0], "unexpected field")
+    half = sorted(SIGNATURE_FIELDS - entry.keys())
+    if len(half) == 1:
+        raise _Bad(half[0], "missing (a signed line has both 'signer' and 'sig')")
     if entry["format"] != FORMAT:
         raise _Bad("format", f"expected {FORMAT!r}, got {entry['format']!r}")
     if type(entry["seq"]) is not int or entry["seq"] != index:
@@ -202,7 +268,34 @@ def _check_record(record: Any) -> Fraction:
     if type(k) is not int or k < 1:
         raise _Bad("record.max_contributions", f"must be a positive integer, got {k!r}")
     _check_source(record["source"])
+    if "input_commitment" in record:
+        _check_commitment(record["input_commitment"], record["source"])
     return charge
+
+
+def _check_commitment(commitment: Any, source: dict[str, Any]) -> None:
+    name = "record.input_commitment"
+    if not isinstance(commitment, dict) or set(commitment) != {"scheme", "nonce", "mac"}:
+        raise _Bad(name, "must be an object with exactly 'scheme', 'nonce' and 'mac'")
+    if commitment["scheme"] != COMMITMENT_SCHEME:
+        raise _Bad(f"{name}.scheme", f"expected {COMMITMENT_SCHEME!r}")
+    if not isinstance(commitment["nonce"], str) or not _HEX32.fullmatch(commitment["nonce"]):
+        raise _Bad(f"{name}.nonce", "must be 32 lowercase hex digits")
+    if not isinstance(commitment["mac"], str) or not _HEX64.fullmatch(commitment["mac"]):
+        raise _Bad(f"{name}.mac", "must be 64 lowercase hex digits")
+    if source.get("kind") != "chacha20":
+        raise _Bad(name, "only a release drawn from a seeded (chacha20) source carries an input commitment")
+
+
+def _check_signature(entry: dict[str, Any], key: Ed25519PublicKey | None) -> None:
+    try:
+        if key is not None:
+            verify_signature(key, entry, ENTRY_CONTEXT)
+        elif "sig" in entry:
+            check_signature_fields(entry)
+    except SignatureError as error:
+        field_name = "signer" if str(error).startswith("signed by key") or "signer" in str(error) else "sig"
+        raise _Bad(field_name, str(error)) from None
 
 
 def _check_source(source: Any) -> None:
@@ -320,29 +413,64 @@ class _Budgets:
                 self._state[child] = (Fraction(0), share, kind)
 
 
-def verify_log(path: str | Path, expected_head: str | None = None) -> Report:
+def _read_head(head: Any) -> Any:
+    """A head statement from a dict, the bytes of its file, or its path; a string problem if unreadable."""
+    if isinstance(head, Mapping):
+        return dict(head)
+    try:
+        raw = head if isinstance(head, bytes) else Path(head).read_bytes()
+    except OSError as exc:
+        return f"cannot read the signed head: {exc}"
+    try:
+        return parse_canonical(raw.rstrip(b"\n"))
+    except NotCanonical as exc:
+        return f"the signed head is not a canonical statement: {exc}"
+
+
+def verify_log(
+    path: str | Path,
+    expected_head: str | None = None,
+    *,
+    public_key: PublicKeyLike | None = None,
+    head: Any = None,
+) -> Report:
     """Check the log at ``path`` and return a :class:`Report` (it never raises on bad content).
 
-    With ``expected_head`` (a hash published earlier), the log must also
-    contain a line with that hash, which detects the removal of whole lines
-    at its end. Raises :class:`OSError` only if the file cannot be read.
+    ``public_key`` (an Ed25519 public key, its text form ``ed25519:...`` or
+    a file holding it): every line must be signed by it. ``head``: a signed
+    head statement (a dict, its bytes, or the path of its file, such as the
+    ``.head`` file a signing :class:`~securedp.audit.log.AuditLog` keeps),
+    checked with ``public_key``; the log must hold the records it covers.
+    ``expected_head`` (a hash published earlier): the log must contain a
+    line with that hash. Raises :class:`OSError` only if the log cannot be
+    read, and :class:`ValueError` for a malformed ``public_key`` or a
+    ``head`` without ``public_key``.
     """
+    key = None if public_key is None else load_public_key(public_key)
+    if head is not None and key is None:
+        raise ValueError("a signed head can only be checked with the signer's public key (public_key=)")
+    statement = None if head is None else _read_head(head)
     data = Path(path).read_bytes()
     prev = GENESIS
     budgets = _Budgets()
     entries: list[dict[str, Any]] = []
+    signed = 0
     seen_head = expected_head is None
+    fp = None if key is None else fingerprint(key)
+
+    def report(problem: Problem | None, head_records: int | None = None) -> Report:
+        return Report(len(entries), prev, problem, entries, signed, fp if problem is None else None, head_records)
+
     for index, (offset, raw, complete) in enumerate(_lines(data)):
         try:
             if not complete:
                 raise _Bad(None, f"truncated tail: an incomplete last record; the {index} records before it verify")
             try:
-                entry = json.loads(raw)
-            except UnicodeDecodeError:
-                raise _Bad(None, "not valid UTF-8 text") from None
-            except json.JSONDecodeError as exc:
-                raise _Bad(None, f"not valid JSON ({exc.msg})") from None
+                entry = parse_canonical(raw)
+            except NotCanonical as exc:
+                raise _Bad(None, str(exc)) from None
             _check_entry(entry, index, prev)
+            _check_signature(entry, key)
             record = entry["record"]
             if isinstance(record, dict) and "kind" in record:
                 if record["kind"] != "partition":
@@ -353,11 +481,28 @@ def verify_log(path: str | Path, expected_head: str | None = None) -> Report:
                 charge = _check_record(record)
                 budgets.check(entry["writer"], record, charge)
         except _Bad as bad:
-            return Report(index, prev, Problem(index + 1, offset, bad.field, bad.message), entries)
+            return report(Problem(index + 1, offset, bad.field, bad.message))
+        except Exception as exc:  # noqa: BLE001 - the contract: bad content is a Problem, never an exception
+            return report(Problem(index + 1, offset, None, f"cannot be checked ({type(exc).__name__})"))
         entries.append(entry)
+        signed += "sig" in entry
         prev = entry["hash"]
         seen_head = seen_head or prev == expected_head
     if not seen_head:
-        problem = Problem(len(entries) + 1, len(data), None, "the expected head hash is not in the log (records removed from the end)")
-        return Report(len(entries), prev, problem, entries)
-    return Report(len(entries), prev, None, entries)
+        return report(Problem(len(entries) + 1, len(data), None, "the expected head hash is not in the log (records removed from the end)"))
+    if statement is None or key is None:
+        return report(None)
+    if isinstance(statement, str):
+        return report(Problem(len(entries) + 1, len(data), "head", statement))
+    try:
+        count, digest = check_head(statement, key)
+    except SignatureError as error:
+        return report(Problem(len(entries) + 1, len(data), "head", f"signed head: {error}"))
+    if count > len(entries):
+        return report(Problem(
+            len(entries) + 1, len(data), "head",
+            f"the signed head covers {count} records but the log has {len(entries)}: records removed from the end",
+        ))
+    if (entries[count - 1]["hash"] if count else GENESIS) != digest:
+        return report(Problem(count, 0, "head", f"record {count} is not the one the signed head names: the log was rewritten"))
+    return report(None, count)

@@ -13,6 +13,7 @@ from securedp.audit.log import AuditLog
 from securedp.audit.query import STATISTICS, Query
 from securedp.audit.replay import read_seed, replay_log
 from securedp.audit.table import read_column
+from securedp.audit.signing import load_public_key, load_signing_key, make_head, write_key_pair
 from securedp.audit.verify import verify_log
 from securedp.cli.budget import Budget, BudgetFile
 from securedp.cli.show import show_release
@@ -94,7 +95,7 @@ def release(args: argparse.Namespace) -> int:
         raise Failure(f"{query.statistic} is not priced in {query.currency}")
     source = _source(args)
     with _charged(args, query.currency, cost) as budget:
-        log = None if args.audit_log is None else AuditLog(args.audit_log, writer=None if budget is None else budget.ledger)
+        log = _audit_log(args, None if budget is None else budget.ledger)
         result = prepared.execute(source)
         record: dict[str, Any] = {**result.record(), "query": query.to_json()}
         if budget is not None:
@@ -114,28 +115,85 @@ def release(args: argparse.Namespace) -> int:
     else:
         print(show_release(result, query, budget))
         if entry is not None:
-            print(f"  audit    record {entry['seq']} appended to {args.audit_log} (hash {entry['hash'][:16]}…)")
+            signed = "" if "sig" not in entry else f", signed by {entry['signer'][:16]}…"
+            print(f"  audit    record {entry['seq']} appended to {args.audit_log} (hash {entry['hash'][:16]}…{signed})")
     return 0
 
 
+def _audit_log(args: argparse.Namespace, writer: str | None) -> AuditLog | None:
+    """The release's audit log, signed with ``--signing-key`` when given."""
+    key = getattr(args, "signing_key", None)
+    if args.audit_log is None:
+        if key is not None:
+            raise Failure("--signing-key needs --audit-log")
+        return None
+    return AuditLog(args.audit_log, writer=writer, signing_key=None if key is None else load_signing_key(key))
+
+
+def _head_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``verify_log`` options from ``--public-key`` and ``--head`` (a 64-hex hash, or a signed head file)."""
+    options: dict[str, Any] = {}
+    if getattr(args, "public_key", None) is not None:
+        options["public_key"] = load_public_key(args.public_key)
+    head = getattr(args, "head", None)
+    if head is not None:
+        if len(head) == 64 and all(c in "0123456789abcdef" for c in head):
+            options["expected_head"] = head
+        elif "public_key" not in options:
+            raise Failure("--head FILE (a signed head) needs --public-key (the signer's key, obtained out of band)")
+        else:
+            options["head"] = head
+    return options
+
+
 def verify(args: argparse.Namespace) -> int:
-    """``securedp audit verify``: report the first bad record, or the head hash."""
-    report = verify_log(args.log, expected_head=args.head)
+    """``securedp audit verify``: report the first bad record, or the head hash and what the log is worth."""
+    report = verify_log(args.log, **_head_options(args))
     if not report.ok:
         raise Failure(f"{args.log}: {report.problem}")
     print(f"{args.log}: OK, {report.valid} records, chain intact, budget arithmetic exact")
+    print(report.trust)
     print(f"head {report.head}")
+    return 0
+
+
+def keygen(args: argparse.Namespace) -> int:
+    """``securedp audit keygen``: a new Ed25519 signing key (mode 0600) and its public key for reviewers."""
+    private, public, text = write_key_pair(args.out)
+    print(f"signing key written to {private} (mode 0600): give it to the party that runs the releases, never to reviewers")
+    print(f"public key written to {public}; give reviewers this text, by a channel the analyst does not control:")
+    print(text)
+    return 0
+
+
+def head(args: argparse.Namespace) -> int:
+    """``securedp audit head``: verify the log and sign a head statement (record count and last hash)."""
+    key = load_signing_key(args.key)
+    report = verify_log(args.log, public_key=key.public_key())
+    if not report.ok:
+        raise Failure(f"{args.log}: {report.problem}")
+    statement = make_head(key, report.valid, report.head)
+    text = json.dumps(statement, sort_keys=True, separators=(",", ":"))
+    if args.out is None:
+        print(text)
+    else:
+        with open(args.out, "x", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+        print(f"signed head of {report.valid} records written to {args.out}")
     return 0
 
 
 def replay(args: argparse.Namespace) -> int:
     """``securedp audit replay``: re-derive every release; fail on the first difference."""
-    results = replay_log(args.log, read_seed(args.seed_file), args.data)
+    results = replay_log(args.log, read_seed(args.seed_file), args.data, **_head_options(args))
     for result in results:
         if result.skipped:
             print(f"line {result.line}: {result.statistic}: skipped (a budget charge, not a release)")
+        elif result.ok:
+            data = "" if result.data_matches is None else ", input commitment matches the data"
+            print(f"line {result.line}: {result.statistic}: reproduced exactly{data}")
         else:
-            print(f"line {result.line}: {result.statistic}: {'reproduced exactly' if result.ok else 'DIFFERS'}")
+            print(f"line {result.line}: {result.statistic}: {'DATA DIFFERS' if result.data_matches is False else 'DIFFERS'}")
     bad = next((r for r in results if not r.ok), None)
     if bad is not None:
         raise Failure(f"{args.log}: line {bad.line}: {bad.problem}")

@@ -1,4 +1,4 @@
-"""The ``securedp`` command: ``release``, ``demo``, ``selftest``, ``audit verify`` and ``audit replay``.
+"""The ``securedp`` command: ``release``, ``demo``, ``selftest`` and ``audit verify|replay|keygen|head``.
 
 Every failure is reported as one line, ``securedp: error: <message>``, on
 standard error: exit status 2 for a usage error (unknown option, missing
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the total budget, in the release's currency (epsilon or rho; creates --budget-file, must match it later)",
     )
     rel.add_argument("--audit-log", help="append the release to this hash-chained JSON-lines log")
+    rel.add_argument("--signing-key", help="sign the audit record with this Ed25519 key (from `securedp audit keygen`)")
     rel.add_argument("--seed-file", help="32-byte seed (raw or hex) for a replayable ChaCha20 stream")
     rel.add_argument("--json", action="store_true", help="print the release record as JSON")
     rel.set_defaults(run=commands.release)
@@ -63,17 +64,30 @@ def build_parser() -> argparse.ArgumentParser:
     test.add_argument("--plot", help="also save a figure of empirical against exact probabilities (needs matplotlib)")
     test.set_defaults(run=commands.selftest)
 
-    audit = sub.add_parser("audit", help="verify or replay an audit log")
+    audit = sub.add_parser("audit", help="sign, verify or replay an audit log")
     audit_sub = audit.add_subparsers(dest="audit_command", required=True, parser_class=_Parser)
-    verify = audit_sub.add_parser("verify", help="check the hash chain, the record formats and the budget arithmetic")
+    head_help = "a head hash published earlier (64 hex), or a signed head file (needs --public-key)"
+    key_help = "the signer's public key (ed25519:... text or a file), obtained out of band: every record must verify"
+    verify = audit_sub.add_parser("verify", help="check the hash chain, the record formats, signatures and the budget arithmetic")
     verify.add_argument("log")
-    verify.add_argument("--head", help="a head hash published earlier: it must be in the log")
+    verify.add_argument("--public-key", help=key_help)
+    verify.add_argument("--head", help=head_help)
     verify.set_defaults(run=commands.verify)
     replay = audit_sub.add_parser("replay", help="re-derive every release from the seed and the data")
     replay.add_argument("log")
     replay.add_argument("--seed-file", required=True)
     replay.add_argument("--data", required=True, help="the CSV file the releases were made from")
+    replay.add_argument("--public-key", help=key_help)
+    replay.add_argument("--head", help=head_help)
     replay.set_defaults(run=commands.replay)
+    keygen = audit_sub.add_parser("keygen", help="create an Ed25519 signing key (KEY, mode 0600) and its public key (KEY.pub)")
+    keygen.add_argument("--out", required=True, help="where to write the private key; never overwritten")
+    keygen.set_defaults(run=commands.keygen)
+    head = audit_sub.add_parser("head", help="verify a signed log and print a signed head statement (count and last hash)")
+    head.add_argument("log")
+    head.add_argument("--key", required=True, help="the signing key of the log")
+    head.add_argument("--out", help="write the statement to this new file instead of printing it")
+    head.set_defaults(run=commands.head)
     return parser
 
 

@@ -16,7 +16,7 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice.screen import as_records
 from securedp.mechanisms.contributions import bound_rows, check_max_contributions
 from securedp.mechanisms.noise import Noise, privacy_cost
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
 
 
 def prepare_count(
@@ -43,7 +43,7 @@ def prepare_count(
             source=source.describe(),
         )
 
-    return PreparedRelease("count", eps, rho_q, run)
+    return PreparedRelease("count", eps, rho_q, run, canonical_input("count", rows=true_count))
 
 
 def count(

@@ -32,7 +32,7 @@ from typing import Any
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.samplers.categorical import ExpCategorical
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.mechanisms.release import PreparedRelease, Release, scores_input
 from securedp.mechanisms.scores import prepared_selection, selection_inputs
 
 
@@ -61,7 +61,7 @@ def prepare_exponential_mechanism(
     plan = ExpCategorical(gaps, eps * unit / (sens if monotonic else 2 * sens))
     parameters = {"epsilon": eps, "sensitivity": sens, "monotonic": monotonic, "candidates": len(parsed)}
 
-    return prepared_selection("exponential", eps, cands, parameters, lambda source: plan.draw(source)[0])
+    return prepared_selection("exponential", eps, cands, parameters, lambda source: plan.draw(source)[0]).with_input(scores_input(parsed))
 
 
 def exponential_mechanism(

@@ -36,7 +36,7 @@ from securedp.lattice import Lattice, screen_units
 from securedp.lattice.screen import as_records
 from securedp.mechanisms.contributions import bound_rows, check_max_contributions
 from securedp.mechanisms.noise import Noise, privacy_cost
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
 
 UNKNOWN_POLICIES = ("raise", "drop")
 
@@ -159,7 +159,7 @@ def prepare_histogram(
             source=source.describe(),
         )
 
-    return PreparedRelease("histogram", eps, rho_q, run)
+    return PreparedRelease("histogram", eps, rho_q, run, canonical_input("histogram", counts=counts))
 
 
 def histogram(

@@ -26,7 +26,7 @@ from securedp.mechanisms.contributions import check_max_contributions
 from securedp.mechanisms.moments import centre, centred_sums, clamp_fraction
 from securedp.mechanisms.noise import Noise, privacy_cost, split
 from securedp.mechanisms.records import exact_value, lattice_records
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
 
 
 def prepare_mean(
@@ -73,7 +73,7 @@ def prepare_mean(
             source=source.describe(),
         )
 
-    return PreparedRelease("mean", eps, rho_q, run)
+    return PreparedRelease("mean", eps, rho_q, run, canonical_input("mean", rows=n, centred_sum_units=s1))
 
 
 def mean(

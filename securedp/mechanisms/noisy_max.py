@@ -31,7 +31,7 @@ import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.samplers.discrete_laplace import discrete_laplace
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.mechanisms.release import PreparedRelease, Release, scores_input
 from securedp.mechanisms.scores import prepared_selection, selection_inputs
 
 _SAFE = 1 << 61
@@ -67,7 +67,7 @@ def prepare_report_noisy_max(
             return int(np.argmax(units + noise))
         return int(np.argmax(units.astype(object) + noise.astype(object)))
 
-    return prepared_selection("report_noisy_max", eps, cands, parameters, choose)
+    return prepared_selection("report_noisy_max", eps, cands, parameters, choose).with_input(scores_input(parsed))
 
 
 def report_noisy_max(

@@ -32,7 +32,7 @@ import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.samplers.categorical import ExpCategorical
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.mechanisms.release import PreparedRelease, Release, scores_input
 from securedp.mechanisms.scores import prepared_selection, selection_inputs
 
 
@@ -64,7 +64,7 @@ def prepare_permute_and_flip(
     def choose(source: RandomSource) -> int:
         return first_in_random_order(plan.bernoulli_all(source), source)
 
-    return prepared_selection("permute_and_flip", eps, cands, parameters, choose)
+    return prepared_selection("permute_and_flip", eps, cands, parameters, choose).with_input(scores_input(parsed))
 
 
 def permute_and_flip(

@@ -50,7 +50,7 @@ from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.lattice import Lattice
 from securedp.mechanisms.contributions import check_max_contributions
 from securedp.mechanisms.records import LatticeRecords, exact_value, lattice_records, parse_bounds, resolve_lattice
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
 
 _SAFE = 1 << 62
 
@@ -146,7 +146,7 @@ def prepare_quantiles(
             source=source.describe(),
         )
 
-    return PreparedRelease(statistic, eps, None, run)
+    return PreparedRelease(statistic, eps, None, run, canonical_input("quantiles", sorted_units=lambda: np.sort(rec.units)))
 
 
 def prepare_quantile(data: Any, q: Any, *, bounds: Any = None, epsilon: Any, max_contributions: Any = 1,

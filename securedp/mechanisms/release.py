@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import hmac
+import math
+import os
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
+import numpy as np
+
+from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.default import resolve_source
+from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational
 
 
@@ -51,6 +60,12 @@ class Release:
     max_contributions: int
     labels: tuple[Any, ...] | None = None
     source: Mapping[str, Any] = field(default_factory=dict)
+    input_commitment: Mapping[str, str] | None = field(default=None, compare=False)
+    """The commitment to the exact input (see :func:`commit_input`), or ``None``.
+
+    Set by :meth:`PreparedRelease.execute` for a release drawn from a
+    :class:`~securedp.ChaChaSource`; its nonce is fresh, so it takes no part
+    in comparing two releases."""
 
     def __float__(self) -> float:
         if isinstance(self.value, tuple):
@@ -63,7 +78,12 @@ class Release:
         return tuple(float(v) for v in values)  # float-ok: display only
 
     def record(self) -> dict[str, Any]:
-        """A JSON-ready dict describing the release exactly (rationals as ``"num/den"``)."""
+        """A JSON-ready dict describing the release exactly (rationals as ``"num/den"``).
+
+        A release with an :attr:`input_commitment` also has the key
+        ``"input_commitment"``; the others do not.
+        """
+        commitment = {} if self.input_commitment is None else {"input_commitment": dict(self.input_commitment)}
         return {
             "statistic": self.statistic,
             "value": jsonable(self.value),
@@ -74,6 +94,7 @@ class Release:
             "rho": jsonable(self.rho),
             "max_contributions": self.max_contributions,
             "source": jsonable(dict(self.source)),
+            **commitment,
         }
 
 
@@ -94,7 +115,141 @@ class PreparedRelease:
     epsilon: Fraction | None
     rho: Fraction | None
     run: Any  # Callable[[RandomSource], Release]
+    input_bytes: Callable[[], bytes] | None = None
+    """The canonical encoding of the exact aggregate the noise step consumes
+    (:func:`canonical_input`), computed only when asked for; ``None`` for a
+    mechanism that declares none."""
 
     def execute(self, rng: Any = None) -> Release:
-        """Draw the noise from ``rng`` (default: the system source) and return the release."""
-        return self.run(resolve_source(rng))
+        """Draw the noise from ``rng`` (default: the system source) and return the release.
+
+        From a :class:`~securedp.ChaChaSource`, the release carries an
+        :attr:`Release.input_commitment` to :attr:`input_bytes` (computed
+        after the draw, from a key derived without consuming the stream, so
+        the seeded values are those of a release without it).
+        """
+        source = resolve_source(rng)
+        release = self.run(source)
+        if self.input_bytes is not None and isinstance(source, ChaChaSource):
+            commitment = commit_input(source, self.input_bytes(), os.urandom(NONCE_BYTES))
+            release = dataclasses.replace(release, input_commitment=commitment)
+        return release
+
+    def with_input(self, input_bytes: Callable[[], bytes]) -> "PreparedRelease":
+        """This prepared release with :attr:`input_bytes` set (for a mechanism built by a shared helper)."""
+        return dataclasses.replace(self, input_bytes=input_bytes)
+
+
+# -- commitments to the exact input ---------------------------------------------------------------
+
+INPUT_FORMAT = b"securedp/input/v1\x00"
+COMMITMENT_SCHEME = "hmac-sha256/securedp-input/v1"
+COMMITMENT_LABEL = "securedp/input-commitment"
+"""The substream label whose keystream keys the commitments of a seeded release."""
+NONCE_BYTES = 16
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _int_bytes(value: int) -> bytes:
+    size = (value + (value < 0)).bit_length() // 8 + 1
+    return size.to_bytes(8, "big") + value.to_bytes(size, "big", signed=True)
+
+
+def _text_bytes(text: str) -> bytes:
+    data = text.encode("utf-8")
+    return len(data).to_bytes(8, "big") + data
+
+
+def _encode_value(value: Any) -> bytes:
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("an input aggregate is made of integers and rationals, not booleans")
+    if isinstance(value, (int, np.integer)):
+        return b"i" + _int_bytes(int(value))
+    if isinstance(value, Fraction):
+        return b"q" + _int_bytes(value.numerator) + _int_bytes(value.denominator)
+    if isinstance(value, str):
+        return b"s" + _text_bytes(value)
+    array = np.asarray(value)
+    if array.ndim != 1:
+        raise TypeError("an input aggregate sequence must be one-dimensional")
+    count = len(array).to_bytes(8, "big")
+    if array.dtype.kind in "iu" and array.dtype.itemsize <= 8 and not (
+        array.dtype.kind == "u" and array.size and int(array.max()) > _INT64_MAX
+    ):
+        return b"L" + count + array.astype(">i8").tobytes()
+    ints = [int(v) for v in array.tolist()]
+    if all(_INT64_MIN <= v <= _INT64_MAX for v in ints):
+        return b"L" + count + np.array(ints, dtype=np.int64).astype(">i8").tobytes()
+    return b"V" + count + b"".join(_int_bytes(v) for v in ints)
+
+
+def encode_input(statistic: str, parts: Mapping[str, Any]) -> bytes:
+    """The canonical bytes of an input aggregate: ``statistic`` and named parts, in sorted name order.
+
+    Layout (all lengths 8-byte big-endian): ``"securedp/input/v1\\0"``, the
+    statistic (length, UTF-8), the number of parts, then for each part in
+    sorted name order its name (length, UTF-8) and its value: ``i`` + an
+    integer (length, big-endian two's complement), ``q`` + numerator and
+    denominator of a rational in lowest terms, ``s`` + a string, or a
+    sequence of integers as ``L`` + count + 8-byte big-endian values when
+    every value fits in a signed 64-bit integer, else ``V`` + count + each
+    integer. The encoding depends on the values only (never on a dtype).
+    """
+    body = INPUT_FORMAT + _text_bytes(statistic) + len(parts).to_bytes(8, "big")
+    for name in sorted(parts):
+        body += _text_bytes(name) + _encode_value(parts[name])
+    return body
+
+
+def canonical_input(statistic: str, **parts: Any) -> Callable[[], bytes]:
+    """The :attr:`PreparedRelease.input_bytes` hook: ``encode_input(statistic, parts)``, computed when called.
+
+    A mechanism passes the exact aggregate its noise step consumes, in a
+    form that does not depend on the order of the rows (counts, integer sums
+    in lattice units, per-category counts in declared order, sorted units,
+    scores in candidate order), so that any engine computing the same
+    aggregate produces the same bytes. A part may be a callable, evaluated
+    only when the bytes are asked for (a sort, say).
+    """
+    return lambda: encode_input(statistic, {k: v() if callable(v) else v for k, v in parts.items()})
+
+
+def scores_input(scores: Any) -> Callable[[], bytes]:
+    """The input hook of a selection: its exact scores, in candidate order, on their coarsest common unit.
+
+    ``scores`` has ``.units`` (integers) and ``.unit`` (a rational) with
+    ``score_i = units[i] * unit``; the encoding divides out the gcd of the
+    units, so it depends on the score values only, not on how they were given.
+    """
+
+    def encode() -> bytes:
+        ints = [int(v) for v in np.asarray(scores.units).tolist()]
+        g = math.gcd(*ints)
+        unit = Fraction(1) if g == 0 else Fraction(scores.unit) * g
+        return encode_input("selection", {"score_unit": unit, "scores": [v // g for v in ints] if g else ints})
+
+    return encode
+
+
+def commitment_key(source: ChaChaSource) -> bytes:
+    """The commitment key of a seeded source: the first 32 bytes of its ``"securedp/input-commitment"`` substream.
+
+    Deriving a substream does not consume the source's own stream, so the
+    release's seeded values are unchanged; without the seed the key is a
+    ChaCha20 output, unpredictable.
+    """
+    return source.substream(COMMITMENT_LABEL).random_bytes(32)
+
+
+def commit_input(source: RandomSource, data: bytes, nonce: bytes) -> dict[str, str]:
+    """``{"scheme", "nonce", "mac"}``: HMAC-SHA256 under :func:`commitment_key` of ``nonce || data``.
+
+    The random ``nonce`` (recorded) makes two commitments to equal inputs
+    under one stream differ, so a log reveals nothing, not even equality of
+    inputs, to anyone without the seed. With the seed, anyone recomputes the
+    MAC from the data (binding, as SHA-256 is collision resistant).
+    """
+    if not isinstance(source, ChaChaSource):
+        raise TypeError("only a seeded ChaChaSource can key an input commitment")
+    mac = hmac.new(commitment_key(source), nonce + data, hashlib.sha256).hexdigest()
+    return {"scheme": COMMITMENT_SCHEME, "nonce": nonce.hex(), "mac": mac}

@@ -22,7 +22,7 @@ from securedp.lattice import exact_sum
 from securedp.mechanisms.contributions import check_max_contributions
 from securedp.mechanisms.noise import Noise, privacy_cost
 from securedp.mechanisms.records import exact_value, lattice_records
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
 
 
 def prepare_sum(
@@ -57,7 +57,7 @@ def prepare_sum(
             source=source.describe(),
         )
 
-    return PreparedRelease("sum", eps, rho_q, run)
+    return PreparedRelease("sum", eps, rho_q, run, canonical_input("sum", rows=rec.units.size, sum_units=total))
 
 
 def sum(  # noqa: A001 - the public name mirrors the statistic

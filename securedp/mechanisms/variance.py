@@ -27,7 +27,7 @@ from securedp.mechanisms.contributions import check_max_contributions
 from securedp.mechanisms.moments import centre, centred_sums, clamp_fraction
 from securedp.mechanisms.noise import Noise, privacy_cost, split
 from securedp.mechanisms.records import exact_value, lattice_records
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
 
 
 def prepare_variance(
@@ -79,7 +79,7 @@ def prepare_variance(
             source=source.describe(),
         )
 
-    return PreparedRelease("variance", eps, rho_q, run)
+    return PreparedRelease("variance", eps, rho_q, run, canonical_input("variance", rows=n, centred_sum_units=s1, centred_sum_of_squares_units=s2))
 
 
 def variance(
