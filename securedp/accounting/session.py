@@ -17,6 +17,33 @@
    refused release never reaches the audit. If the audit hook itself
    raises, the charge stands (the noise was drawn) and the error propagates.
 
+**Who reads the errors** (the trust boundary). Error messages are for the
+*data holder*, who is trusted with the data: by default a bad record raises
+before anything is charged, naming the first offending row and counting them
+(an undeclared category, a missing value, an unknown partition key, a blank
+person id). Whoever can make releases and read those errors can learn which
+values occur in the data without spending budget, so a session whose
+releases are requested by an **analyst** who must not see the data is
+created with ``analyst_facing=True``. Its releases never raise because of
+the data's values:
+
+* records without a usable value (``None``, NaN, pandas ``NA``, strings,
+  other objects) are dropped (``missing="raise"``, the default, acts as
+  ``"drop"``) or imputed with ``missing="impute", fill=c``; infinities and
+  huge numbers are clamped as always;
+* records outside the declared categories or partition keys are dropped
+  (``unknown="raise"`` acts as ``"drop"``);
+* rows whose person id is blank, negative or not an integer are dropped;
+* a record that is itself a tuple or list is unusable like any other (the
+  data holder's mode refuses it: the data looks like a table).
+
+The errors that remain depend only on the public arguments and the shape of
+the input, and name no row and count nothing: a bad ``epsilon``, reversed
+``bounds``, an unknown policy name, :class:`BudgetExceeded`, a 2-D table or
+array instead of one column, ``ids`` or ``by`` of another length than the
+data. Each is raised before anything is charged or drawn. Sub-sessions of a
+partition inherit the mode.
+
 Parallel composition: :meth:`Session.partition` splits the data by a
 public key into disjoint parts, charges the parent once and gives every
 part its own sub-session with that budget. With an audit, the parent's
@@ -30,7 +57,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -40,7 +67,14 @@ from securedp.accounting.selection_methods import SelectionMethods
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice.screen import as_records
-from securedp.mechanisms.contributions import check_max_contributions, first_parts_per_person, person_ids
+from securedp.mechanisms.contributions import (
+    analyst_facing_scope,
+    check_max_contributions,
+    first_parts_per_person,
+    length_mismatch,
+    person_ids,
+    refuse_rows,
+)
 from securedp.mechanisms.count import prepare_count
 from securedp.mechanisms.histogram import prepare_histogram
 from securedp.mechanisms.mean import prepare_mean
@@ -65,14 +99,25 @@ class Session(SelectionMethods):
 
     def __init__(
         self, epsilon: Any = None, rho: Any = None, *, rng: RandomSource | None = None, audit: Any = None,
-        _path: tuple[Any, ...] = (), _partition_id: str | None = None,
+        analyst_facing: bool = False, _path: tuple[Any, ...] = (), _partition_id: str | None = None,
     ) -> None:
+        """A budget of ``epsilon`` (pure DP) or ``rho`` (zCDP).
+
+        ``rng``: the random source (default: the system CSPRNG). ``audit``:
+        an object with ``.append(record)``. ``analyst_facing``: ``True`` when
+        the releases are requested by someone who must not learn the data
+        from error messages (see the module docstring): no error then
+        depends on the values of the data.
+        """
+        if not isinstance(analyst_facing, (bool, np.bool_)):
+            raise TypeError(f"analyst_facing must be True or False, not {type(analyst_facing).__name__}")
         eps, rho_q = privacy_cost(epsilon, rho)
         self._budget = Budget(EPSILON, eps) if eps is not None else Budget(RHO, rho_q)
         self._rng = resolve_source(rng)
         if audit is not None and not callable(getattr(audit, "append", None)):
             raise TypeError("audit must have an append(record) method")
         self._audit = audit
+        self._analyst_facing = bool(analyst_facing)
         self._path = _path
         self._partition_id = _partition_id
 
@@ -86,6 +131,11 @@ class Session(SelectionMethods):
         return cls(rho=approx_dp_to_zcdp(epsilon, delta), **options)
 
     # -- budget -----------------------------------------------------------
+    @property
+    def analyst_facing(self) -> bool:
+        """Whether errors are withheld from the analyst (no error depends on the data's values)."""
+        return self._analyst_facing
+
     @property
     def kind(self) -> str:
         """``"epsilon"`` or ``"rho"``: what the budget counts."""
@@ -114,6 +164,11 @@ class Session(SelectionMethods):
         return zcdp_to_approx_dp(spent, delta) if spent > 0 else Fraction(0)
 
     # -- releases -----------------------------------------------------------
+    def _prepare(self, prepare: Callable[..., PreparedRelease], *args: Any, **options: Any) -> PreparedRelease:
+        """``prepare(*args, **options)``, in this session's error mode (analyst-facing or not)."""
+        with analyst_facing_scope(self._analyst_facing):
+            return prepare(*args, **options)
+
     def _release(self, prepared: PreparedRelease) -> Release:
         """Charge, draw (refunding on failure), audit, and return the release."""
         amount = self._budget.cost(prepared.epsilon, prepared.rho)
@@ -142,23 +197,23 @@ class Session(SelectionMethods):
 
     def count(self, data: Any, **options: Any) -> Release:
         """:func:`securedp.count`, charged to this session."""
-        return self._release(prepare_count(data, **options))
+        return self._release(self._prepare(prepare_count, data, **options))
 
     def sum(self, data: Any, **options: Any) -> Release:  # noqa: A003
         """:func:`securedp.sum`, charged to this session."""
-        return self._release(prepare_sum(data, **options))
+        return self._release(self._prepare(prepare_sum, data, **options))
 
     def mean(self, data: Any, **options: Any) -> Release:
         """:func:`securedp.mean`, charged to this session."""
-        return self._release(prepare_mean(data, **options))
+        return self._release(self._prepare(prepare_mean, data, **options))
 
     def variance(self, data: Any, **options: Any) -> Release:
         """:func:`securedp.variance`, charged to this session."""
-        return self._release(prepare_variance(data, **options))
+        return self._release(self._prepare(prepare_variance, data, **options))
 
     def histogram(self, data: Any, **options: Any) -> Release:
         """:func:`securedp.histogram`, charged to this session."""
-        return self._release(prepare_histogram(data, **options))
+        return self._release(self._prepare(prepare_histogram, data, **options))
 
     # -- parallel composition -------------------------------------------------
     def partition(
@@ -167,9 +222,15 @@ class Session(SelectionMethods):
     ) -> dict[Any, Part]:
         """Split ``data`` into disjoint parts by a public key and give each part ``budget``.
 
-        ``by`` holds one key per row; ``parts`` declares the keys (never taken
-        from the data); rows whose key is not declared raise (``unknown="raise"``)
-        or are dropped (``unknown="drop"``). The parent is charged
+        ``data`` is one column (a table is refused, as by every release);
+        ``by`` holds one key per row (a key made of several columns is a
+        tuple: ``by=list(zip(df["a"], df["b"]))`` with tuple ``parts``);
+        ``parts`` declares the keys (never taken from the data); rows whose
+        key is not declared raise, naming the first and counting them
+        (``unknown="raise"``), or are dropped (``unknown="drop"``; always so
+        in an analyst-facing session, which also drops the rows without a
+        usable person id). Blank person ids raise as for every release
+        (:mod:`securedp.mechanisms.contributions`). The parent is charged
         ``budget * max_partitions`` once, where ``max_partitions`` bounds how
         many parts one person's rows can fall in (default 1: the key is an
         attribute of the person). With ``ids`` (integer person ids, one per
@@ -199,25 +260,45 @@ class Session(SelectionMethods):
         k = check_max_contributions(max_partitions)
         epsilon, rho = privacy_cost(budget, None) if self.kind == EPSILON else privacy_cost(None, budget)
         share = self._budget.cost(epsilon, rho)  # the given budget itself: it has this session's kind
-        keys = list(dict.fromkeys(parts))
-        if len(keys) != len(list(parts)):
+        if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
+            raise TypeError("parts must be a sequence of declared keys")
+        declared = list(parts)
+        try:
+            keys = list(dict.fromkeys(declared))
+        except TypeError:
+            raise TypeError("partition keys must be hashable") from None
+        if len(keys) != len(declared):
             raise ValueError("partition keys must be distinct")
-        records = as_records(data)
-        labels = as_records(by)
-        if len(labels) != len(records):
-            raise ValueError(f"by has {len(labels)} entries but the data has {len(records)} rows")
-        id_rows = None if ids is None else as_records(ids)
-        person = None if ids is None else person_ids(ids, len(records))
+        with analyst_facing_scope(self._analyst_facing):
+            records = as_records(data)
+            refuse_rows(records)
+            labels = as_records(by, "by", hint="pass one key per row (tuples, for keys made of several columns)")
+            if len(labels) != len(records):
+                raise length_mismatch("by", len(labels), len(records))
+            id_rows = None if ids is None else as_records(ids, "ids")
+            person, has_id = (None, None) if ids is None else person_ids(ids, len(records))
         position = {key: i for i, key in enumerate(keys)}
+
+        def look(key: Any) -> int:
+            try:
+                return position.get(key, -1)
+            except TypeError:  # an unhashable key is no declared key
+                return -1
+
         label_list = labels.tolist() if isinstance(labels, np.ndarray) else labels
-        where = np.fromiter((position.get(v, -1) for v in label_list), dtype=np.int64, count=len(label_list))
-        if unknown == "raise" and (where < 0).any():
-            first = int(np.flatnonzero(where < 0)[0])
-            raise ValueError(f"row {first} has a key that is not a declared part; declare it or pass unknown='drop'")
+        where = np.fromiter(map(look, label_list), dtype=np.int64, count=len(label_list))
+        if unknown == "raise" and not self._analyst_facing and (where < 0).any():
+            outside = np.flatnonzero(where < 0)
+            raise ValueError(
+                f"row {int(outside[0])} has a key that is not a declared part ({outside.size} such row(s)); "
+                "declare it or pass unknown='drop'"
+            )
+        if has_id is not None:
+            where[~has_id] = -1  # analyst-facing only: a row without a usable person id belongs to no part
         if person is not None:
-            declared = np.flatnonzero(where >= 0)
-            outside = declared[~first_parts_per_person(person[declared], where[declared], k)]
-            where[outside] = -1
+            inside = np.flatnonzero(where >= 0)
+            outside_rows = inside[~first_parts_per_person(person[inside], where[inside], k)]
+            where[outside_rows] = -1
         charge = share * k
         spent, remaining = self._budget.charge(charge)
         opens = os.urandom(16).hex()
@@ -248,8 +329,8 @@ class Session(SelectionMethods):
                 data=_select(records, mask),
                 ids=None if id_rows is None else _select(id_rows, mask),
                 session=Session(
-                    **{self.kind: share}, rng=self._rng, audit=self._audit, _path=self._path + (jsonable(key),),
-                    _partition_id=opens,
+                    **{self.kind: share}, rng=self._rng, audit=self._audit, analyst_facing=self._analyst_facing,
+                    _path=self._path + (jsonable(key),), _partition_id=opens,
                 ),
             )
         return out

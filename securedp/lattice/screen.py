@@ -22,6 +22,13 @@ is drawn or charged; ``missing="drop"`` removes them; ``missing="impute"``
 replaces each by the public constant ``fill`` (which is then clamped like
 any record). Which records are unusable is decided record by record.
 
+**One column.** ``data`` is one column: a table (a pandas or polars
+DataFrame, a pyarrow Table, a mapping) or an array that is not 1-D raises
+:class:`TypeError` saying to pass a single column (:func:`as_records`); it
+is never flattened. A record that is itself a row (a list, tuple, array ...)
+raises the same way whatever ``missing`` says, except with
+``refuse_rows=False`` (analyst-facing sessions), where it is unusable.
+
 Fast paths (no Python loop): NumPy float arrays (for a power-of-two step
 ``x * 2**k`` is exact; for another step the float quotient is used unless it
 lies within ``2**-45 * (1 + |y|)`` of a tie, where the exact quotient of the
@@ -31,6 +38,7 @@ Lists and object arrays go through one per-record function.
 
 from __future__ import annotations
 
+import collections.abc
 import decimal
 import math
 import numbers
@@ -239,7 +247,7 @@ class Clamp:
 
 
 def unusable_reason(x: Any) -> str:
-    """Why a record the screen refused is unusable (for error messages)."""
+    """Why a record the screen refused is unusable (for the data holder's error messages)."""
     if x is None:
         return "None"
     if type(x).__name__ in _MISSING_TYPE_NAMES:
@@ -252,28 +260,133 @@ def unusable_reason(x: Any) -> str:
         return "NaN"
     if isinstance(x, numbers.Rational):
         return "a ratio with zero denominator"
+    if _is_row_type(type(x)):
+        return f"a {type(x).__name__} (a row of a table, not one value)"
     return f"not a number (a {type(x).__name__})"
 
 
-def as_records(data: Any) -> np.ndarray | list[Any]:
-    """``data`` as a NumPy array (arrays, pandas Series via ``to_numpy``) or a list (other iterables)."""
+# -- one column, never a table ----------------------------------------------------------------------
+#
+# A release reads ONE column: a table or a 2-D array is refused, never flattened (flattening a
+# 4 x 3 table gives 12 "rows" for 4 people, and a count whose sensitivity is wrong). Tables are
+# recognised by duck typing, without importing pandas, polars or pyarrow: a Mapping; an object with
+# ``columns``, ``column_names`` or ``num_columns`` (pandas and polars DataFrames, pyarrow Tables and
+# RecordBatches); anything whose ``ndim`` is not 1 or whose ``shape`` is not a 1-tuple (NumPy arrays,
+# 2-D memoryviews, NumPy scalars). A plain list is a column unless its records are rows themselves
+# (lists, tuples, dicts, sets, arrays): see :func:`first_row_record`.
+
+_TABLE_ATTRIBUTES = ("columns", "column_names", "num_columns")
+_SCALAR_SEQUENCES = (str, bytes, bytearray)
+_ROW_TYPES = (list, tuple, dict, set, frozenset, memoryview, np.ndarray,
+              collections.abc.Sequence, collections.abc.Mapping, collections.abc.Set)
+ONE_COLUMN_HINT = ("pass a single column instead (e.g. df[\"col\"], series, or arr[:, j]); "
+                   "releases over several columns of a table need a grouped-table API, which is coming")
+
+
+def _is_row_type(t: type) -> bool:
+    """Whether a record of type ``t`` is itself a row of values (a sequence, mapping, set or array)."""
+    return issubclass(t, _ROW_TYPES) and not issubclass(t, _SCALAR_SEQUENCES)
+
+
+def _columns_of(data: Any) -> str:
+    """`` with k columns`` from a 2-D ``shape`` (never the number of rows, which is private), or ``""``."""
+    shape = getattr(data, "shape", None)
+    if isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], (int, np.integer)):
+        return f" with {int(shape[1])} columns"
+    return ""
+
+
+def _not_one_column(data: Any) -> str | None:
+    """What ``data`` is when it is not one column (a table, a 2-D or 0-D array), else ``None``.
+
+    The description never depends on the number of rows.
+    """
+    if isinstance(data, collections.abc.Mapping):
+        return f"a mapping ({type(data).__name__}), like a table of columns"
+    for attribute in _TABLE_ATTRIBUTES:
+        if getattr(type(data), attribute, None) is not None:  # class level: a Series label is no column
+            return f"a table ({type(data).__name__}{_columns_of(data)})"
+    ndim = getattr(data, "ndim", None)
+    if isinstance(ndim, (int, np.integer)) and not isinstance(ndim, (bool, np.bool_)) and ndim != 1:
+        if ndim == 0:
+            return f"a single value ({type(data).__name__})"
+        return f"a {int(ndim)}-D {type(data).__name__}{_columns_of(data)}"
+    shape = getattr(data, "shape", None)
+    if isinstance(shape, tuple) and len(shape) != 1:
+        return f"a {len(shape)}-D {type(data).__name__}{_columns_of(data)}"
+    return None
+
+
+def as_records(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT) -> np.ndarray | list[Any]:
+    """``data`` as a 1-D NumPy array (arrays, pandas/polars Series via ``to_numpy``) or a list.
+
+    A pyarrow Array or ChunkedArray is read with ``to_pylist`` (exact Python
+    values, ``None`` for a null); other iterables with ``list``.
+
+    A table or an array that is not 1-D raises :class:`TypeError` naming
+    ``name`` and saying what to pass instead (``hint``); it is never
+    flattened. Whether the records are themselves rows is checked by
+    :func:`first_row_record`, not here.
+    """
+    what = _not_one_column(data)
+    if what is not None:
+        raise TypeError(f"{name} must be one column, not {what}; {hint}")
     if isinstance(data, np.ndarray):
-        return data.reshape(-1) if data.ndim != 1 else data
+        return data
+    if callable(getattr(type(data), "to_pylist", None)):  # a pyarrow Array or ChunkedArray: exact Python values
+        return list(data.to_pylist())
     to_numpy = getattr(data, "to_numpy", None)
     if to_numpy is not None and callable(to_numpy):
-        return np.asarray(to_numpy()).reshape(-1)
+        arr = np.asarray(to_numpy())
+        if arr.ndim != 1:
+            raise TypeError(f"{name} must be one column, not {arr.ndim}-D ({type(data).__name__}); {hint}")
+        return arr
     if isinstance(data, (str, bytes)) or not hasattr(data, "__iter__"):
-        raise TypeError(f"data must be an iterable of records, not {type(data).__name__}")
+        raise TypeError(f"{name} must be an iterable of records, not {type(data).__name__}")
     return data if isinstance(data, list) else list(data)
 
 
+def first_row_record(records: np.ndarray | list[Any], rows: np.ndarray | None = None) -> tuple[int, int] | None:
+    """``(index, count)`` of the records that are themselves rows (lists, tuples, arrays ...), or ``None``.
+
+    Only the positions ``rows`` (all if None) are looked at. NumPy arrays of
+    a non-object dtype hold no such record.
+    """
+    if isinstance(records, np.ndarray) and records.dtype != object:
+        return None
+    positions: Any = range(len(records)) if rows is None else rows.tolist()
+    values = records if rows is None else [records[i] for i in positions]
+    row_types = {t for t in set(map(type, values)) if _is_row_type(t)}
+    if not row_types:
+        return None
+    hits = [i for i, x in zip(positions, values)
+            if type(x) in row_types and not (isinstance(x, np.ndarray) and x.ndim == 0)]
+    return (hits[0], len(hits)) if hits else None
+
+
+def rows_error(records: Any, found: tuple[int, int], name: str = "data") -> TypeError:
+    """The data holder's error for records that are rows: ``name`` looks like a table, not one column."""
+    first, count = found
+    return TypeError(
+        f"{name} record {first} is a {type(records[first]).__name__}: {name} looks like rows of a table "
+        f"({count} such record(s)), not one column; {ONE_COLUMN_HINT}"
+    )
+
+
 def screen_units(
-    data: Any, step: Fraction, lo_u: int, hi_u: int, *, missing: str = "raise", fill: Any = None
+    data: Any, step: Fraction, lo_u: int, hi_u: int, *, missing: str = "raise", fill: Any = None,
+    refuse_rows: bool = True,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Clamped, rounded units of every usable record, and the mask of records kept.
 
     The mask is ``None`` when every record is kept (always so unless
-    ``missing="drop"``). See the module docstring for the rules.
+    ``missing="drop"``). See the module docstring for the rules. With
+    ``refuse_rows`` (default) a record that is itself a row (a list, tuple,
+    array ...) raises :class:`TypeError` whatever ``missing`` says: ``data``
+    is then a table, not a column. Without it such a record is unusable like
+    any other (an analyst-facing session, whose errors must not depend on
+    the data). Error messages name the first offending record and count
+    them: they are for the data holder.
     """
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, got {missing!r}")
@@ -290,6 +403,10 @@ def screen_units(
     units, bad = _units(records, clamp, screen)
     if bad is None or not bad.any():
         return units, None
+    if refuse_rows:
+        found = first_row_record(records, np.flatnonzero(bad))
+        if found is not None:
+            raise rows_error(records, found)
     if missing == "raise":
         first = int(np.flatnonzero(bad)[0])
         raise ValueError(

@@ -1,4 +1,4 @@
-"""Bounding how many rows one person contributes.
+"""Bounding how many rows one person contributes; who may read a data-dependent error.
 
 Every privacy map in securedp is for **neighbouring datasets that differ by
 adding or removing one person**, who contributes at most
@@ -9,19 +9,79 @@ that bound. With ``ids`` (one person id per row) the library enforces it:
 order; later rows of that person are discarded.** Whether a row is kept
 depends only on that person's own rows (their order among themselves),
 never on other people's data, so adding or removing one person changes at
-most ``max_contributions`` kept rows. Ids must be integers (Python ints or a
-NumPy integer array); map other identifiers to integers first (for example
-``pandas.factorize``). Rows dropped as unusable (``missing="drop"``) are
-removed before the bound is applied.
+most ``max_contributions`` kept rows. Rows dropped as unusable
+(``missing="drop"``) are removed before the bound is applied.
+
+**Person ids** are non-negative integers: Python ints, NumPy integers, or
+floats holding an integer below ``2**53`` exactly (a pandas integer column
+with missing values becomes float64). Map other identifiers to integers
+first (``pandas.factorize``, after removing rows without an id). A row whose
+id is **blank** (``None``, NaN, ``pandas.NA``/``NaT``, ``""`` or a
+whitespace-only string) or **negative** (``pandas.factorize`` codes a missing
+id as -1) is never given a person: blank ids would merge different people
+into one, so that the bound applies to many people at once. Such a row, or
+one whose id is not an integer, raises before anything is drawn or charged,
+with a message naming ``ids`` and the first such row.
+
+**Who reads errors.** By default error messages are for the *data holder*
+(trusted): they name rows and count offending records. Inside an
+analyst-facing :class:`~securedp.Session` (``analyst_facing=True``, which
+runs ``prepare_*`` under :func:`analyst_facing_scope`) no exception may
+depend on the data: rows with an unusable id are dropped (before the bound),
+``missing="raise"`` and ``unknown="raise"`` act as ``"drop"``, and the
+remaining errors depend only on public arguments and on the shape of the
+input (a 2-D table, lengths that differ), never on row values, and carry no
+row index or count.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import decimal
+from contextvars import ContextVar
+from typing import Any, Iterator
 
 import numpy as np
 
 from securedp.hazmat.exact.rational import to_int
+from securedp.lattice.screen import as_records, first_row_record, rows_error
+
+_ANALYST_FACING: ContextVar[bool] = ContextVar("securedp_analyst_facing", default=False)
+_FLOAT_ID_LIMIT = 1 << 53  # floats below this hold distinct integers exactly
+_MISSING_TYPE_NAMES = frozenset({"NAType", "NaTType"})
+
+
+def analyst_facing() -> bool:
+    """Whether the current ``prepare_*`` call runs for an analyst-facing session (see the module docstring)."""
+    return _ANALYST_FACING.get()
+
+
+@contextlib.contextmanager
+def analyst_facing_scope(enabled: bool = True) -> Iterator[None]:
+    """Run the enclosed preparation with data-dependent errors withheld (``enabled``) or shown."""
+    token = _ANALYST_FACING.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _ANALYST_FACING.reset(token)
+
+
+def data_policy(missing: str) -> tuple[str, bool]:
+    """``(missing policy, refuse_rows)`` for screening: ``"raise"`` becomes ``"drop"`` when analyst-facing."""
+    if analyst_facing():
+        return ("drop" if missing == "raise" else missing), False
+    return missing, True
+
+
+def refuse_rows(records: np.ndarray | list[Any], name: str = "data") -> None:
+    """Raise if some record of ``records`` is itself a row (a tuple, list ...): the data is a table.
+
+    Not when analyst-facing: whether a record is a tuple depends on the data.
+    """
+    if not analyst_facing():
+        found = first_row_record(records)
+        if found is not None:
+            raise rows_error(records, found, name)
 
 
 def check_max_contributions(value: Any) -> int:
@@ -34,31 +94,111 @@ def check_max_contributions(value: Any) -> int:
     return m
 
 
-def person_ids(ids: Any, n: int) -> np.ndarray:
-    """``ids`` checked: ``n`` integers, as an int64 or object array."""
-    if isinstance(ids, np.ndarray):
-        arr = ids.reshape(-1)
-    elif callable(getattr(ids, "to_numpy", None)):
-        arr = np.asarray(ids.to_numpy()).reshape(-1)
-    else:
-        if isinstance(ids, (str, bytes)) or not hasattr(ids, "__iter__"):
-            raise TypeError("ids must be a sequence of integer person ids")
-        values = list(ids)
-        for i, v in enumerate(values):
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"person id {i} is not an integer ({type(v).__name__}); ids must be integers")
+def length_mismatch(name: str, size: int, n: int) -> ValueError:
+    """The error for an argument ``name`` whose length differs from the data's (no counts when analyst-facing)."""
+    if analyst_facing():
+        return ValueError(f"{name} and data must have one entry per row (their lengths differ)")
+    return ValueError(f"{name} has {size} entries but the data has {n} rows")
+
+
+# Per-id verdicts of _classify_id (codes >= 0 are person ids).
+_BLANK, _NEGATIVE, _NOT_INT = -1, -2, -3
+
+
+def _classify_id(v: Any) -> int:
+    """A usable id as a Python int >= 0, or one of ``_BLANK``, ``_NEGATIVE``, ``_NOT_INT``."""
+    if isinstance(v, (bool, np.bool_)):
+        return _NOT_INT
+    if isinstance(v, (int, np.integer)):
+        i = int(v)
+        return i if i >= 0 else _NEGATIVE
+    if v is None or type(v).__name__ in _MISSING_TYPE_NAMES:
+        return _BLANK
+    if isinstance(v, str):
+        return _BLANK if not v.strip() else _NOT_INT
+    if isinstance(v, (float, np.floating)):
+        if v != v:
+            return _BLANK
+        if not np.isfinite(v) or v % 1 != 0 or abs(v) >= _FLOAT_ID_LIMIT:  # exact tests, any float width
+            return _NOT_INT
+        return int(v) if v >= 0 else _NEGATIVE
+    if isinstance(v, decimal.Decimal) and v.is_nan():
+        return _BLANK
+    return _NOT_INT
+
+
+def _id_problem(verdicts: np.ndarray, values: Any) -> Exception:
+    """The data holder's error for the first unusable id (blank first, then negative, then not an integer)."""
+    for code in (_BLANK, _NEGATIVE, _NOT_INT):
+        bad = np.flatnonzero(verdicts == code)
+        if bad.size == 0:
+            continue
+        first = int(bad[0])
+        shown = values[first]
+        if isinstance(shown, np.generic):
+            shown = shown.item()  # 'nan', not 'np.float64(nan)'
+        if code == _BLANK:
+            return ValueError(
+                f"ids: row {first} has a blank person id ({shown!r}; {bad.size} row(s) without an id); "
+                "blank ids would merge different people into one: fill them in or remove those rows"
+            )
+        if code == _NEGATIVE:
+            return ValueError(
+                f"ids: row {first} has the negative person id {shown!r} ({bad.size} such row(s)); ids must be "
+                ">= 0 (pandas.factorize codes a missing id as -1): remove the rows without an id first"
+            )
+        return TypeError(
+            f"ids: row {first} is not an integer person id ({type(shown).__name__} {shown!r}); "
+            "ids must be integers (map other identifiers to integers first, e.g. pandas.factorize)"
+        )
+    raise AssertionError("no unusable id")  # pragma: no cover - called only when some verdict is negative
+
+
+def person_ids(ids: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(codes, usable)``: the ``n`` person ids as an int64 (or object-of-int) array, and the rows that have one.
+
+    ``usable`` is ``None`` when every row has a usable id (see the module
+    docstring). Otherwise, only in an analyst-facing preparation, it marks
+    the rows with a usable id (the codes of the others are meaningless);
+    outside that mode an unusable id raises before anything is charged:
+    blank or negative, :class:`ValueError`; not an integer, :class:`TypeError`.
+    A 2-D ``ids`` or one of another length than the data raises in both modes.
+    """
+    arr = as_records(ids, "ids")
+    if len(arr) != n:
+        raise length_mismatch("ids", len(arr), n)
+    kind = arr.dtype.kind if isinstance(arr, np.ndarray) else "O"
+    verdicts: np.ndarray | None = None
+    if kind in "iu":
+        assert isinstance(arr, np.ndarray)
+        codes = arr
+        if kind == "i" and arr.size and int(arr.min()) < 0:
+            verdicts = np.where(arr < 0, _NEGATIVE, 0)
+        values: Any = arr
+    elif kind == "f" and arr.dtype.itemsize <= 8:
+        assert isinstance(arr, np.ndarray)
+        x = arr.astype(np.float64, copy=False)
+        with np.errstate(invalid="ignore"):
+            integral = np.isfinite(x) & (np.floor(x) == x) & (np.abs(x) < _FLOAT_ID_LIMIT)
+        verdicts = np.where(np.isnan(x), _BLANK, np.where(~integral, _NOT_INT, np.where(x < 0, _NEGATIVE, 0)))
+        codes = np.where(verdicts == 0, x, 0).astype(np.int64)
+        values = arr
+    elif kind in "fO":
+        values = arr.tolist() if isinstance(arr, np.ndarray) else arr
+        classified = [_classify_id(v) for v in values]
+        verdicts = np.fromiter((min(c, 0) for c in classified), dtype=np.int64, count=len(classified))
         try:
-            arr = np.array(values, dtype=np.int64) if values else np.zeros(0, np.int64)
+            codes = np.array(classified, dtype=np.int64) if classified else np.zeros(0, np.int64)
         except OverflowError:
-            arr = np.empty(len(values), dtype=object)
-            arr[:] = [int(v) for v in values]
-    if arr.dtype.kind not in "iuO" or (arr.dtype.kind == "O" and not all(
-        isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in arr
-    )):
-        raise TypeError(f"ids must be integers, got {arr.dtype}")
-    if arr.size != n:
-        raise ValueError(f"ids has {arr.size} entries but the data has {n} rows")
-    return arr
+            codes = np.empty(len(classified), dtype=object)
+            codes[:] = classified
+    else:
+        raise TypeError(f"ids must be integer person ids, got an array of {arr.dtype}")
+    if verdicts is None or not verdicts.any():
+        return codes, None
+    if analyst_facing():
+        return codes, verdicts == 0
+    raise _id_problem(verdicts, values)
 
 
 def first_rows_per_person(ids: np.ndarray, max_contributions: int) -> np.ndarray:
@@ -84,13 +224,22 @@ def first_rows_per_person(ids: np.ndarray, max_contributions: int) -> np.ndarray
 
 
 def bound_rows(n: int, ids: Any, max_contributions: int, usable: np.ndarray | None = None) -> np.ndarray | None:
-    """Mask, over the ``usable`` rows (all rows if None), of those the contribution rule keeps; None if no ids."""
+    """Mask, over the ``usable`` rows (all ``n`` rows if None), of those the contribution rule keeps; None if no ids.
+
+    ``ids`` has one entry per row (``usable.size`` rows when ``usable`` is
+    given). A row without a usable person id (analyst-facing only; otherwise
+    it raises) is never kept.
+    """
     if ids is None:
         return None
-    arr = person_ids(ids, n if usable is None else usable.size)
-    if usable is not None:
-        arr = arr[usable]
-    return first_rows_per_person(arr, max_contributions)
+    total = n if usable is None else usable.size
+    codes, has_id = person_ids(ids, total)
+    rows = usable if has_id is None else (has_id if usable is None else usable & has_id)
+    if rows is None:
+        return first_rows_per_person(codes, max_contributions)
+    keep = np.zeros(total, dtype=bool)
+    keep[rows] = first_rows_per_person(codes[rows], max_contributions)
+    return keep if usable is None else keep[usable]
 
 
 def first_parts_per_person(ids: np.ndarray, parts: np.ndarray, max_parts: int) -> np.ndarray:

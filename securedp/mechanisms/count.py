@@ -6,6 +6,11 @@ kept by at most ``m = max_contributions``: sensitivity ``m``. The release is
 (``epsilon``-DP) or discrete Gaussian of variance ``m**2 / (2 rho)``
 (``rho``-zCDP). Rows are counted whatever they hold (``None`` and NaN count
 as rows). The noisy count is not clamped, so it can be negative.
+
+``data`` is one column: a table (DataFrame), a 2-D array or a list of
+row tuples is refused, never flattened into ``rows * columns`` "rows"
+(:func:`securedp.lattice.screen.as_records`). With ``ids``, a row whose
+person id is blank raises; in an analyst-facing session it is not counted.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice.screen import as_records
-from securedp.mechanisms.contributions import bound_rows, check_max_contributions
+from securedp.mechanisms.contributions import bound_rows, check_max_contributions, refuse_rows
 from securedp.mechanisms.noise import Noise, privacy_cost
 from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
 
@@ -26,6 +31,7 @@ def prepare_count(
     eps, rho_q = privacy_cost(epsilon, rho)
     m = check_max_contributions(max_contributions)
     records = as_records(data)
+    refuse_rows(records)
     n = len(records)
     keep = bound_rows(n, ids, m)
     true_count = n if keep is None else int(keep.sum())

@@ -6,6 +6,12 @@ Give exactly one of
   label counts for it; a row matching no label is *unknown*: with
   ``unknown="raise"`` (default) it is an error before anything is drawn,
   with ``unknown="drop"`` it is ignored. Keys are never taken from the data.
+  Labels may be tuples (a histogram over pairs such as ``("north", 2024)``):
+  ``data`` is then one column whose records are tuples (a list of tuples,
+  ``list(zip(df["a"], df["b"]))``, or an object Series of tuples); each tuple
+  is one value, compared with the labels, never flattened. Without tuple
+  labels a tuple record matches no label (the ``unknown="raise"`` error
+  says so). A table or a 2-D array is refused in both cases.
 * ``bins``: edges ``e0 < e1 < ... < ek`` (exact rationals). Bin ``i`` holds
   ``[e_i, e_{i+1})``, the last bin ``[e_{k-1}, e_k]``. Records are screened,
   clamped to ``[e0, ek]`` (so values outside fall in the edge bins) and
@@ -20,6 +26,11 @@ norm. Independent discrete Laplace noise of scale ``m / epsilon`` on every
 bin gives ``epsilon``-DP for the whole histogram; discrete Gaussian noise of
 variance ``m**2 / (2 rho)`` gives ``rho``-zCDP. The budget is charged once,
 whatever the number of bins.
+
+**Errors.** The ``unknown="raise"`` and ``missing="raise"`` errors name the
+first offending record and count them, for the data holder. In an
+analyst-facing :class:`~securedp.Session` both policies act as ``"drop"``
+(see :mod:`securedp.mechanisms.contributions`).
 """
 
 from __future__ import annotations
@@ -33,16 +44,15 @@ import numpy as np
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import to_rational
 from securedp.lattice import Lattice, screen_units
-from securedp.lattice.screen import as_records
-from securedp.mechanisms.contributions import bound_rows, check_max_contributions
+from securedp.lattice.screen import ONE_COLUMN_HINT, as_records, first_row_record
+from securedp.mechanisms.contributions import analyst_facing, bound_rows, check_max_contributions, data_policy
 from securedp.mechanisms.noise import Noise, privacy_cost
 from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
 
 UNKNOWN_POLICIES = ("raise", "drop")
 
 
-def _category_index(records: Any, categories: Any, unknown: str) -> tuple[np.ndarray, tuple[Any, ...], np.ndarray | None]:
-    labels = tuple(categories)
+def _category_index(records: Any, labels: tuple[Any, ...], unknown: str) -> tuple[np.ndarray, tuple[Any, ...], np.ndarray | None]:
     if not labels:
         raise ValueError("categories must not be empty")
     index: dict[Any, int] = {}
@@ -65,15 +75,19 @@ def _category_index(records: Any, categories: Any, unknown: str) -> tuple[np.nda
     found = idx >= 0
     if found.all():
         return idx, labels, None
-    if unknown == "raise":
-        first = int(np.flatnonzero(~found)[0])
+    if unknown == "raise" and not analyst_facing():  # analyst-facing: unknown records are dropped, never reported
+        unknown_rows = np.flatnonzero(~found)
+        first = int(unknown_rows[0])
+        row = first_row_record(rows, unknown_rows)
+        hint = "" if row is None else (
+            f"; record {row[0]} is a {type(rows[row[0]]).__name__} that matches no category: to count rows of "
+            "a table, declare tuple categories and pass a list of tuples (e.g. list(zip(df['a'], df['b'])))"
+        )
         raise ValueError(
-            f"record {first} is not a declared category ({int((~found).sum())} unknown record(s)); "
+            f"record {first} is not a declared category ({unknown_rows.size} unknown record(s)){hint}; "
             "declare it, or pass unknown='drop'"
         )
     return idx[found], labels, found
-
-
 def _edges(bins: Any) -> list[Fraction]:
     edges = [to_rational(e, "bin edge") for e in bins]
     if len(edges) < 2:
@@ -99,7 +113,9 @@ def _edge_lattice(edges: list[Fraction], lattice: Any) -> Lattice:
 def _bin_index(records: Any, edges: list[Fraction], lattice: Any, missing: str, fill: Any) -> tuple[np.ndarray, tuple[Any, ...], np.ndarray | None]:
     lat = _edge_lattice(edges, lattice)
     edge_units = [int(e / lat.step) for e in edges]
-    units, usable = screen_units(records, lat.step, edge_units[0], edge_units[-1], missing=missing, fill=fill)
+    policy, refuse_rows = data_policy(missing)
+    units, usable = screen_units(records, lat.step, edge_units[0], edge_units[-1], missing=policy, fill=fill,
+                                 refuse_rows=refuse_rows)
     if units.dtype == object:
         idx = np.fromiter((int(np.searchsorted(np.array(edge_units, dtype=object), u, side="right")) - 1 for u in units), dtype=np.int64, count=units.size)
     else:
@@ -130,10 +146,18 @@ def prepare_histogram(
         raise TypeError("give exactly one of categories= (declared labels) or bins= (edges)")
     if unknown not in UNKNOWN_POLICIES:
         raise ValueError(f"unknown must be one of {UNKNOWN_POLICIES}, got {unknown!r}")
-    records = as_records(data)
+    if categories is not None:
+        if isinstance(categories, (str, bytes)) or not hasattr(categories, "__iter__"):
+            raise TypeError("categories must be a sequence of declared labels")
+        declared = tuple(categories)
+        tuple_hint = ("for tuple categories pass one column whose records are tuples, e.g. "
+                      "list(zip(df['a'], df['b']))")
+        records = as_records(data, hint=tuple_hint if any(isinstance(c, tuple) for c in declared) else ONE_COLUMN_HINT)
+    else:
+        records = as_records(data)
     n = len(records)
     if categories is not None:
-        idx, labels, usable = _category_index(records, categories, unknown)
+        idx, labels, usable = _category_index(records, declared, unknown)
         parameters: dict[str, Any] = {"kind": "categories"}
     else:
         edges = _edges(bins)

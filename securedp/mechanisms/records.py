@@ -10,7 +10,7 @@ import numpy as np
 
 from securedp.hazmat.exact.rational import to_rational
 from securedp.lattice import Lattice, screen_units, unit_bound
-from securedp.mechanisms.contributions import bound_rows
+from securedp.mechanisms.contributions import bound_rows, data_policy
 
 
 @dataclass(frozen=True)
@@ -61,11 +61,17 @@ def resolve_lattice(lattice: Any, lo: Fraction, hi: Fraction) -> Lattice:
 def lattice_records(
     data: Any, *, bounds: Any, lattice: Any, ids: Any, max_contributions: int, missing: str, fill: Any
 ) -> LatticeRecords:
-    """Validate, screen, clamp and round every record; then enforce the contribution bound."""
+    """Validate, screen, clamp and round every record; then enforce the contribution bound.
+
+    In an analyst-facing preparation (:func:`~securedp.mechanisms.contributions.analyst_facing`)
+    ``missing="raise"`` acts as ``"drop"`` and a record that is a row (a
+    tuple ...) is unusable like any other, so no error depends on the records.
+    """
     lo, hi = parse_bounds(bounds)
     lat = resolve_lattice(lattice, lo, hi)
     lo_u, hi_u = lat.bounds_units(lo, hi)
-    units, usable = screen_units(data, lat.step, lo_u, hi_u, missing=missing, fill=fill)
+    policy, refuse_rows = data_policy(missing)
+    units, usable = screen_units(data, lat.step, lo_u, hi_u, missing=policy, fill=fill, refuse_rows=refuse_rows)
     keep = bound_rows(units.size, ids, max_contributions, usable)
     if keep is not None:
         units = units[keep]
