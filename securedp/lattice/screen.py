@@ -275,6 +275,14 @@ def unusable_reason(x: Any) -> str:
 # 2-D memoryviews, NumPy scalars). A plain list is a column unless its records are rows themselves
 # (lists, tuples, dicts, sets, arrays): see :func:`first_row_record`.
 
+class NotOneColumnError(TypeError, ValueError):
+    """A table, a 2-D array or a list of rows was given where one column is read.
+
+    A :class:`TypeError` (the wrong kind of object) and a :class:`ValueError`
+    (a list whose records are not numbers), so either ``except`` catches it.
+    """
+
+
 _TABLE_ATTRIBUTES = ("columns", "column_names", "num_columns")
 _SCALAR_SEQUENCES = (str, bytes, bytearray)
 _ROW_TYPES = (list, tuple, dict, set, frozenset, memoryview, np.ndarray,
@@ -324,13 +332,14 @@ def as_records(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT) -> np
     values, ``None`` for a null); other iterables with ``list``.
 
     A table or an array that is not 1-D raises :class:`TypeError` naming
-    ``name`` and saying what to pass instead (``hint``); it is never
+    ``name`` and saying what to pass instead (``hint``; the error is a
+    :class:`NotOneColumnError`, also a :class:`ValueError`); it is never
     flattened. Whether the records are themselves rows is checked by
     :func:`first_row_record`, not here.
     """
     what = _not_one_column(data)
     if what is not None:
-        raise TypeError(f"{name} must be one column, not {what}; {hint}")
+        raise NotOneColumnError(f"{name} must be one column, not {what}; {hint}")
     if isinstance(data, np.ndarray):
         return data
     if callable(getattr(type(data), "to_pylist", None)):  # a pyarrow Array or ChunkedArray: exact Python values
@@ -339,7 +348,7 @@ def as_records(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT) -> np
     if to_numpy is not None and callable(to_numpy):
         arr = np.asarray(to_numpy())
         if arr.ndim != 1:
-            raise TypeError(f"{name} must be one column, not {arr.ndim}-D ({type(data).__name__}); {hint}")
+            raise NotOneColumnError(f"{name} must be one column, not a {arr.ndim}-D {type(data).__name__}; {hint}")
         return arr
     if isinstance(data, (str, bytes)) or not hasattr(data, "__iter__"):
         raise TypeError(f"{name} must be an iterable of records, not {type(data).__name__}")
@@ -364,12 +373,12 @@ def first_row_record(records: np.ndarray | list[Any], rows: np.ndarray | None = 
     return (hits[0], len(hits)) if hits else None
 
 
-def rows_error(records: Any, found: tuple[int, int], name: str = "data") -> TypeError:
+def rows_error(records: Any, found: tuple[int, int], name: str = "data") -> NotOneColumnError:
     """The data holder's error for records that are rows: ``name`` looks like a table, not one column."""
     first, count = found
-    return TypeError(
-        f"{name} record {first} is a {type(records[first]).__name__}: {name} looks like rows of a table "
-        f"({count} such record(s)), not one column; {ONE_COLUMN_HINT}"
+    return NotOneColumnError(
+        f"{name} record {first} is a {type(records[first]).__name__}, not a number: {name} looks like rows of "
+        f"a table ({count} such record(s)), not one column; {ONE_COLUMN_HINT}"
     )
 
 

@@ -130,6 +130,7 @@ ONE_COLUMN = ("one column", "single column")
 def assert_one_column_error(call: Callable[[], Any], name: str = "data") -> TypeError:
     with pytest.raises(TypeError) as info:
         call()
+    assert isinstance(info.value, ValueError)  # NotOneColumnError: either except clause catches it
     message = str(info.value)
     assert message.startswith(name) and any(k in message for k in ONE_COLUMN), message
     assert "\n" not in message
