@@ -304,3 +304,24 @@ def test_fuzz_mutated_valid_logs_never_raise_and_never_verify_when_changed(tmp_p
         report = verify_log(tmp_path / "fuzz.jsonl", public_key=_FUZZ_KEY.public_key())
         # any change other than cutting whole lines off the end is caught against the key
         assert not report.ok or report.valid < original.count(b"\n") or bytes(data).startswith(original)
+
+
+def test_concurrent_signed_writers_keep_every_signature_and_a_current_head(tmp_path: Path, reviewer_key) -> None:
+    import threading
+
+    path = tmp_path / "audit.jsonl"
+    record = {**Session(epsilon=1, rng=ChaChaSource(bytes(32))).count([1], epsilon="1/10").record()}
+
+    def work() -> None:
+        log = AuditLog(path, signing_key=reviewer_key)
+        for _ in range(8):
+            log.append(record)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    report = verify_log(path, public_key=reviewer_key.public_key(), head=Path(str(path) + ".head"))
+    assert report.ok and report.valid == 32 and report.head_records == 32 and report.signed == 32
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary head file left behind
