@@ -10,30 +10,50 @@ before rho releases existed) counts ``epsilon``. ``ledger`` names the budget in 
 log's ``writer`` for every release charged to this file), so that
 ``securedp audit verify`` checks the spending across invocations.
 
-:meth:`BudgetFile.charge` holds an exclusive ``flock`` on ``FILE.lock``
-while it reads the file, refuses a charge that would overspend (before
-anything is drawn), and writes the new state atomically: a temporary file in
-the same directory, ``fsync``, then ``os.replace``.
+**Validation.** A file is read strictly and any deviation is refused with
+one line naming the file and the field, before anything is charged or
+drawn: the text must be one JSON object (no duplicate keys, no ``NaN`` or
+``Infinity``) with exactly the fields above (``currency`` may be absent);
+``format`` must be ``"securedp-budget/1"``; ``currency`` one of
+``"epsilon"``, ``"rho"``; ``total`` and ``spent`` strings in the canonical
+form the writer uses (``"3"``, ``"1/4"``: lowest terms, positive
+denominator other than 1, no sign on zero, no leading zeros, no spaces, no
+decimals), with ``total > 0`` and ``0 <= spent <= total``; ``ledger`` 32
+lowercase hex digits. A file that needs a hand edit to be read is thus
+never silently reinterpreted (for example a negative ``spent`` that would
+grant extra budget).
+
+**Locking and atomic writes.** :meth:`BudgetFile.charge` holds an exclusive
+lock on ``FILE.lock`` (``flock`` on POSIX, ``msvcrt.locking`` on Windows:
+:mod:`securedp.hazmat.bits.filelock`) while it reads the file, refuses a
+charge that would overspend (before anything is drawn), and writes the new
+state atomically: a temporary file in the same directory, ``fsync``, then
+``os.replace``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
-from securedp.hazmat.exact.rational import format_rational, positive_rational, to_rational
+from securedp.hazmat.bits.filelock import locked
+from securedp.hazmat.exact.rational import format_rational, positive_rational
 
 FORMAT = "securedp-budget/1"
 EPSILON = "epsilon"
 RHO = "rho"
 CURRENCIES = (EPSILON, RHO)
+FIELDS = frozenset({"format", "currency", "total", "spent", "ledger"})
+_RATIONAL = re.compile(r"-?(0|[1-9][0-9]{0,999})(/[1-9][0-9]{0,999})?")
+_LEDGER = re.compile(r"[0-9a-f]{32}")
+_MAX_BYTES = 1 << 16
 
 
 class BudgetError(ValueError):
@@ -78,9 +98,10 @@ class BudgetFile:
         body runs (so a crash never under-counts); if the body raises, the
         previous state is written back.
         """
+        if not isinstance(cost, Fraction) or cost <= 0:
+            raise ValueError(f"the cost charged to a budget file must be a positive Fraction, got {cost!r}")
         lock_path = self.path.with_name(self.path.name + ".lock")
-        with open(lock_path, "a") as lock:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        with open(lock_path, "a") as lock, locked(lock.fileno()):
             before = self._read()
             after = Budget(before.total, before.spent + cost, before.ledger, before.currency)
             if after.spent > after.total:
@@ -100,18 +121,7 @@ class BudgetFile:
             if self.total is None:
                 raise BudgetError(f"{self.path} does not exist; create it by passing --budget TOTAL")
             return Budget(self.total, Fraction(0), os.urandom(16).hex(), self.currency)
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if data.get("format") != FORMAT:
-                raise ValueError("wrong format")
-            currency = data.get("currency", EPSILON)
-            if currency not in CURRENCIES:
-                raise ValueError(f"unknown currency {currency!r}")
-            state = Budget(
-                positive_rational(data["total"], "total"), to_rational(data["spent"], "spent"), str(data["ledger"]), currency
-            )
-        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise BudgetError(f"{self.path} is not a valid budget file ({exc})") from None
+        state = _parse(self.path)
         if state.currency != self.currency:
             flag = "--epsilon" if state.currency == EPSILON else "--rho"
             raise BudgetError(
@@ -147,3 +157,66 @@ class BudgetFile:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"duplicate field {key!r}")
+        result[key] = value
+    return result
+
+
+def _canonical_rational(data: dict[str, Any], field: str) -> Fraction:
+    """``data[field]``: a string in the canonical ``"num/den"`` form of :func:`format_rational`."""
+    text = data[field]
+    if not isinstance(text, str):
+        raise ValueError(f"{field!r} must be an exact rational string such as \"1/4\", got {text!r}")
+    if _RATIONAL.fullmatch(text) is None:
+        raise ValueError(f"{field!r} must be an exact rational such as \"3\" or \"1/4\", got {text[:40]!r}")
+    value = Fraction(text)
+    if format_rational(value) != text:
+        raise ValueError(f"{field!r} is not canonical: {text!r} must be written {format_rational(value)!r}")
+    return value
+
+
+def _parse(path: Path) -> Budget:
+    """The budget stored at ``path``, checked strictly; :class:`BudgetError` naming the field otherwise."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(_MAX_BYTES + 1)
+        if len(raw) > _MAX_BYTES:
+            raise ValueError(f"larger than {_MAX_BYTES} bytes")
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        unknown = sorted(set(data) - FIELDS)
+        if unknown:
+            raise ValueError(f"unknown field {unknown[0]!r}")
+        missing = sorted(FIELDS - {"currency"} - set(data))
+        if missing:
+            raise ValueError(f"missing field {missing[0]!r}")
+        if data["format"] != FORMAT:
+            raise ValueError(f"'format' must be {FORMAT!r}, got {data['format']!r}")
+        currency = data.get("currency", EPSILON)
+        if currency not in CURRENCIES:
+            raise ValueError(f"'currency' must be 'epsilon' or 'rho', got {currency!r}")
+        total = _canonical_rational(data, "total")
+        spent = _canonical_rational(data, "spent")
+        if total <= 0:
+            raise ValueError(f"'total' must be > 0, got {format_rational(total)}")
+        if spent < 0:
+            raise ValueError(f"'spent' must be >= 0, got {format_rational(spent)}")
+        if spent > total:
+            raise ValueError(f"'spent' {format_rational(spent)} exceeds 'total' {format_rational(total)}")
+        ledger = data["ledger"]
+        if not isinstance(ledger, str) or _LEDGER.fullmatch(ledger) is None:
+            raise ValueError(f"'ledger' must be 32 lowercase hex digits, got {str(ledger)[:40]!r}")
+    except (OSError, ValueError, TypeError, RecursionError) as exc:
+        raise BudgetError(f"{path} is not a valid budget file ({exc})") from None
+    return Budget(total, spent, ledger, currency)

@@ -9,6 +9,7 @@ exhausted budget, failed verification or replay). No traceback is printed.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import NoReturn, Sequence
 
@@ -91,9 +92,64 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_NEGATIVE_VALUE = re.compile(r"-(?:\d|\.\d|inf|nan)", re.IGNORECASE)
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> tuple[set[str], set[str]]:
+    """Every option string of ``parser`` and its subparsers, and those of them that take a value."""
+    every: set[str] = set()
+    valued: set[str] = set()
+    for action in parser._actions:  # noqa: SLF001 - argparse exposes no public walk of its actions
+        every.update(action.option_strings)
+        if action.option_strings and action.nargs != 0:
+            valued.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for child in action.choices.values():
+                child_every, child_valued = _option_strings(child)
+                every |= child_every
+                valued |= child_valued
+    return every, valued
+
+
+def attach_negative_values(argv: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """``argv`` with each value that starts with a minus sign joined to its option: ``--bounds=-5,-1``.
+
+    argparse takes a word such as ``-5,-1`` or ``-1e30,1e30`` after
+    ``--bounds`` for an option and reports that ``--bounds`` has no value.
+    Here, a word after an option that takes a value (or an unambiguous
+    abbreviation of one) is joined to it with ``=`` when it begins with a
+    minus sign followed by a digit, a point and a digit, ``inf`` or ``nan``:
+    no option of the command looks like that, so nothing else changes.
+    Words after ``--`` are left alone.
+    """
+    every, valued = _option_strings(parser)
+    out: list[str] = []
+    words = list(argv)
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            out.extend(words[i:])
+            break
+        if word.startswith("--") and "=" not in word and i + 1 < len(words) and _NEGATIVE_VALUE.match(words[i + 1]):
+            matches = {word} if word in every else {o for o in every if o.startswith(word)}
+            if matches and matches <= valued:
+                out.append(f"{word}={words[i + 1]}")
+                i += 2
+                continue
+        out.append(word)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command with ``argv`` (default ``sys.argv[1:]``) and return the exit status."""
-    args = build_parser().parse_args(argv)
+    """Run the command with ``argv`` (default ``sys.argv[1:]``) and return the exit status.
+
+    Negative option values need no ``=``: ``--bounds -5,-1`` is read as
+    ``--bounds=-5,-1`` (:func:`attach_negative_values`).
+    """
+    parser = build_parser()
+    args = parser.parse_args(attach_negative_values(sys.argv[1:] if argv is None else argv, parser))
     try:
         return int(args.run(args))
     except commands.Failure as failure:

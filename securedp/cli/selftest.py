@@ -1,22 +1,21 @@
-"""``securedp selftest``: run :mod:`securedp.audit.selftest` with a progress bar, a table and an optional plot."""
+"""``securedp selftest``: run :mod:`securedp.audit.selftest` with a progress bar, a table and an optional plot.
+
+The progress bar is drawn by ``tqdm`` on standard error **only when standard
+error is a terminal** (``disable=None``): redirected to a file or a pipe (a
+CI log), nothing is written there, so no ``\r`` frames end up in logs. The
+results table goes to standard output in every case.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, TextIO
+from typing import Any, Callable, TextIO
 
 from securedp.audit.selftest import ALPHA, CASES, Result, run_case
 from securedp.hazmat.bits.default import default_source
 
 DEFAULT_DRAWS = 1_000_000
-_BAR = 30
-
-
-def _bar(stream: TextIO, done: int, total: int, label: str) -> None:
-    filled = _BAR * done // total
-    stream.write(f"\r[{'#' * filled}{'.' * (_BAR - filled)}] {100 * done // total:3d}%  {label:<32}")
-    stream.flush()
 
 
 def table(results: list[Result]) -> str:
@@ -55,10 +54,15 @@ def plot(results: list[Result], path: str) -> None:
     plt.close(fig)
 
 
-def _progress(stream: TextIO, offset: int, total: int, label: str) -> Callable[[int], None]:
-    """The progress callback of one case: ``done`` draws of it are ``offset + done`` of ``total``."""
+def _progress(bar: Any, label: str) -> Callable[[int], None]:
+    """The progress callback of one case: it reports ``done`` draws of the case to ``bar`` (a ``tqdm``)."""
+    state = {"done": 0}
+
     def progress(done: int) -> None:
-        _bar(stream, offset + done, total, label)
+        bar.set_description_str(label, refresh=False)
+        bar.update(done - state["done"])
+        state["done"] = done
+
     return progress
 
 
@@ -72,13 +76,16 @@ def run_selftest(draws: int | None, plot_path: str | None, err: TextIO = sys.std
             import matplotlib  # noqa: F401
         except ImportError:
             raise ValueError("--plot needs matplotlib (pip install matplotlib)") from None
+    from tqdm import tqdm
+
     source = default_source()
     total = draws * len(CASES)
     start = time.perf_counter()
     results: list[Result] = []
-    for i, case in enumerate(CASES):
-        results.append(run_case(case, draws, source, _progress(err, i * draws, total, case.name)))
-    err.write("\n")
+    # disable=None: tqdm draws only when ``err`` is a terminal
+    with tqdm(total=total, file=err, disable=None, unit=" draws", unit_scale=True, leave=True) as bar:
+        for case in CASES:
+            results.append(run_case(case, draws, source, _progress(bar, case.name)))
     print(f"securedp selftest: {len(CASES)} samplers, G-test against the exact law, fail below p = {ALPHA:g}")
     print(table(results))
     failed = [r.name for r in results if not r.passed]

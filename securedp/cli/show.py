@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 from fractions import Fraction
 from typing import Any
 
@@ -11,11 +12,69 @@ from securedp.hazmat.exact.rational import format_rational
 from securedp.mechanisms.release import Release
 
 
+_MAX_DECIMALS = 40
+"""Longest exact decimal expansion printed; a longer one is printed as ``num/den``."""
+
+
+def exact_text(value: Any) -> str:
+    """A rational as a person would write it, exactly.
+
+    Integers as ``3`` or ``-12``; a rational whose decimal expansion is
+    finite (its reduced denominator is ``2**a * 5**b``, as on every decimal
+    or binary lattice) as that expansion, ``0.25`` or ``-1.5``, with no
+    trailing zeros and at most :data:`_MAX_DECIMALS` digits after the point;
+    any other rational as ``num/den`` (``1/3``). Other values (labels) as
+    ``str``. Never rounds.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, Fraction)):
+        return str(value)
+    q = Fraction(value)
+    if q.denominator == 1:
+        return str(q.numerator)
+    twos, fives, rest = _split_denominator(q.denominator)
+    digits = max(twos, fives)
+    if rest != 1 or digits > _MAX_DECIMALS:
+        return format_rational(q)
+    scaled = abs(q.numerator) * 10**digits // q.denominator  # exact: the denominator divides 10**digits
+    whole, frac = divmod(scaled, 10**digits)
+    sign = "-" if q < 0 else ""
+    return f"{sign}{whole}.{str(frac).rjust(digits, '0').rstrip('0')}"
+
+
+def _split_denominator(d: int) -> tuple[int, int, int]:
+    """``(a, b, r)`` with ``d == 2**a * 5**b * r`` and ``r`` prime to 10."""
+    twos = (d & -d).bit_length() - 1
+    d >>= twos
+    fives = 0
+    while d % 5 == 0:
+        d //= 5
+        fives += 1
+    return twos, fives, d
+
+
+def approximate(value: Fraction, digits: int = 6) -> str:
+    """``value`` to ``digits`` significant digits, with decimal arithmetic (no float: no overflow)."""
+    with decimal.localcontext() as ctx:
+        ctx.prec = digits
+        ctx.Emax, ctx.Emin = decimal.MAX_EMAX, decimal.MIN_EMIN
+        approx = (decimal.Decimal(value.numerator) / decimal.Decimal(value.denominator)).normalize()
+    return f"{approx:g}"
+
+
 def number(value: Any) -> str:
-    """A value for reading: integers as they are, other rationals as a decimal and their exact form."""
-    if isinstance(value, Fraction) and value.denominator != 1:
-        return f"{float(value):.6g}  (exactly {format_rational(value)})"  # float-ok: display only
-    return str(value)
+    """A value for reading: :func:`exact_text` when it has no ``/``, else ``≈ 0.333333  (exactly 1/3)``."""
+    text = exact_text(value)
+    if "/" in text:
+        return f"≈ {approximate(Fraction(value))}  (exactly {text})"
+    return text
+
+
+def label_text(label: Any, last: bool) -> str:
+    """A histogram label: a category as it is, a bin ``(lo, hi)`` as ``[lo, hi)`` (the last bin ``[lo, hi]``)."""
+    if isinstance(label, tuple) and len(label) == 2:
+        lo, hi = (exact_text(edge) for edge in label)
+        return f"[{lo}, {hi}]" if last else f"[{lo}, {hi})"
+    return exact_text(label)
 
 
 def show_release(release: Release, query: Query, budget: Budget | None) -> str:
@@ -27,12 +86,13 @@ def show_release(release: Release, query: Query, budget: Budget | None) -> str:
         cost = f"rho {format_rational(release.rho)}"
     head = f"{release.statistic} of column {query.column!r}"
     if query.q is not None:
-        head += f" at q = {format_rational(query.q)}"
+        head += f" at q = {exact_text(query.q)}"
     lines = [head]
     if isinstance(release.value, tuple):
         labels = release.labels or tuple(range(len(release.value)))
-        width = max(len(str(label)) for label in labels) if labels else 0
-        lines += [f"  {str(label):<{width}}  {number(v)}" for label, v in zip(labels, release.value)]
+        texts = [label_text(label, i == len(labels) - 1) for i, label in enumerate(labels)]
+        width = max(len(text) for text in texts) if texts else 0
+        lines += [f"  {text:<{width}}  {number(v)}" for text, v in zip(texts, release.value)]
     else:
         lines.append(f"  value    {number(release.value)}")
     lines.append(f"  privacy  {cost}, {release.mechanism}, max_contributions {release.max_contributions}")

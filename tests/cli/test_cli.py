@@ -223,11 +223,40 @@ def test_demo_runs_quickly_and_reports_the_budget(work: Path) -> None:
     assert "remaining" in result.stdout and "epsilon" in result.stdout and "spent" in result.stdout
 
 
-def test_selftest_prints_a_table_and_a_progress_bar(work: Path) -> None:
+def test_selftest_prints_a_table_and_no_progress_frames_when_stderr_is_not_a_terminal(work: Path) -> None:
     result = run("selftest", "--draws", "20000", cwd=work)
     assert result.returncode == 0, result.stdout
     assert "discrete_gaussian" in result.stdout and "p-value" in result.stdout and "9 passed" in result.stdout
-    assert "100%" in result.stderr
+    assert result.stderr == ""  # no \r progress frames in a log or a pipe
+    assert "\r" not in result.stdout
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_selftest_draws_a_progress_bar_on_a_terminal(work: Path) -> None:
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen([sys.executable, "-m", "securedp", "selftest", "--draws", "20000"], cwd=work, env=env,
+                               stdout=subprocess.PIPE, stderr=follower)
+    os.close(follower)
+    frames = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        frames += chunk
+    stdout, _ = process.communicate(timeout=120)
+    os.close(leader)
+    assert process.returncode == 0 and b"9 passed" in stdout
+    assert b"100%" in frames and b"\r" in frames and b"p-value" not in frames
 
 
 def test_selftest_plot(work: Path) -> None:
