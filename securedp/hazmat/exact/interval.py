@@ -120,25 +120,49 @@ def ceil_scaled(x: Any, k: int, prec: int) -> int:
         return int(gmpy2.ceil(gmpy2.mul_2exp(x, k)))
 
 
+def describe(q: Fraction | int) -> str:
+    """Short text for a rational in names and messages: exact when small, else its size.
+
+    ``str`` of an integer of more than 4,300 digits raises (CPython's limit on
+    int-to-text conversion), and a name is never worth that much text anyway.
+    """
+    q = Fraction(q)
+    if max(q.numerator.bit_length(), q.denominator.bit_length()) <= 256:
+        return str(q)
+    size = q.numerator.bit_length() - q.denominator.bit_length()
+    return f"{'-' if q < 0 else ''}a rational of about 2**{size}"
+
+
 class Real:
     """A real number given by rigorous interval bounds at any precision.
 
     ``bound(prec)`` must return an :class:`Interval` containing the number,
     whose width shrinks towards 0 as ``prec`` grows. Rationals are exact.
+
+    Interval bounds never collapse onto a number that is *exactly* a dyadic
+    rational ``m / 2**k`` unless MPFR represents it exactly at every step
+    (``1/4`` computed as ``(1/3) / (1 + 1/3)`` does not), so a real that may be
+    dyadic must say so: ``dyadic(k)`` returns ``x * 2**k`` when that is an
+    integer and ``None`` when it is not (exactly, never from a float).
+    :meth:`floor_ceil` then answers such ``k`` exactly instead of raising the
+    precision forever. Irrational reals (``exp`` of a non-zero rational and
+    rational functions of it) need no hook.
     """
 
-    __slots__ = ("_bound", "_exact", "name")
+    __slots__ = ("_bound", "_exact", "_dyadic", "name")
 
-    def __init__(self, bound: Callable[[int], Interval], name: str = "real") -> None:
+    def __init__(self, bound: Callable[[int], Interval], name: str = "real",
+                 dyadic: Callable[[int], int | None] | None = None) -> None:
         self._bound = bound
         self._exact: Fraction | None = None
+        self._dyadic = dyadic
         self.name = name
 
     @classmethod
     def rational(cls, value: Fraction | int) -> "Real":
         """A real that is exactly the rational ``value``."""
         q = Fraction(value)
-        real = cls(lambda prec: Interval.exact(q, prec), name=str(q))
+        real = cls(lambda prec: Interval.exact(q, prec), name=describe(q))
         real._exact = q
         return real
 
@@ -154,6 +178,10 @@ class Real:
             den = self._exact.denominator if k >= 0 else self._exact.denominator << -k
             low = num // den
             return low, low if low * den == num else low + 1
+        if self._dyadic is not None:
+            scaled = self._dyadic(k)
+            if scaled is not None:
+                return scaled, scaled
         prec = max(k, 0) + 64
         while True:
             iv = self._bound(prec)
@@ -175,9 +203,9 @@ class Real:
 
 def exp_neg(x: Fraction) -> Real:
     """``exp(-x)`` for a rational ``x``."""
-    return Real(lambda prec: (-Interval.exact(x, prec)).exp(), name=f"exp(-{x})")
+    return Real(lambda prec: (-Interval.exact(x, prec)).exp(), name=f"exp(-{describe(x)})")
 
 
 def logistic_neg(y: Fraction) -> Real:
     """``1 / (1 + exp(y))`` for a rational ``y`` (the probability q/(1+q) with q = exp(-y))."""
-    return Real(lambda prec: 1 / (1 + Interval.exact(y, prec).exp()), name=f"1/(1+exp({y}))")
+    return Real(lambda prec: 1 / (1 + Interval.exact(y, prec).exp()), name=f"1/(1+exp({describe(y)}))")

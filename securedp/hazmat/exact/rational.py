@@ -116,7 +116,7 @@ def positive_rational(value: Any, name: str) -> Fraction:
     """:func:`to_rational`, then require the result to be > 0."""
     q = to_rational(value, name)
     if q <= 0:
-        raise ValueError(f"{name} must be > 0, got {format_rational(q)}")
+        raise ValueError(f"{name} must be > 0, got {_shown(q)}")
     return q
 
 
@@ -124,7 +124,7 @@ def nonnegative_rational(value: Any, name: str) -> Fraction:
     """:func:`to_rational`, then require the result to be >= 0."""
     q = to_rational(value, name)
     if q < 0:
-        raise ValueError(f"{name} must be >= 0, got {format_rational(q)}")
+        raise ValueError(f"{name} must be >= 0, got {_shown(q)}")
     return q
 
 
@@ -132,7 +132,7 @@ def probability(value: Any, name: str) -> Fraction:
     """:func:`to_rational`, then require the result to lie in [0, 1]."""
     q = to_rational(value, name)
     if not 0 <= q <= 1:
-        raise ValueError(f"{name} must lie in [0, 1], got {format_rational(q)}")
+        raise ValueError(f"{name} must lie in [0, 1], got {_shown(q)}")
     return q
 
 
@@ -140,8 +140,17 @@ def to_int(value: Any, name: str) -> int:
     """Return ``value`` as an ``int``; it must be integral (``3``, ``"3"``, ``3.0``)."""
     q = to_rational(value, name)
     if q.denominator != 1:
-        raise ValueError(f"{name} must be an integer, got {format_rational(q)}")
+        raise ValueError(f"{name} must be an integer, got {_shown(q)}")
     return q.numerator
+
+
+def _shown(q: Fraction) -> str:
+    """A rational for an error message: exact when short, else its size (``str`` of an int past
+    4,300 digits raises, which would replace the intended error with an unrelated one)."""
+    if max(q.numerator.bit_length(), q.denominator.bit_length()) <= 1024:
+        return format_rational(q)
+    sign = "-" if q < 0 else ""
+    return f"{sign}a rational of about 2**{abs(q.numerator).bit_length() - q.denominator.bit_length()}"
 
 
 def format_rational(q: Fraction) -> str:

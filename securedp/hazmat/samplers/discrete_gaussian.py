@@ -40,10 +40,11 @@ import numpy as np
 
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.interval import Interval, Real, rounding_context
+from securedp.hazmat.exact.interval import Interval, Real, describe, rounding_context
 from securedp.hazmat.exact.rational import positive_rational
 from securedp.hazmat.samplers.decide import WORD_BITS, Thresholds, resolve_below
 from securedp.hazmat.samplers.discrete_laplace import DiscreteLaplacePlan
+from securedp.hazmat.samplers.geometric import MAX_SCALE, MAX_SCALE_TEXT, magnitude_text
 from securedp.hazmat.samplers.params import PlanCache, check_size, count_of, shaped
 from securedp.hazmat.samplers.pool import pooled
 
@@ -51,6 +52,9 @@ TABLE_LIMIT = 1 << 18
 # 128 * ln 2 < 89: beyond |y| - c > sqrt(89 v), exp(-(|y| - c)**2 / 2v) < 2**-64.
 _TAIL_FACTOR = 89
 _SLOW_PATH_TARGET = 2.0**-61  # float-ok: planning only
+# Past this proposal scale the acceptance estimate uses its continuous limit (floats lose 1 - q).
+_CONTINUOUS_T = 2**40
+_TINY_VARIANCE = 2.0**-1000  # float-ok: planning only
 
 
 def _gaussian_acceptance_lows(variance: Fraction, center: Fraction, count: int, width: int) -> list[int]:
@@ -84,13 +88,16 @@ def _gaussian_acceptance_lows(variance: Fraction, center: Fraction, count: int, 
 
 def _acceptance_real(variance: Fraction, center: Fraction, y: int) -> Real:
     e = (y - center) ** 2 / (2 * variance)
-    return Real(lambda prec: (-Interval.exact(e, prec)).exp(), name=f"exp(-{e})")
+    return Real(lambda prec: (-Interval.exact(e, prec)).exp(), name=f"exp(-{describe(e)})")
 
 
 class DiscreteGaussianPlan:
     """Laplace proposal and acceptance table for one variance, computed once."""
 
     def __init__(self, variance: Fraction, width: int | None = None) -> None:
+        if variance >= MAX_SCALE * MAX_SCALE:
+            raise ValueError(f"sigma must be below {MAX_SCALE_TEXT} (variance below 2**512), "
+                             f"got a variance of {magnitude_text(variance)}")
         self.variance = variance
         self.t = math.isqrt(variance.numerator // variance.denominator) + 1
         self.center = variance / self.t
@@ -119,8 +126,17 @@ class DiscreteGaussianPlan:
         return _acceptance_real(self.variance, self.center, y)
 
     def _acceptance_estimate(self) -> float:
-        """P(accept) for one round, in floating point: for planning and bounds only."""
-        v = float(self.variance)  # float-ok: planning only
+        """P(accept) for one round, in floating point: for planning and bounds only.
+
+        Finite and positive for every supported variance: past ``t = 2**40``
+        (where ``1 - exp(-1/t)`` would lose its digits) the continuous limit
+        ``(sigma/t) * sqrt(pi/2) * exp(-v / 2t**2)`` is used (the centre ``v/t``
+        completes the square), within ``O(1/t)`` of the sum.
+        """
+        if self.t > _CONTINUOUS_T:
+            ratio = float(self.variance / (self.t * self.t))  # float-ok: planning only, in (1/4, 1]
+            return math.sqrt(ratio * math.pi / 2) * math.exp(-ratio / 2)  # float-ok: planning only
+        v = max(float(self.variance), _TINY_VARIANCE)  # float-ok: planning only (a tiny v only accepts y = 0)
         q = math.exp(-1 / self.t)  # float-ok: planning only
         step = max(1, self.cutoff >> 16)  # a Riemann sum suffices for an estimate
         ys = np.arange(0, max(self.cutoff, 1) + 1, step, dtype=float)
@@ -176,7 +192,9 @@ def discrete_gaussian(
     integers. Give ``sigma`` (a rational > 0) or, keyword only, the
     ``variance`` ``sigma**2`` (a rational > 0, so ``variance=2`` means
     ``sigma = sqrt(2)`` exactly). Returns an ``int`` when ``size`` is
-    ``None``, else an ``int64`` array of that shape.
+    ``None``, else an ``int64`` array of that shape (an object array of Python
+    ints for ``sigma`` of 2**57 or more, as :func:`~securedp.discrete_laplace`).
+    ``sigma`` must be below ``2**256`` (else ``ValueError`` at once).
     """
     plan = _PLANS.get(sigma, variance)
     n = check_size(size)

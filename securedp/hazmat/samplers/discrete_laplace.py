@@ -27,7 +27,7 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.interval import Real
 from securedp.hazmat.exact.rational import positive_rational
 from securedp.hazmat.samplers.decide import WORD_BITS, Thresholds
-from securedp.hazmat.samplers.geometric import ExpRatio, GeometricPlan
+from securedp.hazmat.samplers.geometric import MAX_SCALE, ExpRatio, GeometricPlan, scale_range_error
 from securedp.hazmat.samplers.params import PlanCache, check_size, count_of, shaped
 from securedp.hazmat.samplers.pool import pooled
 
@@ -44,11 +44,13 @@ class DiscreteLaplacePlan:
 
     def __init__(self, scale: Any, width: int = WORD_BITS) -> None:
         self.scale = positive_rational(scale, "scale")
+        if self.scale > MAX_SCALE:
+            raise scale_range_error("scale", self.scale)
         ratio = ExpRatio(1 / self.scale)
         self.magnitude = GeometricPlan(ratio, width)
         q = ratio.power(1)
         self.zero = Thresholds.of([Real(lambda prec: (1 - q.interval(prec)) / (1 + q.interval(prec)), "p0")], width)
-        self.int64 = self.magnitude.int64
+        self.int64 = self.magnitude.int64  # magnitudes below 2**62, so 1 + magnitude fits int64
         self.comparisons_per_draw = 1 + self.magnitude.comparisons_per_draw
         self.slow_path_bound = self.comparisons_per_draw * 2.0 ** -width  # float-ok: documented bound
 
@@ -74,8 +76,9 @@ def discrete_laplace(scale: Any, size: Any = None, *, rng: RandomSource | None =
     ``k``; ``scale`` is any rational > 0 (int, Fraction, decimal string such
     as ``"0.5"``, gmpy2 rational, or a float taken at its exact binary value).
     Returns an ``int`` when ``size`` is ``None``, else an ``int64`` array
-    (for a scale of 2**55 or more, where values may exceed int64, an object
-    array of Python ints).
+    (for a scale of 2**57 or more, where values may exceed int64, an object
+    array of Python ints; either may occur between 2**56 and 2**57, see
+    :func:`~securedp.geometric`). A scale above ``2**256`` raises ``ValueError`` at once.
     """
     plan = _PLANS.get(scale)
     n = check_size(size)

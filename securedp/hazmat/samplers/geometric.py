@@ -32,6 +32,15 @@ number of digit comparisons, and per level a number of proposals whose law
 does not depend on the value accepted. The only value-dependent work is the
 resolver and the ``H >> d != 0`` branch, whose probability per draw is bounded
 by :attr:`GeometricPlan.slow_path_bound` (< 2**-60 for the default width).
+
+**Range and dtype.** Values are assembled from disjoint bit fields in 64-bit
+words, so nothing overflows at any scale; the result is ``int64`` exactly when
+the plan's bit count ``shift + digits`` is at most 62 (an integer decision, no
+float involved), else Python ints. Scales above :data:`MAX_SCALE` (``2**256``)
+are refused at once. Rational ratios (``q = 1 - p``) can make a threshold an
+exact dyadic rational (``p = 2/3`` makes digit 0 exactly ``1/4``); those
+thresholds are compared exactly (:class:`~securedp.hazmat.exact.Real`'s
+``dyadic`` hook), never by intervals that cannot collapse onto them.
 """
 
 from __future__ import annotations
@@ -45,7 +54,7 @@ import numpy as np
 
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.interval import Interval, Real, rounding_context
+from securedp.hazmat.exact.interval import Interval, Real, ceil_scaled, describe, floor_scaled, rounding_context
 from securedp.hazmat.exact.rational import positive_rational, probability
 from securedp.hazmat.samplers.decide import WORD_BITS, Thresholds
 from securedp.hazmat.samplers.params import PlanCache, check_size, count_of, shaped
@@ -55,8 +64,28 @@ from securedp.hazmat.samplers.pool import pooled
 _MAX_LEVEL_BITS = 14
 # Below this scale the digits are cheaper than another level.
 _MIN_LEVEL_SCALE = 16
-# int64 holds every value below 2**62 with room to add; past this scale use Python ints.
-_INT64_SCALE_LIMIT = 2**55
+# Plans whose values (outside the top event) all lie below 2**_INT64_BITS give int64 arrays: room
+# to add 1 (discrete Laplace) or a small offset without overflow.
+_INT64_BITS = 62
+# The largest scale (in units) the geometric, discrete Laplace and discrete Gaussian samplers
+# accept: set-up grows with log2(scale) (a 16,384-entry table per 14 bits) and so does every draw.
+MAX_SCALE = 2**256
+MAX_SCALE_TEXT = "2**256"
+# Below 2**-30 a 53-bit rounding of 1 - p loses most of p: use log1p of p itself. Above it the
+# historical estimate is kept, so that the plans (hence seeded outputs) of such p never change.
+_SMALL_P = Fraction(1, 2**30)
+
+
+def magnitude_text(q: Fraction) -> str:
+    """``"about 2**k"`` for a positive rational: a size that is safe to print whatever its terms."""
+    return f"about 2**{q.numerator.bit_length() - q.denominator.bit_length()}"
+
+
+def scale_range_error(name: str, value: Fraction) -> ValueError:
+    """The one-line refusal of a scale beyond :data:`MAX_SCALE`."""
+    return ValueError(
+        f"{name} must be at most {MAX_SCALE_TEXT} (noise of at most 2**256 units), got {magnitude_text(value)}"
+    )
 
 
 class Ratio:
@@ -66,12 +95,24 @@ class Ratio:
         """The real ``q**r``."""
         raise NotImplementedError
 
+    def digit(self, i: int) -> Real:
+        """The real ``q**(2**i) / (1 + q**(2**i))``: the probability that digit ``i`` is 1."""
+        power = self.power(1 << i)
+        return Real(lambda prec: _digit_probability(power.interval(prec)), name=f"digit {i}")
+
     def raised(self, m: int) -> "Ratio":
         """The ratio ``q**m``."""
         raise NotImplementedError
 
     def scale_estimate(self) -> float:
-        """Roughly ``1 / ln(1/q)``: used to plan the work, never to decide an outcome."""
+        """Roughly ``1 / ln(1/q)``: used to plan the work, never to decide an outcome.
+
+        Finite and >= 0 for every ratio whose scale is at most :data:`MAX_SCALE`.
+        """
+        raise NotImplementedError
+
+    def scale_at_most(self, bound: int) -> bool:
+        """Exactly whether ``1 / ln(1/q) <= bound`` is guaranteed (a sufficient test)."""
         raise NotImplementedError
 
 
@@ -83,13 +124,18 @@ class ExpRatio(Ratio):
 
     def power(self, r: int) -> Real:
         rate = self.rate * r
-        return Real(lambda prec: (-Interval.exact(rate, prec)).exp(), name=f"exp(-{rate})")
+        return Real(lambda prec: (-Interval.exact(rate, prec)).exp(), name=f"exp(-{describe(rate)})")
 
     def raised(self, m: int) -> "ExpRatio":
         return ExpRatio(self.rate * m)
 
     def scale_estimate(self) -> float:
-        return float(1 / self.rate)  # float-ok: planning only
+        if self.rate * MAX_SCALE < 1:  # would overflow a float past 2**1024; refused by scale_at_most
+            return float(MAX_SCALE)  # float-ok: planning only
+        return float(1 / self.rate)  # float-ok: planning only (an underflow to 0.0 plans no level)
+
+    def scale_at_most(self, bound: int) -> bool:
+        return self.rate * bound >= 1
 
 
 class RationalRatio(Ratio):
@@ -105,14 +151,58 @@ class RationalRatio(Ratio):
         e = self.exponent * r
         if e <= 64:
             return Real.rational(self.base**e)
-        return Real(lambda prec: Interval.exact(self.base, prec) ** e, name=f"({self.base})**{e}")
+        base = self.base
+        extra = e.bit_length() + 8  # the e-th power multiplies the base's relative error by e
+        return Real(lambda prec: Interval.exact(base, prec + extra) ** e, name=f"({describe(base)})**{e}",
+                    dyadic=lambda k: _dyadic_power(base, e, k))
+
+    def digit(self, i: int) -> Real:
+        e = self.exponent << i
+        n, d = self.base.numerator, self.base.denominator
+        if e <= 64:  # exactly n**e / (n**e + d**e): may be dyadic (q = 1/3 gives 1/4), so keep it exact
+            return Real.rational(Fraction(n**e, n**e + d**e))
+        power = self.power(1 << i)
+        # n**e / (n**e + d**e) in lowest terms; for even e (e is a power of two here) the denominator
+        # is never a power of two (odd squares are 1 mod 8, so n**e + d**e is 2 mod 8 or odd, and > 2).
+        return Real(lambda prec: _digit_probability(power.interval(prec)), name=f"digit {i}",
+                    dyadic=lambda k: _dyadic_digit(n, d, e, k))
 
     def raised(self, m: int) -> "RationalRatio":
         return RationalRatio(self.base, self.exponent * m)
 
     def scale_estimate(self) -> float:
+        p = 1 - self.base
+        if p >= _SMALL_P:
+            with rounding_context(53, gmpy2.RoundToNearest):  # float-ok: planning only
+                return float(-1 / (self.exponent * gmpy2.log(gmpy2.mpq(self.base.numerator, self.base.denominator))))
         with rounding_context(53, gmpy2.RoundToNearest):  # float-ok: planning only
-            return float(-1 / (self.exponent * gmpy2.log(gmpy2.mpq(self.base.numerator, self.base.denominator))))
+            return float(-1 / (self.exponent * gmpy2.log1p(-gmpy2.mpq(p.numerator, p.denominator))))
+
+    def scale_at_most(self, bound: int) -> bool:
+        # ln(1/q) = -exponent * ln(base) >= exponent * (1 - base).
+        return self.exponent * (1 - self.base) * bound >= 1
+
+
+def _dyadic_power(base: Fraction, e: int, k: int) -> int | None:
+    """``base**e * 2**k`` when it is an integer, else ``None`` (``base`` in lowest terms)."""
+    d = base.denominator
+    if d & (d - 1):  # an odd factor of d**e never cancels against n**e
+        return None
+    j = d.bit_length() - 1
+    if j * e > k:
+        return None
+    return base.numerator**e << (k - j * e)
+
+
+def _dyadic_digit(n: int, d: int, e: int, k: int) -> int | None:
+    """``n**e / (n**e + d**e) * 2**k`` when it is an integer, else ``None`` (``n / d`` in lowest terms)."""
+    if e % 2 == 0:
+        return None  # see RationalRatio.digit: the denominator is never a power of two
+    den = n**e + d**e  # coprime to n**e
+    j = den.bit_length() - 1
+    if den & (den - 1) or j > k:
+        return None
+    return n**e << (k - j)
 
 
 def _digit_probability(x: Interval) -> Interval:
@@ -123,24 +213,26 @@ def _digit_probability(x: Interval) -> Interval:
 def power_lows(ratio: Ratio, count: int, width: int) -> list[int]:
     """``floor(q**r * 2**width)`` for ``r = 0 .. count-1``, by iterated products.
 
-    Products of directed-rounded bounds stay rigorous; the working precision
-    covers the ``log2(count)`` bits they can lose. An entry whose bounds are
-    not within one unit is recomputed on its own at higher precision.
+    Fixed-point products of directed-rounded bounds stay rigorous:
+    ``lo_(r+1) = floor(lo_r * QL / 2**P)`` never exceeds ``q**(r+1) * 2**P``
+    when ``QL <= q * 2**P``, and symmetrically for the upper bounds; the
+    working precision ``P`` covers the ``log2(count)`` bits they can lose. An
+    entry whose bounds are not within one unit is recomputed on its own at
+    higher precision.
     """
     prec = width + 40 + max(count, 1).bit_length()
     q = ratio.power(1).interval(prec)
+    q_lo = floor_scaled(q.lo, prec, prec)
+    q_hi = ceil_scaled(q.hi, prec, prec)
+    drop = prec - width
     lows: list[int] = []
     highs: list[int] = []
-    with rounding_context(prec, gmpy2.RoundDown):
-        x = gmpy2.mpfr(1)
-        for _ in range(count):
-            lows.append(int(gmpy2.floor(gmpy2.mul_2exp(x, width))))
-            x = x * q.lo
-    with rounding_context(prec, gmpy2.RoundUp):
-        x = gmpy2.mpfr(1)
-        for _ in range(count):
-            highs.append(int(gmpy2.ceil(gmpy2.mul_2exp(x, width))))
-            x = x * q.hi
+    lo = hi = 1 << prec
+    for _ in range(count):
+        lows.append(lo >> drop)
+        highs.append(-(-hi >> drop))
+        lo = (lo * q_lo) >> prec
+        hi = -(-(hi * q_hi) >> prec)
     for r in range(count):
         if highs[r] - lows[r] > 1:
             lows[r] = ratio.power(r).floor_ceil(width)[0]
@@ -185,10 +277,27 @@ class _Level:
         return out
 
 
+def _put(words: list[np.ndarray], values: np.ndarray, shift: int, bits: int) -> None:
+    """OR ``values`` (uint64, each below ``2**bits``) into the bit string ``words`` at bit ``shift``."""
+    j, offset = divmod(shift, 64)
+    words[j] |= values << np.uint64(offset)
+    if offset + bits > 64:
+        words[j + 1] |= values >> np.uint64(64 - offset)
+
+
 class GeometricPlan:
-    """Everything needed to draw from one geometric law, computed once."""
+    """Everything needed to draw from one geometric law, computed once.
+
+    A value is assembled from disjoint bit fields (each level's ``R`` at its
+    shift, then the digits) in 64-bit words, so no field can overflow
+    whatever its position. ``value_bits = shift + digits`` bounds every value
+    outside the top event (``value < 2**value_bits``); ``int64`` is exactly
+    ``value_bits <= 62``, decided from these integers and never from a float.
+    """
 
     def __init__(self, ratio: Ratio, width: int = WORD_BITS) -> None:
+        if not ratio.scale_at_most(MAX_SCALE):
+            raise ValueError(f"the geometric scale must be at most {MAX_SCALE_TEXT}")
         self.ratio = ratio
         self.width = width
         self.levels: list[_Level] = []
@@ -206,41 +315,43 @@ class GeometricPlan:
         while ratio.power(1 << digits).floor_ceil(64)[1] > 1:  # until Q**(2**d) <= 2**-64
             digits += 1
         self.digits = digits
-        digit_reals = [self._digit_real(i) for i in range(digits)]
-        self.digit_thresholds = [Thresholds.of([r], width) for r in digit_reals]
+        self.digit_thresholds = [Thresholds.of([ratio.digit(i)], width) for i in range(digits)]
         self.top = Thresholds.of([ratio.power(1 << digits)], width)
-        self.int64 = scale * (1 << shift) < _INT64_SCALE_LIMIT
+        self.value_bits = shift + digits
+        self.int64 = self.value_bits <= _INT64_BITS
+        self._nwords = max(1, -(-self.value_bits // 64))
         comparisons = sum(1 / level.acceptance for level in self.levels) + digits + 1
         self.comparisons_per_draw = comparisons
         self.slow_path_bound = comparisons * 2.0 ** -width  # float-ok: a documented bound, not a decision
 
-    def _digit_real(self, i: int) -> Real:
-        power = self.tail_ratio.power(1 << i)
-        return Real(lambda prec: _digit_probability(power.interval(prec)), name=f"digit {i}")
-
     def draw(self, n: int, source: RandomSource) -> np.ndarray:
-        """``n`` independent draws (int64, or object when the scale is astronomically large)."""
-        total = np.zeros(n, dtype=np.int64)
+        """``n`` independent draws: int64 when :attr:`int64`, else an object array of Python ints."""
+        words = [np.zeros(n, dtype=np.uint64) for _ in range(self._nwords)]
         for level in self.levels:
-            total |= level.draw(n, source) << np.int64(level.shift)
-        high = np.zeros(n, dtype=np.int64)
+            _put(words, level.draw(n, source).astype(np.uint64), level.shift, level.bits)
         for i, thresholds in enumerate(self.digit_thresholds):
-            high |= thresholds.bernoulli(n, source).astype(np.int64) << np.int64(i)
+            _put(words, thresholds.bernoulli(n, source).astype(np.uint64), self.shift + i, 1)
         top = self.top.bernoulli(n, source)
-        if not self.int64:
-            total = total.astype(object)
-            high = high.astype(object)
-        result = total + (high << self.shift) if self.int64 else total + high * (1 << self.shift)
+        if self.int64:
+            result = words[0].view(np.int64)
+        else:
+            result = words[0].astype(object)
+            for j in range(1, self._nwords):
+                result += words[j].astype(object) << (64 * j)
         if top.any():
             result = self._add_top(result, top, source)
         return result
 
     def _add_top(self, result: np.ndarray, top: np.ndarray, source: RandomSource) -> np.ndarray:
-        """The event ``H >> d != 0`` (probability <= 2**-64): ``H >> d = 1 + G'``."""
+        """The event ``H >> d != 0`` (probability <= 2**-64): ``H >> d = 1 + G'``.
+
+        Python ints throughout; an int64 result becomes an object array when a
+        value would reach ``2**62`` (so that callers may still add to it).
+        """
         step = 1 << (self.shift + self.digits)
         tail = GeometricPlan(self.tail_ratio.raised(1 << self.digits), self.width)
         extra = {int(e): step * (1 + int(tail.draw(1, source)[0])) for e in np.flatnonzero(top)}
-        if any(int(result[e]) + v >= 2**62 for e, v in extra.items()) and result.dtype != object:
+        if result.dtype != object and any(int(result[e]) + v >= 2**_INT64_BITS for e, v in extra.items()):
             result = result.astype(object)
         for e, v in extra.items():
             result[e] = int(result[e]) + v
@@ -262,12 +373,17 @@ def _build_plan(scale: Any, p: Any) -> GeometricPlan | _AlwaysZero:
     if (scale is None) == (p is None):
         raise TypeError("geometric takes exactly one of scale or p")
     if scale is not None:
-        return GeometricPlan(ExpRatio(1 / positive_rational(scale, "scale")))
+        value = positive_rational(scale, "scale")
+        if value > MAX_SCALE:
+            raise scale_range_error("scale", value)
+        return GeometricPlan(ExpRatio(1 / value))
     prob = probability(p, "p")
     if prob == 0:
         raise ValueError("p must be > 0")
     if prob == 1:
         return _AlwaysZero()
+    if prob * MAX_SCALE < 1:
+        raise ValueError(f"p must be at least 2**-256 (a scale of at most {MAX_SCALE_TEXT}), got {magnitude_text(prob)}")
     return GeometricPlan(RationalRatio(1 - prob))
 
 
@@ -281,9 +397,13 @@ def geometric(scale: Any = None, size: Any = None, *, p: Any = None, rng: Random
     given, or ``q = 1 - p`` when the success probability ``p`` is given
     (keyword only): the number of failures before the first success. Exactly
     one of ``scale`` (a rational > 0) or ``p`` (a rational in (0, 1]) must be
-    given. Returns an ``int`` when ``size`` is ``None``, else an ``int64``
-    array of that shape (an object array of Python ints for a scale of
-    2**55 or more, where values may exceed int64). ``numpy.random.Generator.geometric`` counts trials
+    given. Returns an ``int`` when ``size`` is ``None``, else an array of
+    that shape: ``int64`` when every value the plan assembles is below
+    ``2**62`` (always for a scale below ``2**56``), else an object array of
+    Python ints (always from ``2**57``; the scale of ``p`` is ``1/ln(1/(1-p))``,
+    about ``1/p``). The scale must be at most ``2**256`` and ``p`` at least
+    ``2**-256`` (else ``ValueError`` at once): set-up and every draw grow with
+    ``log2(scale)``. ``numpy.random.Generator.geometric`` counts trials
     instead (support from 1): it is ``1 + geometric(p=p)``.
     """
     plan = _PLANS.get(scale, p)

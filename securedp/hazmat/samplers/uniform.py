@@ -14,6 +14,7 @@ import numpy as np
 
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact.interval import describe
 from securedp.hazmat.exact.rational import to_int
 from securedp.hazmat.samplers.params import check_size, count_of, shaped
 
@@ -55,7 +56,7 @@ def uniform_below(n: Any, size: Any = None, *, rng: RandomSource | None = None) 
     """
     bound = to_int(n, "n")
     if bound < 1:
-        raise ValueError(f"n must be >= 1, got {bound}")
+        raise ValueError(f"n must be >= 1, got {describe(bound)}")
     m = check_size(size)
     source = resolve_source(rng)
     if m is None:
