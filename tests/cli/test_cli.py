@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 from fractions import Fraction
 import subprocess
@@ -407,3 +408,77 @@ def test_label_bins_point_to_categories(work: Path) -> None:
     ok = run("release", "data.csv", "--column", "city", "--stat", "histogram", "--categories", "a,b,c", "--epsilon", "1",
              cwd=work)
     assert ok.returncode == 0 and "a" in ok.stdout, ok.stderr
+
+
+# -- negative option values, and how values are printed ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "bounds, expected",
+    [
+        (("--bounds", "-5,-1"), ["-5", "-1"]),
+        (("--bounds", "-1e30,1e30"), [str(-10**30), str(10**30)]),
+        (("--bounds=-1,1",), ["-1", "1"]),
+        (("--bounds", "-.5,0.5"), ["-1/2", "1/2"]),
+        (("--bou", "-2,-1/3"), ["-2", "-1/3"]),
+    ],
+)
+def test_negative_bounds_need_no_equals_sign(work: Path, bounds: tuple[str, ...], expected: list[str]) -> None:
+    result = release(work, "--column", "age", "--stat", "sum", "--epsilon", "1", "--id-column", "person_id", "--json", *bounds)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["query"]["bounds"] == expected
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (("--stat", "quantile", "--bounds", "0,100", "--q", "-0.5"), "q must lie in [0, 1], got -1/2"),
+        (("--stat", "count", "--epsilon", "-1/2"), "--epsilon must be > 0"),
+        (("--stat", "sum", "--bounds", "-inf,1"), "--bounds"),
+        (("--stat", "sum", "--bounds", "-1,-5"), "reversed"),
+    ],
+)
+def test_negative_values_reach_the_value_checks(work: Path, args: tuple[str, ...], fragment: str) -> None:
+    extra = () if "--epsilon" in args else ("--epsilon", "1")
+    assert_one_line_error(release(work, "--column", "age", *args, *extra), 1, fragment)
+
+
+def test_only_values_of_valued_options_are_attached() -> None:
+    from securedp.cli.main import attach_negative_values, build_parser
+
+    parser = build_parser()
+    assert attach_negative_values(["release", "d.csv", "--bounds", "-5,-1", "--json", "-x"], parser) == [
+        "release", "d.csv", "--bounds=-5,-1", "--json", "-x"]
+    assert attach_negative_values(["release", "--json", "-5.csv"], parser) == ["release", "--json", "-5.csv"]
+    assert attach_negative_values(["release", "--js", "-5"], parser) == ["release", "--js", "-5"]  # --json: no value
+    assert attach_negative_values(["release", "--", "--bounds", "-5"], parser) == ["release", "--", "--bounds", "-5"]
+    assert attach_negative_values(["release", "--bounds", "--epsilon", "1"], parser) == [
+        "release", "--bounds", "--epsilon", "1"]
+
+
+def test_histogram_bins_and_values_print_as_a_person_writes_them(work: Path) -> None:
+    result = release(work, "--column", "hours", "--stat", "histogram", "--bins", "0,0.5,20,40,80", "--epsilon", "1",
+                     "--id-column", "person_id")
+    assert result.returncode == 0, result.stderr
+    assert "Fraction" not in result.stdout
+    rows = [line.split() for line in result.stdout.splitlines()[1:5]]
+    assert [" ".join(row[:2]) for row in rows] == ["[0, 0.5)", "[0.5, 20)", "[20, 40)", "[40, 80]"]
+    assert all(re.fullmatch(r"-?\d+", row[2]) for row in rows)
+    as_json = json.loads(release(work, "--column", "hours", "--stat", "histogram", "--bins", "0,0.5,20,40,80",
+                                 "--epsilon", "1", "--json").stdout)
+    assert as_json["labels"] == [[0, "1/2"], ["1/2", 20], [20, 40], [40, 80]]  # JSON stays exact: "num/den"
+
+
+def test_values_print_exactly(work: Path) -> None:
+    lines = release(work, "--column", "hours", "--stat", "sum", "--bounds", "0,0.25", "--epsilon", "1").stdout.splitlines()
+    value = lines[1].split()[1]
+    assert re.fullmatch(r"-?\d+(\.\d*[1-9])?", value), value  # a decimal lattice value: exact decimal
+    mean = release(work, "--column", "age", "--stat", "mean", "--bounds", "18,90", "--epsilon", "1",
+                   "--id-column", "person_id").stdout.splitlines()[1]
+    match = re.fullmatch(r"  value    (?:≈ (\S+)  \(exactly (-?\d+/\d+)\)|(-?\d+(?:\.\d+)?))", mean)
+    assert match, mean
+    if match.group(2):
+        assert abs(Fraction(match.group(2)) - Fraction(match.group(1))) < Fraction(1, 10**3)
+    quantile = release(work, "--column", "age", "--stat", "quantile", "--q", "0.25", "--bounds", "18,90",
+                       "--epsilon", "1").stdout
+    assert "at q = 0.25" in quantile
