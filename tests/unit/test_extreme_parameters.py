@@ -147,7 +147,8 @@ def _dyadic_with_mantissa(e: int, mantissa: int) -> Fraction:
 SCALES = st.one_of(
     st.builds(_dyadic_with_mantissa, st.integers(-60, 200), st.integers(256, 511)),
     st.sampled_from([Fraction(2, 3), Fraction(10**30, 7), Fraction(10**21), Fraction(2**70), Fraction(2**63),
-                     Fraction(3**100, 2**60 * 7**20), Fraction(1, 10**18), Fraction(2**62 - 1, 3)]),
+                     Fraction(3**100, 2**60 * 7**20), Fraction(1, 10**18), Fraction(2**62 - 1, 3),
+                     Fraction(10**400 + 1, 10**398), Fraction(3, 10**400) + Fraction(2**150, 7)]),
 )
 
 
@@ -160,7 +161,7 @@ PROBS = st.one_of(
     st.builds(lambda e, m: 1 - _small_p(e, m), st.integers(1, 199), st.integers(256, 511)),
     st.sampled_from([Fraction(2, 3), Fraction(6, 7), Fraction(1, 3), Fraction(1, 10**20), Fraction(1, 7),
                      Fraction(10**40 - 1, 10**40), Fraction(3**80, 4**70 * 10**10), Fraction(1, 2**200),
-                     1 - Fraction(1, 2**200)]),
+                     1 - Fraction(1, 2**200), Fraction(1, 3) + Fraction(1, 10**400), 1 - Fraction(1, 10**400)]),
 )
 
 
@@ -308,7 +309,7 @@ def _gaussian_tail(sigma: Fraction, m: int) -> tuple[float, float]:
     return max(0.0, p - band), min(1.0, p + band)
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=8)  # a large sigma costs ~0.5 s: each proposal's acceptance is computed alone
 @given(sigma=SCALES)
 @example(sigma=Fraction(2**200))
 @example(sigma=Fraction(1, 2**60))
@@ -373,6 +374,20 @@ def test_sum_with_a_fine_lattice_keeps_its_noise_law() -> None:
         hi = 1 - 2 * qm_lo / (1 + q_hi)
     check_count(small, n, lo, hi, "P(|sum| < 1e4)")
     assert small < 0.05 * n
+
+
+@pytest.mark.parametrize("call", [
+    lambda rng: securedp.geometric(2**70, rng=rng),
+    lambda rng: securedp.geometric(p="1e-20", rng=rng),
+    lambda rng: abs(securedp.discrete_laplace(2**70, rng=rng)),
+    lambda rng: abs(securedp.discrete_gaussian(2**70, rng=rng)),
+])
+def test_scalar_draws_at_large_scales_are_python_ints(call: Callable[[ChaChaSource], Any]) -> None:
+    """The pooled scalar path serves the same values: Python ints, never a wrapped int64."""
+    rng = ChaChaSource(bytes([7]) * 32)
+    values = [call(rng) for _ in range(1100)]  # past one pool refill
+    assert all(type(v) is int and v >= 0 for v in values)
+    assert sum(v >= INT63 for v in values) > 900  # P(|X| >= 2**63) >= exp(-1/128) ~ 0.99 for each law
 
 
 def test_top_event_promotes_to_python_ints() -> None:
