@@ -86,7 +86,9 @@ def release(args: argparse.Namespace) -> int:
 
     The release is priced in ``epsilon`` (``--epsilon``, pure DP) or in
     ``rho`` (``--rho``, zCDP); a budget file counts one of the two and
-    refuses a release priced in the other.
+    refuses a release priced in the other. ``--json`` prints the record as
+    the audit log stores it (exact: integers, ``"num/den"`` strings); the
+    text output writes values as :func:`securedp.cli.show.number` does.
     """
     query = _query(args)
     prepared = query.prepare(read_column(args.data, query.column, query.id_column))
