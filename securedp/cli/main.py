@@ -116,8 +116,9 @@ def attach_negative_values(argv: Sequence[str], parser: argparse.ArgumentParser)
 
     argparse takes a word such as ``-5,-1`` or ``-1e30,1e30`` after
     ``--bounds`` for an option and reports that ``--bounds`` has no value.
-    Here, a word after an option that takes a value (or an unambiguous
-    abbreviation of one) is joined to it with ``=`` when it begins with a
+    Here, a word after an option that takes a value (or an abbreviation
+    that only options taking a value begin with; argparse still reports an
+    ambiguous one) is joined to it with ``=`` when it begins with a
     minus sign followed by a digit, a point and a digit, ``inf`` or ``nan``:
     no option of the command looks like that, so nothing else changes.
     Words after ``--`` are left alone.
