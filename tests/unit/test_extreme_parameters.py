@@ -179,6 +179,7 @@ def _median_point(scale: Fraction) -> int:
 @example(e=63, offset=0)
 @example(e=63, offset=1)
 @example(e=200, offset=3)
+@example(e=1400, offset=7)
 def test_uniform_below_sweep(e: int, offset: int) -> None:
     n = 2**e + offset
     values = securedp.uniform_below(n, size=N, rng=seed_of("uniform", n))

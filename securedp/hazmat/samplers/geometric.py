@@ -84,7 +84,8 @@ def magnitude_text(q: Fraction) -> str:
 def scale_range_error(name: str, value: Fraction) -> ValueError:
     """The one-line refusal of a scale beyond :data:`MAX_SCALE`."""
     return ValueError(
-        f"{name} must be at most {MAX_SCALE_TEXT} (noise of at most 2**256 units), got {magnitude_text(value)}"
+        f"{name} must be at most {MAX_SCALE_TEXT} integer units (for a release, sensitivity / epsilon in "
+        f"lattice units: use a larger epsilon or a coarser lattice), got {magnitude_text(value)}"
     )
 
 
