@@ -71,8 +71,9 @@ _INT64_BITS = 62
 # accept: set-up grows with log2(scale) (a 16,384-entry table per 14 bits) and so does every draw.
 MAX_SCALE = 2**256
 MAX_SCALE_TEXT = "2**256"
-# Below 2**-30 a 53-bit rounding of 1 - p loses most of p: use log1p of p itself. Above it the
-# historical estimate is kept, so that the plans (hence seeded outputs) of such p never change.
+# Below 2**-30 a 53-bit rounding of 1 - p loses p's low bits (all of them below 2**-53, where the
+# old estimate became infinite): use log1p of p itself. Above it the historical estimate is kept,
+# so that the plans (hence seeded outputs) of such p never change.
 _SMALL_P = Fraction(1, 2**30)
 
 
