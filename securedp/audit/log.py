@@ -46,7 +46,6 @@ line without its final newline (a *torn tail*), which
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import re
@@ -58,6 +57,7 @@ from typing import Any, Mapping
 from securedp._version import __version__
 from securedp.audit.canonical import NotCanonical, canonical, parse_canonical
 from securedp.audit.signing import KeyLike, fingerprint, load_signing_key, make_head, sign_entry, write_head
+from securedp.hazmat.bits.filelock import lock_file
 from securedp.mechanisms.release import jsonable
 
 __all__ = ["AuditLog", "AuditLogError", "canonical", "entry_hash", "read_last_line"]
@@ -153,7 +153,7 @@ class AuditLog:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             created = False
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
+                lock_file(fd)  # flock on POSIX, msvcrt.locking on Windows
                 reader = os.open(self.path, os.O_RDONLY)
                 try:
                     last = self._last(reader)
