@@ -419,7 +419,7 @@ def _read_head(head: Any) -> Any:
         return dict(head)
     try:
         raw = head if isinstance(head, bytes) else Path(head).read_bytes()
-    except OSError as exc:
+    except (OSError, TypeError, ValueError) as exc:
         return f"cannot read the signed head: {exc}"
     try:
         return parse_canonical(raw.rstrip(b"\n"))

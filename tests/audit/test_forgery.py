@@ -160,6 +160,9 @@ def test_a_tampered_head_statement_fails(tmp_path: Path, reviewer_key) -> None:
     assert not report.ok and report.problem.field == "head" and "does not verify" in report.problem.message
     with pytest.raises(ValueError, match="public key"):
         verify_log(path, head=statement)
+    for unreadable in (123, tmp_path / "absent.head", b"{\"a\":1}", b"\xff"):
+        report = verify_log(path, public_key=reviewer_key.public_key(), head=unreadable)
+        assert not report.ok and report.problem.field == "head"
 
 
 def test_records_after_the_signed_head_are_verified_but_reported_uncovered(tmp_path: Path, reviewer_key) -> None:
