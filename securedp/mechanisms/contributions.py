@@ -167,24 +167,22 @@ def person_ids(ids: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
     arr = as_records(ids, "ids")
     if len(arr) != n:
         raise length_mismatch("ids", len(arr), n)
-    kind = arr.dtype.kind if isinstance(arr, np.ndarray) else "O"
     verdicts: np.ndarray | None = None
-    if kind in "iu":
-        assert isinstance(arr, np.ndarray)
+    kind = arr.dtype.kind if isinstance(arr, np.ndarray) else "O"
+    values: Any = arr
+    if isinstance(arr, np.ndarray) and kind in "iu":
         codes = arr
         if kind == "i" and arr.size and int(arr.min()) < 0:
             verdicts = np.where(arr < 0, _NEGATIVE, 0)
-        values: Any = arr
-    elif kind == "f" and arr.dtype.itemsize <= 8:
-        assert isinstance(arr, np.ndarray)
+    elif isinstance(arr, np.ndarray) and kind == "f" and arr.dtype.itemsize <= 8:
         x = arr.astype(np.float64, copy=False)
         with np.errstate(invalid="ignore"):
             integral = np.isfinite(x) & (np.floor(x) == x) & (np.abs(x) < _FLOAT_ID_LIMIT)
         verdicts = np.where(np.isnan(x), _BLANK, np.where(~integral, _NOT_INT, np.where(x < 0, _NEGATIVE, 0)))
         codes = np.where(verdicts == 0, x, 0).astype(np.int64)
-        values = arr
     elif kind in "fO":
-        values = arr.tolist() if isinstance(arr, np.ndarray) else arr
+        # Per id. Long doubles stay NumPy scalars (``tolist`` would round them to float64).
+        values = arr if isinstance(arr, list) else (list(arr) if kind == "f" else arr.tolist())
         classified = [_classify_id(v) for v in values]
         verdicts = np.fromiter((min(c, 0) for c in classified), dtype=np.int64, count=len(classified))
         try:
@@ -193,7 +191,7 @@ def person_ids(ids: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
             codes = np.empty(len(classified), dtype=object)
             codes[:] = classified
     else:
-        raise TypeError(f"ids must be integer person ids, got an array of {arr.dtype}")
+        raise TypeError(f"ids must be integer person ids, got an array of {kind} dtype")
     if verdicts is None or not verdicts.any():
         return codes, None
     if analyst_facing():
