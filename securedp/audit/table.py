@@ -16,7 +16,8 @@ class Column:
     """The cells of one column, as strings in file order, and the rows' person ids (or ``None``).
 
     Ids are the ``id_column`` cells numbered in order of first appearance
-    (0, 1, 2, ...), since the release functions take integer ids.
+    (0, 1, 2, ...), since the release functions take integer ids; a blank
+    (empty or whitespace-only) id cell is refused with :class:`DataError`.
     """
 
     values: list[str]
@@ -49,5 +50,11 @@ def read_column(path: str | Path, column: str, id_column: str | None = None) -> 
         raise DataError(f"cannot read {path}: {exc}") from None
     if id_column is None:
         return Column(values, None)
+    blank = [i for i, raw in enumerate(raw_ids) if not raw.strip()]
+    if blank:  # a blank id is no person: numbering it would merge every row without an id into one person
+        raise DataError(
+            f"{path}: column {id_column!r} is blank in data row {blank[0] + 1} ({len(blank)} row(s) without a "
+            "person id); blank ids would merge different people into one: fill them in or remove those rows"
+        )
     numbering: dict[str, int] = {}
     return Column(values, [numbering.setdefault(raw, len(numbering)) for raw in raw_ids])
