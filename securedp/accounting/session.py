@@ -1,8 +1,9 @@
 """A privacy session: one budget, one random source, one audit trail, many releases.
 
 ``Session(epsilon=E)`` (pure DP) or ``Session(rho=R)`` (zCDP), plus
-``rng=`` (default: the system CSPRNG) and ``audit=`` (any object with
-``.append(record: dict)``). Every release goes through :meth:`Session._release`:
+``rng=`` (default: the system CSPRNG), ``audit=`` (any object with
+``.append(record: dict)``) and ``analyst_facing=`` (see *Who reads the
+errors* below). Every release goes through :meth:`Session._release`:
 
 1. its exact cost is computed (``prepare_*`` has already validated the
    input; a bad input raises before this point, so nothing is charged);
@@ -95,7 +96,15 @@ class Part:
 
 
 class Session(SelectionMethods):
-    """Exact privacy accounting over a sequence of releases (see the module docstring)."""
+    """Exact privacy accounting over a sequence of releases (see the module docstring).
+
+    ``Session(..., analyst_facing=True)`` is for releases requested by an
+    analyst who must not see the data: no exception then depends on the
+    data's values (unusable records, undeclared categories or partition keys
+    and rows without a usable person id are dropped, or imputed by declared
+    policy), and the errors that remain name no row and count nothing. By
+    default errors are written for the trusted data holder.
+    """
 
     def __init__(
         self, epsilon: Any = None, rho: Any = None, *, rng: RandomSource | None = None, audit: Any = None,
