@@ -168,6 +168,11 @@ def person_ids(ids: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
     if len(arr) != n:
         raise length_mismatch("ids", len(arr), n)
     verdicts: np.ndarray | None = None
+    if isinstance(arr, list) and arr and set(map(type, arr)) == {int}:  # plain Python ints: one vectorised pass
+        try:
+            arr = np.array(arr, dtype=np.int64)
+        except OverflowError:
+            pass
     kind = arr.dtype.kind if isinstance(arr, np.ndarray) else "O"
     values: Any = arr
     if isinstance(arr, np.ndarray) and kind in "iu":
