@@ -201,9 +201,18 @@ class SecureGenerator:
 
     @staticmethod
     def _steps(sensitivity: Any, scale: Any) -> int:
-        """Lattice steps between snapped neighbours: ``Delta / step`` if integral, else ``floor + 1``."""
+        """Most lattice steps between the snapped images of two locations ``Delta`` apart.
+
+        Each location moves by at most half a step, so two locations less than
+        ``Delta`` apart snap at most ``floor(Delta/step) + 1`` steps apart. When
+        ``n = Delta/step`` is an integer, ``n`` is reached, and ``n + 1`` too when
+        ``n`` is odd: two half-step ties ``(m + 1/2)`` and ``(m + n + 1/2)`` round
+        half to even in opposite directions (an even ``n`` keeps their parity).
+        """
         units = positive_rational(sensitivity, "sensitivity") / SecureGenerator.lattice(scale)
-        return units.numerator if units.denominator == 1 else units.numerator // units.denominator + 1
+        if units.denominator == 1:
+            return units.numerator + (units.numerator & 1)
+        return units.numerator // units.denominator + 1
 
     def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
         """Laplace noise around ``loc``: ``(round(loc/step) + discrete_laplace(scale/step)) * step``.

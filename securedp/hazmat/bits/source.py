@@ -29,9 +29,10 @@ class RandomSource(ABC):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._served = 0
-        self.pools: dict[Any, list[Any]] = {}
+        self.pools: Any = {}
         """Values pre-drawn from this source by the samplers (see
-        :mod:`securedp.hazmat.samplers.pool`); emptied whenever the source's
+        :mod:`securedp.hazmat.samplers.pool`, which installs its bounded
+        registry here on first use); emptied whenever the source's
         own buffer must be forgotten (after ``fork()`` for the system source)."""
 
     @abstractmethod

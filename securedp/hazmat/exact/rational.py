@@ -14,7 +14,8 @@ gmpy2 ``mpz``
 ``str``                       a decimal literal (``"0.1"``, ``"1e-3"``,
                               ``"-2.5"``) read as the exact decimal it spells,
                               or a ratio ``"num/den"`` of two integers
-``float``, NumPy float        the exact binary value of the float:
+``float``, NumPy float        the exact binary value of the float
+(float16 .. longdouble)       (a ``longdouble`` keeps all its bits):
                               ``0.1`` becomes 3602879701896397/36028797018963968,
                               *not* 1/10. Pass ``"0.1"`` to mean one tenth.
 ============================  ==================================================
@@ -82,7 +83,11 @@ def to_rational(value: Any, name: str) -> Fraction:
         if isinstance(value, _MPFR):
             q = value.as_integer_ratio()
             return Fraction(int(q[0]), int(q[1]))
-        return Fraction(float(value))
+        if isinstance(value, np.floating):
+            # Exact for every NumPy float, longdouble included (never via float64).
+            num, den = value.as_integer_ratio()
+            return Fraction(int(num), int(den))
+        return Fraction(value)
     if isinstance(value, numbers.Rational):
         return Fraction(int(value.numerator), int(value.denominator))
     raise TypeError(

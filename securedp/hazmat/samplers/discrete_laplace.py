@@ -61,9 +61,9 @@ class DiscreteLaplacePlan:
         magnitude = 1 + self.magnitude.draw(n, source)
         if magnitude.dtype == object:
             sign = sign.astype(object)
-        values = sign * magnitude
-        values[zero] = 0
-        return values
+        # Multiply by 0/1 rather than assign through the mask: a masked
+        # assignment costs more the more zeros were drawn (defect 3 of 0.1).
+        return sign * magnitude * (~zero).astype(np.int64)
 
 
 _PLANS: PlanCache[DiscreteLaplacePlan] = PlanCache(DiscreteLaplacePlan)
