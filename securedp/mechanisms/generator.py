@@ -183,6 +183,13 @@ class SecureGenerator:
     def __init__(self, rng: RandomSource | None = None) -> None:
         self.source = resolve_source(rng)
 
+    @classmethod
+    def from_seed(cls, seed: bytes) -> "SecureGenerator":
+        """A generator on the reproducible stream ``ChaChaSource(seed)`` (32 bytes): for tests and audit replay."""
+        from securedp.hazmat.bits.chacha import ChaChaSource
+
+        return cls(ChaChaSource(seed))
+
     @staticmethod
     def lattice(scale: Any) -> Fraction:
         """The step ``2**(floor(log2(scale)) - 12)`` of the outputs of ``laplace``/``normal`` at ``scale``."""
@@ -262,6 +269,43 @@ class SecureGenerator:
         if shape is None:
             return lo + uniform_below(hi - lo, rng=self.source)
         return (uniform_below(hi - lo, shape, rng=self.source).astype(object) + lo).astype(dtype)
+
+    def exponential(self, scale: Any = 1.0, size: Any = None) -> Any:
+        """The exponential law discretised on the lattice of ``scale``: ``G * step``, exactly.
+
+        ``step = lattice(scale)`` and ``G`` is geometric with
+        ``P(G = g) = (1 - q) q**g``, ``q = exp(-step / scale)``: the law of
+        ``step * floor(E / step)`` for ``E`` exponential with mean ``scale``
+        (memorylessness), so its tail is the exponential tail at every
+        lattice point. Shapes and float output as in :meth:`laplace`.
+        """
+        k, units_scale = _SCALES.get(scale)
+        shape = check_size(size)
+        if shape is None:
+            return _scalar_to_float(int(geometric(units_scale, rng=self.source)), k)
+        return _to_floats(geometric(units_scale, shape, rng=self.source).astype(object), k)
+
+    def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None) -> Any:
+        """Uniform on the lattice points of ``[low, high)``, exactly, returned as floats.
+
+        The lattice has step ``2**(floor(log2(high - low)) - 52)``, so ``[low,
+        high)`` holds between ``2**52`` and ``2**53`` equally likely points
+        ``j * step`` (NumPy's resolution). Each point is returned as its
+        float, correctly rounded: exact while ``|j| < 2**53``; when ``low`` or
+        ``high`` is far from zero compared with the width, rounding can merge
+        points and can return ``high`` itself.
+        """
+        lo, hi = to_rational(low, "low"), to_rational(high, "high")
+        if hi <= lo:
+            raise ValueError("high must be greater than low")
+        k = lattice_exponent(hi - lo) + RESOLUTION_BITS - 52
+        step = _pow2(k)
+        first = -((-lo) // step)  # ceil(lo / step)
+        count = -((-hi) // step) - first  # points j * step with lo <= j * step < hi
+        shape = check_size(size)
+        if shape is None:
+            return _scalar_to_float(first + int(uniform_below(count, rng=self.source)), k)
+        return _to_floats(uniform_below(count, shape, rng=self.source).astype(object) + first, k)
 
     def geometric(self, p: Any, size: Any = None) -> Any:
         """The number of Bernoulli(``p``) trials up to and including the first success (support 1, 2, ...).
