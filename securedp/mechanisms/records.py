@@ -45,7 +45,7 @@ def parse_bounds(bounds: Any) -> tuple[Fraction, Fraction]:
         lo, hi = bounds
     except (TypeError, ValueError):
         raise TypeError("bounds must be a pair (lo, hi)") from None
-    lo_q, hi_q = to_rational(lo, "lo"), to_rational(hi, "hi")
+    lo_q, hi_q = to_rational(lo, "bounds lower bound"), to_rational(hi, "bounds upper bound")
     if lo_q > hi_q:
         raise ValueError(f"bounds are reversed: lo={lo_q} > hi={hi_q}")
     return lo_q, hi_q
