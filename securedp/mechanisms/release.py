@@ -211,7 +211,20 @@ def canonical_input(statistic: str, **parts: Any) -> Callable[[], bytes]:
     aggregate produces the same bytes. A part may be a callable, evaluated
     only when the bytes are asked for (a sort, say).
     """
-    return lambda: encode_input(statistic, {k: v() if callable(v) else v for k, v in parts.items()})
+    return _once(lambda: encode_input(statistic, {k: v() if callable(v) else v for k, v in parts.items()}))
+
+
+def _once(encode: Callable[[], bytes]) -> Callable[[], bytes]:
+    """``encode``, evaluated on the first call only: a prepared release's input never changes,
+    so executing it many times encodes it once."""
+    cache: list[bytes] = []
+
+    def cached() -> bytes:
+        if not cache:
+            cache.append(encode())
+        return cache[0]
+
+    return cached
 
 
 def scores_input(scores: Any) -> Callable[[], bytes]:
@@ -223,12 +236,18 @@ def scores_input(scores: Any) -> Callable[[], bytes]:
     """
 
     def encode() -> bytes:
-        ints = [int(v) for v in np.asarray(scores.units).tolist()]
-        g = math.gcd(*ints)
+        units = np.asarray(scores.units)
+        if units.dtype.kind == "i":  # int64: vectorised, the same values as the Python-int path
+            g = int(np.gcd.reduce(units)) if units.size else 0
+            reduced: Any = units // g if g else units
+        else:
+            ints = [int(v) for v in units.tolist()]
+            g = math.gcd(*ints)
+            reduced = [v // g for v in ints] if g else ints
         unit = Fraction(1) if g == 0 else Fraction(scores.unit) * g
-        return encode_input("selection", {"score_unit": unit, "scores": [v // g for v in ints] if g else ints})
+        return encode_input("selection", {"score_unit": unit, "scores": reduced})
 
-    return encode
+    return _once(encode)
 
 
 def commitment_key(source: ChaChaSource) -> bytes:

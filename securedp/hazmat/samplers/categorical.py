@@ -475,10 +475,17 @@ class ExpCategorical:
     # -- drawing -----------------------------------------------------------------------------------
 
     def _locate(self, slot: int, position: int) -> tuple[int, int]:
-        """The entry holding point ``position`` of ``slot``, and the offset inside it: one full pass."""
+        """The entry holding point ``position`` of ``slot``, and the offset inside it.
+
+        The same array operations on arrays of the same size whatever the slot, its size or the
+        position: one comparison pass, one cumulative count over every entry, one binary search.
+        (0.1 took ``flatnonzero(mask)[position]``, which allocates an array as large as the slot:
+        its cost revealed how many candidates share the winner's score.)
+        """
         mask = self.slot_of == slot
         if self.counts is None:
-            return int(np.flatnonzero(mask)[position]), 0
+            cumulative = np.cumsum(mask, dtype=np.int64)
+            return int(np.searchsorted(cumulative, position, side="right")), 0
         cumulative = np.cumsum(np.where(mask, self.counts, 0))
         i = int(np.searchsorted(cumulative, position, side="right"))
         return i, position - (int(cumulative[i - 1]) if i else 0)
