@@ -4,7 +4,9 @@
 (snapped inward): ``y = k * step`` for ``lo_u <= k <= hi_u``. Nothing about the
 candidate set depends on the data. The lattice is ``lattice=`` (a
 :class:`~securedp.lattice.Lattice` or a step) or by default step 1 for
-integer bounds and :meth:`~securedp.lattice.Lattice.for_bounds` otherwise.
+integer bounds at least 100 apart, the coarsest power of two giving 100
+steps for narrower integer bounds, and
+:meth:`~securedp.lattice.Lattice.for_bounds` otherwise.
 Records are screened, clamped and rounded onto the lattice first
 (:mod:`securedp.lattice`); ``max_contributions`` and ``ids`` bound each
 person's rows as everywhere in securedp.
@@ -55,13 +57,25 @@ from securedp.mechanisms.release import PreparedRelease, Release, canonical_inpu
 _SAFE = 1 << 62
 
 
+QUANTILE_RESOLUTION = 100
+"""Integer bounds get step 1 only when they hold at least this many steps (see :func:`_default_lattice`)."""
+
+
 def _default_lattice(lattice: Any, bounds: Any) -> Any:
-    """Step 1 for integer bounds when no lattice is given; otherwise the usual rule."""
+    """The candidate lattice when none is given, from the public bounds alone.
+
+    Integer bounds at least ``QUANTILE_RESOLUTION`` apart: step 1 (integer
+    data keeps integer answers: ages in ``(0, 120)``). Narrower integer
+    bounds: the coarsest power of two giving at least ``QUANTILE_RESOLUTION``
+    steps (``(0, 1)`` has step ``2**-7``; 0.1 answered 0 or 1 there). Other
+    bounds: :meth:`~securedp.lattice.Lattice.for_bounds`, as for sums and means.
+    """
     if lattice is not None:
         return lattice
     lo, hi = parse_bounds(bounds)
-    if lo.denominator == 1 and hi.denominator == 1:
-        return Lattice(1)
+    if lo < hi and lo.denominator == 1 and hi.denominator == 1:
+        fine = Lattice.for_bounds(lo, hi, resolution=QUANTILE_RESOLUTION)
+        return fine if fine.step < 1 else Lattice(1)
     return resolve_lattice(None, lo, hi)
 
 

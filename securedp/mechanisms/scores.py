@@ -166,8 +166,10 @@ def parse_scores(scores: Any, name: str = "scores") -> Scores:
         kind = scores.dtype.kind
         if kind in "iu":
             return Scores(_int_units(scores), Fraction(1))
-        if kind == "f":
+        if kind == "f" and scores.dtype.itemsize <= 8:
             return _float_scores(scores, name)
+        if kind == "f":  # longdouble: wider than a double, read exactly (never through float64)
+            return _exact_rational_scores(list(scores), name)
         if kind != "O":
             raise TypeError(f"{name} must hold numbers, got dtype {scores.dtype}")
     return _rational_scores(list(scores), name)
