@@ -103,3 +103,11 @@ def test_exponent_groups_time_does_not_reveal_the_winner():
     source = ChaChaSource(bytes([64]) * 32)
     winners, times = timed(lambda: prepared.execute(source).value % len(SCORES), N)
     assert not leaks(winners, times)
+
+
+def test_report_noisy_max_time_does_not_reveal_the_winner():
+    """Batch discrete Laplace noise and one argmax: the same work whatever wins (audited like the others)."""
+    prepared = securedp.prepare_report_noisy_max(SCORES * 500, epsilon=2, sensitivity=1)
+    source = ChaChaSource(bytes([62]) * 32)
+    winners, times = timed(lambda: prepared.execute(source).value % len(SCORES), N)
+    assert not leaks(winners, times)
