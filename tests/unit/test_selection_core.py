@@ -114,8 +114,8 @@ def test_release_values_and_candidates():
     assert r.value in range(20)
     r = securedp.median([0.25, 0.5, 0.75], bounds=(0, 1), lattice="0.25", epsilon=1, rng=seed(4))
     assert r.value in {Fraction(k, 4) for k in range(5)}
-    assert isinstance(securedp.median([1, 2], bounds=(0, 9), epsilon=1, rng=seed(5)).value, int)
-    r = securedp.quantiles([1, 2, 3], [0, "1/2", 1], bounds=(0, 9), epsilon=3, rng=seed(6))
+    assert isinstance(securedp.median([1, 2], bounds=(0, 9), lattice=1, epsilon=1, rng=seed(5)).value, int)
+    r = securedp.quantiles([1, 2, 3], [0, "1/2", 1], bounds=(0, 9), lattice=1, epsilon=3, rng=seed(6))
     assert len(r.value) == 3 and r.labels == (0, Fraction(1, 2), 1)
 
 
