@@ -1,1 +1,1 @@
-"""Layer 4: privacy budgets, sessions and conversions between privacy definitions."""
+"""Privacy budgets, sessions and conversions between privacy definitions."""

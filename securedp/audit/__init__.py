@@ -1,4 +1,4 @@
-"""Layer 4: the hash-chained, signed audit log, its verification, replay and the sampler self-test."""
+"""The hash-chained, signed audit log, its verification, replay and the sampler self-test."""
 
 from securedp.audit.log import AuditLog, AuditLogError
 from securedp.audit.replay import Replayed, read_seed, replay_log

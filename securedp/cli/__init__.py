@@ -1,1 +1,1 @@
-"""Layer 5: the ``securedp`` command (``securedp.cli.main:main``)."""
+"""The ``securedp`` command (``securedp.cli.main:main``)."""

@@ -1,4 +1,4 @@
-"""Layer 3: fixed-point values on a public lattice (integers times a step).
+"""Fixed-point values on a public lattice (integers times a step).
 
 ``Lattice`` maps records to integer units (screen, clamp, round half to even);
 ``exact_sum`` adds units exactly. See :mod:`securedp.lattice.lattice` and

@@ -1,1 +1,1 @@
-"""Layer 3: releases built on the exact samplers, each with its privacy map."""
+"""Releases built on the exact samplers, each with its privacy map."""

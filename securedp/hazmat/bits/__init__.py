@@ -1,4 +1,4 @@
-"""Layer 1: sources of cryptographically secure random bits."""
+"""Sources of cryptographically secure random bits."""
 
 from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
 from securedp.hazmat.bits.default import default_source, resolve_source

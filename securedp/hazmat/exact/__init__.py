@@ -1,4 +1,4 @@
-"""Layer 0: exact numbers. Parameter parsing to rationals, and rigorous bounds on irrationals."""
+"""Exact numbers. Parameter parsing to rationals, and rigorous bounds on irrationals."""
 
 from securedp.hazmat.exact.interval import Interval, Real, exp_neg, logistic_neg
 from securedp.hazmat.exact.rational import (

@@ -1,4 +1,4 @@
-"""Layer 2: exact samplers. One module per law, each stating its law, algorithm and proof.
+"""Exact samplers. One module per law, each stating its law, algorithm and proof.
 
 =====================  ===================================================
 module                 law
