@@ -27,8 +27,8 @@ class ChaChaSource(RandomSource):
     """The ChaCha20 keystream (RFC 8439) keyed by a 32-byte ``seed``.
 
     The stream is the keystream with counter 0 and an all-zero nonce, so
-    ``ChaChaSource(bytes(32)).random_bytes(64)`` is RFC 8439's test vector A.1
-    #1, and every platform and version produces the same bytes (pinned by
+    ``ChaChaSource(bytes(32)).random_bytes(64)`` is RFC 8439's test vector
+    A.1 #1, and every platform and version produces the same bytes (pinned by
     known-answer tests). One stream serves at most 256 GiB.
 
     :meth:`substream` derives independent, domain-separated streams:
