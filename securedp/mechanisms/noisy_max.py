@@ -1,30 +1,41 @@
-"""Report noisy max with exact discrete Laplace noise.
+"""Report noisy max with exact discrete Laplace noise on a public lattice.
 
-**Law.** Scores ``s_i`` are written exactly as integers on a common rational
-unit ``d`` that also divides ``sensitivity`` (``s_i = c_i * d``,
-``sensitivity = D * d``). The release is the index maximising
-``c_i + Z_i``, ties going to the smallest index, with ``Z_i`` i.i.d.
-discrete Laplace of scale ``b = 2 * D / epsilon`` (``D / epsilon`` when the
-scores are declared ``monotonic``), ``P(Z = k)`` proportional to
-``exp(-|k| / b)``.
+**Law.** Each score ``s_i`` is snapped to the public lattice of step
+``u = sensitivity / 4096``: ``c_i = round_half_even(s_i / u)``, exactly
+(:meth:`~securedp.mechanisms.scores.Scores.snapped`). The release is the
+index maximising ``c_i + Z_i``, ties going to the smallest index, with
+``Z_i`` i.i.d. discrete Laplace of scale ``b = 2 * 4096 / epsilon`` units
+(``4096 / epsilon`` when the scores are declared ``monotonic``), ``P(Z = k)``
+proportional to ``exp(-|k| / b)``. The lattice and the noise law depend on
+``epsilon`` and ``sensitivity`` only, never on the scores: neighbouring
+datasets are compared under the same law, and no score value can make the
+release fail (0.1 used the scores' common unit, so a score of ``1e-300``
+changed the noise lattice and raised).
 
 **Privacy map.** ``epsilon``-DP when every score moves by at most
-``sensitivity`` between neighbouring datasets. This is the argument of
-Dwork & Roth (2014, Claim 3.9) on the integers: fix the other noises and
-let ``r*`` be the least ``Z_i`` for which ``i`` wins (with the index
-tie-break) on ``x``; on a neighbour ``x'``, ``Z_i >= r* + 2D`` (``r* + D``
-when monotonic) still wins, because all comparisons, strict or not, shift
-by equal integers. The discrete Laplace tail is log-concave, so
+``sensitivity`` between neighbouring datasets. Snapping keeps that bound
+at exactly ``D = 4096`` units: rounding half to even is monotone and
+``round_half_even(x + 4096) = round_half_even(x) + 4096`` because 4096 is
+even, so ``|s_i - s'_i| <= sensitivity`` gives ``|c_i - c'_i| <= D`` (and
+scores that all move one way still do after snapping). The rest is the
+argument of Dwork & Roth (2014, Claim 3.9) on the integers: fix the other
+noises and let ``r*`` be the least ``Z_i`` for which ``i`` wins (with the
+index tie-break) on ``x``; on a neighbour ``x'``, ``Z_i >= r* + 2D``
+(``r* + D`` when monotonic) still wins, because all comparisons, strict or
+not, shift by equal integers. The discrete Laplace tail is log-concave, so
 ``P(Z >= t + s) >= exp(-s / b) P(Z >= t)`` for every integer ``t``, which
 gives the factor ``exp(-epsilon)``; the reverse direction is symmetric.
+Snapping costs utility below ``sensitivity / 8192`` per score, far below
+the noise (scale ``2 * sensitivity / epsilon``).
 
 **Algorithm.** ``n`` exact discrete Laplace draws
-(:func:`~securedp.discrete_laplace`, value-independent time) and one
-vectorised ``argmax``: the running time does not depend on the winner.
+(:func:`~securedp.hazmat.samplers.discrete_laplace`, value-independent time)
+and one vectorised ``argmax``: the running time does not depend on the winner.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -35,6 +46,10 @@ from securedp.mechanisms.release import PreparedRelease, Release, scores_input
 from securedp.mechanisms.scores import prepared_selection, selection_inputs
 
 _SAFE = 1 << 61
+_FAST_SCALE = 1 << 50
+
+STEPS_PER_SENSITIVITY = 4096
+"""Lattice steps in one ``sensitivity``: even, so snapping keeps the sensitivity at exactly this many steps."""
 
 
 def prepare_report_noisy_max(
@@ -53,17 +68,19 @@ def prepare_report_noisy_max(
     if not isinstance(monotonic, bool):
         raise TypeError("monotonic must be True or False")
     eps, sens, cands, parsed = selection_inputs(scores, epsilon, sensitivity, candidates, data)
-    lattice = parsed.refined(sens)
-    units = lattice.units
-    shift = (sens / lattice.unit).numerator
-    scale = (shift if monotonic else 2 * shift) / eps
-    small = units.dtype != object and max(abs(int(units.max())), abs(int(units.min()))) < _SAFE
+    step = sens / STEPS_PER_SENSITIVITY
+    units = parsed.snapped(step)
+    scale = Fraction(STEPS_PER_SENSITIVITY if monotonic else 2 * STEPS_PER_SENSITIVITY) / eps
+    discrete_laplace(scale, size=0)  # builds the noise plan now: a scale out of range is refused before any charge
+    # int64 arithmetic when scores and noise fit: chosen from the public scale and the scores, never from a draw
+    # (noise beyond 2**61 at a scale below 2**50 has probability below 2**-2**10; it then takes the exact route).
+    fast = units.dtype != object and max(abs(int(units.max())), abs(int(units.min()))) < _SAFE and scale < _FAST_SCALE
     parameters = {"epsilon": eps, "sensitivity": sens, "monotonic": monotonic, "candidates": len(parsed),
-                  "noise_scale": scale * lattice.unit}
+                  "noise_scale": scale * step}
 
     def choose(source: RandomSource) -> int:
         noise = discrete_laplace(scale, size=len(units), rng=source)
-        if small and noise.dtype != object and int(np.abs(noise).max()) < _SAFE:
+        if fast and int(np.abs(noise).max()) < _SAFE:
             return int(np.argmax(units + noise))
         return int(np.argmax(units.astype(object) + noise.astype(object)))
 

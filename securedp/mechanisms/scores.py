@@ -21,6 +21,7 @@ import numpy as np
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, to_rational
 from securedp.hazmat.samplers.categorical import FloatGaps
+from securedp.lattice import round_half_even
 from securedp.mechanisms.release import PreparedRelease, Release
 
 _INT64_MAX = np.iinfo(np.int64).max
@@ -86,17 +87,35 @@ class Scores:
             return np.int64(top) - self.units
         return np.array([top - int(v) for v in self.units], dtype=object)
 
-    def refined(self, value: Fraction) -> "Scores":
-        """The same scores on the coarsest unit that also makes ``value`` an integer multiple."""
-        unit = Fraction(math.gcd(self.unit.numerator, value.numerator),
-                        math.lcm(self.unit.denominator, value.denominator))
-        factor = self.unit / unit  # an integer
-        if factor == 1:
-            return self
-        k = factor.numerator
-        if self.units.dtype != object and max(abs(int(self.units.max())), abs(int(self.units.min()))) * k <= _INT64_MAX:
-            return Scores(self.units * np.int64(k), unit)
-        return Scores(np.array([int(v) * k for v in self.units], dtype=object), unit)
+    def snapped(self, step: Fraction) -> np.ndarray:
+        """``round_half_even(score_i / step)`` for every score, exactly.
+
+        int64 when every result fits, else an object array of Python ints. Float
+        scores with a power-of-two ``step`` are scaled by ``ldexp`` (exact: a power
+        of two only moves the exponent; a result that underflows is below 1/2 and
+        rounds to 0 either way) and rounded by ``rint`` (ties to even, exact on
+        doubles); anything else goes through the exact integer units.
+        """
+        if self.floats is not None and step.numerator & (step.numerator - 1) == 0 \
+                and step.denominator & (step.denominator - 1) == 0:
+            shift = step.denominator.bit_length() - step.numerator.bit_length()  # step = 2**-shift
+            with np.errstate(over="ignore"):
+                scaled = np.ldexp(self.floats, shift)
+            if np.isfinite(scaled).all():
+                rounded = np.rint(scaled)
+                if float(np.abs(rounded).max()) < 2.0**63:
+                    return rounded.astype(np.int64)
+                return np.array([int(v) for v in rounded], dtype=object)
+        ratio = self.unit / step
+        a, b = ratio.numerator, ratio.denominator
+        units = self.units
+        if units.dtype != object and b < 2**61 and \
+                max(abs(int(units.max())), abs(int(units.min()))) * a < 2**62:
+            quotient, remainder = np.divmod(units * np.int64(a), np.int64(b))
+            twice = 2 * remainder
+            up = (twice > b) | ((twice == b) & (quotient & 1 == 1))
+            return quotient + up.astype(np.int64)
+        return np.array([round_half_even(int(v) * a, b) for v in units], dtype=object)
 
 
 def _int_units(arr: np.ndarray) -> np.ndarray:

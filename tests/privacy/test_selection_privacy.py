@@ -19,7 +19,7 @@ from pathlib import Path
 import gmpy2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "statistical"))
-from _selection_laws import exponential_law, permute_and_flip_law, quantile_law  # noqa: E402
+from _selection_laws import exponential_law, noisy_max_pair_law, permute_and_flip_law, quantile_law  # noqa: E402
 
 _CTX = {"precision": 256, "emax": gmpy2.get_emax_max(), "emin": gmpy2.get_emin_min()}
 
@@ -88,25 +88,20 @@ def test_permute_and_flip_privacy_map():
 
 
 def test_report_noisy_max_privacy_map():
-    """Two candidates, discrete Laplace of scale 2/eps: P(0 wins) = P(Z1 - Z0 <= c0 - c1) exactly enclosed."""
+    """Two candidates on the public lattice of sensitivity/4096: scale 2*4096/eps units, neighbours move
+    each snapped score by at most 4096 steps (snapping keeps the sensitivity, see the unit tests), so the
+    gap c1 - c0 moves by at most 8192. Both outcomes' probabilities must stay within e**eps exactly."""
     eps = Fraction(1)
-    b = 2 / eps
-    with gmpy2.context(round=gmpy2.RoundToNearest, **_CTX):
-        q = gmpy2.exp(-1 / gmpy2.mpfr(b))
-        pz = [(1 - q) / (1 + q) * q ** abs(k) for k in range(-400, 401)]
-        # distribution of D = Z1 - Z0 (tails beyond +-400 carry < 1e-80)
-        diff = {}
-        for a in range(801):
-            for c in range(801):
-                diff[c - a] = diff.get(c - a, 0) + pz[a] * pz[c]
-
-    def p_zero_wins(gap: int):
-        with gmpy2.context(round=gmpy2.RoundToNearest, **_CTX):
-            return sum(v for k, v in diff.items() if k <= gap)
-
-    slack = gmpy2.mpfr("1e-60")
-    for c0, c1 in itertools.product(range(-3, 4), repeat=2):
-        for d0, d1 in itertools.product((-1, 0, 1), repeat=2):
-            p, p2 = p_zero_wins(c0 - c1), p_zero_wins(c0 + d0 - c1 - d1)
-            for a, a2 in ((p, p2), (1 - p, 1 - p2)):
-                assert a <= e_to(eps) * a2 + slack
+    scale = Fraction(2 * 4096) / eps
+    for gap in range(-40000, 40001, 1999):
+        for shift in (-8192, -4097, -1, 0, 1, 4096, 8192):
+            lo, hi = noisy_max_pair_law(gap, scale)
+            lo2, hi2 = noisy_max_pair_law(gap + shift, scale)
+            with gmpy2.context(round=gmpy2.RoundUp, **_CTX):
+                assert hi <= e_to(eps) * lo2 and (1 - lo) <= e_to(eps) * (1 - hi2)
+                assert hi2 <= e_to(eps) * lo and (1 - lo2) <= e_to(eps) * (1 - hi)
+    # control: with half that scale (the monotonic one) the same pairs of gaps violate the bound, so the check can fail
+    lo, hi = noisy_max_pair_law(40000, scale / 2)
+    lo2, hi2 = noisy_max_pair_law(40000 + 8192, scale / 2)
+    with gmpy2.context(round=gmpy2.RoundDown, **_CTX):
+        assert lo > e_to(eps) * hi2

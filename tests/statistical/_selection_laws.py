@@ -73,3 +73,24 @@ def permute_and_flip_law(scores: Sequence[Fraction], coefficient: Fraction):
                 bounds.append(total / len(orders))
         result.append(tuple(bounds))
     return result
+
+
+def noisy_max_pair_law(gap: int, scale: Fraction) -> tuple[gmpy2.mpfr, gmpy2.mpfr]:
+    """Enclosure of ``P(Z0 - Z1 >= gap)`` for i.i.d. discrete Laplace ``Z`` of ``scale``, from the closed form.
+
+    With ``q = exp(-1/scale)``, ``c = (1-q)/(1+q)`` and ``A = (1+q^2)/(1-q^2)``, the difference
+    ``D = Z0 - Z1`` has ``P(D = d) = c^2 q^|d| (A + |d|)``, so for ``g >= 1``
+    ``P(D >= g) = c^2 q^g (A/(1-q) + g/(1-q) + q/(1-q)^2)``; ``P(D >= g) = 1 - P(D >= 1 - g)``
+    for ``g <= 0`` (``D`` is symmetric). Evaluated at 256 bits; the ``2**-200`` margin covers the
+    rounding of these few dozen operations on numbers in ``[0, 1]``.
+    """
+    if gap <= 0:
+        lo, hi = noisy_max_pair_law(1 - gap, scale)
+        return 1 - hi, 1 - lo
+    with gmpy2.context(round=gmpy2.RoundToNearest, **_CTX):
+        q = gmpy2.exp(-gmpy2.mpq(scale.denominator, scale.numerator))
+        c = (1 - q) / (1 + q)
+        a = (1 + q * q) / (1 - q * q)
+        value = c * c * q**gap * ((a + gap) / (1 - q) + q / (1 - q) ** 2)
+        margin = gmpy2.mpfr(2) ** -200
+        return value - margin, value + margin

@@ -16,7 +16,7 @@ from scipy import stats
 
 import securedp
 from securedp import ChaChaSource
-from _selection_laws import exponential_law, permute_and_flip_law, quantile_law
+from _selection_laws import exponential_law, noisy_max_pair_law, permute_and_flip_law, quantile_law
 
 ALPHA = 1e-6
 
@@ -113,19 +113,20 @@ def test_median_on_a_fractional_lattice():
     assert g_test(observed, law) > ALPHA
 
 
-def test_report_noisy_max_law():
-    """Two candidates: candidate 0 wins iff c0 + Z0 >= c1 + Z1, i.e. Z1 - Z0 <= c0 - c1 (exact sum)."""
-    import gmpy2
-    c0, c1, eps = 0, 2, Fraction(1)
-    scale = 2 / eps
-    with gmpy2.context(precision=200):
-        q = gmpy2.exp(-1 / gmpy2.mpfr(scale))
-        pz = lambda k: (1 - q) / (1 + q) * q ** abs(k)  # noqa: E731
-        p0 = sum(pz(a) * pz(b) for a in range(-300, 301) for b in range(-300, 301) if b - a <= c0 - c1)
-    prepared = securedp.prepare_report_noisy_max([c0, c1], epsilon=eps, sensitivity=1)
-    source = ChaChaSource(bytes([51]) * 32)
+@pytest.mark.parametrize("scores, eps, gap", [
+    ([0, 2], Fraction(1), 2 * 4096),            # snapped to 0 and 8192 steps of 1/4096
+    (np.array([1e-5, 1.0]), Fraction(1), 4096),  # 1e-5 snaps to 0: the lattice is public, not the scores' unit
+    (["1/3", "0.5"], Fraction(1, 2), 683),       # 4096/3 -> 1365, 2048 (ties to even: 1365.33 -> 1365)
+])
+def test_report_noisy_max_law(scores, eps, gap):
+    """Two candidates: candidate 0 wins iff c0 + Z0 >= c1 + Z1, i.e. Z0 - Z1 >= c1 - c0 (closed form)."""
+    lo, hi = noisy_max_pair_law(gap, Fraction(2 * 4096) / eps)
+    p0 = float((lo + hi) / 2)
+    prepared = securedp.prepare_report_noisy_max(scores, epsilon=eps, sensitivity=1)
+    assert prepared.execute(ChaChaSource(bytes(32))).parameters["noise_scale"] == 2 / eps
+    source = ChaChaSource(bytes([51 + gap % 7]) * 32)
     wins0 = sum(prepared.execute(source).value == 0 for _ in range(30000))
-    assert stats.binomtest(wins0, 30000, float(p0)).pvalue > ALPHA
+    assert stats.binomtest(wins0, 30000, p0).pvalue > ALPHA
 
 
 # -- exponent groups (many distinct gaps: rational scores on a fine unit, float scores) -------------
