@@ -66,8 +66,12 @@ def _progress(bar: Any, label: str) -> Callable[[int], None]:
     return progress
 
 
-def run_selftest(draws: int | None, plot_path: str | None, err: TextIO = sys.stderr) -> int:
-    """Run every case; print the table; return 0 if all pass, 1 otherwise."""
+def run_selftest(draws: int | None, plot_path: str | None, err: TextIO | None = None) -> int:
+    """Run every case; print the table; return 0 if all pass, 1 otherwise.
+
+    Progress goes to ``err`` (default: ``sys.stderr`` as it is at the call, not at import).
+    """
+    err = sys.stderr if err is None else err
     draws = DEFAULT_DRAWS if draws is None else draws
     if draws < 1000:
         raise ValueError("--draws must be at least 1000")
