@@ -1,0 +1,254 @@
+"""Private partition selection: which data-derived keys of a grouped table may be released.
+
+After per-person bounding every person holds at most ``k = max_groups`` keys,
+and a key's statistic is ``n``, its number of distinct persons. A key is
+released only through one of two rules, each ``(epsilon, delta)``-DP for the
+whole set of keys; both are computed once per ``(epsilon, delta, k)`` into a
+plan, then applied to any number of keys.
+
+**Laplace thresholding.** ``Z`` discrete Laplace of scale ``k / epsilon``
+(exact, :func:`~securedp.discrete_laplace`), ``q = exp(-epsilon / k)``. A key
+is kept iff ``n + Z >= tau`` and then its noisy count ``n + Z`` is released at
+no extra cost. For ``t >= 0``, ``P(Z >= t) = q**t / (1 + q)`` (sum of the
+geometric tail ``(1 - q)/(1 + q) * q**j`` over ``j >= t``). ``tau`` is the
+smallest integer ``>= 1`` with ``P(Z >= tau - 1) <= delta / k``, i.e. a key
+held by one person appears with probability at most ``delta / k``; it is
+``1 + max(0, ceil((k/epsilon) ln(k / (delta (1 + q)))))``, estimated with
+outward-rounded MPFR bounds and then *checked exactly* at ``tau - 1`` and
+``tau - 2`` (:func:`laplace_tail_at_most`), so the stated delta is a proven
+bound and ``tau`` is proven minimal. Privacy: the vector of noisy counts of
+the keys two neighbours share is ``epsilon``-DP (L1 sensitivity ``k``,
+scale ``k / epsilon``); each of the at most ``k`` keys only one of them has
+contributes at most ``delta / k``; thresholding is post-processing.
+
+**Optimal rule** (Desfontaines, Voss, Gipson & Mandayam 2022, "Differentially
+private partition selection", PoPETs, Thm. 1). Per key ``(e, d) = (epsilon/k,
+delta/k)``; ``pi(0) = 0`` and
+``pi(n) = min(e^e pi(n-1) + d, 1 - e^-e (1 - pi(n-1) - d), 1)``; a key with
+``n`` persons is released with probability ``pi(n)``. This module releases
+with the rational ``p(n)``: ``p(0) = 0`` and ``p(n)`` the largest multiple of
+``2**-96`` that is at most the recursion applied to ``p(n - 1)`` (lower MPFR
+bound, rounded down; ``p(n) = 1`` exactly once ``p(n-1) + d >= 1``).
+
+*Proof that p is (e, d)-DP per key.* Write ``m(x) = min(e^e x + d,
+1 - e^-e (1 - x - d), 1)``; ``p(n) <= m(p(n-1))``. (i) Released:
+``p(n) <= e^e p(n-1) + d``, the first term. (ii) Dropped:
+``p(n) <= 1 - e^-e (1 - p(n-1) - d)`` rearranges to
+``1 - p(n-1) <= e^e (1 - p(n)) + d``. (iii) ``m(x) >= x`` for ``x`` in [0, 1]
+(each term is), so ``p(n) >= p(n-1)`` (``p(n-1)`` is itself a multiple of
+``2**-96`` below ``m(p(n-1))``; the code takes the maximum), and the two
+reverse inequalities ``p(n-1) <= e^e p(n) + d`` and
+``1 - p(n) <= e^e (1 - p(n-1)) + d`` follow from monotonicity. The code
+re-checks (i) and (ii) for every ``n`` with exact comparisons
+(:func:`at_most_exp_affine`). Composition over the at most ``k`` keys a
+person touches gives ``(epsilon, delta)``. ``p <= pi`` by induction (``m`` is
+increasing), so the rule is at most a ``2**-96`` rounding below the optimum.
+
+A release is one exact ``bernoulli(p(n))`` per key (keys with ``p(n) = 1``
+draw nothing). Reference: ``epsilon = 1``, ``delta = 1e-9``, ``k = 1`` gives
+``tau = 22``; ``p(n) >= 1/2`` from ``n = 21`` and ``p(n) = 1`` from ``n = 41``.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import gmpy2
+import numpy as np
+
+from securedp.hazmat.bits.default import resolve_source
+from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact.interval import Interval, floor_scaled, rounding_context
+from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
+from securedp.hazmat.samplers import bernoulli, discrete_laplace
+
+GRID_BITS = 96
+"""``p(n)`` is a multiple of ``2**-GRID_BITS``."""
+MAX_TABLE = 1 << 16
+"""Largest table of the optimal rule (its length grows like ``2 ln(k/delta) k / epsilon``)."""
+_START_PREC = 128
+_MAX_PREC = 1 << 20
+
+
+def check_parameters(epsilon: Any, delta: Any, max_groups: Any) -> tuple[Fraction, Fraction, int]:
+    """``(epsilon, delta, k)`` as exact numbers: ``epsilon > 0``, ``0 < delta < 1``, integer ``k >= 1``."""
+    eps = positive_rational(epsilon, "epsilon")
+    dlt = to_rational(delta, "delta")
+    if not 0 < dlt < 1:
+        raise ValueError(f"delta must lie strictly between 0 and 1 for partition selection, got {dlt}")
+    if isinstance(max_groups, (bool, np.bool_)):
+        raise TypeError("max_groups must be an integer, not a bool")
+    k = to_int(max_groups, "max_groups")
+    if k < 1:
+        raise ValueError(f"max_groups must be >= 1, got {k}")
+    return eps, dlt, k
+
+
+def _decide(bound: Any, what: str) -> bool:
+    """``True`` iff the real bounded by ``bound(prec)`` (an :class:`Interval`) is ``<= 0``.
+
+    The real must not be 0 (callers prove it irrational); precision doubles until the sign is known.
+    """
+    prec = _START_PREC
+    while prec <= _MAX_PREC:
+        iv = bound(prec)
+        if iv.hi <= 0:
+            return True
+        if iv.lo > 0:
+            return False
+        prec *= 2
+    raise ArithmeticError(f"cannot decide {what}")
+
+
+def at_most_exp_affine(a: Fraction, x: Fraction, b: Fraction, c: Fraction) -> bool:
+    """Exactly ``a <= exp(x) * b + c`` for rationals (``x != 0`` makes ``exp(x)`` irrational, so
+    with ``b != 0`` the right side is irrational and interval bounds decide; else it is rational)."""
+    if b == 0 or x == 0:
+        return a <= b + c if x == 0 else a <= c
+    return _decide(lambda prec: a - (Interval.exact(x, prec).exp() * b + c), f"{a} <= exp({x}) {b} + {c}")
+
+
+def laplace_tail_at_most(t: int, x: Fraction, bound: Fraction) -> bool:
+    """Exactly ``q**t / (1 + q) <= bound`` with ``q = exp(-x)``, integer ``t >= 0``, rationals ``x, bound > 0``.
+
+    Equivalent to ``q**t - bound (1 + q) <= 0``: a non-zero polynomial in ``q`` with rational
+    coefficients (its constant term ``-bound`` is non-zero at ``t >= 1``; at ``t = 0`` its ``q`` term
+    is), hence non-zero at the transcendental ``q`` (Lindemann), so interval bounds decide.
+    """
+    def gap(prec: int) -> Interval:
+        q = (-Interval.exact(x, prec)).exp()
+        return q**t - (q + 1) * bound
+    return _decide(gap, f"q**{t}/(1+q) <= {bound}")
+
+
+def _threshold_estimate(x: Fraction, bound: Fraction) -> int:
+    """``1 + max(0, ceil(X))`` for an upper bound of ``X = ln(1 / (bound (1 + q))) / x``, from MPFR
+    rounded outwards (``q`` low, every operation rounded up; ``ln`` and ``1/y`` move the right way)."""
+    prec = _START_PREC
+    q_lo = (-Interval.exact(x, prec)).exp().lo
+    with rounding_context(prec, gmpy2.RoundDown):
+        denominator = gmpy2.mpq(bound.numerator, bound.denominator) * (1 + q_lo)
+    with rounding_context(prec, gmpy2.RoundUp):
+        high = gmpy2.log(1 / denominator) / gmpy2.mpq(x.numerator, x.denominator)
+        return 1 + max(0, int(gmpy2.ceil(high)))
+
+
+@dataclass(frozen=True)
+class LaplaceSelection:
+    """What thresholding released: ``keep[i]`` for key ``i``, and its noisy count ``noisy[i]``
+    (meaningful, and releasable, only where ``keep[i]``)."""
+
+    keep: np.ndarray
+    noisy: np.ndarray
+
+
+@dataclass(frozen=True)
+class LaplaceThreshold:
+    """Plan of Laplace thresholding for one ``(epsilon, delta, max_groups)`` (see the module)."""
+
+    epsilon: Fraction
+    delta: Fraction
+    max_groups: int
+    threshold: int
+
+    @property
+    def scale(self) -> Fraction:
+        """Scale ``k / epsilon`` of the discrete Laplace noise on each key's person count."""
+        return self.max_groups / self.epsilon
+
+    def select(self, persons: Any, rng: RandomSource | None = None) -> LaplaceSelection:
+        """Noisy counts ``n + Z`` of the keys with ``n = persons[i] >= 1`` distinct persons, kept iff ``>= tau``."""
+        n = _person_counts(persons)
+        noisy = n + discrete_laplace(self.scale, size=len(n), rng=resolve_source(rng))
+        return LaplaceSelection(keep=np.asarray(noisy >= self.threshold, dtype=bool), noisy=noisy)
+
+
+@functools.lru_cache(maxsize=64)
+def _laplace_plan(eps: Fraction, dlt: Fraction, k: int) -> LaplaceThreshold:
+    x, per_key = eps / k, dlt / k
+    # From the estimate, walk to the least tau >= 1 with P(Z >= tau - 1) <= delta/k, every step an
+    # exact decision; P(Z >= t) decreases in t, so the walk ends at the minimum, proven both ways.
+    tau = _threshold_estimate(x, per_key)
+    while tau > 1 and laplace_tail_at_most(tau - 2, x, per_key):
+        tau -= 1
+    while not laplace_tail_at_most(tau - 1, x, per_key):
+        tau += 1
+    return LaplaceThreshold(eps, dlt, k, tau)
+
+
+def laplace_threshold(epsilon: Any, delta: Any, max_groups: Any = 1) -> LaplaceThreshold:
+    """The (cached) plan of Laplace thresholding; its ``threshold`` is proven minimal and sufficient."""
+    return _laplace_plan(*check_parameters(epsilon, delta, max_groups))
+
+
+@dataclass(frozen=True)
+class OptimalSelection:
+    """Plan of the optimal rule: ``probabilities[n] = p(n)`` for ``n < len``, and ``p(n) = 1`` beyond."""
+
+    epsilon: Fraction
+    delta: Fraction
+    max_groups: int
+    probabilities: tuple[Fraction, ...]
+
+    def probability(self, n: int) -> Fraction:
+        """``p(n)``, the exact probability that a key with ``n`` persons is released."""
+        return self.probabilities[n] if n < len(self.probabilities) else Fraction(1)
+
+    def select(self, persons: Any, rng: RandomSource | None = None) -> np.ndarray:
+        """``keep[i]`` drawn as ``bernoulli(p(persons[i]))``, one exact draw per uncertain key.
+
+        Keys are drawn by increasing ``n``, in index order within one ``n``, so a seeded source replays.
+        """
+        n = _person_counts(persons)
+        source = resolve_source(rng)
+        keep = n >= len(self.probabilities)
+        for value in np.unique(n[~keep]):
+            p = self.probabilities[int(value)]
+            if p > 0:
+                where = np.flatnonzero(n == value)
+                keep[where] = bernoulli(p, size=len(where), rng=source).astype(bool)
+        return keep
+
+
+@functools.lru_cache(maxsize=64)
+def _optimal_plan(eps: Fraction, dlt: Fraction, k: int) -> OptimalSelection:
+    e, d = eps / k, dlt / k
+    one = 1 << GRID_BITS
+    table = [Fraction(0)]
+    while table[-1] < 1:
+        prev = table[-1]
+        if prev + d >= 1:
+            nxt = Fraction(1)
+        else:
+            iv_up = Interval.exact(e, _START_PREC).exp() * prev + d
+            iv_down = 1 - (Interval.exact(-e, _START_PREC).exp() * (1 - prev - d))
+            low = min(iv_up.lo, iv_down.lo)
+            nxt = max(prev, Fraction(floor_scaled(low, GRID_BITS, _START_PREC), one))
+        if not (at_most_exp_affine(nxt, e, prev, d) and at_most_exp_affine(1 - prev, e, 1 - nxt, d)):
+            raise ArithmeticError(f"p({len(table)}) violates the DP inequalities")
+        table.append(nxt)
+        if len(table) > MAX_TABLE:
+            raise ValueError(
+                f"epsilon/max_groups = {e} is too small for the optimal rule (more than {MAX_TABLE} "
+                "steps); use Laplace thresholding"
+            )
+    return OptimalSelection(eps, dlt, k, tuple(table[:-1]))
+
+
+def optimal_selection(epsilon: Any, delta: Any, max_groups: Any = 1) -> OptimalSelection:
+    """The (cached) plan of the optimal rule, each ``p(n)`` checked exactly against both DP inequalities."""
+    return _optimal_plan(*check_parameters(epsilon, delta, max_groups))
+
+
+def _person_counts(persons: Any) -> np.ndarray:
+    """Distinct-person counts as an int64 array; every key present in the data has at least one person."""
+    n = np.asarray(persons)
+    if n.ndim != 1 or not np.issubdtype(n.dtype, np.integer):
+        raise TypeError("persons must be a 1-D array of integer person counts")
+    n = n.astype(np.int64)
+    if len(n) and n.min() < 1:
+        raise ValueError("every key present in the data has at least one person")
+    return n
