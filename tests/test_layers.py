@@ -22,6 +22,7 @@ LAYERS = {
     "securedp.hazmat.samplers": 1,
     "securedp.lattice": 2,
     "securedp.mechanisms": 2,
+    "securedp.engines": 2,
     "securedp.accounting": 3,
     "securedp.audit": 4,
     "securedp.cli": 5,

@@ -1,0 +1,99 @@
+"""Grouped table with per-person bounding: 10**7 rows, 10**4 public groups, up to 10 rows per person.
+
+Run: ``python benchmarks/bench_tables.py [rows]``. Each person has 1..10 rows
+(uniform), each row a group drawn uniformly from 10**4 and units in
+[0, 200000]; bounding keeps ``max_groups = 3`` groups per person and
+``max_rows = 5`` rows per group. Reported: the time of bounding plus exact
+per-key aggregates (and of its SHA-256 part), of the noise for a count + sum
++ mean table over the public keys, and the peak resident memory
+(``resource.getrusage``). One run per input kind (a table this size is the
+warm-up of nothing: Polars has no plan cache to fill).
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from fractions import Fraction
+
+import numpy as np
+import polars as pl
+
+import securedp
+import securedp.engines.bounding as bounding
+from securedp.engines.digest import draw_salt
+
+ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 10**7
+GROUPS = 10**4
+MAX_GROUPS, MAX_ROWS, WIDTH = 3, 5, 200_000
+
+
+def table(rows: int) -> pl.DataFrame:
+    gen = np.random.default_rng(2026)  # benchmark data only, never a privacy decision
+    sizes = gen.integers(1, 11, rows // 5 + 1)
+    persons = np.repeat(np.arange(len(sizes)), sizes)[:rows]
+    return pl.DataFrame({
+        "person": persons,
+        "group": gen.integers(0, GROUPS, rows),
+        "income": gen.integers(0, WIDTH + 1, rows),
+    })
+
+
+def timed_digests() -> list[float]:
+    """Wrap the digest function so that the SHA-256 share of the time is measured."""
+    spent: list[float] = []
+    inner = bounding.digest_words
+
+    def wrapper(messages: pl.Series) -> np.ndarray:
+        t = time.perf_counter()
+        out = inner(messages)
+        spent.append(time.perf_counter() - t)
+        return out
+
+    bounding.digest_words = wrapper
+    return spent
+
+
+def release(data: object, source: securedp.ChaChaSource, spent: list[float]) -> dict[str, float]:
+    spent.clear()
+    t = time.perf_counter()
+    agg = bounding.bound_and_aggregate(
+        data, person="person", keys=["group"], units="income", max_groups=MAX_GROUPS, max_rows=MAX_ROWS,
+        salt=draw_salt(source),
+    )
+    bounded = time.perf_counter() - t
+    t = time.perf_counter()
+    # Public keys: every group gets a cell; absent ones count 0. Half the budget each to count and sum.
+    cells = pl.DataFrame({"group": np.arange(GROUPS)}).join(
+        agg.keys.with_columns(pl.Series("rows", agg.rows), pl.Series("total", agg.total, dtype=pl.Int128)),
+        on="group", how="left",
+    ).fill_null(0)
+    count_scale = MAX_GROUPS * MAX_ROWS * 2
+    noisy_count = cells["rows"].to_numpy() + securedp.discrete_laplace(count_scale, size=GROUPS, rng=source)
+    sum_noise = securedp.discrete_laplace(count_scale * WIDTH, size=GROUPS, rng=source)
+    noisy_sum = [int(s) + int(z) for s, z in zip(cells["total"].to_list(), sum_noise, strict=True)]
+    means = [Fraction(s, c) if c > 0 else None for s, c in zip(noisy_sum, noisy_count.tolist(), strict=True)]
+    noised = time.perf_counter() - t
+    assert len(means) == GROUPS
+    return {"bound+aggregate": bounded, "of which sha256": sum(spent), "noise": noised,
+            "total": bounded + noised, "keys": len(agg.rows)}
+
+
+def main() -> None:
+    spent = timed_digests()
+    frame = table(ROWS)
+    print(f"{ROWS} rows, {frame['person'].n_unique()} persons, {GROUPS} groups, "
+          f"max_groups {MAX_GROUPS}, max_rows {MAX_ROWS}")
+    inputs = {"polars": lambda: frame, "pandas": lambda: frame.to_pandas()}
+    for kind, make in inputs.items():
+        data = make()
+        numbers = release(data, securedp.ChaChaSource(b"\x42" * 32), spent)
+        print(kind.ljust(7), "  ".join(f"{k} {v:.2f} s" if isinstance(v, float) else f"{k} {v}"
+                                      for k, v in numbers.items()))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS {peak:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+"""Per-person contribution bounding for grouped tables, and exact per-key integer aggregates (Polars).
+
+**Rule.** After bounding, each person keeps rows in at most ``max_groups``
+groups (keys) and at most ``max_rows`` rows in each kept group:
+
+* a person with more than ``max_groups`` groups keeps the ``max_groups``
+  groups whose *group digests* are smallest;
+* a kept (person, group) with more than ``max_rows`` rows keeps the
+  ``max_rows`` rows whose *row digests* are smallest (rows with equal units
+  have equal digests and are interchangeable: every aggregate is the same
+  whichever of them is kept).
+
+Digests are SHA-256 of a secret salt and the canonical encoding of the
+person, the key and the row's lattice units (:mod:`securedp.engines.digest`),
+so the choice for a person depends only on that person's own rows and the
+salt, never on row order or on other persons, and an engine computing the
+same digests (Spark ``sha2``, DuckDB ``sha256``) keeps the same rows. Digests
+are computed only where a choice is made (persons over ``max_groups`` groups,
+pairs over ``max_rows`` rows): elsewhere every row is kept under any order,
+so the kept set equals the one that hashing everything would give.
+
+**Aggregates** (:class:`KeyAggregates`), per key with at least one kept row,
+as Python ints: rows, distinct persons, sum of units and, on request, sum of
+squared units. Sums run in Int128: with ``|u| < 2**63`` and fewer than
+``2**63`` rows, ``|sum u| < 2**126``; squares are summed in three parts of
+``u = h 2**32 + l`` (``0 <= l < 2**32``): ``sum h**2``, ``sum h l`` and
+``sum l**2``, each below ``2**126``, and combined exactly in Python as
+``(sum h**2) 2**64 + (sum h l) 2**33 + sum l**2``. With ``max_rows`` and
+``max_groups`` these are the inputs of L1 sensitivity
+``max_groups * max_rows * width`` the table release adds noise to.
+
+Input: a Polars DataFrame or LazyFrame; pandas DataFrames and pyarrow Tables
+are converted to Polars through Arrow. Ids and keys are integers or
+non-blank strings (categoricals are read as their strings), units integers;
+nulls and blanks are refused with an error naming the column, before any
+budget is spent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from securedp.engines.digest import canonical_text, digest_words, message
+from securedp.hazmat.exact.rational import to_int
+
+_UNITS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
+_WORDS = ["_w0", "_w1", "_w2", "_w3"]
+_PARTS = ["_hh", "_hl", "_ll"]
+
+
+@dataclass(frozen=True)
+class KeyAggregates:
+    """Exact aggregates of the bounded rows, one entry per key, keys sorted.
+
+    ``keys`` holds the key columns (no columns, and one entry in each list,
+    when the table has no group-by). ``total`` and ``total_squares`` are
+    ``None`` when no units column was given or squares were not asked for.
+    """
+
+    keys: pl.DataFrame
+    rows: list[int]
+    persons: list[int]
+    total: list[int] | None
+    total_squares: list[int] | None
+
+
+def to_polars(data: Any) -> pl.DataFrame:
+    """A Polars DataFrame from Polars (eager or lazy), pandas (via Arrow) or pyarrow input."""
+    if isinstance(data, pl.LazyFrame):
+        return data.collect()
+    if isinstance(data, pl.DataFrame):
+        return data
+    kind = type(data).__module__.split(".")[0]
+    if kind == "pandas" and type(data).__name__ == "DataFrame":
+        return pl.from_pandas(data)
+    if kind == "pyarrow" and type(data).__name__ == "Table":
+        frame = pl.from_arrow(data)
+        assert isinstance(frame, pl.DataFrame)
+        return frame
+    raise TypeError(f"a table must be a polars, pandas or pyarrow table, not {type(data).__name__}")
+
+
+def _limit(value: Any, name: str) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, not a bool")
+    n = to_int(value, name)
+    if n < 1:
+        raise ValueError(f"{name} must be >= 1, got {n}")
+    return n
+
+
+def _checked(data: Any, person: str, keys: Sequence[str], units: str | None) -> pl.DataFrame:
+    """The needed columns, categoricals as strings; raises on missing columns, bad types, nulls, blanks."""
+    frame = to_polars(data)
+    columns = [person, *keys, *([units] if units is not None else [])]
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"columns must be distinct: {columns}")
+    for column in columns:
+        if column not in frame.columns:
+            raise ValueError(f"column {column!r} is not in the table")
+    frame = frame.select(columns).with_columns(
+        pl.col(c).cast(pl.String) for c in columns if isinstance(frame.schema[c], (pl.Categorical, pl.Enum))
+    )
+    for column in columns:
+        dtype = frame.schema[column]
+        if column == units:
+            if dtype not in _UNITS:
+                raise TypeError(f"units column {units!r} must hold integer lattice units (int64 at most), not {dtype}")
+        else:
+            canonical_text(column, dtype)
+    nulls = frame.null_count().row(0)
+    for column, count in zip(columns, nulls, strict=True):
+        if count:
+            raise ValueError(f"column {column!r} has missing values")
+    for column in columns:
+        if frame.schema[column] == pl.String and frame.select((pl.col(column).str.strip_chars() == "").any()).item():
+            raise ValueError(f"column {column!r} has blank values")
+    return frame
+
+
+def _smallest(frame: pl.DataFrame, by: list[str], salt: bytes, fields: list[str], limit: int) -> pl.DataFrame:
+    """The ``limit`` rows of each ``by`` group whose digest of ``fields`` is smallest.
+
+    Sorted by ``by`` and the first digest word; only if two rows of one group share that word
+    (probability about ``2**-64`` per pair) is the full digest used, so the order is always exact.
+    """
+    schema = frame.schema
+    texts = [canonical_text(c, schema[c]) for c in fields]
+    words = digest_words(frame.select(message(salt, texts)).to_series())
+    frame = frame.with_columns(pl.Series(w, np.ascontiguousarray(words[:, i])) for i, w in enumerate(_WORDS))
+    frame = frame.sort([*by, "_w0"])
+    same_group = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in by).fill_null(False)
+    if frame.select((same_group & (pl.col("_w0") == pl.col("_w0").shift(1))).any()).item():
+        frame = frame.sort([*by, *_WORDS])
+    start = pl.when(~same_group).then(pl.int_range(pl.len())).forward_fill()
+    return frame.filter(pl.int_range(pl.len()) - start < limit).drop(_WORDS)
+
+
+def _pair_aggregates(units: str | None, squares: bool) -> list[pl.Expr]:
+    aggs = [pl.len().cast(pl.Int64).alias("_rows")]
+    if units is None:
+        return aggs
+    u = pl.col(units).cast(pl.Int64)
+    aggs.append(u.cast(pl.Int128).sum().alias("_sum"))
+    if squares:
+        h = u.floordiv(1 << 32)
+        low = (u - h * (1 << 32)).cast(pl.Int128)
+        aggs += [(h * h).cast(pl.Int128).sum().alias("_hh"), (h * low).sum().alias("_hl"),
+                 (low * low).sum().alias("_ll")]
+    return aggs
+
+
+def bound_and_aggregate(
+    data: Any,
+    *,
+    person: str,
+    keys: Sequence[str] = (),
+    units: str | None = None,
+    max_groups: Any,
+    max_rows: Any,
+    salt: bytes,
+    squares: bool = False,
+) -> KeyAggregates:
+    """Bound every person's contribution (see the module) and aggregate the kept rows per key, exactly."""
+    k, m = _limit(max_groups, "max_groups"), _limit(max_rows, "max_rows")
+    keys = list(keys)
+    frame = _checked(data, person, keys, units)
+    pair_cols = [person, *keys]
+    aggs = _pair_aggregates(units, squares)
+    value_cols = [a.meta.output_name() for a in aggs]
+    pairs = frame.group_by(pair_cols).agg(aggs)
+    if keys:
+        pairs = pairs.with_columns(pl.len().over(person).alias("_groups"))
+        crowded = pl.col("_groups") > k
+        pairs = pl.concat([pairs.filter(~crowded), _smallest(pairs.filter(crowded), [person], salt, pair_cols, k)])
+        pairs = pairs.drop("_groups")
+    full = pl.col("_rows") > m
+    if units is None:
+        pairs = pairs.with_columns(pl.min_horizontal("_rows", pl.lit(m, pl.Int64)).alias("_rows"))
+    elif pairs.select(full.any()).item():
+        rows = frame.join(pairs.filter(full).select(pair_cols), on=pair_cols, how="semi")
+        chosen = _smallest(rows, pair_cols, salt, [*pair_cols, units], m).group_by(pair_cols).agg(aggs)
+        pairs = pl.concat([pairs.filter(~full), chosen.select(pairs.columns)])
+    return _per_key(pairs, keys, value_cols)
+
+
+def _per_key(pairs: pl.DataFrame, keys: list[str], value_cols: list[str]) -> KeyAggregates:
+    sums = [pl.col(c).sum() for c in value_cols]
+    persons = pl.len().cast(pl.Int64).alias("_persons")
+    table = pairs.group_by(keys).agg([persons, *sums]).sort(keys) if keys else pairs.select([persons, *sums])
+    total = table["_sum"].to_list() if "_sum" in value_cols else None
+    squares = None
+    if "_hh" in value_cols:
+        squares = [(hh << 64) + (hl << 33) + ll for hh, hl, ll in table.select(_PARTS).iter_rows()]
+    return KeyAggregates(
+        keys=table.select(keys), rows=table["_rows"].to_list(), persons=table["_persons"].to_list(),
+        total=total, total_squares=squares,
+    )

@@ -1,0 +1,94 @@
+"""The canonical, engine-independent digests that decide which rows per-person bounding keeps.
+
+**Encoding.** A release draws a secret 32-byte ``salt`` from its random source
+(:func:`draw_salt`). A *field* is the canonical text ``t`` of one value
+written as a netstring: the number of UTF-8 bytes of ``t`` in decimal, ``:``,
+``t``, ``,``. The canonical text of an integer is its decimal form (``-12``,
+``0``, ``1234``: no sign for non-negatives, no leading zeros); of a string,
+the string itself (any non-blank UTF-8 text); other types (bool, float,
+decimal, dates, null) are refused by the engine, so a caller casts them
+first. Then
+
+* group message of a person ``p`` in a group with key columns
+  ``k1, ..., km``: ``hex(salt) || field(p) || field(k1) || ... || field(km)``;
+* row message: the group message followed by ``field(u)``, ``u`` the row's
+  lattice units (an integer);
+
+where ``hex(salt)`` is 64 lowercase hexadecimal characters. The digest is
+SHA-256 of the UTF-8 bytes of the message; digests are ordered as 32-byte
+unsigned big-endian numbers (the order of their lowercase hex strings), and
+bounding keeps the *smallest*.
+
+Example (:data:`EXAMPLE`): salt ``00 01 ... 1f``, person ``"alice"``, key
+``(7,)``: message ``000102...1f5:alice,1:7,``, and its row with 250 units
+appends ``3:250,``.
+
+**The same digest elsewhere.** Spark SQL, for string or integral columns:
+``sha2(concat('<hex salt>', cast(octet_length(cast(p as string)) as string),
+':', cast(p as string), ',', ...), 256)``; DuckDB: ``sha256('<hex salt>' ||
+strlen(p::VARCHAR)::VARCHAR || ':' || p::VARCHAR || ',' || ...)`` (``strlen``
+counts bytes). Both return the lowercase hex digest, whose string order is the
+order used here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from securedp.hazmat.bits.source import RandomSource
+
+SALT_BYTES = 32
+_INTEGER = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
+
+EXAMPLE = {
+    "salt": bytes(range(32)),
+    "person": "alice",
+    "key": (7,),
+    "units": 250,
+    "group_message": "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f5:alice,1:7,",
+    "row_message": "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f5:alice,1:7,3:250,",
+}
+"""A documented example; ``tests/unit/test_bounding.py`` checks its digest against hashlib."""
+
+
+def draw_salt(source: RandomSource) -> bytes:
+    """The release's secret salt: the next 32 bytes of its random source (a seeded release replays)."""
+    return source.random_bytes(SALT_BYTES)
+
+
+def canonical_text(column: str, dtype: pl.DataType) -> pl.Expr:
+    """The canonical text of a column's values (integers in decimal, strings as they are)."""
+    if dtype in _INTEGER:
+        return pl.col(column).cast(pl.String)
+    if dtype == pl.String:
+        return pl.col(column)
+    raise TypeError(f"column {column!r} has type {dtype}: ids, keys and units must be integers or strings")
+
+
+def field(text: pl.Expr) -> list[pl.Expr]:
+    """The netstring parts of one field: byte length, ``:``, text, ``,``."""
+    return [text.str.len_bytes().cast(pl.String), pl.lit(":"), text, pl.lit(",")]
+
+
+def message(salt: bytes, texts: Sequence[pl.Expr]) -> pl.Expr:
+    """The message ``hex(salt) || field(t1) || field(t2) || ...`` as one string expression."""
+    if len(salt) != SALT_BYTES:
+        raise ValueError(f"salt must be {SALT_BYTES} bytes")
+    parts = [pl.lit(salt.hex())]
+    for text in texts:
+        parts.extend(field(text))
+    return pl.concat_str(parts)
+
+
+def digest_words(messages: pl.Series) -> np.ndarray:
+    """SHA-256 of each message (UTF-8), as an ``(n, 4)`` uint64 array of big-endian words.
+
+    Sorting rows by the four words in order is sorting by the 32-byte digest.
+    """
+    sha256 = hashlib.sha256
+    joined = b"".join([sha256(m.encode()).digest() for m in messages.to_list()])
+    return np.frombuffer(joined, dtype=">u8").reshape(-1, 4).astype(np.uint64)

@@ -1,0 +1,182 @@
+"""Per-person bounding of grouped tables: the documented digest, a reference model, and its properties.
+
+The reference model below re-implements the documented rule in plain Python
+(its own encoding, hashlib, sorting by digest bytes) and the engine must match
+it exactly. Bounding is per person, so aggregates are additive over persons:
+``agg(A + B) = agg(A) + agg(B)`` for disjoint sets of persons, which is how
+the tests show that one person's choice never depends on another's rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from securedp import ChaChaSource
+from securedp.engines.bounding import bound_and_aggregate
+from securedp.engines.digest import EXAMPLE, digest_words, draw_salt, message
+
+SALT = hashlib.sha256(b"bounding-tests").digest()
+Table = dict[tuple, list[int]]  # key -> [rows, persons, total, total_squares]
+
+
+def field(value: object) -> str:
+    text = str(value)
+    return f"{len(text.encode())}:{text},"
+
+
+def reference(rows: list[tuple], k: int, m: int, salt: bytes) -> Table:
+    """The documented rule, row by row: (person, key, units) triples."""
+    def digest(*values: object) -> bytes:
+        return hashlib.sha256((salt.hex() + "".join(field(v) for v in values)).encode()).digest()
+
+    by_person: dict[object, dict[object, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for person, key, units in rows:
+        by_person[person][key].append(units)
+    out: Table = {}
+    for person, groups in by_person.items():
+        for key in sorted(groups, key=lambda g: digest(person, g))[:k]:
+            kept = sorted(groups[key], key=lambda u: digest(person, key, u))[:m]
+            cell = out.setdefault((key,), [0, 0, 0, 0])
+            cell[0] += len(kept)
+            cell[1] += 1
+            cell[2] += sum(kept)
+            cell[3] += sum(u * u for u in kept)
+    return out
+
+
+def engine(data: object, k: int, m: int, salt: bytes = SALT) -> Table:
+    agg = bound_and_aggregate(data, person="person", keys=["key"], units="units", max_groups=k, max_rows=m,
+                              salt=salt, squares=True)
+    assert agg.total is not None and agg.total_squares is not None
+    cells = zip(agg.keys.iter_rows(), agg.rows, agg.persons, agg.total, agg.total_squares, strict=True)
+    return {key: [r, p, t, s] for key, r, p, t, s in cells}
+
+
+def frame(rows: list[tuple]) -> pl.DataFrame:
+    person, key, units = zip(*rows, strict=True) if rows else ((), (), ())
+    return pl.DataFrame({"person": list(person), "key": list(key), "units": list(units)},
+                        schema={"person": pl.String, "key": pl.Int64, "units": pl.Int64})
+
+
+def add(a: Table, b: Table) -> Table:
+    out = {key: list(v) for key, v in a.items()}
+    for key, v in b.items():
+        out[key] = [x + y for x, y in zip(out.get(key, [0, 0, 0, 0]), v, strict=True)]
+    return out
+
+
+UNITS = st.sampled_from([-(2**63), -(2**62) - 3, -7, -1, 0, 1, 2, 5, 2**32, 2**62 + 1, 2**63 - 1])
+ROW = st.tuples(st.sampled_from(["ann", "bob", "cé", "d 4", "-1"]), st.integers(-2, 4), UNITS)
+TABLES = st.lists(ROW, min_size=1, max_size=40)
+LIMITS = st.tuples(st.integers(1, 3), st.integers(1, 3))
+
+
+def test_documented_example_digest() -> None:
+    salt, person, (key,), units = EXAMPLE["salt"], EXAMPLE["person"], EXAMPLE["key"], EXAMPLE["units"]
+    one = pl.DataFrame({"p": [person], "k": [key], "u": [units]})
+    texts = [pl.col("p"), pl.col("k").cast(pl.String), pl.col("u").cast(pl.String)]
+    assert one.select(message(salt, texts[:2])).item() == EXAMPLE["group_message"]
+    assert one.select(message(salt, texts)).item() == EXAMPLE["row_message"]
+    expected = "380106666bddd44ac0fec612bac3dbe678c49dd11361066f3efdbbcea854c858"  # hashlib, by hand
+    assert hashlib.sha256(EXAMPLE["row_message"].encode()).hexdigest() == expected
+    words = digest_words(pl.Series([EXAMPLE["row_message"]]))
+    assert b"".join(int(w).to_bytes(8, "big") for w in words[0]).hex() == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(TABLES, LIMITS)
+def test_engine_matches_the_reference_rule(rows: list[tuple], limits: tuple[int, int]) -> None:
+    k, m = limits
+    ours = engine(frame(rows), k, m)
+    assert ours == reference(rows, k, m, SALT)
+    persons = {p for p, _, _ in rows}
+    assert sum(cell[1] for cell in ours.values()) <= k * len(persons)  # at most k groups per person
+    assert all(cell[0] <= m * cell[1] for cell in ours.values())  # at most m rows per person and group
+
+
+@settings(max_examples=100, deadline=None)
+@given(TABLES, TABLES, LIMITS, st.randoms(use_true_random=False))
+def test_one_person_never_depends_on_others(mine: list[tuple], others: list[tuple], limits: tuple[int, int],
+                                            rnd) -> None:
+    k, m = limits
+    mine = [("me", key, u) for _, key, u in mine]
+    alone = engine(frame(mine), k, m)
+    together = mine + others
+    rnd.shuffle(together)
+    assert engine(frame(together), k, m) == add(alone, engine(frame(others), k, m))
+
+
+@settings(max_examples=50, deadline=None)
+@given(TABLES, LIMITS, st.randoms(use_true_random=False))
+def test_row_order_does_not_matter(rows: list[tuple], limits: tuple[int, int], rnd) -> None:
+    shuffled = list(rows)
+    rnd.shuffle(shuffled)
+    assert engine(frame(shuffled), *limits) == engine(frame(rows), *limits)
+
+
+def test_same_result_from_pandas_polars_pyarrow_and_lazy() -> None:
+    rows = [(f"p{i % 7}", i % 5, (i * 7919) % 101 - 50) for i in range(200)]
+    polars_frame = frame(rows)
+    expected = engine(polars_frame, 2, 3)
+    assert expected == reference(rows, 2, 3, SALT)
+    for data in (polars_frame.to_pandas(), polars_frame.to_arrow(), polars_frame.lazy(),
+                 pd.DataFrame({"person": pd.Categorical([r[0] for r in rows]), "key": [r[1] for r in rows],
+                               "units": [r[2] for r in rows]})):
+        assert engine(data, 2, 3) == expected
+
+
+def test_salt_comes_from_the_source_and_replays() -> None:
+    a, b = draw_salt(ChaChaSource(bytes(32))), draw_salt(ChaChaSource(bytes(32)))
+    assert a == b and len(a) == 32
+    rows = [(f"p{i % 3}", i % 6, i) for i in range(60)]
+    assert engine(frame(rows), 1, 2, a) == engine(frame(rows), 1, 2, b) == reference(rows, 1, 2, a)
+
+
+def test_no_group_by_and_no_units() -> None:
+    rows = [(f"p{i % 4}", i % 3, i) for i in range(30)]
+    agg = bound_and_aggregate(frame(rows), person="person", max_groups=1, max_rows=2, salt=SALT)
+    assert agg.keys.width == 0 and agg.rows == [8] and agg.persons == [4] and agg.total is None
+    agg = bound_and_aggregate(frame(rows), person="person", keys=["key"], max_groups=5, max_rows=1, salt=SALT)
+    assert agg.rows == agg.persons and sum(agg.persons) == 12
+
+
+@pytest.mark.parametrize(
+    "data, error, match",
+    [
+        (pl.DataFrame({"person": ["a", None], "key": [1, 2], "units": [1, 2]}), ValueError, "'person' has missing"),
+        (pl.DataFrame({"person": ["a", " "], "key": [1, 2], "units": [1, 2]}), ValueError, "'person' has blank"),
+        (pl.DataFrame({"person": ["a", "b"], "key": [1.5, 2.0], "units": [1, 2]}), TypeError, "'key'"),
+        (pl.DataFrame({"person": ["a", "b"], "key": [True, False], "units": [1, 2]}), TypeError, "'key'"),
+        (pl.DataFrame({"person": ["a", "b"], "key": ["x", ""], "units": [1, 2]}), ValueError, "'key' has blank"),
+        (pl.DataFrame({"person": ["a", "b"], "key": [1, 2], "units": [1.0, 2.0]}), TypeError, "'units'"),
+        (pl.DataFrame({"person": ["a", "b"], "key": [1, 2], "units": [1, None]}), ValueError, "'units' has missing"),
+        (pl.DataFrame({"person": ["a", "b"], "units": [1, 2]}), ValueError, "'key' is not in the table"),
+        ([("a", 1, 2)], TypeError, "polars, pandas or pyarrow"),
+    ],
+)
+def test_bad_tables_are_refused(data: object, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        engine(data, 1, 1)
+
+
+@pytest.mark.parametrize("k, m, error", [(0, 1, ValueError), (1, 0, ValueError), (True, 1, TypeError),
+                                         (1, "1.5", ValueError)])
+def test_bad_limits_are_refused(k: object, m: object, error: type) -> None:
+    with pytest.raises(error):
+        bound_and_aggregate(frame([("a", 1, 1)]), person="person", keys=["key"], units="units",
+                            max_groups=k, max_rows=m, salt=SALT)
+
+
+def test_pyarrow_table_input() -> None:
+    table = pa.table({"person": [1, 1, 2], "key": ["x", "y", "x"], "units": [3, 4, 5]})
+    agg = bound_and_aggregate(table, person="person", keys=["key"], units="units", max_groups=1, max_rows=1,
+                              salt=SALT)
+    assert sum(agg.persons) == 2 and agg.keys.schema["key"] == pl.String
