@@ -10,6 +10,8 @@ Sphinx roles such as ``:class:`~securedp.Session```. This extension, loaded by `
   in the site, plain code otherwise (``~`` keeps only the last dotted component as the title, as in
   Sphinx; a name that is not a full path is resolved where the docstring stands), so
   ``mkdocs build --strict`` never fails on a role naming an undocumented module;
+- escapes a ``*`` written as an operator between operands (``k**2 / (2 sigma**2)``, ``a*b``) outside
+  code spans, which Markdown would otherwise read as emphasis;
 - turns a reST *simple table* (columns framed by ``=====  =====`` borders, which Markdown would read
   as a heading underline) into a Markdown table, rows continued on lines whose first column is
   blank as in reST;
@@ -31,6 +33,8 @@ import griffe
 ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):`(~?)([^`]+)`")
 BORDER = re.compile(r"^ *=+(?: +=+)+ *$")
 CELL_GAP = re.compile(r" {2,}")
+CODE_SPAN = re.compile(r"(``.+?``|`[^`]+`)")
+OPERATOR_STAR = re.compile(r"(?<=[\w)\]])(\*{1,2})(?=[\w(\[-])")
 
 
 def annotation(value: object, parent: griffe.Module | griffe.Class) -> str | griffe.Expr | None:
@@ -102,6 +106,13 @@ def cross_reference(obj: griffe.Object, match: re.Match[str]) -> str:
     return f'<autoref identifier="{html.escape(target)}" optional><code>{html.escape(title)}</code></autoref>'
 
 
+def escape_operators(text: str) -> str:
+    """``text`` with every ``*`` or ``**`` between operands escaped, except inside code spans."""
+    parts = CODE_SPAN.split(text)
+    parts[::2] = [OPERATOR_STAR.sub(lambda m: "\\*" * len(m.group(1)), part) for part in parts[::2]]
+    return "".join(parts)
+
+
 def table_row(line: str, starts: list[int]) -> tuple[int, list[str]]:
     """The first column a table line writes in, and its cells from there (split at runs of two spaces)."""
     text = line.strip()
@@ -169,6 +180,6 @@ class SecuredpDocstrings(griffe.Extension):
     def on_object(self, *, obj: griffe.Object, loader: griffe.GriffeLoader, **kwargs: Any) -> None:  # noqa: ARG002 - griffe's hook signature
         if obj.docstring is not None:
             linked = ROLE.sub(lambda match: cross_reference(obj, match), obj.docstring.value)
-            obj.docstring.value = rest_tables(linked)
+            obj.docstring.value = rest_tables(escape_operators(linked))
         if isinstance(obj, griffe.Function):
             obj.parameters = public_parameters(obj.parameters)

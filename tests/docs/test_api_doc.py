@@ -9,7 +9,8 @@ checks read the HTML of the pages under ``docs/api/``:
   rendered signature has a parameter with one (``ChaChaSource(_labels=...)``, ``Session(_path=...)``);
 - docstrings render cleanly: the only headings in a page's body are its object headings and the
   headings its Markdown source writes (a docstring line read as a heading, as ``#1`` once was, fails),
-  and no reST role (``:func:`...```) or doubled backtick survives as text.
+  no reST role (``:func:`...```) or doubled backtick survives as text, and no emphasis opens right
+  after an operand (``k**2 / (2 sigma**2)`` once rendered "k<strong>2 / (2 sigma</strong>2").
 
 Skipped when the docs extra (``pip install ".[docs]"``) is not installed; ``.ci/run`` runs it after
 installing that extra.
@@ -40,6 +41,7 @@ API_SOURCES = sorted((ROOT / "docs" / "api").glob("*.md"))
 PRIVATE_PARAMETER = re.compile(r"(?:^|[(,])\s*\**(_\w*)\s*(?=[:=,)])", re.M)
 ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):`")
 MARKDOWN_HEADING = re.compile(r"^#{1,6} ", re.M)
+OPERAND_EMPHASIS = re.compile(r"[\w)\]]<(?:strong|em)>")
 
 
 class Page(HTMLParser):
@@ -52,6 +54,7 @@ class Page(HTMLParser):
         self.other_headings: list[str] = []  # ids of every other heading in the body
         self.signatures: list[str] = []
         self.text: list[str] = []
+        self.html = ""  # the body's markup
         self._signature_depth = 0
         self._depth = 0
 
@@ -91,6 +94,7 @@ def read_page(text: str) -> Page:
     page = Page()
     page.feed(text)
     page.close()
+    page.html = text[text.find('role="main"') : text.find("<footer")]
     return page
 
 
@@ -167,6 +171,8 @@ def test_docstrings_render_cleanly(pages: dict[str, Page]) -> None:
         text = "".join(page.text)
         assert not ROLE.search(text), f"api/{source.stem}: a reST role was left as text"
         assert "``" not in text, f"api/{source.stem}: doubled backticks were left as text"
+        misread = OPERAND_EMPHASIS.findall(page.html)
+        assert not misread, f"api/{source.stem}: an operator read as emphasis: {misread}"
 
 
 def test_controls_the_checks_catch_what_they_look_for() -> None:
@@ -177,6 +183,8 @@ def test_controls_the_checks_catch_what_they_look_for() -> None:
                       '<div class="doc-signature">f(_a=1)</div></div><footer><h4>m</h4></footer>')
     assert stray.object_ids == ["x"] and stray.other_headings == ["p", "1"]
     assert stray.signatures == ["f(_a=1)"]
+    assert OPERAND_EMPHASIS.findall("exp(-k<strong>2 / (2 sigma</strong>2)") == ["k<strong>"]
+    assert not OPERAND_EMPHASIS.findall("<p><strong>Law.</strong> the <em>exact</em> law</p>")
 
 
 def test_extension_hides_private_parameters_and_links_roles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
