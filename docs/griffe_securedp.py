@@ -10,6 +10,8 @@ Sphinx roles such as ``:class:`~securedp.Session```. This extension, loaded by `
   in the site, plain code otherwise (``~`` keeps only the last dotted component as the title, as in
   Sphinx; a name that is not a full path is resolved where the docstring stands), so
   ``mkdocs build --strict`` never fails on a role naming an undocumented module;
+- escapes a ``>`` or ``#`` that a line of prose happens to start with (``> 0`` wrapped from
+  ``rational > 0``; ``#1`` wrapped from ``A.1 #1``), which Markdown would read as a quote or a heading;
 - escapes a ``*`` written as an operator between operands (``k**2 / (2 sigma**2)``, ``a*b``) outside
   code spans, which Markdown would otherwise read as emphasis;
 - turns a reST *simple table* (columns framed by ``=====  =====`` borders, which Markdown would read
@@ -34,6 +36,7 @@ ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):`(~?)([^`]+)`")
 BORDER = re.compile(r"^ *=+(?: +=+)+ *$")
 CELL_GAP = re.compile(r" {2,}")
 CODE_SPAN = re.compile(r"(``.+?``|`[^`]+`)")
+LINE_MARKER = re.compile(r"^( {0,3})([>#])", re.M)
 OPERATOR_STAR = re.compile(r"(?<=[\w)\]])(\*{1,2})(?=[\w(\[-])")
 
 
@@ -107,10 +110,13 @@ def cross_reference(obj: griffe.Object, match: re.Match[str]) -> str:
 
 
 def escape_operators(text: str) -> str:
-    """``text`` with every ``*`` or ``**`` between operands escaped, except inside code spans."""
+    """``text`` with every ``*`` or ``**`` between operands, and a ``>`` or ``#`` starting a line, escaped.
+
+    Code spans are left alone.
+    """
     parts = CODE_SPAN.split(text)
     parts[::2] = [OPERATOR_STAR.sub(lambda m: "\\*" * len(m.group(1)), part) for part in parts[::2]]
-    return "".join(parts)
+    return LINE_MARKER.sub(r"\1\\\2", "".join(parts))
 
 
 def table_row(line: str, starts: list[int]) -> tuple[int, list[str]]:

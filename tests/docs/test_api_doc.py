@@ -9,8 +9,9 @@ checks read the HTML of the pages under ``docs/api/``:
   rendered signature has a parameter with one (``ChaChaSource(_labels=...)``, ``Session(_path=...)``);
 - docstrings render cleanly: the only headings in a page's body are its object headings and the
   headings its Markdown source writes (a docstring line read as a heading, as ``#1`` once was, fails),
-  no reST role (``:func:`...```) or doubled backtick survives as text, and no emphasis opens right
-  after an operand (``k**2 / (2 sigma**2)`` once rendered "k<strong>2 / (2 sigma</strong>2").
+  no reST role (``:func:`...```) or doubled backtick survives as text, no emphasis opens right
+  after an operand (``k**2 / (2 sigma**2)`` once rendered "k<strong>2 / (2 sigma</strong>2"), and
+  no line of prose becomes a quotation (``rational\n> 0`` once did).
 
 Skipped when the docs extra (``pip install ".[docs]"``) is not installed; ``.ci/run`` runs it after
 installing that extra.
@@ -173,6 +174,7 @@ def test_docstrings_render_cleanly(pages: dict[str, Page]) -> None:
         assert "``" not in text, f"api/{source.stem}: doubled backticks were left as text"
         misread = OPERAND_EMPHASIS.findall(page.html)
         assert not misread, f"api/{source.stem}: an operator read as emphasis: {misread}"
+        assert "<blockquote>" not in page.html, f"api/{source.stem}: a line starting with '>' read as a quotation"
 
 
 def test_controls_the_checks_catch_what_they_look_for() -> None:
