@@ -5,8 +5,9 @@ checks read the HTML of the pages under ``docs/api/``:
 
 - every name of ``securedp.__all__`` and of ``securedp.hazmat.samplers.__all__`` is documented: some
   rendered object heading names a path that resolves to the very same object;
-- nothing private is shown: no documented path has a component with a leading underscore, and no
-  rendered signature has a parameter with one (``ChaChaSource(_labels=...)``, ``Session(_path=...)``);
+- nothing private is shown: no documented path has a component with a leading underscore, no
+  rendered signature has a parameter with one (``ChaChaSource(_labels=...)``, ``Session(_path=...)``),
+  and no private attribute appears in code (an attribute's initialiser such as ``self._key``);
 - docstrings render cleanly: the only headings in a page's body are its object headings and the
   headings its Markdown source writes (a docstring line read as a heading, as ``#1`` once was, fails),
   no reST role (``:func:`...```) or doubled backtick survives as text, no emphasis opens right
@@ -157,6 +158,7 @@ def test_nothing_private_is_shown(pages: dict[str, Page]) -> None:
             assert not any(part.startswith("_") for part in path.split(".")), f"api/{stem}: private {path} shown"
         for signature in page.signatures:
             assert not private_parameters(signature), f"api/{stem}: private parameter in {signature.strip()}"
+        assert "self._" not in "".join(page.text), f"api/{stem}: private attributes shown in code"
     rendered = " ".join(s for page in pages.values() for s in page.signatures)
     assert "ChaChaSource(seed: bytes)" in " ".join(rendered.split()), "ChaChaSource's signature is not shown"
 
