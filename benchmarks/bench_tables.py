@@ -40,30 +40,42 @@ def table(rows: int) -> pl.DataFrame:
     })
 
 
-def timed_digests() -> list[float]:
-    """Wrap the digest function so that the SHA-256 share of the time is measured."""
-    spent: list[float] = []
-    inner = bounding.digest_words
+def clock() -> tuple[float, float]:
+    """Wall time and CPU time of the process (all threads): on a shared machine the CPU time is
+    the steadier measure of the work done."""
+    return time.perf_counter(), time.process_time()
 
-    def wrapper(messages: pl.Series) -> np.ndarray:
-        t = time.perf_counter()
-        out = inner(messages)
-        spent.append(time.perf_counter() - t)
+
+def since(start: tuple[float, float]) -> str:
+    wall, cpu = clock()
+    return f"{wall - start[0]:.2f} s ({cpu - start[1]:.2f} CPU-s)"
+
+
+def timed_digests() -> list[tuple[float, float]]:
+    """Wrap the digest function so that the SHA-256 share of the time is measured."""
+    spent: list[tuple[float, float]] = []
+    inner = bounding.digest_heads
+
+    def wrapper(frame: pl.DataFrame, salt: bytes, fields: list[str]) -> pl.Series:
+        t = clock()
+        out = inner(frame, salt, fields)
+        end = clock()
+        spent.append((end[0] - t[0], end[1] - t[1]))
         return out
 
-    bounding.digest_words = wrapper
+    bounding.digest_heads = wrapper
     return spent
 
 
-def release(data: object, source: securedp.ChaChaSource, spent: list[float]) -> dict[str, float]:
+def release(data: object, source: securedp.ChaChaSource, spent: list[tuple[float, float]]) -> dict[str, str]:
     spent.clear()
-    t = time.perf_counter()
+    t = clock()
     agg = bounding.bound_and_aggregate(
         data, person="person", keys=["group"], units="income", max_groups=MAX_GROUPS, max_rows=MAX_ROWS,
         salt=draw_salt(source),
     )
-    bounded = time.perf_counter() - t
-    t = time.perf_counter()
+    bounded = since(t)
+    t = clock()
     # Public keys: every group gets a cell; absent ones count 0. Half the budget each to count and sum.
     cells = pl.DataFrame({"group": np.arange(GROUPS)}).join(
         agg.keys.with_columns(pl.Series("rows", agg.rows), pl.Series("total", agg.total, dtype=pl.Int128)),
@@ -74,10 +86,11 @@ def release(data: object, source: securedp.ChaChaSource, spent: list[float]) -> 
     sum_noise = securedp.discrete_laplace(count_scale * WIDTH, size=GROUPS, rng=source)
     noisy_sum = [int(s) + int(z) for s, z in zip(cells["total"].to_list(), sum_noise, strict=True)]
     means = [Fraction(s, c) if c > 0 else None for s, c in zip(noisy_sum, noisy_count.tolist(), strict=True)]
-    noised = time.perf_counter() - t
+    noised = since(t)
     assert len(means) == GROUPS
-    return {"bound+aggregate": bounded, "of which sha256": sum(spent), "noise": noised,
-            "total": bounded + noised, "keys": len(agg.rows)}
+    hashing = f"{sum(w for w, _ in spent):.2f} s ({sum(c for _, c in spent):.2f} CPU-s)"
+    return {"bound+aggregate": bounded, "of which messages+sha256": hashing, "noise (count, sum, mean)": noised,
+            "keys": str(len(agg.rows))}
 
 
 def main() -> None:
@@ -89,10 +102,8 @@ def main() -> None:
     for kind, make in inputs.items():
         data = make()
         numbers = release(data, securedp.ChaChaSource(b"\x42" * 32), spent)
-        print(kind.ljust(7), "  ".join(f"{k} {v:.2f} s" if isinstance(v, float) else f"{k} {v}"
-                                      for k, v in numbers.items()))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS {peak:.0f} MiB")
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"{kind}: " + ", ".join(f"{k} {v}" for k, v in numbers.items()) + f"; peak RSS so far {peak:.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -45,11 +45,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from securedp.engines.digest import canonical_text, digest_words, message
+from securedp.engines.digest import canonical_text, digest_heads, hex_digests
 from securedp.hazmat.exact.rational import to_int
 
 _UNITS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
-_WORDS = ["_w0", "_w1", "_w2", "_w3"]
 _PARTS = ["_hh", "_hl", "_ll"]
 
 
@@ -126,19 +125,15 @@ def _checked(data: Any, person: str, keys: Sequence[str], units: str | None) -> 
 def _smallest(frame: pl.DataFrame, by: list[str], salt: bytes, fields: list[str], limit: int) -> pl.DataFrame:
     """The ``limit`` rows of each ``by`` group whose digest of ``fields`` is smallest.
 
-    Sorted by ``by`` and the first digest word; only if two rows of one group share that word
-    (probability about ``2**-64`` per pair) is the full digest used, so the order is always exact.
+    Sorted by ``by`` and the digest's first 64 bits; only if two rows of one group share them
+    (probability about ``2**-64`` per pair of rows) is the full digest used, so the order is exact.
     """
-    schema = frame.schema
-    texts = [canonical_text(c, schema[c]) for c in fields]
-    words = digest_words(frame.select(message(salt, texts)).to_series())
-    frame = frame.with_columns(pl.Series(w, np.ascontiguousarray(words[:, i])) for i, w in enumerate(_WORDS))
-    frame = frame.sort([*by, "_w0"])
+    frame = frame.with_columns(digest_heads(frame, salt, fields)).sort([*by, "_head"])
     same_group = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in by).fill_null(False)
-    if frame.select((same_group & (pl.col("_w0") == pl.col("_w0").shift(1))).any()).item():
-        frame = frame.sort([*by, *_WORDS])
+    if frame.select((same_group & (pl.col("_head") == pl.col("_head").shift(1))).any()).item():
+        frame = frame.with_columns(hex_digests(frame, salt, fields)).sort([*by, "_digest"]).drop("_digest")
     start = pl.when(~same_group).then(pl.int_range(pl.len())).forward_fill()
-    return frame.filter(pl.int_range(pl.len()) - start < limit).drop(_WORDS)
+    return frame.filter(pl.int_range(pl.len()) - start < limit).drop("_head")
 
 
 def _pair_aggregates(units: str | None, squares: bool) -> list[pl.Expr]:

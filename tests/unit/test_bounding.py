@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from securedp import ChaChaSource
 from securedp.engines.bounding import bound_and_aggregate
-from securedp.engines.digest import EXAMPLE, digest_words, draw_salt, message
+from securedp.engines.digest import EXAMPLE, draw_salt, hashlib_digests, hex_digests, message, polars_hash_digests
 
 SALT = hashlib.sha256(b"bounding-tests").digest()
 Table = dict[tuple, list[int]]  # key -> [rows, persons, total, total_squares]
@@ -87,8 +87,14 @@ def test_documented_example_digest() -> None:
     assert one.select(message(salt, texts)).item() == EXAMPLE["row_message"]
     expected = "380106666bddd44ac0fec612bac3dbe678c49dd11361066f3efdbbcea854c858"  # hashlib, by hand
     assert hashlib.sha256(EXAMPLE["row_message"].encode()).hexdigest() == expected
-    words = digest_words(pl.Series([EXAMPLE["row_message"]]))
-    assert b"".join(int(w).to_bytes(8, "big") for w in words[0]).hex() == expected
+    assert hex_digests(one, salt, ["p", "k", "u"]).to_list() == [expected]
+
+
+def test_hashlib_and_polars_hash_give_identical_digests() -> None:
+    pytest.importorskip("polars_hash")
+    rows = frame([(f"p{i}é", i * 7 - 50, -(i**5)) for i in range(1001)])
+    text = message(SALT, [pl.col("person"), pl.col("key").cast(pl.String), pl.col("units").cast(pl.String)])
+    assert polars_hash_digests(rows, text).to_list() == hashlib_digests(rows.select(text).to_series()).to_list()
 
 
 @settings(max_examples=150, deadline=None)
@@ -100,6 +106,16 @@ def test_engine_matches_the_reference_rule(rows: list[tuple], limits: tuple[int,
     persons = {p for p, _, _ in rows}
     assert sum(cell[1] for cell in ours.values()) <= k * len(persons)  # at most k groups per person
     assert all(cell[0] <= m * cell[1] for cell in ours.values())  # at most m rows per person and group
+
+
+def test_equal_digest_heads_fall_back_to_the_full_digest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When two candidates of one person share their first 64 bits, the full digest decides."""
+    import securedp.engines.bounding as bounding
+
+    monkeypatch.setattr(bounding, "digest_heads", lambda frame, salt, fields: pl.Series("_head", [0] * frame.height,
+                                                                                         dtype=pl.UInt64))
+    rows = [(f"p{i % 3}", (i * 5) % 7, (i * 31) % 13 - 6) for i in range(90)]
+    assert engine(frame(rows), 2, 2) == reference(rows, 2, 2, SALT)
 
 
 @settings(max_examples=100, deadline=None)
