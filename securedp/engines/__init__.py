@@ -1,4 +1,4 @@
-"""Layer 2: engines that compute a table release's exact integer aggregates from rows.
+"""Engines that compute a table release's exact integer aggregates from rows.
 
 An engine bounds each person's contribution (:mod:`securedp.engines.bounding`,
 keyed by the canonical digests of :mod:`securedp.engines.digest`) and returns
