@@ -125,15 +125,17 @@ def _checked(data: Any, person: str, keys: Sequence[str], units: str | None) -> 
 def _smallest(frame: pl.DataFrame, by: list[str], salt: bytes, fields: list[str], limit: int) -> pl.DataFrame:
     """The ``limit`` rows of each ``by`` group whose digest of ``fields`` is smallest.
 
-    Sorted by ``by`` and the digest's first 64 bits; only if two rows of one group share them
-    (probability about ``2**-64`` per pair of rows) is the full digest used, so the order is exact.
+    A narrow frame (``by``, digest head, row index) is sorted by ``by`` and the digest's first 64
+    bits; only if two rows of one group share them (probability about ``2**-64`` per pair of rows)
+    is it re-sorted by the full digest, so the order is exact. The kept rows are then gathered.
     """
-    frame = frame.with_columns(digest_heads(frame, salt, fields)).sort([*by, "_head"])
+    index = pl.int_range(pl.len(), dtype=pl.get_index_type()).alias("_index")
+    order = frame.select(*by, digest_heads(frame, salt, fields), index).sort([*by, "_head"])
     same_group = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in by).fill_null(False)
-    if frame.select((same_group & (pl.col("_head") == pl.col("_head").shift(1))).any()).item():
-        frame = frame.with_columns(hex_digests(frame, salt, fields)).sort([*by, "_digest"]).drop("_digest")
+    if order.select((same_group & (pl.col("_head") == pl.col("_head").shift(1))).any()).item():
+        order = frame.select(*by, hex_digests(frame, salt, fields), index).sort([*by, "_digest"])
     start = pl.when(~same_group).then(pl.int_range(pl.len())).forward_fill()
-    return frame.filter(pl.int_range(pl.len()) - start < limit).drop("_head")
+    return frame[order.filter(pl.int_range(pl.len()) - start < limit)["_index"]]
 
 
 def _pair_aggregates(units: str | None, squares: bool) -> list[pl.Expr]:
@@ -170,10 +172,9 @@ def bound_and_aggregate(
     value_cols = [a.meta.output_name() for a in aggs]
     pairs = frame.group_by(pair_cols).agg(aggs)
     if keys:
-        pairs = pairs.with_columns(pl.len().over(person).alias("_groups"))
-        crowded = pl.col("_groups") > k
-        pairs = pl.concat([pairs.filter(~crowded), _smallest(pairs.filter(crowded), [person], salt, pair_cols, k)])
-        pairs = pairs.drop("_groups")
+        crowded = pairs.select(pl.len().over(person) > k).to_series()
+        chosen = _smallest(pairs.filter(crowded), [person], salt, pair_cols, k)
+        pairs = pl.concat([pairs.filter(~crowded), chosen])
     full = pl.col("_rows") > m
     if units is None:
         pairs = pairs.with_columns(pl.min_horizontal("_rows", pl.lit(m, pl.Int64)).alias("_rows"))

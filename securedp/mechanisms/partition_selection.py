@@ -52,6 +52,7 @@ draw nothing). Reference: ``epsilon = 1``, ``delta = 1e-9``, ``k = 1`` gives
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -87,7 +88,7 @@ def check_parameters(epsilon: Any, delta: Any, max_groups: Any) -> tuple[Fractio
     return eps, dlt, k
 
 
-def _decide(bound: Any, what: str) -> bool:
+def _decide(bound: Callable[[int], Interval], what: str) -> bool:
     """``True`` iff the real bounded by ``bound(prec)`` (an :class:`Interval`) is ``<= 0``.
 
     The real must not be 0 (callers prove it irrational); precision doubles until the sign is known.
