@@ -1,78 +1,165 @@
-"""A thread-safe privacy budget: charge before drawing, refund on failure.
+"""The one accounting implementation: a privacy budget, its charging rules, and where its state is kept.
 
-A budget is denominated either in ``epsilon`` (pure DP, basic composition:
-costs add) or in ``rho`` (zCDP, costs add). A pure ``epsilon`` release is
-charged to a ``rho`` budget as ``rho = epsilon**2 / 2`` (exact); a zCDP
-release cannot be charged to an ``epsilon`` budget (zCDP does not imply pure
-DP) and raises :class:`IncompatibleCost`. ``charge`` checks and adds under
-one lock, so concurrent releases never overspend.
+A budget counts one :class:`~securedp.accounting.schema.Currency`:
+``epsilon`` (pure DP, basic composition: costs add) or ``rho`` (zCDP, costs
+add). The rules, written once here and used by :class:`securedp.Session`,
+by the command's budget file and by the audit verifier:
+
+* **price** (:func:`cost_in`): a release of cost (``epsilon``, ``rho``)
+  takes ``epsilon`` from an epsilon budget and ``rho`` from a rho budget; a
+  pure ``epsilon`` release takes ``epsilon**2 / 2`` from a rho budget
+  (:func:`~securedp.accounting.conversions.pure_to_zcdp`, exact); a zCDP
+  release cannot be charged to an epsilon budget (zCDP does not imply pure
+  DP): :class:`IncompatibleCost`;
+* **refusal**: a charge that would make ``spent`` exceed ``total`` raises
+  :class:`BudgetExceeded` and changes nothing;
+* **refund**: a charge whose release failed is given back.
+
+The state (:class:`~securedp.accounting.schema.BudgetState`) lives in a :class:`BudgetStore`: in memory
+(:class:`MemoryStore`, a lock per budget) or in a file
+(:class:`securedp.accounting.budget_file.BudgetFile`, locked across
+processes and replaced atomically). Every check-and-add happens while the
+store is held, so concurrent charges never overspend.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import threading
+from collections.abc import Iterator
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 from securedp.accounting.conversions import pure_to_zcdp
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
+from securedp.accounting.schema import BudgetState, Currency
 from securedp.hazmat.exact.rational import format_rational, positive_rational
 
-EPSILON = "epsilon"
-RHO = "rho"
+EPSILON = Currency.EPSILON
+RHO = Currency.RHO
+
+
+def cost_in(currency: Currency, epsilon: Fraction | None, rho: Fraction | None) -> Fraction:
+    """The amount a release of cost (``epsilon``, ``rho``) takes from a budget counting ``currency``."""
+    if currency is Currency.EPSILON:
+        if epsilon is None:
+            raise IncompatibleCost(
+                "a zCDP (rho) release cannot be charged to a pure epsilon budget; "
+                "use Session(rho=...) or Session.from_approx_dp(epsilon, delta)"
+            )
+        return epsilon
+    if epsilon is not None:
+        return pure_to_zcdp(epsilon)
+    if rho is None:
+        raise TypeError("a release costs epsilon or rho; both are None")
+    return rho
+
+
+class BudgetStore(Protocol):
+    """Where a budget's state is kept. ``hold()`` gives exclusive access to the current state;
+    ``save(state)`` replaces it and is called only while the store is held."""
+
+    currency: Currency
+
+    def hold(self) -> contextlib.AbstractContextManager[BudgetState]: ...
+
+    def save(self, state: BudgetState) -> None: ...
+
+
+class MemoryStore:
+    """A budget kept in memory, held with a (re-entrant) thread lock."""
+
+    def __init__(self, currency: Currency, total: Fraction) -> None:
+        self.currency = currency
+        self._state = BudgetState(total, Fraction(0), None, currency)
+        self._lock = threading.RLock()
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[BudgetState]:
+        with self._lock:
+            yield self._state
+
+    def save(self, state: BudgetState) -> None:
+        self._state = state
 
 
 class Budget:
-    """``total`` of ``kind`` (``"epsilon"`` or ``"rho"``), with exact ``spent`` and ``remaining``."""
+    """``total`` of ``kind`` (``"epsilon"`` or ``"rho"``) in memory, or the budget kept in ``store``.
 
-    def __init__(self, kind: str, total: Any) -> None:
-        if kind not in (EPSILON, RHO):
+    With ``store``, ``kind`` must be the store's currency and ``total`` is
+    not given (the store holds it).
+    """
+
+    def __init__(self, kind: str, total: Any = None, *, store: BudgetStore | None = None) -> None:
+        if kind not in (EPSILON.value, RHO.value):
             raise ValueError("kind must be 'epsilon' or 'rho'")
-        self.kind = kind
-        self.total: Fraction = positive_rational(total, kind)
-        self._spent = Fraction(0)
-        self._lock = threading.Lock()
+        self.currency = Currency(kind)
+        if store is None:
+            store = MemoryStore(self.currency, positive_rational(total, self.currency.value))
+        elif total is not None or store.currency is not self.currency:
+            raise ValueError("a stored budget takes its currency and total from its store")
+        self._store = store
+
+    @property
+    def kind(self) -> str:
+        """``"epsilon"`` or ``"rho"`` (the :attr:`currency` as plain text)."""
+        return self.currency.value
 
     def cost(self, epsilon: Fraction | None, rho: Fraction | None) -> Fraction:
-        """The amount a release of cost (``epsilon``, ``rho``) takes from this budget."""
-        if self.kind == EPSILON:
-            if epsilon is None:
-                raise IncompatibleCost(
-                    "a zCDP (rho) release cannot be charged to a pure epsilon budget; "
-                    "use Session(rho=...) or Session.from_approx_dp(epsilon, delta)"
-                )
-            return epsilon
-        if epsilon is not None:
-            return pure_to_zcdp(epsilon)
-        if rho is None:
-            raise TypeError("a release costs epsilon or rho; both are None")
-        return rho
+        """The amount a release of cost (``epsilon``, ``rho``) takes from this budget (:func:`cost_in`)."""
+        return cost_in(self.currency, epsilon, rho)
 
-    def charge(self, amount: Fraction) -> tuple[Fraction, Fraction]:
-        """Add ``amount`` to the spent budget, or raise :class:`BudgetExceeded` and change nothing.
+    def _charged(self, state: BudgetState, amount: Fraction) -> BudgetState:
+        if state.spent + amount > state.total:
+            raise BudgetExceeded(
+                f"budget exhausted: this release needs {self.currency} {format_rational(amount)} but only "
+                f"{format_rational(state.remaining)} of {format_rational(state.total)} remains"
+            )
+        return dataclasses.replace(state, spent=state.spent + amount)
 
-        Returns ``(spent, remaining)`` just after this charge.
-        """
-        with self._lock:
-            if self._spent + amount > self.total:
-                raise BudgetExceeded(
-                    f"this release costs {self.kind}={format_rational(amount)} but only "
-                    f"{format_rational(self.total - self._spent)} of {format_rational(self.total)} remains"
-                )
-            self._spent += amount
-            return self._spent, self.total - self._spent
+    def charge(self, amount: Fraction) -> BudgetState:
+        """Add ``amount`` to the spent budget and return the state just after, or raise
+        :class:`BudgetExceeded` and change nothing."""
+        with self._store.hold() as state:
+            after = self._charged(state, amount)
+            self._store.save(after)
+        return after
 
     def refund(self, amount: Fraction) -> None:
         """Give back a charge whose release failed before returning."""
-        with self._lock:
-            self._spent -= amount
+        with self._store.hold() as state:
+            self._store.save(dataclasses.replace(state, spent=state.spent - amount))
+
+    @contextlib.contextmanager
+    def charging(self, amount: Fraction) -> Iterator[BudgetState]:
+        """Charge ``amount`` and run the body with the store still held; refund if the body raises.
+
+        The new state is saved before the body runs, so a crash never
+        under-counts; other charges wait until the body is done (so, for
+        instance, the audit records of one budget are appended in the order
+        of their charges).
+        """
+        with self._store.hold() as state:
+            after = self._charged(state, amount)
+            self._store.save(after)
+            try:
+                yield after
+            except BaseException:
+                self._store.save(state)
+                raise
+
+    @property
+    def total(self) -> Fraction:
+        with self._store.hold() as state:
+            return state.total
 
     @property
     def spent(self) -> Fraction:
-        with self._lock:
-            return self._spent
+        with self._store.hold() as state:
+            return state.spent
 
     @property
     def remaining(self) -> Fraction:
-        with self._lock:
-            return self.total - self._spent
+        with self._store.hold() as state:
+            return state.remaining

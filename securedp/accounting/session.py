@@ -64,6 +64,7 @@ import numpy as np
 
 from securedp.accounting.budget import EPSILON, RHO, Budget
 from securedp.accounting.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
+from securedp.accounting.schema import BudgetFields, ChargedRelease, PartitionRecord, SessionPath
 from securedp.accounting.selection_methods import SelectionMethods
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
@@ -181,27 +182,15 @@ class Session(SelectionMethods):
     def _release(self, prepared: PreparedRelease) -> Release:
         """Charge, draw (refunding on failure), audit, and return the release."""
         amount = self._budget.cost(prepared.epsilon, prepared.rho)
-        spent, remaining = self._budget.charge(amount)
+        state = self._budget.charge(amount)
         try:
             release = prepared.execute(self._rng)
         except BaseException:
             self._budget.refund(amount)
             raise
         if self._audit is not None:
-            record = release.record()
-            record.update(
-                jsonable(
-                    {
-                        "budget_kind": self.kind,
-                        "charged": amount,
-                        "spent": spent,
-                        "remaining": remaining,
-                        "partition": list(self._path) if self._path else None,
-                        **({"partition_id": self._partition_id} if self._partition_id else {}),
-                    }
-                )
-            )
-            self._audit.append(record)
+            fields = BudgetFields.charged_to(state, amount, SessionPath(self._path, self._partition_id))
+            self._audit.append(ChargedRelease.of(release, fields).to_json())
         return release
 
     def count(self, data: Any, **options: Any) -> Release:
@@ -309,27 +298,12 @@ class Session(SelectionMethods):
             outside_rows = inside[~first_parts_per_person(person[inside], where[inside], k)]
             where[outside_rows] = -1
         charge = share * k
-        spent, remaining = self._budget.charge(charge)
         opens = os.urandom(16).hex()
-        if self._audit is not None:
-            record = {
-                "kind": "partition",
-                "budget_kind": self.kind,
-                "charged": charge,
-                "budget": share,
-                "max_partitions": k,
-                "parts": [jsonable(key) for key in keys],
-                "spent": spent,
-                "remaining": remaining,
-                "partition": list(self._path) if self._path else None,
-                **({"partition_id": self._partition_id} if self._partition_id else {}),
-                "opens": opens,
-            }
-            try:
-                self._audit.append(jsonable(record))
-            except BaseException:
-                self._budget.refund(charge)
-                raise
+        with self._budget.charging(charge) as state:  # refunded if the audit raises: no part handed out
+            if self._audit is not None:
+                fields = BudgetFields.charged_to(state, charge, SessionPath(self._path, self._partition_id))
+                parts = tuple(jsonable(key) for key in keys)
+                self._audit.append(PartitionRecord(fields, share, k, parts, opens).to_json())
         out: dict[Any, Part] = {}
         for i, key in enumerate(keys):
             mask = where == i

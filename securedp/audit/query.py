@@ -1,8 +1,9 @@
 """A release described as data: what the ``securedp release`` command ran, so that replay can re-run it.
 
 A :class:`Query` names the statistic, the CSV column, the exact privacy
-parameter (``epsilon`` for pure DP, or ``rho`` for zCDP: exactly one) and the public inputs (bounds, quantile, bins or categories,
-contribution bound, id column). The command stores ``query.to_json()`` in
+parameter (``epsilon`` for pure DP, or ``rho`` for zCDP: exactly one) and
+the public inputs (bounds, quantile, bins or categories, contribution bound,
+id column). The command stores ``query.to_json()`` in
 each audit record under ``"query"``; :mod:`securedp.audit.replay` rebuilds
 the query with :meth:`Query.from_json` and calls :meth:`Query.prepare` on
 the same data to re-derive the release.
@@ -10,10 +11,12 @@ the same data to re-derive the release.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
+from securedp.accounting.schema import Currency
 from securedp.audit.table import Column
 from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
 from securedp.mechanisms.count import prepare_count
@@ -67,9 +70,9 @@ class Query:
     rho: Fraction | None = None
 
     @property
-    def currency(self) -> str:
-        """``"epsilon"`` or ``"rho"``: what this query's privacy cost is counted in."""
-        return "epsilon" if self.epsilon is not None else "rho"
+    def currency(self) -> Currency:
+        """What this query's privacy cost is counted in: epsilon or rho."""
+        return Currency.EPSILON if self.epsilon is not None else Currency.RHO
 
     @property
     def cost(self) -> Fraction:
@@ -78,7 +81,7 @@ class Query:
         assert cost is not None
         return cost
 
-    def check(self) -> "Query":
+    def check(self) -> Query:
         """Return ``self`` if the inputs fit the statistic, else raise :class:`ValueError`."""
         if self.statistic not in STATISTICS:
             raise ValueError(f"unknown statistic {self.statistic!r} (choose from {', '.join(STATISTICS)})")
@@ -101,7 +104,7 @@ class Query:
         return self
 
     def prepare(self, column: Column) -> PreparedRelease:
-        """The priced, not yet drawn, release of this query on ``column`` (see :class:`~securedp.audit.table.Column`)."""
+        """The priced, not yet drawn, release of this query on ``column`` (a :class:`~securedp.audit.table.Column`)."""
         prepare = STATISTICS[self.statistic]
         cost = {"epsilon": self.epsilon} if self.epsilon is not None else {"rho": self.rho}
         kwargs: dict[str, Any] = {**cost, "max_contributions": self.max_contributions, "ids": column.ids}
@@ -134,7 +137,7 @@ class Query:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Query":
+    def from_json(cls, data: dict[str, Any]) -> Query:
         """Rebuild a query from :meth:`to_json` output; raises :class:`ValueError` if it is malformed."""
         try:
             if ("epsilon" in data) == ("rho" in data):

@@ -6,21 +6,23 @@ import argparse
 import contextlib
 import json
 import os
+from collections.abc import Iterator
 from fractions import Fraction
-from typing import Any, Iterator
+from typing import Any
 
+from securedp.accounting.budget import cost_in
+from securedp.accounting.budget_file import BudgetFile
+from securedp.accounting.schema import BudgetFields, BudgetState, ChargedRelease, Currency
 from securedp.audit.log import AuditLog
 from securedp.audit.query import STATISTICS, Query
 from securedp.audit.replay import read_seed, replay_log
-from securedp.audit.table import read_column
 from securedp.audit.signing import load_public_key, load_signing_key, make_head, write_key_pair
+from securedp.audit.table import read_column
 from securedp.audit.verify import verify_log
-from securedp.cli.budget import Budget, BudgetFile
 from securedp.cli.show import show_release
 from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
-from securedp.mechanisms.release import jsonable
 
 STAT_CHOICES = frozenset(STATISTICS)
 
@@ -32,7 +34,7 @@ class Failure(Exception):
 def _numbers(text: str | None, name: str) -> tuple[Fraction, ...] | None:
     if text is None:
         return None
-    parts = [p for p in text.split(",")]
+    parts = text.split(",")
     if any(not p.strip() for p in parts):
         raise Failure(f"--{name}: expected comma-separated numbers, got {text!r}")
     return tuple(to_rational(p, f"--{name}") for p in parts)
@@ -64,7 +66,8 @@ def _query(args: argparse.Namespace) -> Query:
 
 
 @contextlib.contextmanager
-def _charged(args: argparse.Namespace, currency: str, cost: Fraction) -> Iterator[Budget | None]:
+def _charged(args: argparse.Namespace, currency: Currency, cost: Fraction) -> Iterator[BudgetState | None]:
+    """``cost`` charged to ``--budget-file`` (kept charged if the body succeeds), or nothing without one."""
     if args.budget_file is None:
         if args.budget is not None:
             raise Failure("--budget needs --budget-file")
@@ -92,25 +95,17 @@ def release(args: argparse.Namespace) -> int:
     """
     query = _query(args)
     prepared = query.prepare(read_column(args.data, query.column, query.id_column))
-    cost = prepared.epsilon if query.currency == "epsilon" else prepared.rho
-    if cost is None or cost != query.cost:  # the mechanisms price exactly what was asked
+    cost = cost_in(query.currency, prepared.epsilon, prepared.rho)
+    if cost != query.cost:  # the mechanisms price exactly what was asked
         raise Failure(f"{query.statistic} is not priced in {query.currency}")
     source = _source(args)
     with _charged(args, query.currency, cost) as budget:
         log = _audit_log(args, None if budget is None else budget.ledger)
         result = prepared.execute(source)
-        record: dict[str, Any] = {**result.record(), "query": query.to_json()}
-        if budget is not None:
-            record.update(
-                jsonable(
-                    {
-                        "budget_kind": budget.currency,
-                        "total": budget.total,
-                        "spent": budget.spent,
-                        "remaining": budget.remaining,
-                    }
-                )
-            )
+        fields = None if budget is None else BudgetFields(
+            budget.spent, budget.remaining, budget.currency, total=budget.total
+        )
+        record = ChargedRelease.of(result, fields, query.to_json()).to_json()
         entry = None if log is None else log.append(record)
     if args.json:
         print(json.dumps(record, indent=2))
@@ -162,7 +157,8 @@ def verify(args: argparse.Namespace) -> int:
 def keygen(args: argparse.Namespace) -> int:
     """``securedp audit keygen``: a new Ed25519 signing key (mode 0600) and its public key for reviewers."""
     private, public, text = write_key_pair(args.out)
-    print(f"signing key written to {private} (mode 0600): give it to the party that runs the releases, never to reviewers")
+    print(f"signing key written to {private} (mode 0600): "
+          "give it to the party that runs the releases, never to reviewers")
     print(f"public key written to {public}; give reviewers this text, by a channel the analyst does not control:")
     print(text)
     return 0
@@ -195,7 +191,8 @@ def replay(args: argparse.Namespace) -> int:
             data = "" if result.data_matches is None else ", input commitment matches the data"
             print(f"line {result.line}: {result.statistic}: reproduced exactly{data}")
         else:
-            print(f"line {result.line}: {result.statistic}: {'DATA DIFFERS' if result.data_matches is False else 'DIFFERS'}")
+            differs = "DATA DIFFERS" if result.data_matches is False else "DIFFERS"
+            print(f"line {result.line}: {result.statistic}: {differs}")
     bad = next((r for r in results if not r.ok), None)
     if bad is not None:
         raise Failure(f"{args.log}: line {bad.line}: {bad.problem}")
@@ -206,7 +203,7 @@ def replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def demo(args: argparse.Namespace) -> int:
+def demo(_args: argparse.Namespace) -> int:
     """``securedp demo``: see :mod:`securedp.cli.demo`."""
     from securedp.cli.demo import run_demo
 

@@ -80,22 +80,14 @@ class Release:
     def record(self) -> dict[str, Any]:
         """A JSON-ready dict describing the release exactly (rationals as ``"num/den"``).
 
-        A release with an :attr:`input_commitment` also has the key
-        ``"input_commitment"``; the others do not.
+        It is :class:`~securedp.mechanisms.record_schema.ReleaseRecord`, the
+        one schema of release records, in JSON form. A release with an
+        :attr:`input_commitment` also has the key ``"input_commitment"``;
+        the others do not.
         """
-        commitment = {} if self.input_commitment is None else {"input_commitment": dict(self.input_commitment)}
-        return {
-            "statistic": self.statistic,
-            "value": jsonable(self.value),
-            "labels": jsonable(self.labels) if self.labels is not None else None,
-            "mechanism": self.mechanism,
-            "parameters": jsonable(dict(self.parameters)),
-            "epsilon": jsonable(self.epsilon),
-            "rho": jsonable(self.rho),
-            "max_contributions": self.max_contributions,
-            "source": jsonable(dict(self.source)),
-            **commitment,
-        }
+        from securedp.mechanisms.record_schema import ReleaseRecord  # the schema module imports this one
+
+        return ReleaseRecord.of(self).to_json()
 
 
 @dataclass(frozen=True)

@@ -205,3 +205,29 @@ def test_a_failing_body_restores_the_previous_state(tmp_path: Path) -> None:
             assert json.loads(path.read_text())["spent"] == "3/8"  # charged before the body runs
             raise RuntimeError("draw failed")
     assert json.loads(path.read_text())["spent"] == "1/4"
+
+
+def test_the_file_is_a_store_of_the_one_budget_implementation(tmp_path: Path) -> None:
+    """The charging rules are the session's: the same price (epsilon**2 / 2 on rho), refusal message and refund."""
+    from securedp.accounting.budget import Budget
+    from securedp.accounting.budget_file import BudgetFile as Backend
+    from securedp.accounting.errors import BudgetExceeded
+    from securedp.cli import budget as cli_budget
+
+    assert cli_budget.BudgetFile is Backend and issubclass(cli_budget.BudgetError, ValueError)
+    path = tmp_path / "b.json"
+    write(path, currency="rho", total="1", spent="0")
+    stored = Budget("rho", store=Backend(path, currency="rho"))
+    memory = Budget("rho", 1)
+    for budget in (stored, memory):
+        cost = budget.cost(Fraction(1, 2), None)
+        assert cost == Fraction(1, 8)
+        assert budget.charge(cost).spent == Fraction(1, 8) == budget.spent
+        with pytest.raises(BudgetExceeded) as refused:
+            budget.charge(Fraction(1))
+        assert str(refused.value) == "budget exhausted: this release needs rho 1 but only 7/8 of 1 remains"
+        budget.refund(cost)
+        assert budget.remaining == 1
+    assert json.loads(path.read_text())["spent"] == "0"
+    with pytest.raises(ValueError, match="takes its currency and total from its store"):
+        Budget("epsilon", store=Backend(path, currency="rho"))

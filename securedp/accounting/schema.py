@@ -1,0 +1,256 @@
+"""The budget unit and the budget fields of audit records: one typed schema for every producer and the verifier.
+
+:class:`Currency` is the unit a budget counts: ``epsilon`` (pure DP) or
+``rho`` (zCDP). Records name it ``budget_kind``; budget files ``currency``.
+
+A record of the audit log is one of
+
+* a :class:`ChargedRelease`: the release's fields
+  (:class:`~securedp.mechanisms.record_schema.ReleaseRecord`), then the
+  command's ``query`` (an object, when written by ``securedp release``),
+  then the :class:`BudgetFields` of the budget it was charged to, if any;
+* a :class:`PartitionRecord` (``"kind": "partition"``), the charge of a
+  :meth:`securedp.Session.partition` to its parent, which opens one ledger
+  per part.
+
+:class:`BudgetFields` are, in this order: ``budget_kind`` (optional),
+``charged`` (the exact charge to the budget, > 0; a session writes it),
+``total`` (the command writes it), ``spent`` and ``remaining`` just after
+the charge (``remaining >= 0``, and ``spent + remaining == total`` when
+``total`` is written), then, from a session, ``partition`` (the sub-session's
+path of part keys, ``null`` at the top) and ``partition_id`` (the 32-hex id
+of the partition that opened the sub-session, only inside one). Rationals are
+JSON integers or canonical ``"num/den"`` strings.
+
+Parsing is verification: :func:`parse_record` returns a typed record only
+for an object that satisfies these rules, else raises
+:class:`~securedp.mechanisms.record_schema.SchemaError` naming the field.
+Whether the charges of a ledger add up is a check across records, made by
+:mod:`securedp.audit.check_ledger`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from securedp.mechanisms.record_schema import (
+    Json,
+    ReleaseRecord,
+    SchemaError,
+    hex_digits,
+    parse_rational,
+    positive_int,
+    require,
+)
+from securedp.mechanisms.release import jsonable
+
+if TYPE_CHECKING:
+    from securedp.mechanisms.release import Release
+
+
+class Currency(str, Enum):
+    """The unit of a budget: ``epsilon`` (pure DP, costs add) or ``rho`` (zCDP, costs add)."""
+
+    EPSILON = "epsilon"
+    RHO = "rho"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @classmethod
+    def parse(cls, value: object, name: str = "budget_kind") -> Currency:
+        """``value`` (``"epsilon"`` or ``"rho"``) as a :class:`Currency`, or :class:`SchemaError` naming ``name``."""
+        if isinstance(value, str) and value in (cls.EPSILON.value, cls.RHO.value):
+            return cls(value)
+        raise SchemaError(name, f"must be 'epsilon' or 'rho', got {value!r}")
+
+
+@dataclass(frozen=True)
+class BudgetState:
+    """A budget at one moment: exact ``total`` and ``spent`` in ``currency``; ``ledger`` names a stored budget."""
+
+    total: Fraction
+    spent: Fraction
+    ledger: str | None = None
+    currency: Currency = Currency.EPSILON
+
+    @property
+    def remaining(self) -> Fraction:
+        return self.total - self.spent
+
+
+@dataclass(frozen=True)
+class SessionPath:
+    """Where a session's record sits: the path of part keys from the top session, and the opening partition's id."""
+
+    path: tuple[Json, ...] = ()
+    partition_id: str | None = None
+
+
+@dataclass(frozen=True)
+class BudgetFields:
+    """The budget a record was charged to, just after the charge (see the module docstring)."""
+
+    spent: Fraction
+    remaining: Fraction
+    currency: Currency | None = None
+    charged: Fraction | None = None
+    total: Fraction | None = None
+    session: SessionPath | None = None
+    """``None`` for a budget outside any session (the command's budget file)."""
+
+    @classmethod
+    def charged_to(cls, state: BudgetState, amount: Fraction, session: SessionPath) -> BudgetFields:
+        """The fields a session writes: ``amount`` charged to a budget now in ``state``."""
+        return cls(state.spent, state.remaining, state.currency, amount, session=session)
+
+    def to_json(self) -> dict[str, Json]:
+        fields: dict[str, Json] = {}
+        if self.currency is not None:
+            fields["budget_kind"] = self.currency.value
+        if self.charged is not None:
+            fields["charged"] = jsonable(self.charged)
+        if self.total is not None:
+            fields["total"] = jsonable(self.total)
+        fields["spent"] = jsonable(self.spent)
+        fields["remaining"] = jsonable(self.remaining)
+        if self.session is not None:
+            fields["partition"] = list(self.session.path) if self.session.path else None
+            if self.session.partition_id is not None:
+                fields["partition_id"] = self.session.partition_id
+        return fields
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, Any]) -> BudgetFields | None:
+        """The budget fields of ``record``, or ``None`` if it has neither ``spent`` nor ``remaining``."""
+        if "spent" not in record and "remaining" not in record:
+            return None
+        require(record, ("spent", "remaining"))
+        currency = Currency.parse(record["budget_kind"]) if "budget_kind" in record else None
+        charged = None
+        if "charged" in record:
+            charged = parse_rational(record["charged"], "charged")
+            if charged <= 0:
+                raise SchemaError("charged", "must be > 0")
+        spent = parse_rational(record["spent"], "spent")
+        remaining = parse_rational(record["remaining"], "remaining")
+        if remaining < 0:
+            raise SchemaError("remaining", "negative: the budget was overspent")
+        total = None
+        if "total" in record:
+            total = parse_rational(record["total"], "total")
+            if total != spent + remaining:
+                raise SchemaError("total", "differs from spent + remaining")
+        return cls(spent, remaining, currency, charged, total, _session_path(record))
+
+
+def _session_path(record: Mapping[str, Any]) -> SessionPath | None:
+    if "partition" not in record and "partition_id" not in record:
+        return None
+    path = record.get("partition")
+    if path is not None and not isinstance(path, list):
+        raise SchemaError("partition", "must be a list of keys or null")
+    pid = None if "partition_id" not in record else hex_digits(record["partition_id"], 32, "partition_id")
+    return SessionPath(tuple(path or ()), pid)
+
+
+@dataclass(frozen=True)
+class ChargedRelease:
+    """A release record with what its producer adds: the command's ``query`` and the budget charged."""
+
+    release: ReleaseRecord
+    budget: BudgetFields | None = None
+    query: dict[str, Json] | None = None
+
+    @classmethod
+    def of(
+        cls, release: Release, budget: BudgetFields | None = None, query: dict[str, Json] | None = None
+    ) -> ChargedRelease:
+        """The record of ``release``, charged to ``budget``, made by ``query``."""
+        return cls(ReleaseRecord.of(release), budget, query)
+
+    def to_json(self) -> dict[str, Json]:
+        record = self.release.to_json()
+        if self.query is not None:
+            record["query"] = self.query
+        if self.budget is not None:
+            record.update(self.budget.to_json())
+        return record
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, Any]) -> ChargedRelease:
+        release = ReleaseRecord.from_json(record)
+        query = record.get("query")
+        if "query" in record and not isinstance(query, dict):
+            raise SchemaError("query", "must be an object")
+        return cls(release, BudgetFields.from_json(record), query)
+
+
+PARTITION_FIELDS = (
+    "budget_kind", "charged", "budget", "max_partitions", "parts", "spent", "remaining", "partition", "opens"
+)
+
+
+@dataclass(frozen=True)
+class PartitionRecord:
+    """A partition's charge to its parent: ``budget`` (each part's total) times ``max_partitions``.
+
+    ``budget`` holds the parent's fields (``charged == share * max_partitions``,
+    exactly); ``parts`` the declared keys (distinct); ``opens`` the fresh
+    32-hex id that every record of the parts' sub-sessions carries as
+    ``partition_id``.
+    """
+
+    budget: BudgetFields
+    share: Fraction
+    max_partitions: int
+    parts: tuple[Json, ...]
+    opens: str
+
+    def to_json(self) -> dict[str, Json]:
+        return {
+            "kind": "partition",
+            **self.budget.to_json(),
+            "budget": jsonable(self.share),
+            "max_partitions": self.max_partitions,
+            "parts": list(self.parts),
+            "opens": self.opens,
+        }
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, Any]) -> PartitionRecord:
+        require(record, PARTITION_FIELDS)
+        budget = BudgetFields.from_json(record)
+        assert budget is not None and budget.currency is not None and budget.charged is not None  # required above
+        share = parse_rational(record["budget"], "budget")
+        if share <= 0:
+            raise SchemaError("budget", "must be > 0")
+        k = positive_int(record["max_partitions"], "max_partitions")
+        if budget.charged != share * k:
+            raise SchemaError("charged", "is not budget * max_partitions")
+        parts = record["parts"]
+        if not isinstance(parts, list) or len({json.dumps(p, sort_keys=True) for p in parts}) != len(parts):
+            raise SchemaError("parts", "must be a list of distinct keys")
+        return cls(budget, share, k, tuple(parts), hex_digits(record["opens"], 32, "opens"))
+
+
+AuditRecord: TypeAlias = ChargedRelease | PartitionRecord
+
+
+def parse_record(record: object) -> AuditRecord:
+    """The typed form of one audit record, or :class:`SchemaError` naming the first field that breaks a rule."""
+    if not isinstance(record, dict):
+        raise SchemaError("", "not a JSON object")
+    if "kind" in record:
+        if record["kind"] != "partition":
+            raise SchemaError("kind", f"unknown record kind {record['kind']!r}")
+        return PartitionRecord.from_json(record)
+    return ChargedRelease.from_json(record)

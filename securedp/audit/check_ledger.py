@@ -1,0 +1,106 @@
+"""Ledger checks of an audit log: per budget, the charges add up exactly to what each record says was spent.
+
+A *ledger* is a writer (one :class:`~securedp.audit.log.AuditLog`, one
+session or one budget file) and, within it, a sub-session opened by a
+partition. Over the records of one ledger, in log order, for every record
+with budget fields (:class:`~securedp.accounting.schema.BudgetFields`):
+
+* its **charge** is the one its budget's currency implies, by the rule of
+  :func:`securedp.accounting.budget.cost_in` (``epsilon`` on an epsilon
+  budget; on a rho budget ``rho``, or ``epsilon**2 / 2`` for a pure release,
+  from :mod:`securedp.accounting.conversions`; a rho release is never
+  charged to an epsilon budget). A record that states ``charged`` must
+  state exactly that; one without ``charged`` is charged its own
+  ``epsilon`` or ``rho``, which must then be in the ``budget_kind``;
+* ``spent`` is the previous ``spent`` of the ledger plus the charge, and
+  ``spent + remaining`` (its total) and ``budget_kind`` are those of the
+  ledger's earlier records. The first record of a top-level ledger has
+  ``charge <= spent`` (a budget file may have been spent before the log
+  began); a sub-session's ledger starts at ``spent = 0`` with the total its
+  partition record declared;
+* a :class:`~securedp.accounting.schema.PartitionRecord` is charged to its
+  parent's ledger as above, then opens one ledger per part, of total its
+  ``budget``, for the records whose ``partition_id`` is its ``opens`` and
+  whose ``partition`` is the parent's path plus the part's key. A record of
+  a sub-session whose ledger no earlier partition record opened is refused,
+  and so is a partition id used twice.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+from securedp.accounting.budget import cost_in
+from securedp.accounting.errors import IncompatibleCost
+from securedp.accounting.schema import AuditRecord, BudgetFields, Currency, PartitionRecord
+from securedp.audit.problem import Bad
+from securedp.mechanisms.record_schema import ReleaseRecord
+
+_Ledger = tuple[str, "str | None", str]
+
+
+def stated_charge(release: ReleaseRecord, fields: BudgetFields) -> Fraction:
+    """The charge of ``release`` to the budget of ``fields``, checked against its currency."""
+    own = Currency.EPSILON if release.epsilon is not None else Currency.RHO
+    if fields.charged is None:
+        if fields.currency is not None and fields.currency is not own:
+            raise Bad("record.budget_kind",
+                      f"a {fields.currency} budget cannot be charged a {own} release without 'charged'")
+        return release.cost
+    if fields.currency is not None:
+        try:
+            expected = cost_in(fields.currency, release.epsilon, release.rho)
+        except IncompatibleCost:
+            raise Bad("record.charged", "a rho (zCDP) release cannot be charged to an epsilon budget") from None
+        if fields.charged != expected:
+            raise Bad("record.charged", f"is not the charge of this release to a {fields.currency} budget")
+    return fields.charged
+
+
+class Ledgers:
+    """Running state per ledger (writer, partition id, partition path): spent, total and currency."""
+
+    def __init__(self) -> None:
+        self._state: dict[_Ledger, tuple[Fraction, Fraction, Currency | None]] = {}
+        self._opened: set[tuple[str, str]] = set()
+
+    def check(self, writer: str, record: AuditRecord) -> None:
+        """Add ``record`` (written by ``writer``) to its ledger, or raise :class:`~securedp.audit.problem.Bad`."""
+        if isinstance(record, PartitionRecord):
+            fields = record.budget
+            assert fields.charged is not None  # a partition record always states its charge
+            charge = fields.charged
+        elif record.budget is None:
+            return
+        else:
+            fields = record.budget
+            charge = stated_charge(record.release, fields)
+        path = list(fields.session.path) if fields.session is not None else []
+        pid = fields.session.partition_id if fields.session is not None else None
+        ledger = (writer, pid, json.dumps(path or None, sort_keys=True))
+        total = fields.spent + fields.remaining
+        before = self._state.get(ledger)
+        if before is None:
+            if path or pid is not None:
+                raise Bad("record.partition_id",
+                          "this sub-session's ledger was not opened by an earlier partition record")
+            if fields.spent < charge:
+                raise Bad("record.spent", "smaller than this release's own charge")
+        else:
+            last_spent, last_total, last_currency = before
+            if total != last_total:
+                raise Bad("record.remaining", "spent + remaining differs from this ledger's earlier total")
+            if last_currency is not None and fields.currency is not last_currency:
+                raise Bad("record.budget_kind",
+                          f"differs from this ledger's earlier budget kind {last_currency.value!r}")
+            if fields.spent != last_spent + charge:
+                raise Bad("record.spent", "is not the previous spent plus this record's charge")
+        self._state[ledger] = (fields.spent, total, fields.currency)
+        if isinstance(record, PartitionRecord):
+            if (writer, record.opens) in self._opened:
+                raise Bad("record.opens", "reuses the id of an earlier partition")
+            self._opened.add((writer, record.opens))
+            for key in record.parts:
+                child = (writer, record.opens, json.dumps([*path, key], sort_keys=True))
+                self._state[child] = (Fraction(0), record.share, fields.currency)
