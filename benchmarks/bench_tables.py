@@ -1,6 +1,7 @@
 """Grouped table with per-person bounding: 10**7 rows, 10**4 public groups, up to 10 rows per person.
 
-Run: ``python benchmarks/bench_tables.py [rows]``. Each person has 1..10 rows
+Run: ``python benchmarks/bench_tables.py [rows] [--hashlib]`` (``--hashlib``: digests by
+hashlib even when the optional polars-hash plugin is installed). Each person has 1..10 rows
 (uniform), each row a group drawn uniformly from 10**4 and units in
 [0, 200000]; bounding keeps ``max_groups = 3`` groups per person and
 ``max_rows = 5`` rows per group. Reported: the time of bounding plus exact
@@ -20,11 +21,16 @@ from fractions import Fraction
 import numpy as np
 import polars as pl
 
-import securedp
 import securedp.engines.bounding as bounding
+import securedp.engines.digest as digest
 from securedp.engines.digest import draw_salt
+from securedp.hazmat.bits import ChaChaSource
+from securedp.hazmat.samplers import discrete_laplace
 
-ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 10**7
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+ROWS = int(ARGS[0]) if ARGS else 10**7
+if "--hashlib" in sys.argv:
+    digest._polars_hash = None
 GROUPS = 10**4
 MAX_GROUPS, MAX_ROWS, WIDTH = 3, 5, 200_000
 
@@ -67,7 +73,7 @@ def timed_digests() -> list[tuple[float, float]]:
     return spent
 
 
-def release(data: object, source: securedp.ChaChaSource, spent: list[tuple[float, float]]) -> dict[str, str]:
+def release(data: object, source: ChaChaSource, spent: list[tuple[float, float]]) -> dict[str, str]:
     spent.clear()
     t = clock()
     agg = bounding.bound_and_aggregate(
@@ -82,8 +88,8 @@ def release(data: object, source: securedp.ChaChaSource, spent: list[tuple[float
         on="group", how="left",
     ).fill_null(0)
     count_scale = MAX_GROUPS * MAX_ROWS * 2
-    noisy_count = cells["rows"].to_numpy() + securedp.discrete_laplace(count_scale, size=GROUPS, rng=source)
-    sum_noise = securedp.discrete_laplace(count_scale * WIDTH, size=GROUPS, rng=source)
+    noisy_count = cells["rows"].to_numpy() + discrete_laplace(count_scale, size=GROUPS, rng=source)
+    sum_noise = discrete_laplace(count_scale * WIDTH, size=GROUPS, rng=source)
     noisy_sum = [int(s) + int(z) for s, z in zip(cells["total"].to_list(), sum_noise, strict=True)]
     means = [Fraction(s, c) if c > 0 else None for s, c in zip(noisy_sum, noisy_count.tolist(), strict=True)]
     noised = since(t)
@@ -96,12 +102,13 @@ def release(data: object, source: securedp.ChaChaSource, spent: list[tuple[float
 def main() -> None:
     spent = timed_digests()
     frame = table(ROWS)
+    backend = "hashlib" if digest._polars_hash is None else "polars-hash"
     print(f"{ROWS} rows, {frame['person'].n_unique()} persons, {GROUPS} groups, "
-          f"max_groups {MAX_GROUPS}, max_rows {MAX_ROWS}")
+          f"max_groups {MAX_GROUPS}, max_rows {MAX_ROWS}, digests by {backend}")
     inputs = {"polars": lambda: frame, "pandas": lambda: frame.to_pandas()}
     for kind, make in inputs.items():
         data = make()
-        numbers = release(data, securedp.ChaChaSource(b"\x42" * 32), spent)
+        numbers = release(data, ChaChaSource(b"\x42" * 32), spent)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"{kind}: " + ", ".join(f"{k} {v}" for k, v in numbers.items()) + f"; peak RSS so far {peak:.0f} MiB")
 
