@@ -182,15 +182,19 @@ class Session(SelectionMethods):
     def _release(self, prepared: PreparedRelease) -> Release:
         """Charge, draw (refunding on failure), audit, and return the release."""
         amount = self._budget.cost(prepared.epsilon, prepared.rho)
-        state = self._budget.charge(amount)
-        try:
+        failed: BaseException | None = None
+        # The budget is held from the charge to the audit append, so the records of a ledger reach the log
+        # in the order of its charges, even from several threads (the verifier checks that order).
+        with self._budget.charging(amount) as state:  # refunded if the draw raises
             release = prepared.execute(self._rng)
-        except BaseException:
-            self._budget.refund(amount)
-            raise
-        if self._audit is not None:
-            fields = BudgetFields.charged_to(state, amount, SessionPath(self._path, self._partition_id))
-            self._audit.append(ChargedRelease.of(release, fields).to_json())
+            if self._audit is not None:
+                fields = BudgetFields.charged_to(state, amount, SessionPath(self._path, self._partition_id))
+                try:
+                    self._audit.append(ChargedRelease.of(release, fields).to_json())
+                except BaseException as error:  # the noise was drawn: the charge stands
+                    failed = error
+        if failed is not None:
+            raise failed
         return release
 
     def count(self, data: Any, **options: Any) -> Release:

@@ -174,3 +174,35 @@ def test_a_failing_audit_refunds_the_partition_charge() -> None:
     with pytest.raises(OSError, match="disk full"):
         session.partition([1, 2], by=["a", "b"], parts=["a", "b"], budget="1/2")
     assert session.spent == 0
+
+
+def test_threads_sharing_an_audited_session_write_a_log_that_verifies(tmp_path: Path) -> None:
+    """Each ledger's records reach the log in the order of its charges, whichever thread draws faster."""
+    import threading
+
+    path = tmp_path / "audit.jsonl"
+    session = Session(epsilon=100, audit=AuditLog(path))
+
+    def work() -> None:
+        for _ in range(15):
+            session.mean(list(range(200)), bounds=(0, 300), epsilon="1/10")
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    report = verify_log(path)
+    assert report.ok and report.valid == 60, report.problem
+    assert session.spent == 6 and report.entries[-1]["record"]["spent"] == 6
+
+
+def test_a_failing_audit_keeps_the_charge_of_a_drawn_release() -> None:
+    class Broken:
+        def append(self, record: dict) -> None:
+            raise OSError("disk full")
+
+    session = Session(epsilon=1, audit=Broken())
+    with pytest.raises(OSError, match="disk full"):
+        session.count([1, 2], epsilon="1/4")
+    assert session.spent == Fraction(1, 4)  # the noise was drawn: the charge stands
