@@ -28,6 +28,7 @@ nothing, so there is nothing to re-derive: it is reported as skipped
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,9 +37,11 @@ from securedp.audit.query import Query
 from securedp.audit.table import read_column
 from securedp.audit.verify import verify_log
 from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
+from securedp.mechanisms.record_schema import ReleaseRecord
 from securedp.mechanisms.release import commit_input
 
-COMPARED = ("statistic", "value", "labels", "mechanism", "parameters", "epsilon", "rho", "max_contributions", "source")
+COMPARED = tuple(f.name for f in dataclasses.fields(ReleaseRecord) if f.name != "input_commitment")
+"""The fields of a release record that a replay must reproduce (the input commitment's nonce is fresh)."""
 
 
 @dataclass(frozen=True)
