@@ -20,19 +20,19 @@ from securedp.accounting.schema import (
     parse_record,
 )
 from securedp.audit.log import GENESIS, canonical, entry_hash
-from securedp.mechanisms.record_schema import ReleaseRecord, SchemaError
+from securedp.mechanisms.record_schema import SchemaError
 from securedp.mechanisms.release import Release
 
 SEED = bytes(range(1, 33))
 
 
 def a_release(**changes: object) -> Release:
-    fields: dict[str, object] = dict(
-        value=Fraction(7, 2), statistic="mean", mechanism="discrete_laplace",
-        parameters={"scale": Fraction(4, 3), "bounds": (0, 10), "lattice": "2**-4"},
-        epsilon=Fraction(1, 10), rho=None, max_contributions=1,
-        source=ChaChaSource(SEED).substream("release-0").describe(),
-    )
+    fields: dict[str, object] = {
+        "value": Fraction(7, 2), "statistic": "mean", "mechanism": "discrete_laplace",
+        "parameters": {"scale": Fraction(4, 3), "bounds": (0, 10), "lattice": "2**-4"},
+        "epsilon": Fraction(1, 10), "rho": None, "max_contributions": 1,
+        "source": ChaChaSource(SEED).substream("release-0").describe(),
+    }
     fields.update(changes)
     return Release(**fields)  # type: ignore[arg-type]
 
@@ -58,7 +58,8 @@ def test_budget_fields_keep_the_order_of_each_producer() -> None:
     session = BudgetFields(Fraction(1, 2), Fraction(1, 2), Currency.RHO, Fraction(1, 8), session=SessionPath())
     assert session.to_json() == {"budget_kind": "rho", "charged": "1/8", "spent": "1/2", "remaining": "1/2",
                                  "partition": None}
-    inner = BudgetFields(Fraction(1), Fraction(0), Currency.EPSILON, Fraction(1), session=SessionPath(("a", 1), "c" * 32))
+    path = SessionPath(("a", 1), "c" * 32)
+    inner = BudgetFields(Fraction(1), Fraction(0), Currency.EPSILON, Fraction(1), session=path)
     assert list(inner.to_json())[-2:] == ["partition", "partition_id"] and inner.to_json()["partition"] == ["a", 1]
     command = BudgetFields(Fraction(3, 4), Fraction(1, 4), Currency.EPSILON, total=Fraction(1))
     assert list(command.to_json()) == ["budget_kind", "total", "spent", "remaining"]
@@ -151,7 +152,8 @@ def test_the_pricing_rule_is_the_conversion_module_s() -> None:
 def test_a_memory_budget_charges_refunds_and_refuses_with_one_message() -> None:
     budget = Budget("epsilon", 1)
     assert budget.charge(Fraction(3, 4)).remaining == Fraction(1, 4)
-    with pytest.raises(BudgetExceeded, match=r"^budget exhausted: this release needs epsilon 1/2 but only 1/4 of 1 remains$"):
+    exhausted = r"^budget exhausted: this release needs epsilon 1/2 but only 1/4 of 1 remains$"
+    with pytest.raises(BudgetExceeded, match=exhausted):
         budget.charge(Fraction(1, 2))
     with pytest.raises(RuntimeError, match="draw failed"), budget.charging(Fraction(1, 4)) as state:
         assert state.spent == 1 == budget.spent  # re-entrant: the body may read the budget it holds
