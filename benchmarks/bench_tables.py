@@ -27,10 +27,6 @@ from securedp.engines.digest import draw_salt
 from securedp.hazmat.bits import ChaChaSource
 from securedp.hazmat.samplers import discrete_laplace
 
-ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
-ROWS = int(ARGS[0]) if ARGS else 10**7
-if "--hashlib" in sys.argv:
-    digest._polars_hash = None
 GROUPS = 10**4
 MAX_GROUPS, MAX_ROWS, WIDTH = 3, 5, 200_000
 
@@ -100,10 +96,14 @@ def release(data: object, source: ChaChaSource, spent: list[tuple[float, float]]
 
 
 def main() -> None:
+    sizes = [a for a in sys.argv[1:] if not a.startswith("--")]
+    rows = int(sizes[0]) if sizes else 10**7
+    if "--hashlib" in sys.argv:
+        digest._polars_hash = None
     spent = timed_digests()
-    frame = table(ROWS)
+    frame = table(rows)
     backend = "hashlib" if digest._polars_hash is None else "polars-hash"
-    print(f"{ROWS} rows, {frame['person'].n_unique()} persons, {GROUPS} groups, "
+    print(f"{rows} rows, {frame['person'].n_unique()} persons, {GROUPS} groups, "
           f"max_groups {MAX_GROUPS}, max_rows {MAX_ROWS}, digests by {backend}")
     inputs = {"polars": lambda: frame, "pandas": lambda: frame.to_pandas()}
     for kind, make in inputs.items():

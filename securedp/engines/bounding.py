@@ -130,12 +130,17 @@ def _smallest(frame: pl.DataFrame, by: list[str], salt: bytes, fields: list[str]
     is it re-sorted by the full digest, so the order is exact. The kept rows are then gathered.
     """
     index = pl.int_range(pl.len(), dtype=pl.get_index_type()).alias("_index")
-    order = frame.select(*by, digest_heads(frame, salt, fields), index).sort([*by, "_head"])
+    order = _collect(frame.lazy().select(*by, digest_heads(frame, salt, fields), index).sort([*by, "_head"]))
     same_group = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in by).fill_null(False)
     if order.select((same_group & (pl.col("_head") == pl.col("_head").shift(1))).any()).item():
         order = frame.select(*by, hex_digests(frame, salt, fields), index).sort([*by, "_digest"])
     start = pl.when(~same_group).then(pl.int_range(pl.len())).forward_fill()
     return frame[order.filter(pl.int_range(pl.len()) - start < limit)["_index"]]
+
+
+def _collect(query: pl.LazyFrame) -> pl.DataFrame:
+    """Run a query on Polars' streaming engine (less memory and CPU here than the in-memory one)."""
+    return query.collect(engine="streaming")
 
 
 def _pair_aggregates(units: str | None, squares: bool) -> list[pl.Expr]:
@@ -170,11 +175,13 @@ def bound_and_aggregate(
     pair_cols = [person, *keys]
     aggs = _pair_aggregates(units, squares)
     value_cols = [a.meta.output_name() for a in aggs]
-    pairs = frame.group_by(pair_cols).agg(aggs)
+    query = frame.lazy().group_by(pair_cols).agg(aggs)
     if keys:
-        crowded = pairs.select(pl.len().over(person) > k).to_series()
-        chosen = _smallest(pairs.filter(crowded), [person], salt, pair_cols, k)
-        pairs = pl.concat([pairs.filter(~crowded), chosen])
+        crowded = pl.col("_crowded")
+        marked = _collect(query.with_columns((pl.len().over(person) > k).alias("_crowded")))
+        chosen = _smallest(marked.filter(crowded).drop("_crowded"), [person], salt, pair_cols, k)
+        query = pl.concat([marked.lazy().filter(~crowded).drop("_crowded"), chosen.lazy()])
+    pairs = _collect(query)
     full = pl.col("_rows") > m
     if units is None:
         pairs = pairs.with_columns(pl.min_horizontal("_rows", pl.lit(m, pl.Int64)).alias("_rows"))
@@ -188,7 +195,9 @@ def bound_and_aggregate(
 def _per_key(pairs: pl.DataFrame, keys: list[str], value_cols: list[str]) -> KeyAggregates:
     sums = [pl.col(c).sum() for c in value_cols]
     persons = pl.len().cast(pl.Int64).alias("_persons")
-    table = pairs.group_by(keys).agg([persons, *sums]).sort(keys) if keys else pairs.select([persons, *sums])
+    query = pairs.lazy().group_by(keys).agg([persons, *sums]).sort(keys) if keys else pairs.lazy().select(
+        [persons, *sums])
+    table = _collect(query)
     total = table["_sum"].to_list() if "_sum" in value_cols else None
     squares = None
     if "_hh" in value_cols:
