@@ -1,0 +1,11 @@
+"""Grouped table releases: exact aggregates per group by an engine, noise and selection once, here.
+
+See :mod:`securedp.tables.table` for the release, :mod:`securedp.tables.spec` for the aggregations
+and their privacy maps.
+"""
+
+from securedp.tables.spec import Count, Mean, Median, Persons, Quantile, Sum, Variance
+from securedp.tables.table import PreparedTable, TableRelease, prepare_table
+
+__all__ = ["Count", "Mean", "Median", "Persons", "PreparedTable", "Quantile", "Sum", "TableRelease", "Variance",
+           "prepare_table"]

@@ -1,0 +1,140 @@
+"""Tables in and out: reading the caller's table into Polars, and writing exact results back in its kind.
+
+**In.** A pandas DataFrame, a Polars DataFrame or LazyFrame, a pyarrow
+Table, or a path to a CSV (UTF-8, with or without BOM) or Parquet file. Only
+the columns a release needs are read. Person ids and group keys must be
+integers or non-blank strings (categoricals are read as their strings); a
+missing, NaN or blank id or key, or a float key, raises ``ValueError`` or
+``TypeError`` naming the column before anything is drawn or charged. Without
+an id column every row is its own person.
+
+**Out.** :func:`exact_frame` builds the released table: integers as
+``Int64`` (``Decimal(38, 0)`` past int64), lattice values as exact
+``Decimal`` columns (every step ``2**-a 5**-b`` times an integer has a finite
+decimal form), and ``"num/den"`` strings where no finite decimal exists or 38
+digits do not suffice. The frame is converted to the caller's kind: pandas
+(``Decimal`` objects), pyarrow (``decimal128``) or Polars (for Polars input
+and for files).
+"""
+
+from __future__ import annotations
+
+import decimal
+import pathlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import polars as pl
+
+from securedp.engines.bounding import to_polars
+from securedp.hazmat.exact.rational import format_rational
+
+_KEY_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64, pl.String)
+_INT64 = 1 << 63
+
+
+@dataclass(frozen=True)
+class Frames:
+    """The caller's table as Polars (``frame``), and the kind to answer in (pandas, polars or pyarrow)."""
+
+    frame: pl.DataFrame
+    kind: str
+
+
+def _kind(data: Any) -> str:
+    module = type(data).__module__.split(".")[0]
+    return {"pandas": "pandas", "pyarrow": "pyarrow"}.get(module, "polars")
+
+
+def read_source(data: Any, columns: Sequence[str], delimiter: str = ",") -> Frames:
+    """The needed ``columns`` of ``data`` (a table or a CSV/Parquet path) as Polars, and the answer kind."""
+    if isinstance(data, (str, pathlib.Path)):
+        path = pathlib.Path(data)
+        if not path.exists():
+            raise FileNotFoundError(f"no such table file: {path}")
+        if path.suffix.lower() in (".parquet", ".pq"):
+            frame = pl.read_parquet(path)
+        else:
+            frame = pl.read_csv(path, separator=delimiter, encoding="utf8-lossy", infer_schema_length=10000)
+            if frame.columns and frame.columns[0].startswith("\ufeff"):
+                frame = frame.rename({frame.columns[0]: frame.columns[0].lstrip("\ufeff")})
+        kind = "polars"
+    else:
+        frame, kind = to_polars(data), _kind(data)
+    absent = [c for c in columns if c not in frame.columns]
+    if absent:
+        raise ValueError(f"column(s) {absent} are not in the table (it has {list(frame.columns)})")
+    return Frames(frame, kind)
+
+
+def _check_key_column(frame: pl.DataFrame, column: str, role: str) -> pl.Expr:
+    dtype = frame.schema[column]
+    expr = pl.col(column)
+    if isinstance(dtype, (pl.Categorical, pl.Enum)):
+        expr, dtype = expr.cast(pl.String), pl.String()
+    if dtype not in _KEY_TYPES:
+        raise TypeError(f"{role} column {column!r} has type {dtype}: cast it to integers or strings")
+    if frame.select(expr.is_null().any()).item():
+        raise ValueError(f"{role} column {column!r} has missing values")
+    if dtype == pl.String and frame.select((expr.str.strip_chars() == "").any()).item():
+        raise ValueError(f"{role} column {column!r} has blank values")
+    return expr.alias(column)
+
+
+def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence[str],
+               values: Sequence[str] = ()) -> Frames:
+    """The table with a person column named ``person``, checked group columns, and the value columns."""
+    needed = list(dict.fromkeys([*([id_column] if id_column else []), *group_by, *values]))
+    source = read_source(data, needed)
+    frame = source.frame
+    exprs = [_check_key_column(frame, c, "group_by") for c in group_by]
+    if id_column is not None:
+        exprs.append(_check_key_column(frame, id_column, "id").alias(person))
+    else:
+        exprs.append(pl.int_range(pl.len(), dtype=pl.Int64).alias(person))
+    exprs += [pl.col(c) for c in dict.fromkeys(values) if c not in group_by and c != id_column]
+    return Frames(frame.select(exprs), source.kind)
+
+
+def _decimal_places(step: Fraction) -> int | None:
+    """The decimal places of multiples of ``step``, or None if they have no finite decimal form."""
+    d, twos, fives = step.denominator, 0, 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    return max(twos, fives) if d == 1 else None
+
+
+def _exact_series(name: str, values: list[Any]) -> pl.Series:
+    if all(isinstance(v, int) for v in values):
+        if all(-_INT64 <= v < _INT64 for v in values):
+            return pl.Series(name, values, dtype=pl.Int64)
+        if all(abs(v) < 10**38 for v in values):
+            return pl.Series(name, [decimal.Decimal(v) for v in values], dtype=pl.Decimal(38, 0))
+    fractions = [Fraction(v) for v in values]
+    places = [_decimal_places(Fraction(1, f.denominator)) for f in fractions]
+    if all(p is not None for p in places):
+        scale = max([p for p in places if p is not None], default=0)
+        scaled = [f * 10**scale for f in fractions]
+        if all(s.denominator == 1 and abs(s.numerator) < 10**38 for s in scaled):
+            digits = [decimal.Decimal(s.numerator).scaleb(-scale) for s in scaled]
+            return pl.Series(name, digits, dtype=pl.Decimal(38, scale))
+    return pl.Series(name, [format_rational(f) for f in fractions], dtype=pl.String)
+
+
+def exact_frame(names: Sequence[str], rows: Sequence[Sequence[Any]], kind: str, keys: Sequence[str]) -> Any:
+    """The released rows as a DataFrame of ``kind``: key columns as given, values exact (see the module)."""
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
+    series = []
+    for i, name in enumerate(names):
+        values = list(columns[i])
+        series.append(pl.Series(name, values) if name in keys else _exact_series(name, values))
+    frame = pl.DataFrame(series)
+    if kind == "pandas":
+        return frame.to_pandas()
+    if kind == "pyarrow":
+        return frame.to_arrow()
+    return frame

@@ -1,0 +1,136 @@
+"""What a grouped table releases per cell: the aggregations and their exact privacy maps.
+
+Each aggregation names its output columns and, given the table's bounding
+(``k = max_groups`` keys per person, ``m = max_rows`` rows per person and
+key), states the sensitivities of the exact integer aggregates it adds noise
+to. Adding or removing one person changes at most ``k`` cells, each by at
+most the per-cell sensitivity below, so:
+
+* L1 (discrete Laplace, ``epsilon``): ``k * cell``; the scale is
+  ``k * cell / epsilon_a``;
+* L2 (discrete Gaussian, ``rho``): ``sqrt(k) * cell``; the variance is
+  ``k * cell**2 / (2 rho_a)``, an exact rational.
+
+Per-cell sensitivities, in lattice units (``W = max(|lo_u|, |hi_u|, 1)``,
+``h = max(half, 1)`` with the centre and ``half`` of
+:mod:`securedp.mechanisms.moments`):
+
+=============  ===================================================  ==============
+aggregation    noisy integers per cell                              cell sensitivity
+=============  ===================================================  ==============
+``Count``      rows                                                 ``m``
+``Persons``    distinct persons                                     ``1``
+``Sum``        sum of units                                         ``m * W``
+``Mean``       rows; centred sum (half of its budget each)          ``m``; ``m * h``
+``Variance``   rows; centred sum; centred sum of squares (thirds)   ``m``; ``m h``; ``m h**2``
+``Quantile``   exponential mechanism over the lattice per cell      rank: ``m``
+=============  ===================================================  ==============
+
+Quantiles spend ``epsilon_a / k`` per cell (a person is in at most ``k``
+cells; each cell's selection is ``epsilon_a / k``-DP for ``m`` rows), and
+under ``rho`` the exponential mechanism's ``epsilon_cell = sqrt(2 rho_a / k)``
+is taken as a rational lower bound (so ``epsilon_cell**2 / 2 * k <= rho_a``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from securedp.hazmat.exact.rational import to_rational
+from securedp.lattice import Lattice
+
+
+@dataclass(frozen=True)
+class Count:
+    """The number of rows per cell, after bounding."""
+
+    share: Any = None
+
+    @property
+    def name(self) -> str:
+        return "count"
+
+    column = None
+
+
+@dataclass(frozen=True)
+class Persons:
+    """The number of distinct persons per cell, after bounding."""
+
+    share: Any = None
+
+    @property
+    def name(self) -> str:
+        return "persons"
+
+    column = None
+
+
+@dataclass(frozen=True)
+class _Column:
+    """An aggregation of one numeric column clamped to public ``bounds`` on a lattice."""
+
+    column: str
+    bounds: tuple[Any, Any]
+    lattice: Any = None
+    share: Any = None
+
+    kind = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.column}_{self.kind}"
+
+    def lattice_of(self) -> tuple[Lattice, int, int]:
+        """The lattice (given, or derived from the bounds as single-column releases do) and bounds in units."""
+        if not isinstance(self.bounds, tuple) or len(self.bounds) != 2:
+            raise TypeError(f"{self.name}: bounds must be a pair (lo, hi)")
+        lattice = self.lattice if isinstance(self.lattice, Lattice) else (
+            Lattice(self.lattice) if self.lattice is not None else Lattice.for_bounds(*self.bounds))
+        lo_u, hi_u = lattice.bounds_units(*self.bounds)
+        return lattice, lo_u, hi_u
+
+
+@dataclass(frozen=True)
+class Sum(_Column):
+    """The sum of a column per cell."""
+
+    kind = "sum"
+
+
+@dataclass(frozen=True)
+class Mean(_Column):
+    """The mean of a column per cell (noisy centred sum over noisy count, clamped to the bounds)."""
+
+    kind = "mean"
+
+
+@dataclass(frozen=True)
+class Variance(_Column):
+    """The population variance of a column per cell (three noisy moments)."""
+
+    kind = "variance"
+
+
+@dataclass(frozen=True)
+class Quantile(_Column):
+    """The ``q``-quantile of a column per cell, by the exact exponential mechanism over the lattice."""
+
+    q: Any = Fraction(1, 2)
+
+    kind = "quantile"
+
+    @property
+    def name(self) -> str:
+        q = to_rational(self.q, "q")
+        return f"{self.column}_median" if q == Fraction(1, 2) else f"{self.column}_q{float(q):g}"  # float-ok: a name
+
+
+def Median(column: str, bounds: tuple[Any, Any], lattice: Any = None, share: Any = None) -> Quantile:  # noqa: N802
+    """The median of a column per cell: :class:`Quantile` with ``q = 1/2``."""
+    return Quantile(column, bounds, lattice, share, Fraction(1, 2))
+
+
+Aggregation = Count | Persons | Sum | Mean | Variance | Quantile

@@ -1,0 +1,139 @@
+"""Grouped table releases: exact cells, the same table from every input kind, budget shares, bad input."""
+
+from __future__ import annotations
+
+import decimal
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+from securedp import ChaChaSource
+from securedp.tables import Count, Mean, Persons, Sum, Variance, prepare_table
+
+
+def people(n: int = 3000, seed: int = 1) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)  # test data only
+    return pl.DataFrame({
+        "pid": rng.integers(0, 400, n),
+        "region": rng.choice(["north", "south", "east"], n),
+        "income": np.round(rng.uniform(0, 1000, n), 2),
+        "age": rng.integers(0, 100, n),
+    })
+
+
+QUERY = {"group_by": ["region"], "aggregations": [Count(), Persons(), Sum("income", (0, 1000), "0.01"),
+                                               Mean("age", (0, 120)), Variance("age", (0, 120), 1)],
+             "id_column": "pid", "max_groups": 2, "max_rows": 3, "epsilon": 1}
+
+
+def seeded(data, **query):
+    return prepare_table(data, **{**QUERY, **query}).execute(ChaChaSource(bytes(range(32))))
+
+
+def test_the_same_seeded_table_from_polars_pandas_pyarrow_and_lazy_input():
+    frame = people()
+    a, b, c, d = (seeded(x, keys=["north", "south", "east", "west"])
+                  for x in (frame, frame.to_pandas(), frame.to_arrow(), frame.lazy()))
+    assert a.value == b.value == c.value == d.value
+    assert isinstance(b.frame, pd.DataFrame) and isinstance(c.frame, pa.Table) and isinstance(a.frame, pl.DataFrame)
+
+
+def test_row_order_does_not_change_the_table():
+    frame = people()
+    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=3)
+    assert seeded(frame, keys=["north", "south"]).value == seeded(shuffled, keys=["north", "south"]).value
+
+
+def test_public_keys_every_key_a_cell_data_keys_outside_dropped():
+    r = seeded(people(), keys=["west", "north"])
+    assert [row[0] for row in r.value] == ["west", "north"]
+    assert r.labels[:4] == ("region", "count", "count_low", "count_high")
+
+
+def test_values_are_exact_lattice_values_and_intervals_contain_them():
+    r = seeded(people(), keys=["north"])
+    row = dict(zip(r.labels, r.value[0], strict=True))
+    assert isinstance(row["count"], int)
+    assert row["count_low"] <= row["count"] <= row["count_high"]
+    assert (row["income_sum"] * 100).denominator == 1  # on the lattice of step 0.01
+    assert row["age_mean_low"] <= row["age_mean"] <= row["age_mean_high"]
+    assert isinstance(r.frame["income_sum"].dtype, pl.Decimal)
+    assert r.frame["income_sum"][0] == decimal.Decimal(row["income_sum"].numerator) / row["income_sum"].denominator
+
+
+def test_shares_are_exact_visible_and_overridable():
+    p = prepare_table(people(), **{**QUERY, "aggregations": [Count(share="1/2"), Sum("income", (0, 1000)), Persons()]},
+                      keys=["north"])
+    assert p.shares == {"count": Fraction(1, 2), "income_sum": Fraction(1, 4), "persons": Fraction(1, 4)}
+    assert p.epsilon == 1
+    private = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9")
+    assert private.shares == {"partition_selection": Fraction(1, 2), "count": Fraction(1, 2)}
+    assert private.delta == Fraction(1, 10**9)
+
+
+def test_noise_scales_follow_the_bounding():
+    r = seeded(people(), keys=["north"])
+    noise = r.parameters["count"]["noise"][0]
+    assert noise["cell_sensitivity_units"] == 3 and noise["scale_units"] == Fraction(2 * 3) / Fraction(1, 5)
+    assert r.parameters["income_sum"]["noise"][0]["cell_sensitivity_units"] == 3 * 100000
+
+
+def test_private_keys_release_only_well_populated_groups():
+    frame = pl.concat([people(), pl.DataFrame({"pid": [10**6], "region": ["rare"], "income": [1.0], "age": [30]})])
+    r = seeded(frame, keys=None, delta="1e-9", aggregations=[Count()])
+    regions = {row[0] for row in r.value}
+    assert "rare" not in regions and regions <= {"north", "south", "east"}
+    assert r.parameters["threshold"] > 1 and r.delta == Fraction(1, 10**9)
+
+
+def test_rows_as_persons_without_an_id_column():
+    r = seeded(people(), id_column=None, keys=["north"], max_groups=1, max_rows=1)
+    assert r.parameters["privacy_unit"] == "row"
+
+
+@pytest.mark.parametrize("change, error", [
+    ({"group_by": ["nope"]}, ValueError),
+    ({"id_column": "nope"}, ValueError),
+    ({"epsilon": 0}, ValueError),
+    ({"epsilon": None}, TypeError),
+    ({"max_groups": 0}, ValueError),
+    ({"max_rows": True}, TypeError),
+    ({"keys": None}, ValueError),                      # private keys need delta
+    ({"delta": "1e-9"}, ValueError),                   # delta without private keys
+    ({"aggregations": []}, ValueError),
+    ({"aggregations": [Count(share=2)]}, ValueError),
+    ({"aggregations": [Count(share="1/2")]}, ValueError),  # shares must add up to 1
+    ({"alpha": 0}, ValueError),
+    ({"selection": "greedy", "keys": None, "delta": "1e-9"}, ValueError),
+])
+def test_bad_arguments_are_refused_before_anything_is_drawn(change, error):
+    query = {**QUERY, "keys": ["north"], **change}
+    with pytest.raises(error):
+        prepare_table(people(), **query)
+
+
+@pytest.mark.parametrize("column, values, message", [
+    ("region", [None, "north"], "missing"),
+    ("region", ["  ", "north"], "blank"),
+    ("pid", [None, 1], "missing"),
+    ("region", [1.5, 2.5], "cast"),
+])
+def test_bad_key_and_id_cells_name_the_column(column, values, message):
+    frame = pl.DataFrame({"pid": [1, 2], "region": ["a", "b"], "income": [1.0, 2.0], "age": [1, 2]})
+    frame = frame.with_columns(pl.Series(column, values))
+    with pytest.raises((ValueError, TypeError), match=f"{column}.*{message}|{message}.*{column}"):
+        prepare_table(frame, **{**QUERY, "keys": ["a"]})
+
+
+def test_missing_values_follow_the_policy():
+    frame = pl.DataFrame({"pid": [1, 2, 3], "region": ["a", "a", "a"], "income": [1.0, None, float("nan")],
+                          "age": [1, 2, 3]})
+    query = {**QUERY, "keys": ["a"], "aggregations": [Sum("income", (0, 10))]}
+    with pytest.raises(ValueError, match="missing"):
+        prepare_table(frame, **query)
+    assert prepare_table(frame, **query, missing="drop").execute(ChaChaSource(bytes(32))).value
+    assert prepare_table(frame, **query, missing="impute", fill=5).execute(ChaChaSource(bytes(32))).value
