@@ -8,20 +8,25 @@ Layers, bottom up (imports only point downwards; ``tests/test_layers.py``):
 3. ``securedp.accounting``: budgets and sessions
 4. ``securedp.audit``: hash-chained audit log, verification, replay
 5. ``securedp.cli``: the ``securedp`` command
+
+**Where to stand.** The top level exports what an analyst or data holder
+uses: the releases (``count`` ... ``quantiles``, each with its
+``prepare_*`` form), the selections, :class:`Session`, the drop-in
+:class:`SecureGenerator`, the random sources and the audit log. The exact
+samplers carry no privacy accounting of their own: they stay in
+``securedp.hazmat.samplers`` (``securedp.hazmat.samplers.discrete_laplace``
+...). Their old top-level names still work in this release, with a
+:class:`DeprecationWarning`.
 """
+
+# ruff: noqa: I001 - imports are grouped by layer, bottom up
+import warnings
+from typing import Any
 
 from securedp._version import __version__
 
-# Layer 0-1: random bits and exact samplers.
+# Random sources (layer 0).
 from securedp.hazmat.bits import ChaChaSource, RandomSource, SystemSource
-from securedp.hazmat.samplers import (
-    bernoulli,
-    bernoulli_exp,
-    discrete_gaussian,
-    discrete_laplace,
-    geometric,
-    uniform_below,
-)
 
 # Layer 2: lattice values, releases, selection, the drop-in generator.
 from securedp.lattice import Lattice
@@ -32,7 +37,14 @@ from securedp.mechanisms.histogram import histogram, prepare_histogram
 from securedp.mechanisms.mean import mean, prepare_mean
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max, report_noisy_max
 from securedp.mechanisms.permute_and_flip import permute_and_flip, prepare_permute_and_flip
-from securedp.mechanisms.quantile import median, prepare_median, prepare_quantile, prepare_quantiles, quantile, quantiles
+from securedp.mechanisms.quantile import (
+    median,
+    prepare_median,
+    prepare_quantile,
+    prepare_quantiles,
+    quantile,
+    quantiles,
+)
 from securedp.mechanisms.release import PreparedRelease, Release
 from securedp.mechanisms.sum import prepare_sum, sum  # noqa: A004 - the statistic's name; shadows builtins.sum here only
 from securedp.mechanisms.variance import prepare_variance, variance
@@ -44,12 +56,10 @@ from securedp.accounting.session import Session
 # Layer 4: audit.
 from securedp.audit import AuditLog, AuditLogError, verify_log
 
-__all__ = [
+__all__ = [  # noqa: RUF022 - grouped by what a user looks for, not alphabetically
     "__version__",
     # randomness
     "ChaChaSource", "RandomSource", "SystemSource",
-    # exact samplers
-    "bernoulli", "bernoulli_exp", "discrete_gaussian", "discrete_laplace", "geometric", "uniform_below",
     # values and releases
     "Lattice", "Release", "PreparedRelease",
     "count", "sum", "mean", "variance", "histogram",
@@ -65,3 +75,24 @@ __all__ = [
     # audit
     "AuditLog", "AuditLogError", "verify_log",
 ]
+
+MOVED_TO_HAZMAT = frozenset(
+    {"bernoulli", "bernoulli_exp", "discrete_gaussian", "discrete_laplace", "geometric", "uniform_below"}
+)
+"""Samplers exported at the top level by securedp 0.1; now ``securedp.hazmat.samplers.<name>`` only."""
+
+
+def __getattr__(name: str) -> Any:
+    """The samplers' old top-level names, for one more release, with a :class:`DeprecationWarning`."""
+    if name in MOVED_TO_HAZMAT:
+        from securedp.hazmat import samplers
+
+        warnings.warn(
+            f"securedp.{name} is deprecated and will be removed in the next release: use "
+            f"securedp.hazmat.samplers.{name} (a sampler with no privacy accounting), or a release "
+            "such as securedp.count / securedp.sum for a private statistic",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(samplers, name)
+    raise AttributeError(f"module 'securedp' has no attribute {name!r}")

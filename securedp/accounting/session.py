@@ -55,17 +55,18 @@ charge is recorded too, as a ``{"kind": "partition", ...}`` record (see
 
 from __future__ import annotations
 
+import inspect
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Concatenate, ParamSpec
 
 import numpy as np
 
 from securedp.accounting.budget import EPSILON, RHO, Budget
 from securedp.accounting.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
 from securedp.accounting.schema import BudgetFields, ChargedRelease, PartitionRecord, SessionPath
-from securedp.accounting.selection_methods import SelectionMethods
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice.screen import as_records
@@ -78,12 +79,40 @@ from securedp.mechanisms.contributions import (
     refuse_rows,
 )
 from securedp.mechanisms.count import prepare_count
+from securedp.mechanisms.exponential import prepare_exponential_mechanism
 from securedp.mechanisms.histogram import prepare_histogram
 from securedp.mechanisms.mean import prepare_mean
 from securedp.mechanisms.noise import privacy_cost
+from securedp.mechanisms.noisy_max import prepare_report_noisy_max
+from securedp.mechanisms.permute_and_flip import prepare_permute_and_flip
+from securedp.mechanisms.quantile import prepare_median, prepare_quantile, prepare_quantiles
 from securedp.mechanisms.release import PreparedRelease, Release, jsonable
 from securedp.mechanisms.sum import prepare_sum
 from securedp.mechanisms.variance import prepare_variance
+
+P = ParamSpec("P")
+
+
+def session_method(prepare: Callable[P, PreparedRelease]) -> Callable[Concatenate[Session, P], Release]:
+    """The ``Session`` method of a statistic: ``prepare``'s parameters, charged to the session.
+
+    ``session.x(*args, **kwargs)`` prepares the release in the session's
+    error mode (analyst-facing or not), then charges, draws and audits it
+    (:meth:`Session._release`). Its signature is ``prepare``'s, so
+    ``help(Session.x)`` and type checkers see every parameter.
+    """
+    name = prepare.__name__.removeprefix("prepare_")
+
+    def method(self: Session, /, *args: P.args, **kwargs: P.kwargs) -> Release:
+        return self._release(self._prepare(prepare, *args, **kwargs))
+
+    signature = inspect.signature(prepare)
+    method.__name__, method.__qualname__ = name, f"Session.{name}"
+    method.__doc__ = f":func:`securedp.{name}`, charged to this session."
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *signature.parameters.values()],
+        return_annotation="Release")
+    return method
 
 
 @dataclass(frozen=True)
@@ -93,10 +122,10 @@ class Part:
     key: Any
     data: Any
     ids: Any
-    session: "Session"
+    session: Session
 
 
-class Session(SelectionMethods):
+class Session:
     """Exact privacy accounting over a sequence of releases (see the module docstring).
 
     ``Session(..., analyst_facing=True)`` is for releases requested by an
@@ -132,7 +161,7 @@ class Session(SelectionMethods):
         self._partition_id = _partition_id
 
     @classmethod
-    def from_approx_dp(cls, epsilon: Any, delta: Any, **options: Any) -> "Session":
+    def from_approx_dp(cls, epsilon: Any, delta: Any, **options: Any) -> Session:
         """A zCDP session whose whole budget guarantees (``epsilon``, ``delta``)-DP.
 
         Its ``rho`` is :func:`~securedp.accounting.conversions.approx_dp_to_zcdp`,
@@ -174,7 +203,7 @@ class Session(SelectionMethods):
         return zcdp_to_approx_dp(spent, delta) if spent > 0 else Fraction(0)
 
     # -- releases -----------------------------------------------------------
-    def _prepare(self, prepare: Callable[..., PreparedRelease], *args: Any, **options: Any) -> PreparedRelease:
+    def _prepare(self, prepare: Callable[P, PreparedRelease], *args: P.args, **options: P.kwargs) -> PreparedRelease:
         """``prepare(*args, **options)``, in this session's error mode (analyst-facing or not)."""
         with analyst_facing_scope(self._analyst_facing):
             return prepare(*args, **options)
@@ -197,25 +226,17 @@ class Session(SelectionMethods):
             raise failed
         return release
 
-    def count(self, data: Any, **options: Any) -> Release:
-        """:func:`securedp.count`, charged to this session."""
-        return self._release(self._prepare(prepare_count, data, **options))
-
-    def sum(self, data: Any, **options: Any) -> Release:  # noqa: A003
-        """:func:`securedp.sum`, charged to this session."""
-        return self._release(self._prepare(prepare_sum, data, **options))
-
-    def mean(self, data: Any, **options: Any) -> Release:
-        """:func:`securedp.mean`, charged to this session."""
-        return self._release(self._prepare(prepare_mean, data, **options))
-
-    def variance(self, data: Any, **options: Any) -> Release:
-        """:func:`securedp.variance`, charged to this session."""
-        return self._release(self._prepare(prepare_variance, data, **options))
-
-    def histogram(self, data: Any, **options: Any) -> Release:
-        """:func:`securedp.histogram`, charged to this session."""
-        return self._release(self._prepare(prepare_histogram, data, **options))
+    count = session_method(prepare_count)
+    sum = session_method(prepare_sum)
+    mean = session_method(prepare_mean)
+    variance = session_method(prepare_variance)
+    histogram = session_method(prepare_histogram)
+    median = session_method(prepare_median)
+    quantile = session_method(prepare_quantile)
+    quantiles = session_method(prepare_quantiles)
+    exponential_mechanism = session_method(prepare_exponential_mechanism)
+    report_noisy_max = session_method(prepare_report_noisy_max)
+    permute_and_flip = session_method(prepare_permute_and_flip)
 
     # -- parallel composition -------------------------------------------------
     def partition(
@@ -317,7 +338,7 @@ class Session(SelectionMethods):
                 ids=None if id_rows is None else _select(id_rows, mask),
                 session=Session(
                     **{self.kind: share}, rng=self._rng, audit=self._audit, analyst_facing=self._analyst_facing,
-                    _path=self._path + (jsonable(key),), _partition_id=opens,
+                    _path=(*self._path, jsonable(key)), _partition_id=opens,
                 ),
             )
         return out
@@ -326,4 +347,4 @@ class Session(SelectionMethods):
 def _select(rows: Any, mask: np.ndarray) -> Any:
     if isinstance(rows, np.ndarray):
         return rows[mask]
-    return [r for r, keep in zip(rows, mask) if keep]
+    return [r for r, keep in zip(rows, mask, strict=True) if keep]

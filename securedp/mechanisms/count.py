@@ -15,51 +15,61 @@ person id is blank raises; in an analyst-facing session it is not counted.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice.screen import as_records
 from securedp.mechanisms.contributions import bound_rows, check_max_contributions, refuse_rows
-from securedp.mechanisms.noise import Noise, privacy_cost
-from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
+from securedp.mechanisms.noise import Cost, Noise, privacy_cost
+from securedp.mechanisms.release import PreparedRelease
+from securedp.mechanisms.statistic import Statistic, public_function, release_function
 
 
-def prepare_count(
-    data: Any, *, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1, ids: Any = None
-) -> PreparedRelease:
-    """Validate and price a count; nothing is drawn until ``.execute(rng)``."""
-    eps, rho_q = privacy_cost(epsilon, rho)
-    m = check_max_contributions(max_contributions)
-    records = as_records(data)
-    refuse_rows(records)
-    n = len(records)
-    keep = bound_rows(n, ids, m)
-    true_count = n if keep is None else int(keep.sum())
-    noise = Noise(m, eps, rho_q)
+@dataclass(frozen=True)
+class CountAggregate:
+    """Step (1) of a count: the number of rows kept after contribution bounding."""
 
-    def run(source: RandomSource) -> Release:
-        return Release(
-            value=true_count + noise.draw(source),
-            statistic="count",
-            mechanism=noise.mechanism,
-            parameters={"lattice_step": 1, **noise.parameters()},
-            epsilon=eps,
-            rho=rho_q,
-            max_contributions=m,
-            source=source.describe(),
-        )
-
-    return PreparedRelease("count", eps, rho_q, run, canonical_input("count", rows=true_count))
+    rows: int
 
 
-def count(
-    data: Any,
-    *,
-    epsilon: Any = None,
-    rho: Any = None,
-    max_contributions: Any = 1,
-    ids: Any = None,
-    rng: RandomSource | None = None,
-) -> Release:
-    """Release the number of rows of ``data`` with ``epsilon``-DP (or ``rho``-zCDP); see the module docstring."""
-    return prepare_count(data, epsilon=epsilon, rho=rho, max_contributions=max_contributions, ids=ids).execute(rng)
+@dataclass(frozen=True)
+class Count(Statistic[CountAggregate]):
+    """The count's definition: ``rows + Z``, sensitivity ``max_contributions`` (see the module docstring)."""
+
+    statistic = "count"
+    cost: Cost
+    max_contributions: int
+
+    @classmethod
+    def prepare(
+        cls, data: Any, *, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1, ids: Any = None
+    ) -> PreparedRelease:
+        cost = privacy_cost(epsilon, rho)
+        return cls(cost, check_max_contributions(max_contributions)).prepare_data(data, ids)
+
+    @property
+    def noise(self) -> Noise:
+        return Noise(self.max_contributions, *self.cost)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return {"lattice_step": 1, **self.noise.parameters()}
+
+    def aggregate(self, data: Any, ids: Any = None) -> CountAggregate:
+        records = as_records(data)
+        refuse_rows(records)
+        n = len(records)
+        keep = bound_rows(n, ids, self.max_contributions)
+        return CountAggregate(n if keep is None else int(keep.sum()))
+
+    def sampler(self, aggregate: CountAggregate) -> Callable[[RandomSource], int]:
+        noise = self.noise
+        return lambda source: int(aggregate.rows + noise.draw(source))
+
+
+prepare_count = public_function(Count.prepare, "prepare_count",
+                                """Validate and price a count; nothing is drawn until ``.execute(rng)``.""")
+count = release_function(prepare_count, "count", """Release the number of rows of ``data`` with ``epsilon``-DP \
+(or ``rho``-zCDP); see the module docstring.""")

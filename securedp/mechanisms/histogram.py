@@ -35,7 +35,10 @@ analyst-facing :class:`~securedp.Session` both policies act as ``"drop"``
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -46,13 +49,14 @@ from securedp.hazmat.exact.rational import to_rational
 from securedp.lattice import Lattice, screen_units
 from securedp.lattice.screen import ONE_COLUMN_HINT, as_records, first_row_record
 from securedp.mechanisms.contributions import analyst_facing, bound_rows, check_max_contributions, data_policy
-from securedp.mechanisms.noise import Noise, privacy_cost
-from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
+from securedp.mechanisms.noise import Cost, Noise, privacy_cost
+from securedp.mechanisms.release import PreparedRelease
+from securedp.mechanisms.statistic import Statistic, public_function, release_function
 
 UNKNOWN_POLICIES = ("raise", "drop")
 
 
-def _category_index(records: Any, labels: tuple[Any, ...], unknown: str) -> tuple[np.ndarray, tuple[Any, ...], np.ndarray | None]:
+def _category_index(records: Any, labels: tuple[Any, ...], unknown: str) -> tuple[np.ndarray, np.ndarray | None]:
     if not labels:
         raise ValueError("categories must not be empty")
     index: dict[Any, int] = {}
@@ -74,7 +78,7 @@ def _category_index(records: Any, labels: tuple[Any, ...], unknown: str) -> tupl
     idx = np.fromiter(map(look, rows), dtype=np.int64, count=len(rows))
     found = idx >= 0
     if found.all():
-        return idx, labels, None
+        return idx, None
     if unknown == "raise" and not analyst_facing():  # analyst-facing: unknown records are dropped, never reported
         unknown_rows = np.flatnonzero(~found)
         first = int(unknown_rows[0])
@@ -87,12 +91,14 @@ def _category_index(records: Any, labels: tuple[Any, ...], unknown: str) -> tupl
             f"record {first} is not a declared category ({unknown_rows.size} unknown record(s)){hint}; "
             "declare it, or pass unknown='drop'"
         )
-    return idx[found], labels, found
+    return idx[found], found
+
+
 def _edges(bins: Any) -> list[Fraction]:
     edges = [to_rational(e, "bin edge") for e in bins]
     if len(edges) < 2:
         raise ValueError("bins needs at least two edges")
-    if any(b <= a for a, b in zip(edges, edges[1:])):
+    if any(b <= a for a, b in itertools.pairwise(edges)):
         raise ValueError("bin edges must be strictly increasing")
     return edges
 
@@ -110,99 +116,122 @@ def _edge_lattice(edges: list[Fraction], lattice: Any) -> Lattice:
     return Lattice(Fraction(num, den))
 
 
-def _bin_index(records: Any, edges: list[Fraction], lattice: Any, missing: str, fill: Any) -> tuple[np.ndarray, tuple[Any, ...], np.ndarray | None]:
-    lat = _edge_lattice(edges, lattice)
+def _bin_index(
+    records: Any, edges: list[Fraction], lat: Lattice, missing: str, fill: Any
+) -> tuple[np.ndarray, np.ndarray | None]:
     edge_units = [int(e / lat.step) for e in edges]
     policy, refuse_rows = data_policy(missing)
     units, usable = screen_units(records, lat.step, edge_units[0], edge_units[-1], missing=policy, fill=fill,
                                  refuse_rows=refuse_rows)
     if units.dtype == object:
-        idx = np.fromiter((int(np.searchsorted(np.array(edge_units, dtype=object), u, side="right")) - 1 for u in units), dtype=np.int64, count=units.size)
+        wide = np.array(edge_units, dtype=object)
+        idx = np.fromiter((int(np.searchsorted(wide, u, side="right")) - 1 for u in units), dtype=np.int64,
+                          count=units.size)
     else:
         idx = np.searchsorted(np.array(edge_units, dtype=np.int64), units, side="right") - 1
-    idx = np.minimum(idx, len(edges) - 2)
-    labels = tuple((a, b) for a, b in zip(edges, edges[1:]))
-    return idx, labels, usable
+    return np.minimum(idx, len(edges) - 2), usable
 
 
-def prepare_histogram(
-    data: Any,
-    *,
-    categories: Any = None,
-    bins: Any = None,
-    epsilon: Any = None,
-    rho: Any = None,
-    max_contributions: Any = 1,
-    ids: Any = None,
-    unknown: str = "raise",
-    lattice: Any = None,
-    missing: str = "raise",
-    fill: Any = None,
-) -> PreparedRelease:
-    """Validate and price a histogram; nothing is drawn until ``.execute(rng)``."""
-    eps, rho_q = privacy_cost(epsilon, rho)
-    m = check_max_contributions(max_contributions)
-    if (categories is None) == (bins is None):
-        raise TypeError("give exactly one of categories= (declared labels) or bins= (edges)")
-    if unknown not in UNKNOWN_POLICIES:
-        raise ValueError(f"unknown must be one of {UNKNOWN_POLICIES}, got {unknown!r}")
-    if categories is not None:
-        if isinstance(categories, (str, bytes)) or not hasattr(categories, "__iter__"):
-            raise TypeError("categories must be a sequence of declared labels")
-        declared = tuple(categories)
-        tuple_hint = ("for tuple categories pass one column whose records are tuples, e.g. "
-                      "list(zip(df['a'], df['b']))")
-        records = as_records(data, hint=tuple_hint if any(isinstance(c, tuple) for c in declared) else ONE_COLUMN_HINT)
-    else:
-        records = as_records(data)
-    n = len(records)
-    if categories is not None:
-        idx, labels, usable = _category_index(records, declared, unknown)
-        parameters: dict[str, Any] = {"kind": "categories"}
-    else:
+@dataclass(frozen=True)
+class HistogramAggregate:
+    """Step (1) of a histogram: the exact count of kept rows in each declared category or bin, in order."""
+
+    counts: list[int]
+
+
+@dataclass(frozen=True)
+class Histogram(Statistic[HistogramAggregate]):
+    """The histogram's definition: independent noise on each count, one cost for all (see the module docstring).
+
+    ``categories`` (declared labels) or ``edges`` with their lattice: exactly one is set.
+    """
+
+    statistic = "histogram"
+    cost: Cost
+    max_contributions: int
+    categories: tuple[Any, ...] | None
+    edges: tuple[Fraction, ...] | None
+    lattice: Lattice | None
+    unknown: str = "raise"
+    missing: str = "raise"
+    fill: Any = None
+
+    @classmethod
+    def prepare(
+        cls,
+        data: Any,
+        *,
+        categories: Any = None,
+        bins: Any = None,
+        epsilon: Any = None,
+        rho: Any = None,
+        max_contributions: Any = 1,
+        ids: Any = None,
+        unknown: str = "raise",
+        lattice: Any = None,
+        missing: str = "raise",
+        fill: Any = None,
+    ) -> PreparedRelease:
+        cost = privacy_cost(epsilon, rho)
+        m = check_max_contributions(max_contributions)
+        if (categories is None) == (bins is None):
+            raise TypeError("give exactly one of categories= (declared labels) or bins= (edges)")
+        if unknown not in UNKNOWN_POLICIES:
+            raise ValueError(f"unknown must be one of {UNKNOWN_POLICIES}, got {unknown!r}")
+        if categories is not None:
+            if isinstance(categories, (str, bytes)) or not hasattr(categories, "__iter__"):
+                raise TypeError("categories must be a sequence of declared labels")
+            return cls(cost, m, tuple(categories), None, None, unknown).prepare_data(data, ids)
+        records = as_records(data)  # a table is refused before the edges are read
         edges = _edges(bins)
-        idx, labels, usable = _bin_index(records, edges, lattice, missing, fill)
-        parameters = {"kind": "bins", "edges": tuple(edges)}
-    keep = bound_rows(n, ids, m, usable)
-    if keep is not None:
-        idx = idx[keep]
-    counts = np.bincount(idx, minlength=len(labels)).tolist() if idx.size else [0] * len(labels)
-    noise = Noise(m, eps, rho_q)
+        return cls(cost, m, None, tuple(edges), _edge_lattice(edges, lattice), unknown, missing,
+                   fill).prepare_data(records, ids)
 
-    def run(source: RandomSource) -> Release:
-        noisy = noise.draw(source, len(labels))
-        return Release(
-            value=tuple(int(c) + z for c, z in zip(counts, noisy)),
-            statistic="histogram",
-            mechanism=noise.mechanism,
-            parameters={**parameters, **noise.parameters()},
-            epsilon=eps,
-            rho=rho_q,
-            max_contributions=m,
-            labels=labels,
-            source=source.describe(),
-        )
+    @property
+    def noise(self) -> Noise:
+        return Noise(self.max_contributions, *self.cost)
 
-    return PreparedRelease("histogram", eps, rho_q, run, canonical_input("histogram", counts=counts))
+    @property
+    def parameters(self) -> dict[str, Any]:
+        kind: dict[str, Any] = {"kind": "categories"} if self.edges is None else {"kind": "bins", "edges": self.edges}
+        return {**kind, **self.noise.parameters()}
+
+    @property
+    def labels(self) -> tuple[Any, ...]:
+        if self.edges is None:
+            assert self.categories is not None  # exactly one of categories and edges
+            return self.categories
+        return tuple(itertools.pairwise(self.edges))
+
+    def aggregate(self, data: Any, ids: Any = None) -> HistogramAggregate:
+        if self.categories is not None:
+            declared = self.categories
+            tuple_hint = ("for tuple categories pass one column whose records are tuples, e.g. "
+                          "list(zip(df['a'], df['b']))")
+            records = as_records(data, hint=tuple_hint if any(isinstance(c, tuple) for c in declared)
+                                 else ONE_COLUMN_HINT)
+            idx, usable = _category_index(records, declared, self.unknown)
+        else:
+            assert self.edges is not None and self.lattice is not None
+            records = as_records(data)
+            idx, usable = _bin_index(records, list(self.edges), self.lattice, self.missing, self.fill)
+        keep = bound_rows(len(records), ids, self.max_contributions, usable)
+        if keep is not None:
+            idx = idx[keep]
+        size = len(self.labels)
+        return HistogramAggregate(np.bincount(idx, minlength=size).tolist() if idx.size else [0] * size)
+
+    def sampler(self, aggregate: HistogramAggregate) -> Callable[[RandomSource], tuple[int, ...]]:
+        noise, counts = self.noise, aggregate.counts
+
+        def draw(source: RandomSource) -> tuple[int, ...]:
+            return tuple(int(c) + z for c, z in zip(counts, noise.draw(source, len(counts)), strict=True))
+
+        return draw
 
 
-def histogram(
-    data: Any,
-    *,
-    categories: Any = None,
-    bins: Any = None,
-    epsilon: Any = None,
-    rho: Any = None,
-    max_contributions: Any = 1,
-    ids: Any = None,
-    unknown: str = "raise",
-    lattice: Any = None,
-    missing: str = "raise",
-    fill: Any = None,
-    rng: RandomSource | None = None,
-) -> Release:
-    """Release noisy counts for declared categories or bins; one ``epsilon`` for all bins (see the module docstring)."""
-    return prepare_histogram(
-        data, categories=categories, bins=bins, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-        ids=ids, unknown=unknown, lattice=lattice, missing=missing, fill=fill,
-    ).execute(rng)
+prepare_histogram = public_function(
+    Histogram.prepare, "prepare_histogram",
+    """Validate and price a histogram; nothing is drawn until ``.execute(rng)``.""")
+histogram = release_function(prepare_histogram, "histogram", """Release noisy counts for declared categories or \
+bins; one ``epsilon`` for all bins (see the module docstring).""")

@@ -18,79 +18,70 @@ Fraction in ``[lo, hi]``; the set of possible outputs does not depend on the dat
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.contributions import check_max_contributions
-from securedp.mechanisms.moments import centre, centred_sums, clamp_fraction
-from securedp.mechanisms.noise import Noise, privacy_cost, split
-from securedp.mechanisms.records import exact_value, lattice_records
-from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
+from securedp.lattice import exact_sum
+from securedp.mechanisms.moments import LatticeStatistic, centre, centred_units, clamp_fraction
+from securedp.mechanisms.noise import Noise, split
+from securedp.mechanisms.records import exact_value
+from securedp.mechanisms.statistic import public_function, release_function
 
 
-def prepare_mean(
-    data: Any,
-    *,
-    bounds: Any = None,
-    epsilon: Any = None,
-    rho: Any = None,
-    max_contributions: Any = 1,
-    ids: Any = None,
-    lattice: Any = None,
-    missing: str = "raise",
-    fill: Any = None,
-) -> PreparedRelease:
-    """Validate and price a bounded mean; nothing is drawn until ``.execute(rng)``."""
-    eps, rho_q = privacy_cost(epsilon, rho)
-    m = check_max_contributions(max_contributions)
-    rec = lattice_records(data, bounds=bounds, lattice=lattice, ids=ids, max_contributions=m, missing=missing, fill=fill)
-    c, half = centre(rec)
-    n = int(rec.units.size)
-    s1, _ = centred_sums(rec, c, half) if n else (0, 0)
-    share_eps, share_rho = split(eps, rho_q, 2)
-    count_noise = Noise(m, share_eps, share_rho)
-    sum_noise = Noise(m * max(half, 1), share_eps, share_rho)
+@dataclass(frozen=True)
+class MeanAggregate:
+    """Step (1) of a mean: the rows kept ``N`` and the exact centred sum ``sum(u - c)`` of their units."""
 
-    def run(source: RandomSource) -> Release:
-        noisy_n = n + count_noise.draw(source)
-        noisy_s = s1 + sum_noise.draw(source)
-        mean_u = clamp_fraction(c + Fraction(noisy_s, max(noisy_n, 1)), rec.lo_u, rec.hi_u)
-        return Release(
-            value=exact_value(mean_u * rec.lattice.step),
-            statistic="mean",
-            mechanism=count_noise.mechanism,
-            parameters={
-                **rec.parameters(),
-                "centre_units": c,
-                "budget_split": "count 1/2, centred sum 1/2",
-                **count_noise.parameters("count_"),
-                **sum_noise.parameters("sum_"),
-            },
-            epsilon=eps,
-            rho=rho_q,
-            max_contributions=m,
-            source=source.describe(),
-        )
-
-    return PreparedRelease("mean", eps, rho_q, run, canonical_input("mean", rows=n, centred_sum_units=s1))
+    rows: int
+    centred_sum_units: int
 
 
-def mean(
-    data: Any,
-    *,
-    bounds: Any = None,
-    epsilon: Any = None,
-    rho: Any = None,
-    max_contributions: Any = 1,
-    ids: Any = None,
-    lattice: Any = None,
-    missing: str = "raise",
-    fill: Any = None,
-    rng: RandomSource | None = None,
-) -> Release:
-    """Release the mean of ``data`` clamped to ``bounds``; see the module docstring for the privacy map."""
-    return prepare_mean(
-        data, bounds=bounds, epsilon=epsilon, rho=rho, max_contributions=max_contributions, ids=ids,
-        lattice=lattice, missing=missing, fill=fill,
-    ).execute(rng)
+@dataclass(frozen=True)
+class Mean(LatticeStatistic[MeanAggregate]):
+    """The bounded mean's definition: two noisy moments, each at half the cost (see the module docstring)."""
+
+    statistic = "mean"
+
+    @property
+    def noises(self) -> tuple[Noise, Noise]:
+        """The noise of the count and of the centred sum."""
+        share = split(self.cost, 2)
+        _, half = centre(self.column)
+        return Noise(self.max_contributions, *share), Noise(self.max_contributions * max(half, 1), *share)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        count_noise, sum_noise = self.noises
+        return {
+            **self.column.parameters(),
+            "centre_units": centre(self.column)[0],
+            "budget_split": "count 1/2, centred sum 1/2",
+            **count_noise.parameters("count_"),
+            **sum_noise.parameters("sum_"),
+        }
+
+    def aggregate(self, data: Any, ids: Any = None) -> MeanAggregate:
+        units = self.column.units(data, ids)
+        c, half = centre(self.column)
+        return MeanAggregate(int(units.size), exact_sum(centred_units(units, c, half), half))
+
+    def sampler(self, aggregate: MeanAggregate) -> Callable[[RandomSource], Any]:
+        count_noise, sum_noise = self.noises
+        column, c = self.column, centre(self.column)[0]
+
+        def draw(source: RandomSource) -> Any:
+            noisy_n = aggregate.rows + count_noise.draw(source)
+            noisy_s = aggregate.centred_sum_units + sum_noise.draw(source)
+            mean_u = clamp_fraction(c + Fraction(noisy_s, max(noisy_n, 1)), column.lo_u, column.hi_u)
+            return exact_value(mean_u * column.lattice.step)
+
+        return draw
+
+
+prepare_mean = public_function(Mean.prepare, "prepare_mean",
+                               """Validate and price a bounded mean; nothing is drawn until ``.execute(rng)``.""")
+mean = release_function(prepare_mean, "mean", """Release the mean of ``data`` clamped to ``bounds``; see the module \
+docstring for the privacy map.""")

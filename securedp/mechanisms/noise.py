@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -31,13 +31,20 @@ LAPLACE = "discrete_laplace"
 GAUSSIAN = "discrete_gaussian"
 
 
-def privacy_cost(epsilon: Any, rho: Any) -> tuple[Fraction | None, Fraction | None]:
+class Cost(NamedTuple):
+    """The exact privacy cost of one release: ``epsilon`` (pure DP) or ``rho`` (zCDP); the other is ``None``."""
+
+    epsilon: Fraction | None
+    rho: Fraction | None
+
+
+def privacy_cost(epsilon: Any, rho: Any) -> Cost:
     """Exactly one of ``epsilon`` (pure DP, Laplace noise) or ``rho`` (zCDP, Gaussian noise), as rationals > 0."""
     if (epsilon is None) == (rho is None):
         raise TypeError("give exactly one of epsilon= (discrete Laplace) or rho= (discrete Gaussian, zCDP)")
     if epsilon is not None:
-        return positive_rational(epsilon, "epsilon"), None
-    return None, positive_rational(rho, "rho")
+        return Cost(positive_rational(epsilon, "epsilon"), None)
+    return Cost(None, positive_rational(rho, "rho"))
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,7 @@ class Noise:
         return [int(v) for v in np.asarray(values).tolist()]
 
 
-def split(epsilon: Fraction | None, rho: Fraction | None, parts: int) -> tuple[Fraction | None, Fraction | None]:
-    """An equal share of the cost for each of ``parts`` noisy queries; the shares add up exactly."""
-    return (epsilon / parts if epsilon is not None else None, rho / parts if rho is not None else None)
+def split(cost: Cost, parts: int) -> Cost:
+    """An equal share of ``cost`` for each of ``parts`` noisy queries; the shares add up exactly."""
+    epsilon, rho = cost
+    return Cost(epsilon / parts if epsilon is not None else None, rho / parts if rho is not None else None)

@@ -41,8 +41,12 @@ time does not depend on the point selected (see the sampler).
 
 from __future__ import annotations
 
+import inspect
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any, ClassVar, Concatenate, ParamSpec
 
 import numpy as np
 
@@ -50,9 +54,13 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, probability
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.lattice import Lattice
-from securedp.mechanisms.contributions import check_max_contributions
-from securedp.mechanisms.records import LatticeRecords, exact_value, lattice_records, parse_bounds, resolve_lattice
-from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
+from securedp.mechanisms.moments import ColumnStatistic
+from securedp.mechanisms.noise import Cost
+from securedp.mechanisms.records import LatticeColumn, exact_value, parse_bounds, resolve_lattice
+from securedp.mechanisms.release import PreparedRelease
+from securedp.mechanisms.statistic import public_function, release_function
+
+P = ParamSpec("P")
 
 _SAFE = 1 << 62
 
@@ -79,16 +87,35 @@ def _default_lattice(lattice: Any, bounds: Any) -> Any:
     return resolve_lattice(None, lo, hi)
 
 
+@dataclass(frozen=True)
+class SortedUnits:
+    """Step (1) of the quantiles: the kept units, sorted (equivalently, the count of records at each lattice point).
+
+    The exponential mechanism reads only this multiset. An engine that
+    computes counts per lattice point builds it with :meth:`from_counts`.
+    """
+
+    sorted_units: np.ndarray
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sorted_units", np.sort(self.sorted_units))
+
+    @classmethod
+    def from_counts(cls, points: Any, counts: Any) -> SortedUnits:
+        """The multiset with ``counts[i]`` records at lattice unit ``points[i]``."""
+        return cls(np.repeat(np.asarray(points), np.asarray(counts, dtype=np.int64)))
+
+
 class _Gaps:
     """Sorted records cut into the ``n + 1`` gaps of the lattice range ``[lo_u, hi_u]``."""
 
-    def __init__(self, rec: LatticeRecords) -> None:
-        units = rec.units
+    def __init__(self, units: np.ndarray, column: LatticeColumn) -> None:
         self.n = units.size
-        wide = units.dtype == object or rec.hi_u - rec.lo_u >= _SAFE or max(abs(rec.lo_u), abs(rec.hi_u)) >= _SAFE
+        lo_u, hi_u = column.lo_u, column.hi_u
+        wide = units.dtype == object or hi_u - lo_u >= _SAFE or max(abs(lo_u), abs(hi_u)) >= _SAFE
         dtype = object if wide else np.int64
-        xs = np.sort(units.astype(dtype, copy=False))
-        edges = np.concatenate((np.array([rec.lo_u - 1], dtype=dtype), xs, np.array([rec.hi_u], dtype=dtype)))
+        xs = units.astype(dtype, copy=False)  # sorted already
+        edges = np.concatenate((np.array([lo_u - 1], dtype=dtype), xs, np.array([hi_u], dtype=dtype)))
         self.counts = np.diff(edges)  # points y with x_(j) < y <= x_(j+1), clipped to the range
         self.starts = edges[:-1] + 1
         self.ranks = np.arange(self.n + 1, dtype=np.int64)
@@ -106,13 +133,6 @@ class _Gaps:
         return int(self.starts[j]) + offset
 
 
-def _records(data: Any, bounds: Any, lattice: Any, ids: Any, max_contributions: Any, missing: str,
-             fill: Any) -> tuple[int, LatticeRecords]:
-    m = check_max_contributions(max_contributions)
-    lat = _default_lattice(lattice, bounds)
-    return m, lattice_records(data, bounds=bounds, lattice=lat, ids=ids, max_contributions=m, missing=missing, fill=fill)
-
-
 def _check_qs(qs: Any) -> list[Fraction]:
     if isinstance(qs, (str, bytes)) or not hasattr(qs, "__iter__"):
         raise TypeError("qs must be a sequence of quantile levels in [0, 1]")
@@ -122,82 +142,138 @@ def _check_qs(qs: Any) -> list[Fraction]:
     return levels
 
 
-def prepare_quantiles(
-    data: Any,
-    qs: Sequence[Any],
-    *,
-    bounds: Any = None,
-    epsilon: Any,
-    max_contributions: Any = 1,
-    ids: Any = None,
-    lattice: Any = None,
-    missing: str = "raise",
-    fill: Any = None,
-    statistic: str = "quantiles",
-) -> PreparedRelease:
-    """Validate and price the release of several quantiles (``epsilon / len(qs)`` each); nothing is drawn yet."""
-    eps = positive_rational(epsilon, "epsilon")
-    levels = _check_qs(qs)
-    m, rec = _records(data, bounds, lattice, ids, max_contributions, missing, fill)
-    gaps = _Gaps(rec)
-    share = eps / len(levels)
-    plans = [gaps.plan(q, share, m) for q in levels]
-    parameters = {**rec.parameters(), "qs": tuple(levels), "epsilon_each": share, "sensitivity": m,
-                  "utility": "-|#{x < y} - q n|"}
+@dataclass(frozen=True)
+class Quantiles(ColumnStatistic[SortedUnits]):
+    """The definition of the quantiles at ``levels``: one exponential mechanism each, at ``epsilon / len(levels)``.
 
-    def run(source: RandomSource) -> Release:
-        values = tuple(exact_value(rec.lattice.value(gaps.point(p, source))) for p in plans)
-        single = statistic != "quantiles"
-        return Release(
-            value=values[0] if single else values,
-            statistic=statistic,
-            mechanism="exponential",
-            parameters={**parameters, "q": levels[0]} if single else parameters,
-            epsilon=eps,
-            rho=None,
-            max_contributions=m,
-            labels=None if single else tuple(levels),
-            source=source.describe(),
-        )
+    Released as a tuple in the order of ``levels``; :class:`Quantile` and
+    :class:`Median` release one value.
+    """
 
-    return PreparedRelease(statistic, eps, None, run, canonical_input("quantiles", sorted_units=lambda: np.sort(rec.units)))
+    statistic: ClassVar[str] = "quantiles"
+    input_name = "quantiles"
+    single: ClassVar[bool] = False
+    levels: tuple[Fraction, ...]
 
+    @classmethod
+    def prepare(cls, data: Any, qs: Sequence[Any], *, bounds: Any = None, epsilon: Any, max_contributions: Any = 1,
+                ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
+        cost = Cost(positive_rational(epsilon, "epsilon"), None)
+        levels = tuple(_check_qs(qs))
+        column = LatticeColumn.of(bounds=bounds, lattice=lattice, max_contributions=max_contributions,
+                                  missing=missing, fill=fill, default=_default_lattice)
+        return cls(cost, column, levels).prepare_data(data, ids)
 
-def prepare_quantile(data: Any, q: Any, *, bounds: Any = None, epsilon: Any, max_contributions: Any = 1,
-                     ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
-    """Validate and price one quantile ``q`` (a rational in [0, 1]); nothing is drawn yet."""
-    level = probability(q, "q")
-    return prepare_quantiles(data, [level], bounds=bounds, epsilon=epsilon, max_contributions=max_contributions,
-                             ids=ids, lattice=lattice, missing=missing, fill=fill, statistic="quantile")
+    @property
+    def share(self) -> Fraction:
+        """The ``epsilon`` of each level's selection."""
+        assert self.cost.epsilon is not None  # the exponential mechanism is priced in epsilon
+        return self.cost.epsilon / len(self.levels)
 
+    @property
+    def mechanism(self) -> str:
+        return "exponential"
 
-def prepare_median(data: Any, *, bounds: Any = None, epsilon: Any, max_contributions: Any = 1, ids: Any = None,
-                   lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
-    """Validate and price the median (the quantile 1/2); nothing is drawn yet."""
-    return prepare_quantiles(data, [Fraction(1, 2)], bounds=bounds, epsilon=epsilon,
-                             max_contributions=max_contributions, ids=ids, lattice=lattice, missing=missing,
-                             fill=fill, statistic="median")
+    @property
+    def parameters(self) -> dict[str, Any]:
+        parameters = {**self.column.parameters(), "qs": self.levels, "epsilon_each": self.share,
+                      "sensitivity": self.max_contributions, "utility": "-|#{x < y} - q n|"}
+        return {**parameters, "q": self.levels[0]} if self.single else parameters
 
+    @property
+    def labels(self) -> tuple[Any, ...] | None:
+        return None if self.single else self.levels
 
-def quantiles(data: Any, qs: Sequence[Any], *, bounds: Any = None, epsilon: Any, max_contributions: Any = 1,
-              ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None,
-              rng: RandomSource | None = None) -> Release:
-    """Several quantiles, each an exact lattice value (a tuple, in the order of ``qs``); see the module docstring."""
-    return prepare_quantiles(data, qs, bounds=bounds, epsilon=epsilon, max_contributions=max_contributions, ids=ids,
-                             lattice=lattice, missing=missing, fill=fill).execute(rng)
+    def aggregate(self, data: Any, ids: Any = None) -> SortedUnits:
+        return SortedUnits(self.column.units(data, ids))
+
+    def sampler(self, aggregate: SortedUnits) -> Callable[[RandomSource], Any]:
+        gaps = _Gaps(aggregate.sorted_units, self.column)
+        plans = [gaps.plan(q, self.share, self.max_contributions) for q in self.levels]
+        lattice, single = self.column.lattice, self.single
+
+        def draw(source: RandomSource) -> Any:
+            values = tuple(exact_value(lattice.value(gaps.point(p, source))) for p in plans)
+            return values[0] if single else values
+
+        return draw
 
 
-def quantile(data: Any, q: Any, *, bounds: Any = None, epsilon: Any, max_contributions: Any = 1, ids: Any = None,
-             lattice: Any = None, missing: str = "raise", fill: Any = None,
-             rng: RandomSource | None = None) -> Release:
-    """The ``q``-quantile as an exact lattice value (``int`` or ``Fraction``); see the module docstring."""
-    return prepare_quantile(data, q, bounds=bounds, epsilon=epsilon, max_contributions=max_contributions, ids=ids,
-                            lattice=lattice, missing=missing, fill=fill).execute(rng)
+class Quantile(Quantiles):
+    """The definition of one quantile: :class:`Quantiles` at one level, released as one value."""
+
+    statistic = "quantile"
+    single = True
 
 
-def median(data: Any, *, bounds: Any = None, epsilon: Any, max_contributions: Any = 1, ids: Any = None,
-           lattice: Any = None, missing: str = "raise", fill: Any = None,
-           rng: RandomSource | None = None) -> Release:
-    """The median as an exact lattice value (``int`` or ``Fraction``); see the module docstring."""
-    return prepare_median(data, bounds=bounds, epsilon=epsilon, max_contributions=max_contributions, ids=ids,
-                          lattice=lattice, missing=missing, fill=fill).execute(rng)
+class Median(Quantile):
+    """The definition of the median: the quantile ``1/2``."""
+
+    statistic = "median"
+
+
+def _prepare_quantiles(data: Any, qs: Sequence[Any], **options: Any) -> PreparedRelease:
+    """:meth:`Quantiles.prepare`, with the keyword ``statistic`` of securedp 0.1 still accepted (deprecated)."""
+    if "statistic" not in options:
+        return Quantiles.prepare(data, qs, **options)
+    statistic = options.pop("statistic")
+    warnings.warn("prepare_quantiles(statistic=...) is deprecated and will be removed in the next release: "
+                  "prepare_quantiles always releases a tuple; use prepare_quantile or prepare_median for one value",
+                  DeprecationWarning, stacklevel=3)
+    if statistic == "quantiles":
+        return Quantiles.prepare(data, qs, **options)
+    shape: type[Quantile] = type("Quantile", (Quantile,), {"statistic": statistic})
+    return shape.prepare(data, qs, **options)
+
+
+_prepare_quantiles.__signature__ = inspect.signature(Quantiles.prepare)  # type: ignore[attr-defined]
+
+
+POSITIONAL = inspect.Parameter.POSITIONAL_ONLY
+
+
+def at_level(prepare: Callable[Concatenate[Any, Sequence[Any], P], PreparedRelease],
+             ) -> Callable[Concatenate[Any, Any, P], PreparedRelease]:
+    """``prepare(data, qs, ...)`` as ``prepare(data, q, ...)`` for one level ``q`` (checked first, named ``q``)."""
+
+    def one(data: Any, q: Any, /, *args: P.args, **kwargs: P.kwargs) -> PreparedRelease:
+        return prepare(data, [probability(q, "q")], *args, **kwargs)
+
+    signature = inspect.signature(prepare)
+    data, _, *rest = signature.parameters.values()
+    one.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[data.replace(kind=POSITIONAL), inspect.Parameter("q", POSITIONAL, annotation="Any"), *rest])
+    return one
+
+
+def at_median(prepare: Callable[Concatenate[Any, Sequence[Any], P], PreparedRelease],
+              ) -> Callable[Concatenate[Any, P], PreparedRelease]:
+    """``prepare(data, qs, ...)`` as ``prepare(data, ...)`` at the level ``1/2``."""
+
+    def median(data: Any, /, *args: P.args, **kwargs: P.kwargs) -> PreparedRelease:
+        return prepare(data, [Fraction(1, 2)], *args, **kwargs)
+
+    signature = inspect.signature(prepare)
+    data, _, *rest = signature.parameters.values()
+    median.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[data.replace(kind=POSITIONAL), *rest])
+    return median
+
+
+prepare_quantiles = public_function(
+    _prepare_quantiles, "prepare_quantiles",
+    """Validate and price the release of several quantiles (``epsilon / len(qs)`` each); nothing is drawn yet.
+
+    The release's value is a tuple in the order of ``qs``.""")
+prepare_quantile = public_function(
+    at_level(Quantile.prepare), "prepare_quantile",
+    """Validate and price one quantile ``q`` (a rational in [0, 1]); nothing is drawn yet.""")
+prepare_median = public_function(
+    at_median(Median.prepare), "prepare_median",
+    """Validate and price the median (the quantile 1/2); nothing is drawn yet.""")
+quantiles = release_function(prepare_quantiles, "quantiles", """Several quantiles, each an exact lattice value \
+(a tuple, in the order of ``qs``); see the module docstring.""")
+quantile = release_function(prepare_quantile, "quantile", """The ``q``-quantile as an exact lattice value \
+(``int`` or ``Fraction``); see the module docstring.""")
+median = release_function(prepare_median, "median", """The median as an exact lattice value (``int`` or \
+``Fraction``); see the module docstring.""")

@@ -1,7 +1,8 @@
-"""Numeric records onto the lattice, with the contribution bound applied: shared by sum, mean, variance."""
+"""Numeric records onto the lattice, with the contribution bound applied: shared by sum, mean, variance, quantiles."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -10,19 +11,45 @@ import numpy as np
 
 from securedp.hazmat.exact.rational import to_rational
 from securedp.lattice import Lattice, screen_units, unit_bound
-from securedp.mechanisms.contributions import bound_rows, data_policy
+from securedp.mechanisms.contributions import bound_rows, check_max_contributions, data_policy
 
 
 @dataclass(frozen=True)
-class LatticeRecords:
-    """The kept records as clamped units in ``[lo_u, hi_u]`` of ``lattice``."""
+class LatticeColumn:
+    """The public reading of one numeric column: lattice, bounds, contribution bound and missing-value policy.
+
+    Built from the public arguments alone (:meth:`of`), before any data is
+    read; :meth:`units` is then step (1) of every lattice statistic: each
+    record screened, clamped to ``[lo, hi]`` and rounded to an integer unit in
+    ``[lo_u, hi_u]``, and each person's rows cut to ``max_contributions``.
+    """
 
     lattice: Lattice
     lo: Fraction
     hi: Fraction
     lo_u: int
     hi_u: int
-    units: np.ndarray
+    max_contributions: int
+    missing: str = "raise"
+    fill: Any = None
+
+    @classmethod
+    def of(
+        cls, *, bounds: Any, lattice: Any, max_contributions: Any, missing: str, fill: Any,
+        default: Callable[[Any, Any], Any] | None = None,
+    ) -> LatticeColumn:
+        """Validate the public arguments (``max_contributions`` first, then ``bounds``, then ``lattice``).
+
+        ``default(lattice, bounds)``, when given, chooses the lattice first
+        (the quantiles' rule); otherwise :func:`resolve_lattice`'s rule applies.
+        """
+        m = check_max_contributions(max_contributions)
+        if default is not None:
+            lattice = default(lattice, bounds)
+        lo, hi = parse_bounds(bounds)
+        lat = resolve_lattice(lattice, lo, hi)
+        lo_u, hi_u = lat.bounds_units(lo, hi)
+        return cls(lat, lo, hi, lo_u, hi_u, m, missing, fill)
 
     @property
     def bound(self) -> int:
@@ -35,6 +62,19 @@ class LatticeRecords:
             "bounds": (self.lo, self.hi),
             "bounds_units": (self.lo_u, self.hi_u),
         }
+
+    def units(self, data: Any, ids: Any = None) -> np.ndarray:
+        """The kept records as clamped units (int64, or Python ints past int64), in data order.
+
+        In an analyst-facing preparation (:func:`~securedp.mechanisms.contributions.analyst_facing`)
+        ``missing="raise"`` acts as ``"drop"`` and a record that is a row (a
+        tuple ...) is unusable like any other, so no error depends on the records.
+        """
+        policy, refuse_rows = data_policy(self.missing)
+        units, usable = screen_units(data, self.lattice.step, self.lo_u, self.hi_u, missing=policy, fill=self.fill,
+                                     refuse_rows=refuse_rows)
+        keep = bound_rows(units.size, ids, self.max_contributions, usable)
+        return units if keep is None else units[keep]
 
 
 def parse_bounds(bounds: Any) -> tuple[Fraction, Fraction]:
@@ -56,26 +96,6 @@ def resolve_lattice(lattice: Any, lo: Fraction, hi: Fraction) -> Lattice:
     if lattice is not None:
         return lattice if isinstance(lattice, Lattice) else Lattice(lattice)
     return Lattice.for_bounds(lo, hi) if lo < hi else Lattice(1)
-
-
-def lattice_records(
-    data: Any, *, bounds: Any, lattice: Any, ids: Any, max_contributions: int, missing: str, fill: Any
-) -> LatticeRecords:
-    """Validate, screen, clamp and round every record; then enforce the contribution bound.
-
-    In an analyst-facing preparation (:func:`~securedp.mechanisms.contributions.analyst_facing`)
-    ``missing="raise"`` acts as ``"drop"`` and a record that is a row (a
-    tuple ...) is unusable like any other, so no error depends on the records.
-    """
-    lo, hi = parse_bounds(bounds)
-    lat = resolve_lattice(lattice, lo, hi)
-    lo_u, hi_u = lat.bounds_units(lo, hi)
-    policy, refuse_rows = data_policy(missing)
-    units, usable = screen_units(data, lat.step, lo_u, hi_u, missing=policy, fill=fill, refuse_rows=refuse_rows)
-    keep = bound_rows(units.size, ids, max_contributions, usable)
-    if keep is not None:
-        units = units[keep]
-    return LatticeRecords(lat, lo, hi, lo_u, hi_u, units)
 
 
 def exact_value(q: Fraction) -> int | Fraction:

@@ -106,7 +106,7 @@ class PreparedRelease:
     statistic: str
     epsilon: Fraction | None
     rho: Fraction | None
-    run: Any  # Callable[[RandomSource], Release]
+    run: Callable[[RandomSource], Release]
     input_bytes: Callable[[], bytes] | None = None
     """The canonical encoding of the exact aggregate the noise step consumes
     (:func:`canonical_input`), computed only when asked for; ``None`` for a

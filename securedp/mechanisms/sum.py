@@ -15,66 +15,52 @@ the rounded units never leave ``[lo_u, hi_u]``). The release is
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice import exact_sum
-from securedp.mechanisms.contributions import check_max_contributions
-from securedp.mechanisms.noise import Noise, privacy_cost
-from securedp.mechanisms.records import exact_value, lattice_records
-from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
+from securedp.mechanisms.moments import LatticeStatistic
+from securedp.mechanisms.noise import Noise
+from securedp.mechanisms.records import exact_value
+from securedp.mechanisms.statistic import public_function, release_function
 
 
-def prepare_sum(
-    data: Any,
-    *,
-    bounds: Any = None,
-    epsilon: Any = None,
-    rho: Any = None,
-    max_contributions: Any = 1,
-    ids: Any = None,
-    lattice: Any = None,
-    missing: str = "raise",
-    fill: Any = None,
-) -> PreparedRelease:
-    """Validate and price a bounded sum; nothing is drawn until ``.execute(rng)``."""
-    eps, rho_q = privacy_cost(epsilon, rho)
-    m = check_max_contributions(max_contributions)
-    rec = lattice_records(data, bounds=bounds, lattice=lattice, ids=ids, max_contributions=m, missing=missing, fill=fill)
-    total = exact_sum(rec.units, rec.bound)
-    noise = Noise(m * max(rec.bound, 1), eps, rho_q)
+@dataclass(frozen=True)
+class SumAggregate:
+    """Step (1) of a sum: the rows kept and the exact integer sum ``S`` of their units."""
 
-    def run(source: RandomSource) -> Release:
-        noisy = total + noise.draw(source)
-        return Release(
-            value=exact_value(rec.lattice.value(noisy)),
-            statistic="sum",
-            mechanism=noise.mechanism,
-            parameters={**rec.parameters(), **noise.parameters()},
-            epsilon=eps,
-            rho=rho_q,
-            max_contributions=m,
-            source=source.describe(),
-        )
-
-    return PreparedRelease("sum", eps, rho_q, run, canonical_input("sum", rows=rec.units.size, sum_units=total))
+    rows: int
+    sum_units: int
 
 
-def sum(  # noqa: A001 - the public name mirrors the statistic
-    data: Any,
-    *,
-    bounds: Any = None,
-    epsilon: Any = None,
-    rho: Any = None,
-    max_contributions: Any = 1,
-    ids: Any = None,
-    lattice: Any = None,
-    missing: str = "raise",
-    fill: Any = None,
-    rng: RandomSource | None = None,
-) -> Release:
-    """Release the sum of ``data`` clamped to ``bounds`` with ``epsilon``-DP (or ``rho``-zCDP); see the module docstring."""
-    return prepare_sum(
-        data, bounds=bounds, epsilon=epsilon, rho=rho, max_contributions=max_contributions, ids=ids,
-        lattice=lattice, missing=missing, fill=fill,
-    ).execute(rng)
+@dataclass(frozen=True)
+class Sum(LatticeStatistic[SumAggregate]):
+    """The bounded sum's definition: ``(S + Z) * step`` (see the module docstring)."""
+
+    statistic = "sum"
+
+    @property
+    def noise(self) -> Noise:
+        return Noise(self.max_contributions * max(self.column.bound, 1), *self.cost)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return {**self.column.parameters(), **self.noise.parameters()}
+
+    def aggregate(self, data: Any, ids: Any = None) -> SumAggregate:
+        units = self.column.units(data, ids)
+        return SumAggregate(int(units.size), exact_sum(units, self.column.bound))
+
+    def sampler(self, aggregate: SumAggregate) -> Callable[[RandomSource], Any]:
+        noise, lattice = self.noise, self.column.lattice
+        return lambda source: exact_value(lattice.value(aggregate.sum_units + noise.draw(source)))
+
+
+prepare_sum = public_function(Sum.prepare, "prepare_sum",
+                              """Validate and price a bounded sum; nothing is drawn until ``.execute(rng)``.""")
+sum = release_function(  # noqa: A001 - the public name mirrors the statistic
+    prepare_sum, "sum",
+    """Release the sum of ``data`` clamped to ``bounds`` with ``epsilon``-DP (or ``rho``-zCDP); see the module \
+docstring.""")

@@ -19,84 +19,74 @@ with ``n = max(N~, 1)`` (the clamp bound is the largest variance of data in
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.contributions import check_max_contributions
-from securedp.mechanisms.moments import centre, centred_sums, clamp_fraction
-from securedp.mechanisms.noise import Noise, privacy_cost, split
-from securedp.mechanisms.records import exact_value, lattice_records
-from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
+from securedp.mechanisms.moments import LatticeStatistic, centre, centred_sums, clamp_fraction
+from securedp.mechanisms.noise import Noise, split
+from securedp.mechanisms.records import exact_value
+from securedp.mechanisms.statistic import public_function, release_function
 
 
-def prepare_variance(
-    data: Any,
-    *,
-    bounds: Any = None,
-    epsilon: Any = None,
-    rho: Any = None,
-    max_contributions: Any = 1,
-    ids: Any = None,
-    lattice: Any = None,
-    missing: str = "raise",
-    fill: Any = None,
-) -> PreparedRelease:
-    """Validate and price a bounded variance; nothing is drawn until ``.execute(rng)``."""
-    eps, rho_q = privacy_cost(epsilon, rho)
-    m = check_max_contributions(max_contributions)
-    rec = lattice_records(data, bounds=bounds, lattice=lattice, ids=ids, max_contributions=m, missing=missing, fill=fill)
-    c, half = centre(rec)
-    n = int(rec.units.size)
-    s1, s2 = centred_sums(rec, c, half) if n else (0, 0)
-    h = max(half, 1)
-    share_eps, share_rho = split(eps, rho_q, 3)
-    count_noise = Noise(m, share_eps, share_rho)
-    sum_noise = Noise(m * h, share_eps, share_rho)
-    square_noise = Noise(m * h * h, share_eps, share_rho)
-    top = Fraction(rec.hi_u - rec.lo_u, 2) ** 2
+@dataclass(frozen=True)
+class VarianceAggregate:
+    """Step (1) of a variance: ``N``, ``sum(u - c)`` and ``sum((u - c)**2)`` over the kept units, exactly."""
 
-    def run(source: RandomSource) -> Release:
-        noisy_n = max(n + count_noise.draw(source), 1)
-        noisy_s1 = s1 + sum_noise.draw(source)
-        noisy_s2 = s2 + square_noise.draw(source)
-        var_u = clamp_fraction(Fraction(noisy_s2, noisy_n) - Fraction(noisy_s1, noisy_n) ** 2, 0, top)
-        return Release(
-            value=exact_value(var_u * rec.lattice.step**2),
-            statistic="variance",
-            mechanism=count_noise.mechanism,
-            parameters={
-                **rec.parameters(),
-                "centre_units": c,
-                "budget_split": "count 1/3, centred sum 1/3, centred sum of squares 1/3",
-                **count_noise.parameters("count_"),
-                **sum_noise.parameters("sum_"),
-                **square_noise.parameters("sum_of_squares_"),
-            },
-            epsilon=eps,
-            rho=rho_q,
-            max_contributions=m,
-            source=source.describe(),
-        )
-
-    return PreparedRelease("variance", eps, rho_q, run, canonical_input("variance", rows=n, centred_sum_units=s1, centred_sum_of_squares_units=s2))
+    rows: int
+    centred_sum_units: int
+    centred_sum_of_squares_units: int
 
 
-def variance(
-    data: Any,
-    *,
-    bounds: Any = None,
-    epsilon: Any = None,
-    rho: Any = None,
-    max_contributions: Any = 1,
-    ids: Any = None,
-    lattice: Any = None,
-    missing: str = "raise",
-    fill: Any = None,
-    rng: RandomSource | None = None,
-) -> Release:
-    """Release the population variance of ``data`` clamped to ``bounds``; see the module docstring."""
-    return prepare_variance(
-        data, bounds=bounds, epsilon=epsilon, rho=rho, max_contributions=max_contributions, ids=ids,
-        lattice=lattice, missing=missing, fill=fill,
-    ).execute(rng)
+@dataclass(frozen=True)
+class Variance(LatticeStatistic[VarianceAggregate]):
+    """The bounded variance's definition: three noisy moments, each at a third of the cost (module docstring)."""
+
+    statistic = "variance"
+
+    @property
+    def noises(self) -> tuple[Noise, Noise, Noise]:
+        """The noise of the count, the centred sum and the centred sum of squares."""
+        share = split(self.cost, 3)
+        m, h = self.max_contributions, max(centre(self.column)[1], 1)
+        return Noise(m, *share), Noise(m * h, *share), Noise(m * h * h, *share)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        count_noise, sum_noise, square_noise = self.noises
+        return {
+            **self.column.parameters(),
+            "centre_units": centre(self.column)[0],
+            "budget_split": "count 1/3, centred sum 1/3, centred sum of squares 1/3",
+            **count_noise.parameters("count_"),
+            **sum_noise.parameters("sum_"),
+            **square_noise.parameters("sum_of_squares_"),
+        }
+
+    def aggregate(self, data: Any, ids: Any = None) -> VarianceAggregate:
+        units = self.column.units(data, ids)
+        s1, s2 = centred_sums(units, *centre(self.column))
+        return VarianceAggregate(int(units.size), s1, s2)
+
+    def sampler(self, aggregate: VarianceAggregate) -> Callable[[RandomSource], Any]:
+        count_noise, sum_noise, square_noise = self.noises
+        top = Fraction(self.column.hi_u - self.column.lo_u, 2) ** 2
+        step = self.column.lattice.step
+
+        def draw(source: RandomSource) -> Any:
+            noisy_n = max(aggregate.rows + count_noise.draw(source), 1)
+            noisy_s1 = aggregate.centred_sum_units + sum_noise.draw(source)
+            noisy_s2 = aggregate.centred_sum_of_squares_units + square_noise.draw(source)
+            var_u = clamp_fraction(Fraction(noisy_s2, noisy_n) - Fraction(noisy_s1, noisy_n) ** 2, 0, top)
+            return exact_value(var_u * step**2)
+
+        return draw
+
+
+prepare_variance = public_function(
+    Variance.prepare, "prepare_variance",
+    """Validate and price a bounded variance; nothing is drawn until ``.execute(rng)``.""")
+variance = release_function(prepare_variance, "variance", """Release the population variance of ``data`` clamped \
+to ``bounds``; see the module docstring.""")

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from securedp import ChaChaSource, discrete_laplace
+from securedp import ChaChaSource
+from securedp.hazmat.samplers import discrete_laplace
 from securedp.audit.selftest import CASES, MIN_EXPECTED, chi2_sf, g_test, merge_bins, run_case
 
 

@@ -1,12 +1,11 @@
 """Watch every release the project's examples make, and check each one bounds a person's rows correctly.
 
-:func:`watching` replaces each ``prepare_*`` release function (count, sum,
-mean, variance, histogram, quantiles; median and quantile go through
-quantiles) in every loaded ``securedp`` module by a wrapper that records the
-data, the ``ids`` and ``max_contributions`` of the call, then calls the
-original (also where a module-level dispatch table holds it). Whatever path
+:func:`watching` records the data, the ``ids`` and ``max_contributions`` of
+every statistic's release (count, sum, mean, variance, histogram, median,
+quantile, quantiles) at the one place all of them pass through,
+:meth:`securedp.mechanisms.statistic.Statistic.prepare_data`. Whatever path
 an example takes (the module functions, a ``Session``, the command's
-``Query``), the release passes through one of them.
+``Query``), the release is seen there.
 
 :func:`unsafe` checks a recorded call against the shipped example dataset,
 whose people have up to four rows: a release over a column of that dataset
@@ -21,19 +20,16 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import inspect
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
 from securedp.cli.example_data import PATH as EXAMPLE
-
-PREPARERS = ("prepare_count", "prepare_sum", "prepare_mean", "prepare_variance", "prepare_histogram", "prepare_quantiles")
+from securedp.mechanisms.statistic import Statistic
 
 
 @dataclass(frozen=True)
@@ -112,52 +108,23 @@ def unsafe(seen: Seen) -> str | None:
 
 @contextlib.contextmanager
 def watching() -> Iterator[list[Seen]]:
-    """Record every release prepared inside the ``with`` block (the list is filled as they happen)."""
+    """Record every release prepared inside the ``with`` block (the list is filled as they happen).
+
+    Every statistic is defined once, as a :class:`~securedp.mechanisms.statistic.Statistic`,
+    and whatever path a release takes (a module function, a ``Session``
+    method, the command's ``Query``) its data reaches
+    :meth:`~securedp.mechanisms.statistic.Statistic.prepare_data`: that one
+    method is watched.
+    """
     seen: list[Seen] = []
-    patched: list[tuple[object, str, object]] = []
-    wrappers: dict[int, Callable[..., Any]] = {}
-    for module in list(sys.modules.values()):
-        if not getattr(module, "__name__", "").startswith("securedp"):
-            continue
-        for name in PREPARERS:
-            function = getattr(module, name, None)
-            if not callable(function) or getattr(function, "__wrapped_release__", False):
-                continue
-            if id(function) not in wrappers:
-                wrappers[id(function)] = _wrap(name, function, seen)
-            patched.append((module, name, function))
-    for module, name, function in patched:
-        setattr(module, name, wrappers[id(function)])
-    tables: list[tuple[dict[Any, Any], Any, object]] = []  # dispatch tables such as audit.query.STATISTICS
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("securedp"):
-            for table in [v for v in vars(module).values() if isinstance(v, dict)]:
-                for key, value in list(table.items()):
-                    if callable(value) and id(value) in wrappers:
-                        tables.append((table, key, value))
-                        table[key] = wrappers[id(value)]
+    original = Statistic.prepare_data
+
+    def watched(self: Statistic[Any], data: Any, ids: Any = None) -> Any:
+        seen.append(Seen(f"prepare_{type(self).statistic}", data, ids, self.max_contributions))
+        return original(self, data, ids)
+
+    Statistic.prepare_data = watched  # type: ignore[method-assign]
     try:
         yield seen
     finally:
-        for module, name, function in patched:
-            setattr(module, name, function)
-        for table, key, value in tables:
-            table[key] = value
-
-
-def _wrap(name: str, original: Callable[..., Any], seen: list[Seen]) -> Callable[..., Any]:
-    signature = inspect.signature(original)
-
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError:
-            return original(*args, **kwargs)  # let the function report its own usage error
-        bound.apply_defaults()
-        arguments = bound.arguments
-        seen.append(Seen(name, arguments.get("data"), arguments.get("ids"), arguments.get("max_contributions", 1)))
-        return original(*args, **kwargs)
-
-    wrapper.__wrapped_release__ = True  # type: ignore[attr-defined]
-    wrapper.__name__ = name
-    return wrapper
+        Statistic.prepare_data = original  # type: ignore[method-assign]

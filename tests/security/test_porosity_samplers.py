@@ -29,6 +29,7 @@ from fractions import Fraction
 import numpy as np
 
 import securedp
+from securedp.hazmat import samplers
 from _audit import certified_violations
 
 EPSILON = 1.0
@@ -52,8 +53,8 @@ def audit_release(releases0: list, releases1: list):
 
 def test_discrete_laplace_releases_pass_the_porosity_audit():
     """``x + discrete_laplace(1 / epsilon)``: integers only, and no event certified for x0 = 0 versus x1 = 1."""
-    noise0 = securedp.discrete_laplace(Fraction(1) / Fraction(EPSILON), size=N)
-    noise1 = securedp.discrete_laplace(Fraction(1) / Fraction(EPSILON), size=N)
+    noise0 = samplers.discrete_laplace(Fraction(1) / Fraction(EPSILON), size=N)
+    noise1 = samplers.discrete_laplace(Fraction(1) / Fraction(EPSILON), size=N)
     assert noise0.dtype == np.int64 and noise1.dtype == np.int64
     releases0, releases1 = (0 + noise0).tolist(), (1 + noise1).tolist()
     assert all(type(v) is int for v in releases0 + releases1)  # one lattice, the integers, for both inputs

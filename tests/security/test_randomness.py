@@ -36,6 +36,7 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource, SystemSource
+from securedp.hazmat import samplers
 
 SEED = bytes(range(32))
 
@@ -43,25 +44,25 @@ SEED = bytes(range(32))
 # plans are built (not fetched from a cache) inside the tests below; the large ones take the
 # levelled, object-array and long-table paths.
 SAMPLERS = [
-    ("bernoulli", lambda size, rng: securedp.bernoulli(Fraction(3, 11), size, rng=rng)),
-    ("bernoulli_exp", lambda size, rng: securedp.bernoulli_exp(Fraction(5, 13), size, rng=rng)),
-    ("uniform_below", lambda size, rng: securedp.uniform_below(1000003, size, rng=rng)),
-    ("uniform_below_huge", lambda size, rng: securedp.uniform_below(2**70 + 1, size, rng=rng)),
-    ("geometric_scale", lambda size, rng: securedp.geometric(Fraction(29, 3), size, rng=rng)),
-    ("geometric_p", lambda size, rng: securedp.geometric(size=size, p=Fraction(1, 1009), rng=rng)),
-    ("discrete_laplace", lambda size, rng: securedp.discrete_laplace(Fraction(97, 7), size, rng=rng)),
-    ("discrete_laplace_large", lambda size, rng: securedp.discrete_laplace(10**6 + 3, size, rng=rng)),
-    ("discrete_gaussian", lambda size, rng: securedp.discrete_gaussian(Fraction(23, 3), size, rng=rng)),
-    ("discrete_gaussian_variance", lambda size, rng: securedp.discrete_gaussian(size=size, variance=2, rng=rng)),
-    ("discrete_gaussian_large", lambda size, rng: securedp.discrete_gaussian(1003, size, rng=rng)),
+    ("bernoulli", lambda size, rng: samplers.bernoulli(Fraction(3, 11), size, rng=rng)),
+    ("bernoulli_exp", lambda size, rng: samplers.bernoulli_exp(Fraction(5, 13), size, rng=rng)),
+    ("uniform_below", lambda size, rng: samplers.uniform_below(1000003, size, rng=rng)),
+    ("uniform_below_huge", lambda size, rng: samplers.uniform_below(2**70 + 1, size, rng=rng)),
+    ("geometric_scale", lambda size, rng: samplers.geometric(Fraction(29, 3), size, rng=rng)),
+    ("geometric_p", lambda size, rng: samplers.geometric(size=size, p=Fraction(1, 1009), rng=rng)),
+    ("discrete_laplace", lambda size, rng: samplers.discrete_laplace(Fraction(97, 7), size, rng=rng)),
+    ("discrete_laplace_large", lambda size, rng: samplers.discrete_laplace(10**6 + 3, size, rng=rng)),
+    ("discrete_gaussian", lambda size, rng: samplers.discrete_gaussian(Fraction(23, 3), size, rng=rng)),
+    ("discrete_gaussian_variance", lambda size, rng: samplers.discrete_gaussian(size=size, variance=2, rng=rng)),
+    ("discrete_gaussian_large", lambda size, rng: samplers.discrete_gaussian(1003, size, rng=rng)),
 ]
 SAMPLER_IDS = [name for name, _ in SAMPLERS]
 
 
 def laplace_noise(rng=None) -> tuple[list[int], list[int]]:
     """64 scalar draws and a batch of 64 of discrete Laplace noise at scale 10."""
-    scalars = [securedp.discrete_laplace(10, rng=rng) for _ in range(64)]
-    return scalars, securedp.discrete_laplace(10, size=64, rng=rng).tolist()
+    scalars = [samplers.discrete_laplace(10, rng=rng) for _ in range(64)]
+    return scalars, samplers.discrete_laplace(10, size=64, rng=rng).tolist()
 
 
 def seed_insecure_generators(seed: int) -> None:
@@ -120,7 +121,7 @@ def test_parent_and_child_draw_different_noise_after_fork():
     ``numpy.random``'s global generator, which does repeat across ``fork()``,
     is the negative control: the same comparison finds it identical.
     """
-    securedp.discrete_laplace(10)  # fill the default source's buffer and its scale-10 pool
+    samplers.discrete_laplace(10)  # fill the default source's buffer and its scale-10 pool
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: send its noise and exit without running pytest's teardown

@@ -47,6 +47,7 @@ import numpy as np
 import pytest
 
 import securedp
+from securedp.hazmat import samplers
 from _audit import certified_violations, rank_correlation
 
 EPSILON = 1.0
@@ -175,9 +176,9 @@ GAUSSIAN_CONTROL_PAIRS = 80_000
 @pytest.mark.slow
 @pytest.mark.parametrize("sensitivity", LAPLACE_CASES)
 def test_discrete_laplace_time_reveals_nothing(sensitivity):
-    """Scalar ``securedp.discrete_laplace(Δ / ε)`` (default source, pooled) passes both audits."""
+    """Scalar ``samplers.discrete_laplace(Δ / ε)`` (default source, pooled) passes both audits."""
     scale = Fraction(sensitivity) / Fraction(EPSILON)
-    violations, rho = audit(lambda: securedp.discrete_laplace(scale), sensitivity, PAIRS)
+    violations, rho = audit(lambda: samplers.discrete_laplace(scale), sensitivity, PAIRS)
     assert violations == []
     assert abs(rho) < RHO_BOUND
 
@@ -194,9 +195,9 @@ def test_cks_discrete_laplace_control_is_caught(sensitivity, pairs):
 @pytest.mark.slow
 @pytest.mark.parametrize("sigma,sensitivity", GAUSSIAN_CASES)
 def test_discrete_gaussian_time_reveals_nothing(sigma, sensitivity):
-    """Scalar ``securedp.discrete_gaussian(sigma)`` adds no privacy loss through time."""
+    """Scalar ``samplers.discrete_gaussian(sigma)`` adds no privacy loss through time."""
     loss = gaussian_value_loss(sigma, sensitivity)
-    violations, rho = audit(lambda: securedp.discrete_gaussian(sigma), sensitivity, PAIRS, loss)
+    violations, rho = audit(lambda: samplers.discrete_gaussian(sigma), sensitivity, PAIRS, loss)
     assert violations == []
     assert abs(rho) < RHO_BOUND
 
@@ -268,7 +269,7 @@ def naive_vector_geometric(scale: int, n: int) -> np.ndarray:
 @pytest.mark.slow
 def test_batch_time_does_not_track_values():
     """The time of ``discrete_laplace(10, size=1000)`` correlates with neither sum nor max of |values|."""
-    runtimes, sums, maxima = batch_timings(lambda: securedp.discrete_laplace(10, size=BATCH))
+    runtimes, sums, maxima = batch_timings(lambda: samplers.discrete_laplace(10, size=BATCH))
     assert abs(rank_correlation(runtimes, sums)) < BATCH_RHO_BOUND
     assert abs(rank_correlation(runtimes, maxima)) < BATCH_RHO_BOUND
 

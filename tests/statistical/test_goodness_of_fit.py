@@ -41,6 +41,7 @@ from securedp.hazmat.samplers.decide import Thresholds
 from securedp.hazmat.samplers.discrete_gaussian import DiscreteGaussianPlan
 from securedp.hazmat.samplers.discrete_laplace import DiscreteLaplacePlan
 from securedp.hazmat.samplers.geometric import ExpRatio, GeometricPlan
+from securedp.hazmat import samplers
 
 # The package re-exports functions under the names of their modules: fetch the modules themselves.
 bernoulli_module = importlib.import_module("securedp.hazmat.samplers.bernoulli")
@@ -71,40 +72,40 @@ def _case(name: str, law: Law, draw: Draw, n_batch: int = N_BATCH) -> Any:
 
 def _laplace(scale: Any) -> Any:
     return _case(f"laplace-{scale}", DiscreteLaplace(Fraction(scale)),
-                 lambda **kw: securedp.discrete_laplace(scale, **kw))
+                 lambda **kw: samplers.discrete_laplace(scale, **kw))
 
 
 def _gaussian(sigma: Any) -> Any:
     return _case(f"gaussian-sigma-{sigma}", DiscreteGaussian(Fraction(sigma) ** 2),
-                 lambda **kw: securedp.discrete_gaussian(sigma, **kw))
+                 lambda **kw: samplers.discrete_gaussian(sigma, **kw))
 
 
 def _geometric_scale(scale: Any, n_batch: int = N_BATCH) -> Any:
     return _case(f"geometric-scale-{scale}", Geometric(scale=Fraction(scale)),
-                 lambda **kw: securedp.geometric(scale, **kw), n_batch)
+                 lambda **kw: samplers.geometric(scale, **kw), n_batch)
 
 
 def _geometric_p(p: Any) -> Any:
-    return _case(f"geometric-p-{p}", Geometric(p=Fraction(p)), lambda **kw: securedp.geometric(p=p, **kw))
+    return _case(f"geometric-p-{p}", Geometric(p=Fraction(p)), lambda **kw: samplers.geometric(p=p, **kw))
 
 
 def _bernoulli(p: Any) -> Any:
-    return _case(f"bernoulli-{p}", Bernoulli.rational(Fraction(p)), lambda **kw: securedp.bernoulli(p, **kw))
+    return _case(f"bernoulli-{p}", Bernoulli.rational(Fraction(p)), lambda **kw: samplers.bernoulli(p, **kw))
 
 
 def _bernoulli_exp(x: Any) -> Any:
-    return _case(f"bernoulli_exp-{x}", Bernoulli.exp_neg(Fraction(x)), lambda **kw: securedp.bernoulli_exp(x, **kw))
+    return _case(f"bernoulli_exp-{x}", Bernoulli.exp_neg(Fraction(x)), lambda **kw: samplers.bernoulli_exp(x, **kw))
 
 
 def _uniform(n: int, n_batch: int = N_BATCH) -> Any:
-    return _case(f"uniform-{n}", Uniform(n), lambda **kw: securedp.uniform_below(n, **kw), n_batch)
+    return _case(f"uniform-{n}", Uniform(n), lambda **kw: samplers.uniform_below(n, **kw), n_batch)
 
 
 CASES = [
     *(_laplace(s) for s in (Fraction(1, 1000), "0.3", 1, 10, "7/3", 1000, 10**6, 10**12)),
     *(_gaussian(s) for s in ("0.1", 1, 10, 1000)),
     _case("gaussian-variance-2", DiscreteGaussian(Fraction(2)),
-          lambda **kw: securedp.discrete_gaussian(variance=2, **kw)),
+          lambda **kw: samplers.discrete_gaussian(variance=2, **kw)),
     *(_geometric_scale(s) for s in ("0.5", "7/3", 10, 1000, 10**9)),
     _geometric_scale(2**60, n_batch=50_000),  # past 2**55: the Python-int (object) path
     *(_geometric_p(p) for p in ("0.5", "1/3", "1e-3", "0.999", 1)),
@@ -273,12 +274,12 @@ def test_laplace_top_branch_at_narrow_width_is_exact(top_branch_calls: list[int]
 
 
 def test_gof_rejects_laplace_with_scale_5_percent_too_large() -> None:
-    samples = securedp.discrete_laplace("10.5", size=N_BATCH, rng=seeded("meta-laplace"))
+    samples = samplers.discrete_laplace("10.5", size=N_BATCH, rng=seeded("meta-laplace"))
     assert gof_pvalue(samples, DiscreteLaplace(Fraction(10))) < ALPHA
 
 
 def test_gof_rejects_gaussian_with_sigma_5_percent_too_large() -> None:
-    samples = securedp.discrete_gaussian("10.5", size=N_BATCH, rng=seeded("meta-gaussian"))
+    samples = samplers.discrete_gaussian("10.5", size=N_BATCH, rng=seeded("meta-gaussian"))
     assert gof_pvalue(samples, DiscreteGaussian(Fraction(100))) < ALPHA
 
 
@@ -308,7 +309,7 @@ def test_gof_rejects_one_impossible_value_hidden_in_a_pooled_tail() -> None:
     zeros[123] = 1
     assert gof_pvalue(zeros, DiscreteLaplace(Fraction(1, 1000))) < ALPHA
     assert gof_pvalue(zeros, Bernoulli.rational(Fraction(0))) < ALPHA
-    laplace = securedp.discrete_laplace(10, size=N_SCALAR, rng=seeded("meta-outlier"))
+    laplace = samplers.discrete_laplace(10, size=N_SCALAR, rng=seeded("meta-outlier"))
     laplace[7] = -2000
     assert gof_pvalue(laplace, DiscreteLaplace(Fraction(10))) < ALPHA
 

@@ -16,6 +16,7 @@ import pytest
 import securedp
 from securedp import ChaChaSource
 from securedp.hazmat.exact.rational import to_rational
+from securedp.hazmat import samplers
 
 
 def short_id(value: Any) -> str:
@@ -31,14 +32,14 @@ def rng() -> ChaChaSource:
 
 # Every real-valued parameter of every sampler, as (name in messages, call with that parameter).
 PARAMETERS: list[tuple[str, Callable[[Any], Any]]] = [
-    ("scale", lambda v: securedp.discrete_laplace(v, rng=rng())),
-    ("sigma", lambda v: securedp.discrete_gaussian(v, rng=rng())),
-    ("variance", lambda v: securedp.discrete_gaussian(variance=v, rng=rng())),
-    ("scale", lambda v: securedp.geometric(v, rng=rng())),
-    ("p", lambda v: securedp.geometric(p=v, rng=rng())),
-    ("p", lambda v: securedp.bernoulli(v, rng=rng())),
-    ("x", lambda v: securedp.bernoulli_exp(v, rng=rng())),
-    ("n", lambda v: securedp.uniform_below(v, rng=rng())),
+    ("scale", lambda v: samplers.discrete_laplace(v, rng=rng())),
+    ("sigma", lambda v: samplers.discrete_gaussian(v, rng=rng())),
+    ("variance", lambda v: samplers.discrete_gaussian(variance=v, rng=rng())),
+    ("scale", lambda v: samplers.geometric(v, rng=rng())),
+    ("p", lambda v: samplers.geometric(p=v, rng=rng())),
+    ("p", lambda v: samplers.bernoulli(v, rng=rng())),
+    ("x", lambda v: samplers.bernoulli_exp(v, rng=rng())),
+    ("n", lambda v: samplers.uniform_below(v, rng=rng())),
 ]
 PARAMETER_IDS = ["laplace-scale", "gaussian-sigma", "gaussian-variance", "geometric-scale", "geometric-p",
                  "bernoulli-p", "bernoulli_exp-x", "uniform-n"]
@@ -63,12 +64,12 @@ def test_non_numbers_and_non_finite_values_are_refused(name: str, call: Callable
 
 @pytest.mark.parametrize("value", [True, None, 1 + 2j, object()], ids=short_id)
 def test_wrong_types_raise_type_error(value: Any) -> None:
-    _raises_naming("scale", lambda: securedp.discrete_laplace(value), (TypeError,))
+    _raises_naming("scale", lambda: samplers.discrete_laplace(value), (TypeError,))
 
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, "abc", "1e999999", decimal.Decimal("1e-999999")], ids=short_id)
 def test_bad_numbers_raise_value_error(value: Any) -> None:
-    _raises_naming("scale", lambda: securedp.discrete_laplace(value), (ValueError,))
+    _raises_naming("scale", lambda: samplers.discrete_laplace(value), (ValueError,))
 
 
 POSITIVE = [p for p in zip(PARAMETER_IDS, PARAMETERS) if p[0] in
@@ -83,37 +84,37 @@ def test_scales_must_be_positive(name: str, call: Callable[[Any], Any], value: A
 
 @pytest.mark.parametrize("value", [-1, "-1/3", Fraction(3, 2), 2, "1.0000001", -1e-300], ids=short_id)
 def test_probabilities_must_lie_in_0_1(value: Any) -> None:
-    _raises_naming("p", lambda: securedp.bernoulli(value), (ValueError,))
-    _raises_naming("p", lambda: securedp.geometric(p=value), (ValueError,))
+    _raises_naming("p", lambda: samplers.bernoulli(value), (ValueError,))
+    _raises_naming("p", lambda: samplers.geometric(p=value), (ValueError,))
 
 
 def test_geometric_success_probability_must_be_positive() -> None:
-    _raises_naming("p", lambda: securedp.geometric(p=0), (ValueError,))
+    _raises_naming("p", lambda: samplers.geometric(p=0), (ValueError,))
 
 
 @pytest.mark.parametrize("value", [-1, "-0.01", Fraction(-1, 10**9)], ids=short_id)
 def test_bernoulli_exp_needs_non_negative_x(value: Any) -> None:
-    _raises_naming("x", lambda: securedp.bernoulli_exp(value), (ValueError,))
+    _raises_naming("x", lambda: samplers.bernoulli_exp(value), (ValueError,))
 
 
 @pytest.mark.parametrize("value", [0, -1, -(2**80), "2.5", Fraction(7, 2), 1.5], ids=short_id)
 def test_uniform_below_needs_an_integer_at_least_one(value: Any) -> None:
-    _raises_naming("n", lambda: securedp.uniform_below(value), (ValueError,))
+    _raises_naming("n", lambda: samplers.uniform_below(value), (ValueError,))
 
 
 @pytest.mark.parametrize("value", [3, "3", 3.0, Fraction(6, 2), np.int64(3), gmpy2.mpz(3), decimal.Decimal("3.00")],
                          ids=short_id)
 def test_uniform_below_accepts_integral_values_of_any_type(value: Any) -> None:
-    assert securedp.uniform_below(value, size=50, rng=rng()).max() <= 2
+    assert samplers.uniform_below(value, size=50, rng=rng()).max() <= 2
 
 
 SIZED = [
-    lambda size: securedp.discrete_laplace(1, size, rng=rng()),
-    lambda size: securedp.discrete_gaussian(1, size, rng=rng()),
-    lambda size: securedp.geometric(1, size, rng=rng()),
-    lambda size: securedp.bernoulli("0.5", size, rng=rng()),
-    lambda size: securedp.bernoulli_exp(1, size, rng=rng()),
-    lambda size: securedp.uniform_below(5, size, rng=rng()),
+    lambda size: samplers.discrete_laplace(1, size, rng=rng()),
+    lambda size: samplers.discrete_gaussian(1, size, rng=rng()),
+    lambda size: samplers.geometric(1, size, rng=rng()),
+    lambda size: samplers.bernoulli("0.5", size, rng=rng()),
+    lambda size: samplers.bernoulli_exp(1, size, rng=rng()),
+    lambda size: samplers.uniform_below(5, size, rng=rng()),
 ]
 
 
@@ -127,20 +128,20 @@ def test_bad_sizes_are_refused(call: Callable[[Any], Any]) -> None:
 
 
 def test_gaussian_takes_exactly_one_of_sigma_and_variance() -> None:
-    for call in (lambda: securedp.discrete_gaussian(), lambda: securedp.discrete_gaussian(1, variance=1)):
+    for call in (lambda: samplers.discrete_gaussian(), lambda: samplers.discrete_gaussian(1, variance=1)):
         _raises_naming("sigma", call, (TypeError,))
         _raises_naming("variance", call, (TypeError,))
 
 
 def test_geometric_takes_exactly_one_of_scale_and_p() -> None:
-    for call in (lambda: securedp.geometric(), lambda: securedp.geometric(1, p="0.5")):
+    for call in (lambda: samplers.geometric(), lambda: samplers.geometric(1, p="0.5")):
         _raises_naming("scale", call, (TypeError,))
         _raises_naming("p", call, (TypeError,))
 
 
 @pytest.mark.parametrize("bad", [np.random.default_rng(0), 42, b"\x00" * 32, "system"], ids=short_id)
 def test_rng_must_be_a_random_source(bad: Any) -> None:
-    _raises_naming("rng", lambda: securedp.discrete_laplace(1, rng=bad), (TypeError,))
+    _raises_naming("rng", lambda: samplers.discrete_laplace(1, rng=bad), (TypeError,))
 
 
 # --- exact parsing ----------------------------------------------------------------------------------
@@ -187,5 +188,5 @@ def test_float_and_decimal_string_mean_different_numbers() -> None:
 
 @pytest.mark.parametrize("text", ["1e999999", "-1e-999999", "1e10001", "5E+1000000000"])
 def test_huge_decimal_exponents_are_refused_quickly(text: str) -> None:
-    _raises_naming("scale", lambda: securedp.discrete_laplace(text), (ValueError,))
-    _raises_naming("scale", lambda: securedp.discrete_laplace(decimal.Decimal(text)), (ValueError,))
+    _raises_naming("scale", lambda: samplers.discrete_laplace(text), (ValueError,))
+    _raises_naming("scale", lambda: samplers.discrete_laplace(decimal.Decimal(text)), (ValueError,))

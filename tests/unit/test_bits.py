@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import securedp
 from securedp import ChaChaSource, SystemSource
 from securedp.hazmat.bits import default_source, resolve_source, seed_commitment
+from securedp.hazmat import samplers
 
 system_module = importlib.import_module("securedp.hazmat.bits.system")
 chacha_module = importlib.import_module("securedp.hazmat.bits.chacha")
@@ -43,16 +44,16 @@ KAT_AUDIT_SUBSTREAM = "c5f28684524c44cd"
 KAT_COMMITMENT = "86892427c248a439a77c6cf9ee746a7555efc251c558dfe9ac29368fc5865df3"
 KAT_LAPLACE_10 = [-19, -1, 6, -7, 7, 2, -7, -38, -49, -8]
 KAT_SAMPLERS = {
-    "discrete_gaussian(3)": (lambda r: securedp.discrete_gaussian(3, size=8, rng=r), [-1, 1, 0, -4, -3, -5, 0, -3]),
-    "geometric(p='1/3')": (lambda r: securedp.geometric(p="1/3", size=8, rng=r), [0, 3, 1, 0, 6, 5, 3, 0]),
-    "uniform_below(1000)": (lambda r: securedp.uniform_below(1000, size=8, rng=r),
+    "discrete_gaussian(3)": (lambda r: samplers.discrete_gaussian(3, size=8, rng=r), [-1, 1, 0, -4, -3, -5, 0, -3]),
+    "geometric(p='1/3')": (lambda r: samplers.geometric(p="1/3", size=8, rng=r), [0, 3, 1, 0, 6, 5, 3, 0]),
+    "uniform_below(1000)": (lambda r: samplers.uniform_below(1000, size=8, rng=r),
                             [576, 162, 107, 796, 565, 221, 114, 537]),
-    "uniform_below(2**70 + 3)": (lambda r: securedp.uniform_below(2**70 + 3, size=3, rng=r),
+    "uniform_below(2**70 + 3)": (lambda r: samplers.uniform_below(2**70 + 3, size=3, rng=r),
                                  [1037620387042797573969, 444303949737827453656, 621940895727639215699]),
-    "discrete_gaussian(variance=2)": (lambda r: securedp.discrete_gaussian(variance=2, size=8, rng=r),
+    "discrete_gaussian(variance=2)": (lambda r: samplers.discrete_gaussian(variance=2, size=8, rng=r),
                                       [-1, 0, 0, -2, 1, 0, 0, 2]),
-    "bernoulli('1/3')": (lambda r: securedp.bernoulli("1/3", size=8, rng=r), [0, 1, 1, 0, 0, 1, 1, 0]),
-    "bernoulli_exp(1)": (lambda r: securedp.bernoulli_exp(1, size=8, rng=r), [0, 1, 1, 0, 0, 1, 1, 0]),
+    "bernoulli('1/3')": (lambda r: samplers.bernoulli("1/3", size=8, rng=r), [0, 1, 1, 0, 0, 1, 1, 0]),
+    "bernoulli_exp(1)": (lambda r: samplers.bernoulli_exp(1, size=8, rng=r), [0, 1, 1, 0, 0, 1, 1, 0]),
 }
 
 
@@ -61,7 +62,7 @@ def test_securedp_known_answers() -> None:
     assert rng.words(4).tolist() == KAT_WORDS
     assert ChaChaSource(KAT_SEED).substream("audit").random_bytes(8).hex() == KAT_AUDIT_SUBSTREAM
     assert ChaChaSource(KAT_SEED).seed_commitment == KAT_COMMITMENT == seed_commitment(KAT_SEED)
-    assert securedp.discrete_laplace(10, size=10, rng=ChaChaSource(bytes(32))).tolist() == KAT_LAPLACE_10
+    assert samplers.discrete_laplace(10, size=10, rng=ChaChaSource(bytes(32))).tolist() == KAT_LAPLACE_10
 
 
 @pytest.mark.parametrize("name", sorted(KAT_SAMPLERS))
@@ -239,7 +240,7 @@ def test_resolve_source_defaults_to_one_process_wide_system_source() -> None:
     chacha = ChaChaSource(KAT_SEED)
     assert resolve_source(chacha) is chacha
     before = default_source().bytes_served
-    securedp.discrete_laplace(10, size=10)
+    samplers.discrete_laplace(10, size=10)
     assert default_source().bytes_served > before
 
 
@@ -254,8 +255,8 @@ def test_fork_gives_the_child_fresh_bytes_and_empty_pools() -> None:
     """Without the at-fork hook the child would serve the parent's buffered bytes and pooled noise."""
     rng = SystemSource()
     rng.random_bytes(8)  # fill the buffer
-    securedp.discrete_laplace(10, rng=rng)  # fill a pool
-    securedp.discrete_laplace(10)  # and one of the default source
+    samplers.discrete_laplace(10, rng=rng)  # fill a pool
+    samplers.discrete_laplace(10)  # and one of the default source
     assert rng.pools and default_source().pools
     read_end, write_end = os.pipe()
     pid = os.fork()

@@ -9,6 +9,7 @@ import pytest
 
 import securedp
 from securedp.hazmat.exact.rational import to_rational
+from securedp.hazmat import samplers
 
 LONG_IS_WIDER = np.finfo(np.longdouble).nmant > np.finfo(np.float64).nmant
 
@@ -26,8 +27,8 @@ def test_longdouble_keeps_its_low_bits():
     assert to_rational(x, "scale") == 1 + Fraction(1, 2**60)
     assert to_rational(x, "scale") != to_rational(np.float64(x), "scale")
     # a scale given as longdouble is the scale used: its plan is the exact rational's plan
-    a = securedp.discrete_laplace(x, size=50, rng=securedp.ChaChaSource(bytes(32)))
-    b = securedp.discrete_laplace(1 + Fraction(1, 2**60), size=50, rng=securedp.ChaChaSource(bytes(32)))
+    a = samplers.discrete_laplace(x, size=50, rng=securedp.ChaChaSource(bytes(32)))
+    b = samplers.discrete_laplace(1 + Fraction(1, 2**60), size=50, rng=securedp.ChaChaSource(bytes(32)))
     assert np.array_equal(a, b)
 
 

@@ -44,6 +44,7 @@ from securedp import ChaChaSource
 from securedp.hazmat.exact.interval import Real
 from securedp.hazmat.samplers.decide import Thresholds
 from securedp.hazmat.samplers.geometric import ExpRatio, GeometricPlan, RationalRatio
+from securedp.hazmat import samplers
 
 ALPHA = 1e-9
 N = 2000
@@ -182,7 +183,7 @@ def _median_point(scale: Fraction) -> int:
 @example(e=1400, offset=7)
 def test_uniform_below_sweep(e: int, offset: int) -> None:
     n = 2**e + offset
-    values = securedp.uniform_below(n, size=N, rng=seed_of("uniform", n))
+    values = samplers.uniform_below(n, size=N, rng=seed_of("uniform", n))
     assert values.dtype == (np.int64 if n <= INT63 else object)
     vs = ints(values)
     assert all(0 <= v < n for v in vs)
@@ -200,7 +201,7 @@ def test_uniform_below_sweep(e: int, offset: int) -> None:
 @example(p=1 - Fraction(1, 2**200))
 @example(p=Fraction(1, 10**400))
 def test_bernoulli_sweep(p: Fraction) -> None:
-    values = securedp.bernoulli(p, size=N, rng=seed_of("bernoulli", p))
+    values = samplers.bernoulli(p, size=N, rng=seed_of("bernoulli", p))
     assert values.dtype == np.int64
     assert set(ints(values)) <= {0, 1}
     check_count(int(values.sum()), N, p, p, f"bernoulli {p}")
@@ -213,7 +214,7 @@ def test_bernoulli_sweep(p: Fraction) -> None:
 @example(x=Fraction(10**400 + 1, 10**400))
 @example(x=Fraction(1, 10**400))
 def test_bernoulli_exp_sweep(x: Fraction) -> None:
-    values = securedp.bernoulli_exp(x, size=N, rng=seed_of("bernoulli_exp", x))
+    values = samplers.bernoulli_exp(x, size=N, rng=seed_of("bernoulli_exp", x))
     assert values.dtype == np.int64
     assert set(ints(values)) <= {0, 1}
     lo, hi = exp_neg(x)
@@ -239,7 +240,7 @@ def _check_geometric(values: np.ndarray, scale: Fraction, survival: Callable[[in
 @example(scale=Fraction(2**56) - 1)
 @example(scale=Fraction(2**57))
 def test_geometric_scale_sweep(scale: Fraction) -> None:
-    values = securedp.geometric(scale, size=N, rng=seed_of("geometric", scale))
+    values = samplers.geometric(scale, size=N, rng=seed_of("geometric", scale))
     check_dtype(values, scale)
     _check_geometric(values, scale, lambda m: exp_neg(Fraction(m) / scale), f"geometric({scale})")
 
@@ -252,7 +253,7 @@ def test_geometric_scale_sweep(scale: Fraction) -> None:
 @example(p=Fraction(6, 7))
 @example(p=Fraction(1, 10**20))
 def test_geometric_p_sweep(p: Fraction) -> None:
-    values = securedp.geometric(p=p, size=N, rng=seed_of("geometric-p", p))
+    values = samplers.geometric(p=p, size=N, rng=seed_of("geometric-p", p))
     # The scale 1/ln(1/(1-p)) lies between 1/p - 1 and 1/p.
     check_dtype(values, 1 / p - 1, 1 / p)
     _check_geometric(values, 1 / p - 1, lambda m: power(1 - p, m), f"geometric(p={p})")
@@ -264,7 +265,7 @@ def test_geometric_p_sweep(p: Fraction) -> None:
 @example(scale=Fraction(1, 2**60))
 @example(scale=Fraction(10**21))
 def test_discrete_laplace_sweep(scale: Fraction) -> None:
-    values = securedp.discrete_laplace(scale, size=N, rng=seed_of("laplace", scale))
+    values = samplers.discrete_laplace(scale, size=N, rng=seed_of("laplace", scale))
     check_dtype(values, scale)
     vs = ints(values)
     q_lo, q_hi = exp_neg(1 / scale)
@@ -316,7 +317,7 @@ def _gaussian_tail(sigma: Fraction, m: int) -> tuple[float, float]:
 @example(sigma=Fraction(1, 2**60))
 @example(sigma=Fraction(10**17))
 def test_discrete_gaussian_sweep(sigma: Fraction) -> None:
-    values = securedp.discrete_gaussian(sigma, size=N, rng=seed_of("gaussian", sigma))
+    values = samplers.discrete_gaussian(sigma, size=N, rng=seed_of("gaussian", sigma))
     check_dtype(values, sigma, sigma + 1)  # the proposal's scale is floor(sigma) + 1
     vs = ints(values)
     pos, neg = sum(v > 0 for v in vs), sum(v < 0 for v in vs)
@@ -335,7 +336,7 @@ def test_discrete_gaussian_sweep(sigma: Fraction) -> None:
 
 def test_geometric_2_70_is_non_negative_with_the_right_top_bits() -> None:
     """Issue 8 item 1: ~31% negative values before (int64 accumulation past 2**63)."""
-    values = securedp.geometric(2**70, size=200_000, rng=ChaChaSource(bytes([70]) * 32))
+    values = samplers.geometric(2**70, size=200_000, rng=ChaChaSource(bytes([70]) * 32))
     assert values.dtype == object
     vs = ints(values)
     assert min(vs) >= 0
@@ -347,7 +348,7 @@ def test_geometric_2_70_is_non_negative_with_the_right_top_bits() -> None:
 def test_geometric_p_1e_20() -> None:
     """The planning log of 1 - p rounded to 0 at 53 bits: 72 digits into int64, negatives."""
     p = Fraction(1, 10**20)
-    values = securedp.geometric(p="1e-20", size=N, rng=ChaChaSource(bytes([20]) * 32))
+    values = samplers.geometric(p="1e-20", size=N, rng=ChaChaSource(bytes([20]) * 32))
     assert values.dtype == object
     vs = ints(values)
     assert min(vs) >= 0
@@ -378,10 +379,10 @@ def test_sum_with_a_fine_lattice_keeps_its_noise_law() -> None:
 
 
 @pytest.mark.parametrize("call", [
-    lambda rng: securedp.geometric(2**70, rng=rng),
-    lambda rng: securedp.geometric(p="1e-20", rng=rng),
-    lambda rng: abs(securedp.discrete_laplace(2**70, rng=rng)),
-    lambda rng: abs(securedp.discrete_gaussian(2**70, rng=rng)),
+    lambda rng: samplers.geometric(2**70, rng=rng),
+    lambda rng: samplers.geometric(p="1e-20", rng=rng),
+    lambda rng: abs(samplers.discrete_laplace(2**70, rng=rng)),
+    lambda rng: abs(samplers.discrete_gaussian(2**70, rng=rng)),
 ])
 def test_scalar_draws_at_large_scales_are_python_ints(call: Callable[[ChaChaSource], Any]) -> None:
     """The pooled scalar path serves the same values: Python ints, never a wrapped int64."""
@@ -436,14 +437,14 @@ def _timed(call: Callable[[], Any]) -> tuple[float, Any]:
 
 
 @pytest.mark.parametrize("name, call", [
-    ("geometric p=2/3", lambda: securedp.geometric(p="2/3", size=10, rng=ChaChaSource(bytes(32)))),
-    ("geometric p=6/7", lambda: securedp.geometric(p="6/7", size=10, rng=ChaChaSource(bytes(32)))),
-    ("discrete_gaussian sigma=1e17", lambda: securedp.discrete_gaussian(sigma=1e17, size=10,
+    ("geometric p=2/3", lambda: samplers.geometric(p="2/3", size=10, rng=ChaChaSource(bytes(32)))),
+    ("geometric p=6/7", lambda: samplers.geometric(p="6/7", size=10, rng=ChaChaSource(bytes(32)))),
+    ("discrete_gaussian sigma=1e17", lambda: samplers.discrete_gaussian(sigma=1e17, size=10,
                                                                          rng=ChaChaSource(bytes(32)))),
-    ("geometric p=1-1/10**5000", lambda: securedp.geometric(p=1 - Fraction(1, 10**5000), size=10,
+    ("geometric p=1-1/10**5000", lambda: samplers.geometric(p=1 - Fraction(1, 10**5000), size=10,
                                                             rng=ChaChaSource(bytes(32)))),
-    ("discrete_laplace 1e-400", lambda: securedp.discrete_laplace("1e-400", size=10, rng=ChaChaSource(bytes(32)))),
-    ("bernoulli_exp 1e-5000", lambda: securedp.bernoulli_exp("1e-5000", size=10, rng=ChaChaSource(bytes(32)))),
+    ("discrete_laplace 1e-400", lambda: samplers.discrete_laplace("1e-400", size=10, rng=ChaChaSource(bytes(32)))),
+    ("bernoulli_exp 1e-5000", lambda: samplers.bernoulli_exp("1e-5000", size=10, rng=ChaChaSource(bytes(32)))),
 ])
 def test_supported_extremes_succeed_at_once(name: str, call: Callable[[], Any]) -> None:
     elapsed, result = _timed(call)
@@ -452,13 +453,13 @@ def test_supported_extremes_succeed_at_once(name: str, call: Callable[[], Any]) 
 
 
 @pytest.mark.parametrize("name, call, words", [
-    ("discrete_laplace 10**400", lambda: securedp.discrete_laplace(10**400), ["scale", "2**256"]),
-    ("discrete_laplace 1e400", lambda: securedp.discrete_laplace("1e400"), ["scale", "2**256"]),
-    ("geometric p=1/10**400", lambda: securedp.geometric(p=Fraction(1, 10**400)), ["p", "2**-256"]),
-    ("geometric scale 2**300", lambda: securedp.geometric(2**300), ["scale", "2**256"]),
-    ("discrete_gaussian 2**300", lambda: securedp.discrete_gaussian(sigma=2**300), ["sigma", "2**256"]),
+    ("discrete_laplace 10**400", lambda: samplers.discrete_laplace(10**400), ["scale", "2**256"]),
+    ("discrete_laplace 1e400", lambda: samplers.discrete_laplace("1e400"), ["scale", "2**256"]),
+    ("geometric p=1/10**400", lambda: samplers.geometric(p=Fraction(1, 10**400)), ["p", "2**-256"]),
+    ("geometric scale 2**300", lambda: samplers.geometric(2**300), ["scale", "2**256"]),
+    ("discrete_gaussian 2**300", lambda: samplers.discrete_gaussian(sigma=2**300), ["sigma", "2**256"]),
     ("sum epsilon 1e-400", lambda: securedp.sum([0.0], bounds=(0, 1), epsilon="1e-400"), ["scale", "2**256"]),
-    ("discrete_laplace -10**5000", lambda: securedp.discrete_laplace(-(10**5000)), ["scale", "> 0"]),
+    ("discrete_laplace -10**5000", lambda: samplers.discrete_laplace(-(10**5000)), ["scale", "> 0"]),
 ])
 def test_unsupported_extremes_fail_at_once_clearly(name: str, call: Callable[[], Any], words: list[str]) -> None:
     elapsed, result = _timed(call)

@@ -9,12 +9,13 @@ import numpy as np
 import securedp
 from securedp import ChaChaSource
 from securedp.hazmat.samplers.pool import POOL_BLOCK, POOL_CAP_BYTES, PoolRegistry, registry
+from securedp.hazmat import samplers
 
 
 def test_memory_stays_flat_when_drawing_at_many_scales():
     source = ChaChaSource(bytes([3]) * 32)
     for i in range(1, 1200):
-        securedp.discrete_laplace(Fraction(i, 7), rng=source)
+        samplers.discrete_laplace(Fraction(i, 7), rng=source)
     pools = registry(source)
     assert pools.held_bytes <= POOL_CAP_BYTES
     assert len(pools) <= POOL_CAP_BYTES // (64 * POOL_BLOCK)
@@ -37,8 +38,8 @@ def test_draws_after_eviction_keep_the_law():
     zeros = 0
     n = 6000
     for i in range(n):
-        zeros += securedp.discrete_laplace(1, rng=source) == 0 if i % 2 else 0
-        securedp.discrete_laplace(2, rng=source)
+        zeros += samplers.discrete_laplace(1, rng=source) == 0 if i % 2 else 0
+        samplers.discrete_laplace(2, rng=source)
     # P(X = 0) = (1 - e^-1) / (1 + e^-1) = 0.46211...; 3000 draws; a 1e-6 binomial band.
     from scipy import stats
 
@@ -48,7 +49,7 @@ def test_draws_after_eviction_keep_the_law():
 
 def test_fork_clears_the_registry():
     source = securedp.SystemSource()
-    securedp.discrete_laplace(5, rng=source)
+    samplers.discrete_laplace(5, rng=source)
     assert len(registry(source)) == 1
     source._forget()
     assert len(registry(source)) == 0

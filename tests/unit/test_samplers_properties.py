@@ -20,6 +20,7 @@ from scipy import stats
 
 import securedp
 from securedp import ChaChaSource, SystemSource
+from securedp.hazmat import samplers
 
 ALPHA = 1e-6
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, database=None)
@@ -28,14 +29,14 @@ seeds = st.binary(min_size=32, max_size=32)
 
 # Each sampler with one typical parameter, called as draw(size=..., rng=...).
 SAMPLERS: dict[str, Callable[..., Any]] = {
-    "laplace": lambda **kw: securedp.discrete_laplace("7/3", **kw),
-    "gaussian": lambda **kw: securedp.discrete_gaussian(3, **kw),
-    "gaussian-variance": lambda **kw: securedp.discrete_gaussian(variance="1/2", **kw),
-    "geometric-scale": lambda **kw: securedp.geometric(10, **kw),
-    "geometric-p": lambda **kw: securedp.geometric(p="1/3", **kw),
-    "bernoulli": lambda **kw: securedp.bernoulli("1/3", **kw),
-    "bernoulli_exp": lambda **kw: securedp.bernoulli_exp(1, **kw),
-    "uniform": lambda **kw: securedp.uniform_below(10, **kw),
+    "laplace": lambda **kw: samplers.discrete_laplace("7/3", **kw),
+    "gaussian": lambda **kw: samplers.discrete_gaussian(3, **kw),
+    "gaussian-variance": lambda **kw: samplers.discrete_gaussian(variance="1/2", **kw),
+    "geometric-scale": lambda **kw: samplers.geometric(10, **kw),
+    "geometric-p": lambda **kw: samplers.geometric(p="1/3", **kw),
+    "bernoulli": lambda **kw: samplers.bernoulli("1/3", **kw),
+    "bernoulli_exp": lambda **kw: samplers.bernoulli_exp(1, **kw),
+    "uniform": lambda **kw: samplers.uniform_below(10, **kw),
 }
 
 
@@ -83,20 +84,20 @@ def sign_balance_pvalue(values: np.ndarray) -> float:
 @SETTINGS
 @given(scale=st.sampled_from(["0.3", 1, "7/3", 10, 1000, 10**9]), seed=seeds)
 def test_laplace_is_symmetric(scale: Any, seed: bytes) -> None:
-    values = securedp.discrete_laplace(scale, size=20_000, rng=ChaChaSource(seed))
+    values = samplers.discrete_laplace(scale, size=20_000, rng=ChaChaSource(seed))
     assert sign_balance_pvalue(values) > ALPHA
 
 
 @SETTINGS
 @given(sigma=st.sampled_from(["0.5", 1, "7/3", 10, 1000]), seed=seeds)
 def test_gaussian_is_symmetric(sigma: Any, seed: bytes) -> None:
-    values = securedp.discrete_gaussian(sigma, size=20_000, rng=ChaChaSource(seed))
+    values = samplers.discrete_gaussian(sigma, size=20_000, rng=ChaChaSource(seed))
     assert sign_balance_pvalue(values) > ALPHA
 
 
 def test_sign_balance_detects_asymmetry() -> None:
     """The symmetry check can fail: a Laplace shifted by one is rejected."""
-    values = securedp.discrete_laplace(3, size=20_000, rng=seeded("asymmetric"))
+    values = samplers.discrete_laplace(3, size=20_000, rng=seeded("asymmetric"))
     assert sign_balance_pvalue(values) > ALPHA
     assert sign_balance_pvalue(values + 1) < ALPHA
 
@@ -105,9 +106,9 @@ def test_sign_balance_detects_asymmetry() -> None:
 @given(n=st.one_of(st.integers(1, 300), st.integers(1, 2**80)), size=st.integers(0, 64), seed=seeds)
 def test_uniform_below_stays_in_range(n: int, size: int, seed: bytes) -> None:
     rng = ChaChaSource(seed)
-    values = securedp.uniform_below(n, size=size, rng=rng)
+    values = samplers.uniform_below(n, size=size, rng=rng)
     assert all(0 <= int(v) < n for v in values)
-    assert 0 <= securedp.uniform_below(n, rng=rng) < n
+    assert 0 <= samplers.uniform_below(n, rng=rng) < n
 
 
 @SETTINGS
@@ -115,10 +116,10 @@ def test_uniform_below_stays_in_range(n: int, size: int, seed: bytes) -> None:
        p=st.fractions(min_value=Fraction(1, 10**6), max_value=1, max_denominator=10**6), seed=seeds)
 def test_geometric_is_non_negative(scale: Fraction, p: Fraction, seed: bytes) -> None:
     rng = ChaChaSource(seed)
-    assert (securedp.geometric(scale, size=256, rng=rng) >= 0).all()
-    assert (securedp.geometric(p=p, size=256, rng=rng) >= 0).all()
+    assert (samplers.geometric(scale, size=256, rng=rng) >= 0).all()
+    assert (samplers.geometric(p=p, size=256, rng=rng) >= 0).all()
     if p == 1:
-        assert (securedp.geometric(p=p, size=16, rng=rng) == 0).all()
+        assert (samplers.geometric(p=p, size=16, rng=rng) == 0).all()
 
 
 @SETTINGS
@@ -126,11 +127,11 @@ def test_geometric_is_non_negative(scale: Fraction, p: Fraction, seed: bytes) ->
        x=st.fractions(min_value=0, max_value=50, max_denominator=1000), seed=seeds)
 def test_bernoullis_are_zero_or_one(p: Fraction, x: Fraction, seed: bytes) -> None:
     rng = ChaChaSource(seed)
-    for values in (securedp.bernoulli(p, size=256, rng=rng), securedp.bernoulli_exp(x, size=256, rng=rng)):
+    for values in (samplers.bernoulli(p, size=256, rng=rng), samplers.bernoulli_exp(x, size=256, rng=rng)):
         assert set(values.tolist()) <= {0, 1}
-    assert securedp.bernoulli(p, rng=rng) in (0, 1) and securedp.bernoulli_exp(x, rng=rng) in (0, 1)
+    assert samplers.bernoulli(p, rng=rng) in (0, 1) and samplers.bernoulli_exp(x, rng=rng) in (0, 1)
     if p in (0, 1):
-        assert (securedp.bernoulli(p, size=16, rng=rng) == p).all()
+        assert (samplers.bernoulli(p, size=16, rng=rng) == p).all()
 
 
 @SETTINGS
@@ -149,7 +150,7 @@ def test_substreams_are_deterministic_and_distinct(seed: bytes, labels: list[str
     a, b = labels
 
     def draw(rng: ChaChaSource) -> list[int]:
-        return securedp.uniform_below(2**64, size=4, rng=rng).tolist()  # collide with probability 2**-256
+        return samplers.uniform_below(2**64, size=4, rng=rng).tolist()  # collide with probability 2**-256
 
     assert draw(root.substream(a)) == draw(ChaChaSource(seed).substream(a))
     assert draw(root.substream(a)) != draw(root.substream(b))
@@ -181,8 +182,8 @@ def test_two_sample_test_can_fail() -> None:
 
     (Finer errors are the job of the exact goodness-of-fit tests, which use 10x more draws.)
     """
-    x = securedp.discrete_laplace(10, size=20_000, rng=seeded("two-sample-x"))
-    y = securedp.discrete_laplace("11.5", size=20_000, rng=seeded("two-sample-y"))
+    x = samplers.discrete_laplace(10, size=20_000, rng=seeded("two-sample-x"))
+    y = samplers.discrete_laplace("11.5", size=20_000, rng=seeded("two-sample-y"))
     assert _two_sample_pvalue(x, y) < ALPHA
 
 
@@ -203,10 +204,10 @@ def test_sizes_give_int64_arrays_of_that_shape(name: str, size: Any) -> None:
 def test_values_too_large_for_int64_come_as_python_ints() -> None:
     """Documented: ``uniform_below`` past ``2**63`` (and astronomic scales) returns exact Python ints."""
     rng = seeded("object")
-    big = securedp.uniform_below(2**70 + 3, size=(2, 3), rng=rng)
+    big = samplers.uniform_below(2**70 + 3, size=(2, 3), rng=rng)
     assert big.shape == (2, 3) and big.dtype == object and all(type(v) is int for v in big.ravel())
-    assert securedp.uniform_below(2**63, size=3, rng=rng).dtype == np.int64
-    huge = securedp.geometric(2**60, size=8, rng=rng)
+    assert samplers.uniform_below(2**63, size=3, rng=rng).dtype == np.int64
+    huge = samplers.geometric(2**60, size=8, rng=rng)
     assert all(type(v) is int for v in huge.tolist()) and max(huge) > 2**56
 
 
@@ -222,9 +223,9 @@ def test_draws_consume_random_bytes(name: str) -> None:
 
 def test_certain_outcomes_consume_nothing() -> None:
     rng = seeded("certain")
-    for draw in (lambda **kw: securedp.bernoulli(0, **kw), lambda **kw: securedp.bernoulli(1, **kw),
-                 lambda **kw: securedp.bernoulli_exp(0, **kw),
-                 lambda **kw: securedp.geometric(p=1, **kw)):
+    for draw in (lambda **kw: samplers.bernoulli(0, **kw), lambda **kw: samplers.bernoulli(1, **kw),
+                 lambda **kw: samplers.bernoulli_exp(0, **kw),
+                 lambda **kw: samplers.geometric(p=1, **kw)):
         draw(size=100, rng=rng)
         draw(rng=rng)
     assert rng.bytes_served == 0

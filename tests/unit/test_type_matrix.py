@@ -19,6 +19,7 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource, SecureGenerator
+from securedp.hazmat import samplers
 
 SEED = bytes([11]) * 32
 
@@ -69,13 +70,13 @@ def _seeded(f: Callable[..., Any], **kw: Any) -> Any:
 
 
 ENTRY_POINTS: dict[str, tuple[Fraction, Callable[[Any], Any]]] = {
-    "discrete_laplace scale": (Fraction(3, 2), lambda x: _seeded(securedp.discrete_laplace, scale=x, size=8)),
-    "discrete_gaussian sigma": (Fraction(2), lambda x: _seeded(securedp.discrete_gaussian, sigma=x, size=8)),
-    "geometric scale": (Fraction(5, 4), lambda x: _seeded(securedp.geometric, scale=x, size=8)),
-    "geometric p": (Fraction(1, 4), lambda x: _seeded(securedp.geometric, p=x, size=8)),
-    "bernoulli p": (Fraction(3, 8), lambda x: _seeded(securedp.bernoulli, p=x, size=8)),
-    "bernoulli_exp x": (Fraction(1, 2), lambda x: _seeded(securedp.bernoulli_exp, x=x, size=8)),
-    "uniform_below n": (Fraction(7), lambda x: _seeded(securedp.uniform_below, n=x, size=8)),
+    "discrete_laplace scale": (Fraction(3, 2), lambda x: _seeded(samplers.discrete_laplace, scale=x, size=8)),
+    "discrete_gaussian sigma": (Fraction(2), lambda x: _seeded(samplers.discrete_gaussian, sigma=x, size=8)),
+    "geometric scale": (Fraction(5, 4), lambda x: _seeded(samplers.geometric, scale=x, size=8)),
+    "geometric p": (Fraction(1, 4), lambda x: _seeded(samplers.geometric, p=x, size=8)),
+    "bernoulli p": (Fraction(3, 8), lambda x: _seeded(samplers.bernoulli, p=x, size=8)),
+    "bernoulli_exp x": (Fraction(1, 2), lambda x: _seeded(samplers.bernoulli_exp, x=x, size=8)),
+    "uniform_below n": (Fraction(7), lambda x: _seeded(samplers.uniform_below, n=x, size=8)),
     "count epsilon": (Fraction(1, 2), lambda x: securedp.prepare_count([1, 2, 3], epsilon=x).execute(ChaChaSource(SEED)).value),
     "sum bounds": (Fraction(4), lambda x: securedp.prepare_sum([1, 2, 3], bounds=(0, x), epsilon=1).execute(ChaChaSource(SEED)).value),
     "mean epsilon": (Fraction(1, 4), lambda x: securedp.prepare_mean([1, 2, 3], bounds=(0, 4), epsilon=x).execute(ChaChaSource(SEED)).value),

@@ -1,0 +1,165 @@
+"""One definition per statistic, and the seam between its exact aggregate and its noise.
+
+A statistic is a subclass of :class:`Statistic`. An instance holds the
+validated **public** inputs of one release (bounds, lattice, contribution
+bound, privacy cost ...) and nothing read from the data. Every release is
+made in two steps, with a typed aggregate between them:
+
+1. **Exact aggregate** (:meth:`Statistic.aggregate`): the records of one
+   column, after screening, clamping to the lattice and contribution bounding,
+   reduced to integers: a row count, an integer sum of lattice units, centred
+   sums of squares, counts per declared bin, the sorted units of a column
+   (equivalently, counts per lattice point), or the exact scores of a
+   selection. The aggregate is a frozen dataclass of integers whose field
+   names are those of the release's input commitment
+   (:func:`~securedp.mechanisms.release.canonical_input`). Any engine that can
+   group and add integers can compute it (NumPy/pandas here; a grouped-table
+   or Spark engine computes the same integers per group).
+2. **Noise / selection step** (:meth:`Statistic.noise_step`): takes only that
+   aggregate, and returns a :class:`~securedp.mechanisms.release.PreparedRelease`
+   that draws the noise (or selection) and states its exact price. It runs
+   once per released value, on the caller's machine, from the caller's
+   random source; its privacy map is the statistic's, for any aggregate.
+
+So ``Sum(...).noise_step(SumAggregate(rows=3, sum_units=12)).execute(rng)``
+releases a sum from an aggregate computed anywhere, and
+:meth:`Statistic.prepare_data` is ``noise_step(aggregate(data, ids))``.
+
+**Derived entry points.** The public ``prepare_<name>`` function is the
+statistic's one signature (a classmethod ``prepare``), given its public name
+and docstring by :func:`public_function`; the module-level ``<name>``
+function is :func:`release_function` of it (the same parameters plus
+``rng``), and the ``Session`` method is derived from it in
+:mod:`securedp.accounting.session`. Their signatures are real
+(``inspect.signature`` and ``help()`` show them), never ``**options``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
+
+from securedp.hazmat.bits.source import RandomSource
+from securedp.mechanisms.noise import GAUSSIAN, LAPLACE, Cost
+from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
+
+P = ParamSpec("P")
+R = TypeVar("R")
+A = TypeVar("A")
+
+
+class Statistic(ABC, Generic[A]):
+    """The definition of one statistic: its public inputs, exact aggregate ``A``, noise step and privacy map.
+
+    A subclass is a frozen dataclass with a ``cost`` (:class:`~securedp.mechanisms.noise.Cost`)
+    and a ``max_contributions``; it states its ``statistic`` name and
+    implements :meth:`aggregate`, :meth:`sampler` and :attr:`parameters`
+    (and :attr:`mechanism` when it is not additive noise). The release itself is assembled once, here.
+    """
+
+    statistic: ClassVar[str]
+    """The name recorded in the release (``"sum"``, ``"median"`` ...)."""
+    input_name: ClassVar[str | None] = None
+    """The statistic named in the input commitment (default: :attr:`statistic`)."""
+    cost: Cost
+    max_contributions: int
+
+    @abstractmethod
+    def aggregate(self, data: Any, ids: Any = None) -> A:
+        """Step (1): the exact aggregate of ``data`` (one column; ``ids`` one person id per row, or None)."""
+
+    @abstractmethod
+    def sampler(self, aggregate: A) -> Callable[[RandomSource], Any]:
+        """Step (2)'s set-up for ``aggregate``: a function drawing the released value from a source.
+
+        The set-up (noise plans, selection tables) is computed once here; the
+        function may be called many times, each an independent release.
+        """
+
+    @property
+    def mechanism(self) -> str:
+        """The noise or selection mechanism, as recorded: by default the noise of :attr:`cost`
+        (discrete Laplace for ``epsilon``, discrete Gaussian for ``rho``)."""
+        return LAPLACE if self.cost.epsilon is not None else GAUSSIAN
+
+    @property
+    @abstractmethod
+    def parameters(self) -> Mapping[str, Any]:
+        """The exact public parameters, as recorded (scale, sensitivity, lattice step ...)."""
+
+    @property
+    def labels(self) -> tuple[Any, ...] | None:
+        """The labels of a release with several values (bins, quantile levels), else None."""
+        return None
+
+    def input_parts(self, aggregate: A) -> Mapping[str, Any]:
+        """The named integers the input commitment encodes: the aggregate's fields."""
+        return {f.name: getattr(aggregate, f.name) for f in dataclasses.fields(aggregate)}  # type: ignore[arg-type]
+
+    def noise_step(self, aggregate: A) -> PreparedRelease:
+        """Step (2): the release of ``aggregate``, priced at :attr:`cost`; nothing is drawn until ``.execute(rng)``."""
+
+        draw = self.sampler(aggregate)
+
+        def run(source: RandomSource) -> Release:
+            value = draw(source)
+            return Release(
+                value=value,
+                statistic=self.statistic,
+                mechanism=self.mechanism,
+                parameters=self.parameters,
+                epsilon=self.cost.epsilon,
+                rho=self.cost.rho,
+                max_contributions=self.max_contributions,
+                labels=self.labels,
+                source=source.describe(),
+            )
+
+        name = self.input_name or self.statistic
+        return PreparedRelease(self.statistic, self.cost.epsilon, self.cost.rho, run,
+                               canonical_input(name, **self.input_parts(aggregate)))
+
+    def prepare_data(self, data: Any, ids: Any = None) -> PreparedRelease:
+        """Both steps on one column: ``noise_step(aggregate(data, ids))``."""
+        return self.noise_step(self.aggregate(data, ids))
+
+
+def public_function(function: Callable[P, R], name: str, doc: str) -> Callable[P, R]:
+    """``function`` as a module-level function named ``name`` with docstring ``doc`` and the same signature."""
+
+    @functools.wraps(function)
+    def public(*args: P.args, **kwargs: P.kwargs) -> R:
+        return function(*args, **kwargs)
+
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = doc
+    public.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
+    del public.__wrapped__  # the signature above is the whole story
+    return public
+
+
+RNG_PARAMETER = inspect.Parameter("rng", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                  annotation="RandomSource | None")
+
+
+def release_function(prepare: Callable[..., PreparedRelease], name: str, doc: str) -> Callable[..., Release]:
+    """The module-level release function of ``prepare``: its parameters plus ``rng``, then ``.execute(rng)``.
+
+    ``rng`` is the random source (default: the system CSPRNG); see
+    :meth:`~securedp.mechanisms.release.PreparedRelease.execute`.
+    """
+
+    def release(*args: Any, rng: RandomSource | None = None, **kwargs: Any) -> Release:
+        return prepare(*args, **kwargs).execute(rng)
+
+    signature = inspect.signature(prepare)
+    release.__name__ = release.__qualname__ = name
+    release.__module__ = prepare.__module__
+    release.__doc__ = doc
+    release.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(), RNG_PARAMETER], return_annotation="Release")
+    return release

@@ -1,0 +1,130 @@
+"""The public surface: one definition per statistic, real signatures, the aggregate/noise seam, deprecations."""
+
+from __future__ import annotations
+
+import inspect
+import pydoc
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import securedp
+from securedp import ChaChaSource, Session
+from securedp.hazmat import samplers
+from securedp.mechanisms.count import Count, CountAggregate
+from securedp.mechanisms.histogram import HistogramAggregate
+from securedp.mechanisms.mean import Mean, MeanAggregate
+from securedp.mechanisms.noise import privacy_cost
+from securedp.mechanisms.quantile import Median, Quantiles, SortedUnits
+from securedp.mechanisms.records import LatticeColumn
+from securedp.mechanisms.sum import Sum, SumAggregate
+from securedp.mechanisms.variance import Variance, VarianceAggregate
+
+STATISTICS = ["count", "sum", "mean", "variance", "histogram", "median", "quantile", "quantiles",
+              "exponential_mechanism", "report_noisy_max", "permute_and_flip"]
+MOVED = ["bernoulli", "bernoulli_exp", "discrete_gaussian", "discrete_laplace", "geometric", "uniform_below"]
+
+
+def seeded() -> ChaChaSource:
+    return ChaChaSource(bytes([5]) * 32).substream("api")
+
+
+@pytest.mark.parametrize("name", STATISTICS)
+def test_function_prepare_and_session_method_share_one_real_signature(name: str) -> None:
+    prepare = inspect.signature(getattr(securedp, f"prepare_{name}"))
+    release = inspect.signature(getattr(securedp, name))
+    method = inspect.signature(getattr(Session(epsilon=1), name))
+    kinds = {p.kind for s in (prepare, release, method) for p in s.parameters.values()}
+    assert inspect.Parameter.VAR_KEYWORD not in kinds and inspect.Parameter.VAR_POSITIONAL not in kinds
+    assert list(release.parameters) == [*prepare.parameters, "rng"]
+    assert release.parameters["rng"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert method.parameters == prepare.parameters
+    assert "epsilon" in prepare.parameters
+    text = pydoc.render_doc(getattr(securedp, name), renderer=pydoc.plaintext)
+    assert "epsilon" in text and "rng" in text and "**" not in text.split("\n")[2]
+
+
+def test_lattice_statistics_take_the_shared_options() -> None:
+    for name in ("sum", "mean", "variance"):
+        parameters = inspect.signature(getattr(securedp, f"prepare_{name}")).parameters
+        assert {"bounds", "lattice", "ids", "max_contributions", "missing", "fill", "epsilon", "rho"} <= set(parameters)
+
+
+def test_a_session_method_still_refuses_an_unknown_keyword_before_charging() -> None:
+    session = Session(epsilon=1)
+    with pytest.raises(TypeError):
+        session.sum([1, 2], bounds=(0, 5), epsilon=1, bound=(0, 5))  # type: ignore[call-arg]
+    assert session.spent == 0
+
+
+@pytest.mark.parametrize(("definition", "aggregate", "data", "options"), [
+    (Sum, SumAggregate(rows=4, sum_units=10), [1, 2, 3, 4], {"bounds": (0, 5), "lattice": 1}),
+    (Mean, MeanAggregate(rows=4, centred_sum_units=2), [1, 2, 3, 4], {"bounds": (0, 5), "lattice": 1}),
+    (Variance, VarianceAggregate(rows=4, centred_sum_units=2, centred_sum_of_squares_units=6), [1, 2, 3, 4],
+     {"bounds": (0, 5), "lattice": 1}),
+])
+def test_the_noise_step_of_an_aggregate_is_the_release_of_the_data(definition, aggregate, data, options) -> None:
+    """An engine that computes the integers of step (1) gets, from step (2), the release of the data itself."""
+    column = LatticeColumn.of(bounds=options["bounds"], lattice=options["lattice"], max_contributions=1,
+                              missing="raise", fill=None)
+    statistic = definition(privacy_cost(Fraction(1, 2), None), column)
+    assert statistic.aggregate(data) == aggregate
+    from_aggregate = statistic.noise_step(aggregate).execute(seeded())
+    from_data = getattr(securedp, definition.statistic)(data, epsilon="1/2", rng=seeded(), **options)
+    assert from_aggregate == from_data
+
+
+def test_count_and_histogram_noise_steps_from_aggregates() -> None:
+    count = Count(privacy_cost(1, None), 1)
+    assert count.noise_step(CountAggregate(rows=3)).execute(seeded()) == securedp.count([7, 8, 9], epsilon=1,
+                                                                                      rng=seeded())
+    prepared = securedp.prepare_histogram(["a", "b", "a"], categories=["a", "b", "c"], epsilon=1)
+    assert prepared.execute(seeded()).value == securedp.histogram(["a", "b", "a"], categories=["a", "b", "c"],
+                                                                   epsilon=1, rng=seeded()).value
+    histogram = securedp.mechanisms.histogram.Histogram(privacy_cost(1, None), 1, ("a", "b", "c"), None, None)
+    assert histogram.aggregate(["a", "b", "a"]) == HistogramAggregate([2, 1, 0])
+    assert histogram.noise_step(HistogramAggregate([2, 1, 0])).execute(seeded()) == prepared.execute(seeded())
+
+
+def test_quantiles_from_counts_per_lattice_point() -> None:
+    data = [3, 1, 4, 1, 5, 9, 2, 6]
+    column = LatticeColumn.of(bounds=(0, 10), lattice=1, max_contributions=1, missing="raise", fill=None)
+    median = Median(privacy_cost(1, None), column, (Fraction(1, 2),))
+    points, counts = np.unique(np.array(data), return_counts=True)
+    from_counts = median.noise_step(SortedUnits.from_counts(points, counts)).execute(seeded())
+    assert from_counts == securedp.median(data, bounds=(0, 10), lattice=1, epsilon=1, rng=seeded())
+    both = Quantiles(privacy_cost(1, None), column, (Fraction(1, 4), Fraction(3, 4)))
+    assert isinstance(both.prepare_data(data).execute(seeded()).value, tuple)
+
+
+def test_prepare_quantiles_has_one_shape_and_the_old_keyword_warns() -> None:
+    data = [1, 2, 3, 4, 5]
+    assert isinstance(securedp.prepare_quantiles(data, ["1/2"], bounds=(0, 10), epsilon=1).execute(seeded()).value,
+                      tuple)
+    with pytest.warns(DeprecationWarning, match="statistic"):
+        old = securedp.prepare_quantiles(data, ["1/2"], bounds=(0, 10), epsilon=1, statistic="median")
+    new = securedp.prepare_median(data, bounds=(0, 10), epsilon=1)
+    assert old.statistic == "median" and old.execute(seeded()) == new.execute(seeded())
+
+
+@pytest.mark.parametrize("name", MOVED)
+def test_moved_samplers_still_work_at_the_top_level_with_a_warning(name: str) -> None:
+    assert name not in securedp.__all__
+    with pytest.warns(DeprecationWarning, match=f"securedp.hazmat.samplers.{name}"):
+        old = getattr(securedp, name)
+    assert old is getattr(samplers, name)
+
+
+def test_the_old_name_draws_what_the_new_one_does() -> None:
+    with pytest.warns(DeprecationWarning):
+        from securedp import discrete_laplace
+    assert list(discrete_laplace(3, size=4, rng=seeded())) == list(samplers.discrete_laplace(3, size=4, rng=seeded()))
+
+
+def test_every_exported_name_resolves_without_a_warning(recwarn: pytest.WarningsRecorder) -> None:
+    for name in securedp.__all__:
+        getattr(securedp, name)
+    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
+    with pytest.raises(AttributeError):
+        securedp.no_such_name  # noqa: B018
