@@ -3,8 +3,8 @@
 The site is built once, as CI builds it (``mkdocs build --strict``), into a temporary directory; the
 checks read the HTML of the pages under ``docs/api/``:
 
-- every name of ``securedp.__all__`` and of ``securedp.hazmat.samplers.__all__`` is documented: some
-  rendered object heading names a path that resolves to the very same object;
+- every name of ``securedp.__all__``, ``securedp.hazmat.samplers.__all__`` and ``securedp.tables.__all__``
+  is documented: some rendered object heading names a path that resolves to the very same object;
 - nothing private is shown: no documented path has a component with a leading underscore, no
   rendered signature has a parameter with one (``ChaChaSource(_labels=...)``, ``Session(_path=...)``),
   and no private attribute appears in code (an attribute's initialiser such as ``self._key``);
@@ -34,6 +34,7 @@ import pytest
 
 import securedp
 import securedp.hazmat.samplers
+import securedp.tables
 
 pytest.importorskip("mkdocstrings_handlers.python", reason='the docs extra is not installed: pip install ".[docs]"')
 griffe = pytest.importorskip("griffe")
@@ -143,7 +144,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Page]:
 def test_every_public_name_is_documented(pages: dict[str, Page]) -> None:
     documented = [path for page in pages.values() for path in page.object_ids]
     objects = [resolve(path) for path in documented]
-    for module in (securedp, securedp.hazmat.samplers):
+    for module in (securedp, securedp.hazmat.samplers, securedp.tables):
         for name in module.__all__:
             if name == "__version__":
                 assert "securedp.__version__" in "".join(pages["index"].text)
