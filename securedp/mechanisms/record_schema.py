@@ -24,7 +24,7 @@ Rationals are written as JSON integers or canonical ``"num/den"`` strings
 :meth:`ReleaseRecord.from_json` returns a record only for an object that
 satisfies every rule above, and otherwise raises :class:`SchemaError` naming
 the field (relative to the record: ``"source.seed_commitment"``). The budget
-fields a session or the command adds are typed at layer 3
+fields a session or the command adds are typed in the accounting package
 (:mod:`securedp.accounting.schema`).
 """
 
