@@ -23,6 +23,7 @@ LAYERS = {
     "securedp.lattice": 2,
     "securedp.mechanisms": 2,
     "securedp.engines": 2,
+    "securedp.tables": 2,
     "securedp.accounting": 3,
     "securedp.audit": 4,
     "securedp.cli": 5,
