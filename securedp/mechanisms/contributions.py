@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import contextlib
 import decimal
+from collections.abc import Iterator
 from contextvars import ContextVar
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -169,10 +170,8 @@ def person_ids(ids: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
         raise length_mismatch("ids", len(arr), n)
     verdicts: np.ndarray | None = None
     if isinstance(arr, list) and arr and set(map(type, arr)) == {int}:  # plain Python ints: one vectorised pass
-        try:
+        with contextlib.suppress(OverflowError):  # Python ints past int64 stay a list
             arr = np.array(arr, dtype=np.int64)
-        except OverflowError:
-            pass
     kind = arr.dtype.kind if isinstance(arr, np.ndarray) else "O"
     values: Any = arr
     if isinstance(arr, np.ndarray) and kind in "iu":
@@ -259,7 +258,7 @@ def first_parts_per_person(ids: np.ndarray, parts: np.ndarray, max_parts: int) -
     if ids.dtype == object or (ids.dtype.kind == "u" and int(ids.max()) > np.iinfo(np.int64).max):
         chosen: dict[int, list[int]] = {}
         keep = np.zeros(n, dtype=bool)
-        for row, (person, part) in enumerate(zip(ids.tolist(), parts.tolist())):
+        for row, (person, part) in enumerate(zip(ids.tolist(), parts.tolist(), strict=True)):
             seen = chosen.setdefault(person, [])
             if part in seen or len(seen) < max_parts:
                 if part not in seen:

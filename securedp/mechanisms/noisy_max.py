@@ -35,6 +35,8 @@ and one vectorised ``argmax``: the running time does not depend on the winner.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -42,8 +44,9 @@ import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.samplers.discrete_laplace import discrete_laplace
-from securedp.mechanisms.release import PreparedRelease, Release, scores_input
-from securedp.mechanisms.scores import prepared_selection, selection_inputs
+from securedp.mechanisms.scores import Scores
+from securedp.mechanisms.selection import MonotonicSelection
+from securedp.mechanisms.statistic import public_function, release_function
 
 _SAFE = 1 << 61
 _FAST_SCALE = 1 << 50
@@ -52,52 +55,49 @@ STEPS_PER_SENSITIVITY = 4096
 """Lattice steps in one ``sensitivity``: even, so snapping keeps the sensitivity at exactly this many steps."""
 
 
-def prepare_report_noisy_max(
-    scores: Any,
-    *,
-    epsilon: Any,
-    sensitivity: Any,
-    candidates: Any = None,
-    monotonic: bool = False,
-    data: Any = None,
-) -> PreparedRelease:
+@dataclass(frozen=True)
+class ReportNoisyMax(MonotonicSelection):
+    """Report-noisy-max's definition: scores snapped to the public lattice, noise, argmax (module docstring)."""
+
+    selection = "report_noisy_max"
+
+    @property
+    def step(self) -> Fraction:
+        """The public lattice step ``sensitivity / STEPS_PER_SENSITIVITY`` the scores are snapped to."""
+        return self.sensitivity / STEPS_PER_SENSITIVITY
+
+    @property
+    def scale(self) -> Fraction:
+        """The discrete Laplace scale, in lattice steps."""
+        return Fraction(STEPS_PER_SENSITIVITY if self.monotonic else 2 * STEPS_PER_SENSITIVITY) / self.epsilon
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "monotonic": self.monotonic,
+                "candidates": self.size, "noise_scale": self.scale * self.step}
+
+    def chooser(self, scores: Scores) -> Callable[[RandomSource], int]:
+        units, scale = scores.snapped(self.step), self.scale
+        discrete_laplace(scale, size=0)  # builds the noise plan now: a scale out of range is refused before any charge
+        # int64 arithmetic when scores and noise fit: chosen from the public scale and the scores, never from a draw
+        # (noise beyond 2**61 at a scale below 2**50 has probability below 2**-2**10; it then takes the exact route).
+        widest = max(abs(int(units.max())), abs(int(units.min())))
+        fast = units.dtype != object and widest < _SAFE and scale < _FAST_SCALE
+
+        def choose(source: RandomSource) -> int:
+            noise = discrete_laplace(scale, size=len(units), rng=source)
+            if fast and int(np.abs(noise).max()) < _SAFE:
+                return int(np.argmax(units + noise))
+            return int(np.argmax(units.astype(object) + noise.astype(object)))
+
+        return choose
+
+
+prepare_report_noisy_max = public_function(
+    ReportNoisyMax.prepare, "prepare_report_noisy_max",
     """Validate and price report-noisy-max; nothing is drawn until ``.execute(rng)``.
 
     Arguments as for :func:`~securedp.mechanisms.exponential.prepare_exponential_mechanism`.
-    """
-    if not isinstance(monotonic, bool):
-        raise TypeError("monotonic must be True or False")
-    eps, sens, cands, parsed = selection_inputs(scores, epsilon, sensitivity, candidates, data)
-    step = sens / STEPS_PER_SENSITIVITY
-    units = parsed.snapped(step)
-    scale = Fraction(STEPS_PER_SENSITIVITY if monotonic else 2 * STEPS_PER_SENSITIVITY) / eps
-    discrete_laplace(scale, size=0)  # builds the noise plan now: a scale out of range is refused before any charge
-    # int64 arithmetic when scores and noise fit: chosen from the public scale and the scores, never from a draw
-    # (noise beyond 2**61 at a scale below 2**50 has probability below 2**-2**10; it then takes the exact route).
-    fast = units.dtype != object and max(abs(int(units.max())), abs(int(units.min()))) < _SAFE and scale < _FAST_SCALE
-    parameters = {"epsilon": eps, "sensitivity": sens, "monotonic": monotonic, "candidates": len(parsed),
-                  "noise_scale": scale * step}
-
-    def choose(source: RandomSource) -> int:
-        noise = discrete_laplace(scale, size=len(units), rng=source)
-        if fast and int(np.abs(noise).max()) < _SAFE:
-            return int(np.argmax(units + noise))
-        return int(np.argmax(units.astype(object) + noise.astype(object)))
-
-    return prepared_selection("report_noisy_max", eps, cands, parameters, choose).with_input(scores_input(parsed))
-
-
-def report_noisy_max(
-    scores: Any,
-    *,
-    epsilon: Any,
-    sensitivity: Any,
-    candidates: Any = None,
-    monotonic: bool = False,
-    data: Any = None,
-    rng: RandomSource | None = None,
-) -> Release:
-    """The index (or candidate) with the largest score plus exact discrete Laplace noise; see the module docstring."""
-    return prepare_report_noisy_max(
-        scores, epsilon=epsilon, sensitivity=sensitivity, candidates=candidates, monotonic=monotonic, data=data,
-    ).execute(rng)
+    """)
+report_noisy_max = release_function(prepare_report_noisy_max, "report_noisy_max", """The index (or candidate) with \
+the largest score plus exact discrete Laplace noise; see the module docstring.""")

@@ -96,9 +96,10 @@ class Statistic(ABC, Generic[A]):
         """The labels of a release with several values (bins, quantile levels), else None."""
         return None
 
-    def input_parts(self, aggregate: A) -> Mapping[str, Any]:
-        """The named integers the input commitment encodes: the aggregate's fields."""
-        return {f.name: getattr(aggregate, f.name) for f in dataclasses.fields(aggregate)}  # type: ignore[arg-type]
+    def input_bytes(self, aggregate: A) -> Callable[[], bytes]:
+        """The canonical bytes of ``aggregate`` for the input commitment: its fields, by name."""
+        parts = {f.name: getattr(aggregate, f.name) for f in dataclasses.fields(aggregate)}  # type: ignore[arg-type]
+        return canonical_input(self.input_name or self.statistic, **parts)
 
     def noise_step(self, aggregate: A) -> PreparedRelease:
         """Step (2): the release of ``aggregate``, priced at :attr:`cost`; nothing is drawn until ``.execute(rng)``."""
@@ -119,9 +120,7 @@ class Statistic(ABC, Generic[A]):
                 source=source.describe(),
             )
 
-        name = self.input_name or self.statistic
-        return PreparedRelease(self.statistic, self.cost.epsilon, self.cost.rho, run,
-                               canonical_input(name, **self.input_parts(aggregate)))
+        return PreparedRelease(self.statistic, self.cost.epsilon, self.cost.rho, run, self.input_bytes(aggregate))
 
     def prepare_data(self, data: Any, ids: Any = None) -> PreparedRelease:
         """Both steps on one column: ``noise_step(aggregate(data, ids))``."""
