@@ -69,7 +69,7 @@ from securedp.accounting.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
 from securedp.accounting.schema import BudgetFields, ChargedRelease, PartitionRecord, SessionPath
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
-from securedp.lattice.screen import as_records
+from securedp.lattice.columns import as_records
 from securedp.mechanisms.contributions import (
     analyst_facing_scope,
     check_max_contributions,

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from securedp.hazmat.exact.rational import to_int
-from securedp.lattice.screen import as_records, first_row_record, rows_error
+from securedp.lattice.columns import as_records, first_row_record, rows_error
 
 _ANALYST_FACING: ContextVar[bool] = ContextVar("securedp_analyst_facing", default=False)
 _FLOAT_ID_LIMIT = 1 << 53  # floats below this hold distinct integers exactly

@@ -9,7 +9,7 @@ as rows). The noisy count is not clamped, so it can be negative.
 
 ``data`` is one column: a table (DataFrame), a 2-D array or a list of
 row tuples is refused, never flattened into ``rows * columns`` "rows"
-(:func:`securedp.lattice.screen.as_records`). With ``ids``, a row whose
+(:func:`securedp.lattice.columns.as_records`). With ``ids``, a row whose
 person id is blank raises; in an analyst-facing session it is not counted.
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.lattice.screen import as_records
+from securedp.lattice.columns import as_records
 from securedp.mechanisms.contributions import bound_rows, check_max_contributions, refuse_rows
 from securedp.mechanisms.noise import Cost, Noise, privacy_cost
 from securedp.mechanisms.release import PreparedRelease

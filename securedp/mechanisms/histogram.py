@@ -47,7 +47,7 @@ import numpy as np
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import to_rational
 from securedp.lattice import Lattice, screen_units
-from securedp.lattice.screen import ONE_COLUMN_HINT, as_records, first_row_record
+from securedp.lattice.columns import ONE_COLUMN_HINT, as_records, first_row_record
 from securedp.mechanisms.contributions import analyst_facing, bound_rows, check_max_contributions, data_policy
 from securedp.mechanisms.noise import Cost, Noise, privacy_cost
 from securedp.mechanisms.release import PreparedRelease
