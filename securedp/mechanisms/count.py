@@ -11,6 +11,10 @@ as rows). The noisy count is not clamped, so it can be negative.
 row tuples is refused, never flattened into ``rows * columns`` "rows"
 (:func:`securedp.lattice.columns.as_records`). With ``ids``, a row whose
 person id is blank raises; in an analyst-facing session it is not counted.
+
+**Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
+:class:`CountAggregate` (the rows kept); step (2), :meth:`Count.noise_step`,
+adds the noise to it.
 """
 
 from __future__ import annotations

@@ -31,6 +31,10 @@ whatever the number of bins.
 first offending record and count them, for the data holder. In an
 analyst-facing :class:`~securedp.Session` both policies act as ``"drop"``
 (see :mod:`securedp.mechanisms.contributions`).
+
+**Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
+:class:`HistogramAggregate` (the exact count per label, in declared order);
+step (2), :meth:`Histogram.noise_step`, adds independent noise to each.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ basic composition the pair is ``epsilon``-DP (``rho``-zCDP): the total
 charged is exactly the declared budget. The released mean is the
 post-processing ``step * clamp(c + S~ / max(N~, 1), lo_u, hi_u)``, an exact
 Fraction in ``[lo, hi]``; the set of possible outputs does not depend on the data.
+
+**Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
+:class:`MeanAggregate` (``N`` and the centred sum, integers); step (2),
+:meth:`Mean.noise_step`, draws both noises and post-processes.
 """
 
 from __future__ import annotations

@@ -37,6 +37,10 @@ sorting the data once.
 **Timing.** Clamping, sorting and the gap arithmetic are full vectorised
 passes whose time depends on ``n`` only through its size; the selection's
 time does not depend on the point selected (see the sampler).
+
+**Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
+:class:`SortedUnits` (the multiset of kept units: counts per lattice point);
+step (2), :meth:`Quantiles.noise_step`, cuts it into gaps and selects.
 """
 
 from __future__ import annotations

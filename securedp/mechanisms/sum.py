@@ -11,6 +11,10 @@ the rounded units never leave ``[lo_u, hi_u]``). The release is
 ``(S + Z) * step`` with ``Z`` discrete Laplace of scale ``Delta / epsilon``
 (``epsilon``-DP) or discrete Gaussian of variance ``Delta**2 / (2 rho)``
 (``rho``-zCDP). The output is a multiple of ``step``, whatever the data.
+
+**Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
+:class:`SumAggregate` (rows kept, ``S`` in units); step (2),
+:meth:`Sum.noise_step`, adds ``Z`` and scales by ``step``.
 """
 
 from __future__ import annotations

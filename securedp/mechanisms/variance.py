@@ -15,6 +15,10 @@ the total is exactly the declared budget (basic composition). The release
 is the post-processing ``step**2 * clamp(S2~ / n - (S1~ / n)**2, 0, ((hi_u - lo_u) / 2)**2)``
 with ``n = max(N~, 1)`` (the clamp bound is the largest variance of data in
 ``[lo, hi]``), an exact Fraction.
+
+**Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
+:class:`VarianceAggregate` (``N`` and the two centred sums, integers); step
+(2), :meth:`Variance.noise_step`, draws the three noises and post-processes.
 """
 
 from __future__ import annotations
