@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from securedp.engines.bounding import KeyAggregates
 from securedp.engines.digest import SALT_BYTES
 
 if TYPE_CHECKING:  # pyspark is an optional dependency: ``pip install "securedp[spark]"``
@@ -255,3 +256,66 @@ def bound_and_aggregate(
     sums = [f.sum(c).alias(c) for c in pairs.columns if c not in pair_cols]
     persons = f.count(f.lit(1)).alias("_persons")
     return pairs.groupBy(*keys).agg(persons, *sums) if keys else pairs.agg(persons, *sums)
+
+
+def check_keys(frame: DataFrame, columns: Sequence[str], labels: dict[str, str]) -> None:
+    """Refuse ids and keys that are not integers or strings, or that are missing or blank (one Spark job).
+
+    The error names the column (``labels`` renames internal ones), never a row or a count.
+    """
+    from pyspark.sql import functions as f
+
+    texts = [_text(frame, c) for c in columns]
+    checks = [f.max(t.isNull().cast("int")).alias(f"null{i}") for i, t in enumerate(texts)]
+    checks += [f.max((f.trim(t) == f.lit("")).cast("int")).alias(f"blank{i}") for i, t in enumerate(texts)]
+    found = frame.agg(*checks).first()
+    for i, column in enumerate(columns):
+        name = labels.get(column, column)
+        if found is not None and found[f"null{i}"]:
+            raise ValueError(f"column {name!r} has missing values")
+        if found is not None and found[f"blank{i}"]:
+            raise ValueError(f"column {name!r} has blank values")
+
+
+def screened(frame: DataFrame, keep: Sequence[str], column: str, spec: UnitSpec, missing: str,
+             fill: Any) -> DataFrame:
+    """``keep`` plus the units of ``column`` as ``_units``, unusable records handled by ``missing``.
+
+    ``"raise"`` runs one job and raises if any record is unusable; ``"drop"`` filters them out;
+    ``"impute"`` uses the units of the public ``fill``, screened by the in-memory rule.
+    """
+    from pyspark.sql import functions as f
+
+    from securedp.lattice import screen_units
+
+    units = lattice_units(frame, column, spec)
+    with_units = frame.select(*keep, units.alias("_units"))
+    if missing == "drop":
+        return with_units.filter(f.col("_units").isNotNull())
+    if missing == "impute":
+        fill_u = int(screen_units(np.array([fill], dtype=object), spec.step, spec.lo_u, spec.hi_u)[0][0])
+        return with_units.withColumn("_units", f.coalesce(f.col("_units"), f.lit(fill_u).cast("bigint")))
+    if missing != "raise":
+        raise ValueError(f"missing must be 'raise', 'drop' or 'impute', got {missing!r}")
+    if with_units.filter(f.col("_units").isNull()).limit(1).count():
+        raise ValueError(f"column {column!r} has unusable records (missing, NaN or not a number); clean the "
+                         "data, or pass missing='drop' or missing='impute' with fill=<number>")
+    return with_units
+
+
+def key_aggregates(result: DataFrame, keys: Sequence[str], units: bool, squares: bool) -> KeyAggregates:
+    """The per-key result of :func:`bound_and_aggregate`, collected and sorted by key like the Polars engine."""
+    import polars as pl
+
+    rows = sorted((tuple(r[k] for k in keys), r.asDict()) for r in result.collect())
+    if not keys and rows and rows[0][1]["_rows"] is None:  # no rows at all: Spark's global aggregate is null
+        rows = []
+    def ints(name: str) -> list[int]:
+        return [int(d[name]) for _, d in rows]
+
+    total = ints("_sum0") if units else None
+    total_squares = None
+    if units and squares:
+        total_squares = [(int(d["_hh0"]) << 64) + (int(d["_hl0"]) << 33) + int(d["_ll0"]) for _, d in rows]
+    return KeyAggregates(keys=pl.DataFrame([k for k, _ in rows], schema=list(keys), orient="row"),
+                         rows=ints("_rows"), persons=ints("_persons"), total=total, total_squares=total_squares)

@@ -57,20 +57,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from securedp.engines import bounding
+from securedp.engines.bounding import KeyAggregates
 from securedp.engines.digest import draw_salt
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import to_rational
-from securedp.lattice import screen_units
 from securedp.mechanisms import partition_selection
 from securedp.mechanisms.accuracy import check_alpha
 from securedp.mechanisms.noise import privacy_cost
 from securedp.mechanisms.release import PreparedRelease, Release
-from securedp.tables.frames import exact_frame, read_table
+from securedp.tables.engines import Bounds, ColumnSpec, Engine, engine_for, public_keys
 from securedp.tables.noise import CellNoise
 from securedp.tables.spec import Aggregation, Count, Mean, Persons, Quantile, Sum, Variance
 
-PERSON = "_securedp_person"
 SELECTION_RULES = ("laplace", "optimal")
 
 
@@ -95,13 +93,24 @@ class PreparedTable(PreparedRelease):
 
 @dataclass(frozen=True)
 class _Column:
-    """One aggregated value column screened onto its lattice: rows (person, keys, units) kept."""
+    """One aggregation of a value column: its public lattice and its index among the engine's columns."""
 
     aggregation: Sum | Mean | Variance
     step: Fraction
     lo_u: int
     hi_u: int
-    frame: pl.DataFrame
+    index: int
+
+
+def _columns(aggregations: Sequence[Aggregation]) -> list[_Column]:
+    columns: list[_Column] = []
+    for a in aggregations:
+        if isinstance(a, (Sum, Mean, Variance)):
+            lattice, lo_u, hi_u = a.lattice_of()
+            if max(abs(lo_u), abs(hi_u)) >= 1 << 62:
+                raise ValueError(f"{a.name}: the bounds reach 2**62 lattice units; choose a coarser lattice")
+            columns.append(_Column(a, lattice.step, lo_u, hi_u, len(columns)))
+    return columns
 
 
 def _shares(aggregations: Sequence[Aggregation], private: bool, selection_share: Any) -> dict[str, Fraction]:
@@ -132,39 +141,6 @@ def _limit(value: Any, name: str) -> int:
     if n != to_rational(value, name) or n < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     return n
-
-
-def _public_keys(keys: Any, group_by: list[str], frame: pl.DataFrame) -> pl.DataFrame:
-    if isinstance(keys, pl.DataFrame):
-        table = keys
-    else:
-        rows = [k if isinstance(k, tuple) else (k,) for k in keys]
-        if any(len(r) != len(group_by) for r in rows):
-            raise ValueError(f"every public key must have {len(group_by)} value(s), one per group_by column")
-        table = pl.DataFrame(rows, schema={c: frame.schema[c] for c in group_by}, orient="row")
-    missing = [c for c in group_by if c not in table.columns]
-    if missing:
-        raise ValueError(f"the public keys lack the group_by column(s) {missing}")
-    table = table.select(group_by)
-    if table.null_count().sum_horizontal().item():
-        raise ValueError("a public key has a missing value")
-    if table.is_duplicated().any():
-        raise ValueError("the public keys repeat a key")
-    return table
-
-
-def _screen(frame: pl.DataFrame, a: Sum | Mean | Variance, keys: list[str], missing: str, fill: Any) -> _Column:
-    lattice, lo_u, hi_u = a.lattice_of()
-    if max(abs(lo_u), abs(hi_u)) >= 1 << 62:
-        raise ValueError(f"{a.name}: the bounds reach 2**62 lattice units; choose a coarser lattice for a table")
-    values = frame[a.column]
-    records = values.to_numpy() if values.dtype.is_numeric() else np.array(values.to_list(), dtype=object)
-    units, kept = screen_units(records, lattice.step, lo_u, hi_u, missing=missing, fill=fill)
-    rows = frame.select([PERSON, *keys])
-    if kept is not None:
-        rows = rows.filter(pl.Series(kept))
-    rows = rows.with_columns(pl.Series("_units", np.asarray(units, dtype=np.int64)))
-    return _Column(a, lattice.step, lo_u, hi_u, rows)
 
 
 def prepare_table(
@@ -214,17 +190,11 @@ def prepare_table(
     elif delta is not None:
         raise ValueError("delta= is only used to select private keys; with public keys= the release is pure")
     shares = _shares(aggregations, private, selection_share)
-    value_columns = [a.column for a in aggregations if isinstance(a, (Sum, Mean, Variance))]
-    frames = read_table(data, PERSON, id_column, group_by, value_columns)
-    frame = frames.frame
-    if not private and group_by:
-        public = _public_keys(keys, group_by, frame)
-        frame = frame.join(public, on=group_by, how="semi")
-    else:
-        public = None
-    columns = [_screen(frame, a, group_by, missing, fill) for a in aggregations
-               if isinstance(a, (Sum, Mean, Variance))]
-    base = frame.select([PERSON, *group_by])
+    columns = _columns(aggregations)
+    public = public_keys(keys, group_by) if not private and group_by else None
+    engine = engine_for(data, id_column, Bounds(group_by, k, m),
+                        [ColumnSpec(c.aggregation.column, c.step, c.lo_u, c.hi_u) for c in columns],
+                        public, missing, fill)
 
     def part(name: str) -> tuple[Fraction | None, Fraction | None]:
         share = shares[name]
@@ -240,8 +210,7 @@ def prepare_table(
 
     def run(source: RandomSource) -> Release:
         salt = draw_salt(source)
-        counted = bounding.bound_and_aggregate(base, person=PERSON, keys=group_by, max_groups=k, max_rows=m,
-                                               salt=salt)
+        counted = engine.counts(salt)
         cells = _cells(counted, public, group_by)
         extra: dict[str, list[Any]] = {}
         if plan is not None:
@@ -253,8 +222,8 @@ def prepare_table(
             else:
                 keep = plan.select(persons, source)
             cells = cells.subset(np.flatnonzero(keep))
-        names, rows = _release_cells(cells, counted, columns, aggregations, part, k, m, level, salt, source,
-                                     extra, group_by)
+        names, rows = _release_cells(cells, counted, engine, columns, aggregations, part, k, m, level, salt,
+                                     source, extra, group_by)
         parameters = {
             "group_by": list(group_by), "keys": "private" if private else "public", "max_groups": k,
             "max_rows": m, "privacy_unit": id_column or "row", "alpha": level, "shares": dict(shares),
@@ -266,7 +235,7 @@ def prepare_table(
             if isinstance(plan, partition_selection.LaplaceThreshold):
                 parameters["threshold"] = plan.threshold
         parameters.update(_noise_records(columns, aggregations, part, k, m))
-        frame_out = exact_frame(names, rows, frames.kind, group_by)
+        frame_out = engine.output(names, rows)
         return TableRelease(value=tuple(rows), statistic="table", mechanism=_mechanism(cost.epsilon),
                             parameters=parameters, epsilon=cost.epsilon, rho=cost.rho, max_contributions=k * m,
                             labels=tuple(names), source=source.describe(), frame=frame_out,
@@ -290,7 +259,7 @@ class _Cells:
         return _Cells([self.keys[i] for i in chosen], [self.index[i] for i in chosen])
 
 
-def _cells(counted: bounding.KeyAggregates, public: pl.DataFrame | None, group_by: list[str]) -> _Cells:
+def _cells(counted: KeyAggregates, public: pl.DataFrame | None, group_by: list[str]) -> _Cells:
     data_keys = [tuple(r) for r in counted.keys.iter_rows()] if group_by else [()] * len(counted.rows)
     position = {key: i for i, key in enumerate(data_keys)}
     if public is None:
@@ -349,7 +318,7 @@ def _noise_records(columns: list[_Column], aggregations: Sequence[Aggregation], 
     return out
 
 
-def _release_cells(cells: _Cells, counted: bounding.KeyAggregates, columns: list[_Column],
+def _release_cells(cells: _Cells, counted: KeyAggregates, engine: Engine, columns: list[_Column],
                    aggregations: Sequence[Aggregation], part: Any, k: int, m: int, alpha: Fraction, salt: bytes,
                    source: RandomSource, extra: dict[str, list[Any]], group_by: list[str],
                    ) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -382,9 +351,7 @@ def _release_cells(cells: _Cells, counted: bounding.KeyAggregates, columns: list
             t = noise.halfwidth(alpha)
             add(a.name, noisy, [v - t for v in noisy], [v + t for v in noisy])
             continue
-        agg = bounding.bound_and_aggregate(column.frame, person=PERSON, keys=group_by, units="_units",
-                                           max_groups=k, max_rows=m, salt=salt,
-                                           squares=isinstance(a, Variance))
+        agg = engine.column(column.index, salt, isinstance(a, Variance))
         index = _column_index(agg, cells, group_by)
         rows, total = _at(agg.rows, index), _at(agg.total, index)
         step = column.step
@@ -399,7 +366,7 @@ def _release_cells(cells: _Cells, counted: bounding.KeyAggregates, columns: list
     return names, [tuple(row) for row in table]
 
 
-def _column_index(agg: bounding.KeyAggregates, cells: _Cells, group_by: list[str]) -> list[int]:
+def _column_index(agg: KeyAggregates, cells: _Cells, group_by: list[str]) -> list[int]:
     if not group_by:
         return [0 if agg.rows else -1] * len(cells.keys)
     position = {tuple(r): i for i, r in enumerate(agg.keys.iter_rows())}

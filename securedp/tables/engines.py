@@ -1,0 +1,172 @@
+"""The engines a table release runs step (1) on: Polars in memory, or Spark.
+
+An engine is built from the caller's table and the query's public inputs,
+validates the data before anything is drawn or charged (columns, id and key
+cells, every aggregated value under the ``missing`` policy), and then, given
+the release's secret salt, returns exact per-key integers
+(:class:`~securedp.engines.bounding.KeyAggregates`, keys sorted):
+
+* :meth:`Engine.counts`: rows and distinct persons per key after bounding;
+* :meth:`Engine.column`: the same plus sums (and sums of squares) of one
+  value column's lattice units, bounded on that column's usable rows.
+
+Both engines keep the same rows (:mod:`securedp.engines.bounding`), so for
+one salt their integers are identical; everything after step (1) is shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Protocol
+
+import numpy as np
+import polars as pl
+
+from securedp.engines import bounding
+from securedp.engines import spark as spark_engine
+from securedp.lattice import screen_units
+from securedp.tables.frames import exact_frame, read_table
+
+PERSON = "_securedp_person"
+UNITS = "_units"
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """A value column on its public lattice: ``step`` and the snapped bounds ``[lo_u, hi_u]``."""
+
+    column: str
+    step: Fraction
+    lo_u: int
+    hi_u: int
+
+
+class Engine(Protocol):
+    """What a table release needs of an engine (see the module docstring)."""
+
+    def counts(self, salt: bytes) -> bounding.KeyAggregates: ...
+
+    def column(self, index: int, salt: bytes, squares: bool) -> bounding.KeyAggregates: ...
+
+    def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The per-person bounds and the grouping of one query."""
+
+    group_by: list[str]
+    max_groups: int
+    max_rows: int
+
+
+class PolarsEngine:
+    """Step (1) in memory, on Polars (pandas, polars, pyarrow tables; CSV and Parquet files)."""
+
+    def __init__(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
+                 public: Any, missing: str, fill: Any) -> None:
+        frames = read_table(data, PERSON, id_column, bounds.group_by, [c.column for c in columns])
+        frame = frames.frame
+        if public is not None:
+            frame = frame.join(_public_frame(public, bounds.group_by, frame), on=bounds.group_by, how="semi")
+        self.kind, self.bounds = frames.kind, bounds
+        self.base = frame.select([PERSON, *bounds.group_by])
+        self.columns = [self._screen(frame, spec, missing, fill) for spec in columns]
+
+    def _screen(self, frame: pl.DataFrame, spec: ColumnSpec, missing: str, fill: Any) -> pl.DataFrame:
+        values = frame[spec.column]
+        records = values.to_numpy() if values.dtype.is_numeric() else np.array(values.to_list(), dtype=object)
+        units, kept = screen_units(records, spec.step, spec.lo_u, spec.hi_u, missing=missing, fill=fill)
+        rows = self.base if kept is None else self.base.filter(pl.Series(kept))
+        return rows.with_columns(pl.Series(UNITS, np.asarray(units, dtype=np.int64)))
+
+    def counts(self, salt: bytes) -> bounding.KeyAggregates:
+        b = self.bounds
+        return bounding.bound_and_aggregate(self.base, person=PERSON, keys=b.group_by, max_groups=b.max_groups,
+                                            max_rows=b.max_rows, salt=salt)
+
+    def column(self, index: int, salt: bytes, squares: bool) -> bounding.KeyAggregates:
+        b = self.bounds
+        return bounding.bound_and_aggregate(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
+                                            max_groups=b.max_groups, max_rows=b.max_rows, salt=salt,
+                                            squares=squares)
+
+    def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
+        return exact_frame(names, rows, self.kind, self.bounds.group_by)
+
+
+def _public_frame(public: pl.DataFrame, group_by: list[str], frame: pl.DataFrame) -> pl.DataFrame:
+    return public.cast({c: frame.schema[c] for c in group_by}) if frame.height else public
+
+
+def public_keys(keys: Any, group_by: list[str]) -> pl.DataFrame:
+    """The caller's public keys as a Polars frame of the ``group_by`` columns; no nulls, no repeats."""
+    if isinstance(keys, pl.DataFrame):
+        table = keys
+    elif type(keys).__module__.split(".")[0] in ("pandas", "pyarrow"):
+        table = bounding.to_polars(keys)
+    else:
+        rows = [k if isinstance(k, tuple) else (k,) for k in keys]
+        if any(len(r) != len(group_by) for r in rows):
+            raise ValueError(f"every public key must have {len(group_by)} value(s), one per group_by column")
+        table = pl.DataFrame(rows, schema=group_by, orient="row")
+    missing = [c for c in group_by if c not in table.columns]
+    if missing:
+        raise ValueError(f"the public keys lack the group_by column(s) {missing}")
+    table = table.select(group_by)
+    if table.null_count().sum_horizontal().item():
+        raise ValueError("a public key has a missing value")
+    if table.is_duplicated().any():
+        raise ValueError("the public keys repeat a key")
+    return table
+
+
+class SparkEngine:
+    """Step (1) on Apache Spark (:mod:`securedp.engines.spark`); only per-key integers reach the driver."""
+
+    def __init__(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
+                 public: pl.DataFrame | None, missing: str, fill: Any) -> None:
+        from pyspark.sql import functions as f
+
+        spark_engine.check_session(data)
+        self.bounds, self.session = bounds, data.sparkSession
+        needed = [*([id_column] if id_column else []), *bounds.group_by, *(c.column for c in columns)]
+        absent = [c for c in dict.fromkeys(needed) if c not in data.columns]
+        if absent:
+            raise ValueError(f"column(s) {absent} are not in the table (it has {list(data.columns)})")
+        person = f.col(id_column) if id_column else f.monotonically_increasing_id()
+        frame = data.select(person.alias(PERSON), *bounds.group_by, *dict.fromkeys(c.column for c in columns))
+        spark_engine.check_keys(frame, [PERSON, *bounds.group_by], {PERSON: id_column or "row"})
+        if public is not None and bounds.group_by:
+            keys = self.session.createDataFrame(public.rows(), schema=frame.select(*bounds.group_by).schema)
+            frame = frame.join(keys, on=bounds.group_by, how="left_semi")
+        self.base = frame.select(PERSON, *bounds.group_by)
+        self.columns = [spark_engine.screened(frame, [PERSON, *bounds.group_by], spec.column,
+                                              spark_engine.UnitSpec(spec.step, spec.lo_u, spec.hi_u), missing, fill)
+                        for spec in columns]
+
+    def _collect(self, frame: Any, salt: bytes, units: list[str], squares: bool) -> bounding.KeyAggregates:
+        b = self.bounds
+        result = spark_engine.bound_and_aggregate(frame, person=PERSON, keys=b.group_by, units=units,
+                                                  max_groups=b.max_groups, max_rows=b.max_rows, salt=salt,
+                                                  squares=squares)
+        return spark_engine.key_aggregates(result, b.group_by, bool(units), squares)
+
+    def counts(self, salt: bytes) -> bounding.KeyAggregates:
+        return self._collect(self.base, salt, [], False)
+
+    def column(self, index: int, salt: bytes, squares: bool) -> bounding.KeyAggregates:
+        return self._collect(self.columns[index], salt, [UNITS], squares)
+
+    def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
+        frame = exact_frame(names, rows, "pandas", self.bounds.group_by)
+        return self.session.createDataFrame(frame)
+
+
+def engine_for(data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
+               public: pl.DataFrame | None, missing: str, fill: Any) -> Engine:
+    """The Spark engine for a Spark DataFrame, else the Polars engine."""
+    kind = SparkEngine if spark_engine.is_spark_frame(data) else PolarsEngine
+    return kind(data, id_column, bounds, columns, public, missing, fill)
