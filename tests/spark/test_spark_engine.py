@@ -119,7 +119,7 @@ def test_lattice_units_of_doubles_strings_and_decimals(spark, step, bounds):
         got = [r[0] for r in frame.orderBy("i").select(spark_engine.lattice_units(frame, column, spec)).collect()]
         column_values = list(column_values) + [None] * (len(strings) - len(column_values))
         for value, units in zip(column_values, got, strict=True):
-            expected, kept = screen_units(np.array([value], dtype=object), step, lo_u, hi_u, missing="drop",
+            expected, _kept = screen_units(np.array([value], dtype=object), step, lo_u, hi_u, missing="drop",
                                           refuse_rows=False)
             assert units == (int(expected[0]) if len(expected) else None), (column, value)
 

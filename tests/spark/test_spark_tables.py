@@ -32,14 +32,14 @@ def people(n: int = 1500, seed: int = 4) -> pd.DataFrame:
 
 
 QUERIES = [
-    dict(group_by=["region"], keys=["north", "south", "west"], epsilon=1,
-         aggregations=[Count(), Persons(), Sum("income", (0, 500), "0.01"), Mean("age", (0, 120)),
-                       Variance("age", (0, 120), 1)]),
-    dict(group_by=["region", "band"], keys=None, delta="1e-6", epsilon=2,
-         aggregations=[Count(), Sum("income", (-100, 1000), "0.5")]),
-    dict(group_by=["region"], keys=None, delta="1e-6", epsilon=2, selection="optimal",
-         aggregations=[Mean("income", (0, 100), "0.01")]),
-    dict(group_by=[], rho="1/2", aggregations=[Count(), Sum("income", (0, 100), "0.01")]),
+    {"group_by": ["region"], "keys": ["north", "south", "west"], "epsilon": 1,
+         "aggregations": [Count(), Persons(), Sum("income", (0, 500), "0.01"), Mean("age", (0, 120)),
+                       Variance("age", (0, 120), 1)]},
+    {"group_by": ["region", "band"], "keys": None, "delta": "1e-6", "epsilon": 2,
+         "aggregations": [Count(), Sum("income", (-100, 1000), "0.5")]},
+    {"group_by": ["region"], "keys": None, "delta": "1e-6", "epsilon": 2, "selection": "optimal",
+         "aggregations": [Mean("income", (0, 100), "0.01")]},
+    {"group_by": [], "rho": "1/2", "aggregations": [Count(), Sum("income", (0, 100), "0.01")]},
 ]
 
 
