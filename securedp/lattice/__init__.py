@@ -5,7 +5,8 @@
 :mod:`securedp.lattice.screen` for the rules.
 """
 
-from securedp.lattice.lattice import DEFAULT_RESOLUTION, Lattice, round_half_even, unit_bound
+from securedp.hazmat.exact.kernels import round_half_even
+from securedp.lattice.lattice import DEFAULT_RESOLUTION, Lattice, unit_bound
 from securedp.lattice.screen import MISSING_POLICIES, screen_units
 from securedp.lattice.sums import exact_sum, exact_sum_of_squares
 

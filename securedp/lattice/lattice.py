@@ -22,20 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from securedp.hazmat.exact.kernels import round_half_even
 from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
 from securedp.lattice.screen import screen_units
 
 DEFAULT_RESOLUTION = 1 << 16
 """:meth:`Lattice.for_bounds` picks a step giving at least this many steps across ``[lo, hi]``."""
-
-
-def round_half_even(num: int, den: int) -> int:
-    """``num / den`` (``den > 0``) rounded to the nearest integer, ties to even, exactly."""
-    q, r = divmod(num, den)
-    twice = 2 * r
-    if twice > den or (twice == den and q & 1):
-        q += 1
-    return q
 
 
 class Lattice:

@@ -49,6 +49,7 @@ from typing import Any, Callable, cast
 import gmpy2
 import numpy as np
 
+from securedp.hazmat.exact.kernels import round_half_even
 MISSING_POLICIES = ("raise", "drop", "impute")
 INT64_MAX = (1 << 63) - 1
 _FLOAT_EXACT = 1 << 53
@@ -77,14 +78,6 @@ def _float_ceil(q: Fraction) -> float:
 def _float_floor(q: Fraction) -> float:
     """The largest float <= q (``-inf`` if none)."""
     return -_float_ceil(-q)
-
-
-def _round_half_even(num: int, den: int) -> int:
-    q, r = divmod(num, den)
-    twice = 2 * r
-    if twice > den or (twice == den and q & 1):
-        q += 1
-    return q
 
 
 class Clamp:
@@ -124,7 +117,7 @@ class Clamp:
             return self.lo_u
         if n * self.hi_v.denominator > self.hi_v.numerator * d:
             return self.hi_u
-        return _round_half_even(n * self.den, d * self.num)
+        return round_half_even(n * self.den, d * self.num)
 
     def record_function(self) -> Callable[[Any], int | None]:
         """The per-record screen: a record's clamped units, or ``None`` if it is unusable."""
@@ -149,14 +142,14 @@ class Clamp:
                 if abs(abs(y - r) - 0.5) > _TIE_TOLERANCE * (1.0 + abs(y)):
                     return r
             n, d = x.as_integer_ratio()
-            return _round_half_even(n * den, d * num)
+            return round_half_even(n * den, d * num)
 
         def of_int(x: int) -> int:
             if x < lo_i:
                 return lo_u
             if x > hi_i:
                 return hi_u
-            return x * den if num == 1 else _round_half_even(x * den, num)
+            return x * den if num == 1 else round_half_even(x * den, num)
 
         def of_fraction(n: int, d: int) -> int | None:
             if d <= 0:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.samplers.categorical import ExpCategorical
+from securedp.hazmat.samplers import ExpCategorical
 from securedp.mechanisms.release import PreparedRelease, Release, scores_input
 from securedp.mechanisms.scores import prepared_selection, selection_inputs
 

@@ -54,8 +54,7 @@ import numpy as np
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, probability, to_int, to_rational
-from securedp.hazmat.samplers import discrete_gaussian, discrete_laplace, geometric, uniform_below
-from securedp.hazmat.samplers.params import PlanCache, check_size
+from securedp.hazmat.samplers import PlanCache, check_size, discrete_gaussian, discrete_laplace, geometric, uniform_below
 
 RESOLUTION_BITS = 12
 """The lattice step is between ``scale / 2**(RESOLUTION_BITS + 1)`` and ``scale / 2**RESOLUTION_BITS``."""

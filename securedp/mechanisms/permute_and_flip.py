@@ -11,7 +11,7 @@ Theorem 1); its expected score is never worse than the exponential
 mechanism's at the same ``epsilon`` (their Theorem 2).
 
 **Algorithm.** All coins are flipped at once (exact fixed-width comparisons
-with ``p_i``, :meth:`~securedp.hazmat.samplers.categorical.ExpCategorical.bernoulli_all`)
+with ``p_i``, :class:`~securedp.hazmat.samplers.ExpCoins`)
 and the random order is given by i.i.d. uniform keys, each an infinite bit
 string read 64 bits at a time: the output is the candidate with heads and
 the smallest key, keys tied on their first 64 bits being extended with
@@ -28,24 +28,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.samplers.categorical import ExpCategorical
+from securedp.hazmat.samplers import ExpCoins, first_in_random_order
 from securedp.mechanisms.release import PreparedRelease, Release, scores_input
 from securedp.mechanisms.scores import prepared_selection, selection_inputs
-
-
-def first_in_random_order(heads: np.ndarray, source: RandomSource) -> int:
-    """The index with ``heads`` whose i.i.d. uniform key is smallest (keys read lazily, ties extended exactly)."""
-    keys = source.words(heads.size)
-    masked = np.where(heads, keys, np.uint64(np.iinfo(np.uint64).max))
-    smallest = masked.min()
-    tied = np.flatnonzero(heads & (keys == smallest))
-    while tied.size > 1:
-        more = source.words(tied.size)
-        tied = tied[more == more.min()]
-    return int(tied[0])
 
 
 def prepare_permute_and_flip(
@@ -57,12 +43,11 @@ def prepare_permute_and_flip(
     """
     eps, sens, cands, parsed = selection_inputs(scores, epsilon, sensitivity, candidates, data)
     gaps, unit = parsed.sampler_gaps()
-    plan = ExpCategorical(gaps, eps * unit / (2 * sens))
-    plan.prepare_bernoulli()  # every coin's bounds, once, before anything is drawn
+    coins = ExpCoins(gaps, eps * unit / (2 * sens))  # every coin's bounds, once, before anything is drawn
     parameters = {"epsilon": eps, "sensitivity": sens, "candidates": len(parsed)}
 
     def choose(source: RandomSource) -> int:
-        return first_in_random_order(plan.bernoulli_all(source), source)
+        return first_in_random_order(coins.flip(source), source)
 
     return prepared_selection("permute_and_flip", eps, cands, parameters, choose).with_input(scores_input(parsed))
 

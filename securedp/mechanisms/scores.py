@@ -20,7 +20,7 @@ import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, to_rational
-from securedp.hazmat.samplers.categorical import FloatGaps
+from securedp.hazmat.samplers import FloatGaps
 from securedp.lattice import round_half_even
 from securedp.mechanisms.release import PreparedRelease, Release
 
@@ -35,7 +35,7 @@ class Scores:
     binary exponents that takes Python integers, tens of milliseconds); the
     selection samplers read them through :meth:`sampler_gaps`, which for
     floats hands over the float64 values themselves (exactly, as
-    :class:`~securedp.hazmat.samplers.categorical.FloatGaps`).
+    :class:`~securedp.hazmat.samplers.FloatGaps`).
     """
 
     __slots__ = ("_units", "_unit", "_exact", "floats")

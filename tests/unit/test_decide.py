@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.interval import Real, exp_neg
-from securedp.hazmat.samplers.decide import Thresholds, resolve_below, words_for
+from securedp.hazmat.samplers.decide import Thresholds, below, leading_bits, resolve_below, words_for
 from securedp.hazmat.samplers.discrete_gaussian import DiscreteGaussianPlan
 from securedp.hazmat.samplers.discrete_laplace import DiscreteLaplacePlan
 from securedp.hazmat.samplers.geometric import ExpRatio, GeometricPlan
@@ -119,7 +119,7 @@ def test_ties_in_a_batch_use_their_own_threshold_and_words() -> None:
     firsts = [_tie_words(cs[2], 128), [0, 5], _tie_words(cs[1], 128), [MASK, MASK], _tie_words(cs[2], 128)]
     tails = [[0x0123456789ABCDEF], [1], [0xFEDCBA9876543210], [2], [MASK]]
     expected, scripted = [], []
-    for c_index, first, tail in zip(index, firsts, tails):
+    for c_index, first, tail in zip(index, firsts, tails, strict=True):
         answer, used = exact_below(cs[c_index], first[0] << 64 | first[1], 128, tail)
         expected.append(answer)
         scripted += tail[:used]  # the resolver reads further words element by element, in order
@@ -207,3 +207,36 @@ def test_gaussian_acceptance_table_is_exact() -> None:
         e = (y - plan.center) ** 2 / (2 * plan.variance)
         expected = _stored(_exp_neg(e), plan.width)
         assert table[y] == expected, y
+
+
+@SETTINGS
+@given(c=thresholds, u=words, widen=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+       more=st.lists(words, min_size=4, max_size=4))
+def test_below_with_any_valid_window_is_exact(c: Fraction, u: int, widen: tuple[int, int], more: list[int]) -> None:
+    """``below(u, lo, hi)`` answers ``[U < c]`` for any integers ``lo <= c * 2**64 <= hi``, reading more bits
+    only when ``u`` falls inside the window, and then exactly as many as the exact answer needs."""
+    floor = int(c * (1 << 64))
+    ceil = -(-c.numerator * (1 << 64) // c.denominator)
+    low, high = floor - widen[0], ceil + widen[1]
+    expected, used = exact_below(c, u, 64, more)
+    source = ScriptedSource(more)
+    assert below(u, low, high, lambda: Real.rational(c), 64, source) == expected
+    read = len(more) - source.unread_words
+    assert read == (used if low <= u < high else 0)
+
+
+def test_per_element_reals_resolve_each_tie_with_its_own_threshold() -> None:
+    """``decide(..., real_of)``: ties are resolved against the real of the element, not of its table slot."""
+    cs = [Fraction(1, 3), Fraction(2, 7)]
+    plan = Thresholds([0, 0], lambda i: Real.rational(0), 64)  # floors 0: a zero word is a tie
+    batch = np.zeros((1, 2), dtype=np.uint64)
+    tails = [[0x0123456789ABCDEF], [MASK]]
+    expected = [exact_below(c / 2**64, 0, 64, tail)[0] for c, tail in zip(cs, tails, strict=True)]
+    source = ScriptedSource([t[0] for t in tails])
+    got = plan.decide(batch, source, np.array([0, 1]), lambda e: Real.rational(cs[e] / 2**64))
+    assert got.tolist() == expected == [True, False] and source.unread_words == 0
+
+
+def test_leading_bits() -> None:
+    assert leading_bits([0xF000_0000_0000_0001], 4) == 0xF
+    assert leading_bits([5, 7], 128) == (5 << 64) | 7

@@ -17,8 +17,8 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource
-from securedp.hazmat.samplers.categorical import (ExpCategorical, FloatGaps, _int64_fill, envelope_exponents,
-                                                  exact_envelope_exponents)
+from securedp.hazmat.samplers.categorical import ExpCategorical, ExponentGroups
+from securedp.hazmat.samplers.envelope import FloatGaps, envelope_exponents, exact_envelope_exponents, int64_fill
 
 _CTX = {"precision": 256, "emax": gmpy2.get_emax_max(), "emin": gmpy2.get_emin_min()}
 with gmpy2.context(round=gmpy2.RoundUp, **_CTX):
@@ -30,7 +30,7 @@ LN2_BELOW = Fraction(*(int(v) for v in LN2_DOWN.as_integer_ratio()))  # < ln 2
 
 
 def check(exponents, exact_gaps, rate: Fraction, K: int) -> None:
-    for e, g in zip(exponents.tolist(), exact_gaps):
+    for e, g in zip(exponents.tolist(), exact_gaps, strict=True):
         x = gmpy2.mpq(rate.numerator, rate.denominator) * gmpy2.mpq(g)
         assert 0 <= e <= K
         with gmpy2.context(round=gmpy2.RoundUp, **_CTX):
@@ -45,7 +45,7 @@ def check(exponents, exact_gaps, rate: Fraction, K: int) -> None:
 def int_exponents(gaps: np.ndarray, rate: Fraction, K: int = 128) -> np.ndarray:
     if gaps.dtype == object:
         return exact_envelope_exponents(gaps, rate, K)
-    return envelope_exponents(_int64_fill(gaps), len(gaps), rate, K)
+    return envelope_exponents(int64_fill(gaps), len(gaps), rate, K)
 
 
 def test_random_integer_gaps_and_rates():
@@ -94,7 +94,7 @@ def test_float_scores_spanning_more_than_dbl_max():
     gaps = FloatGaps(np.array([1e308, -1e308, 1e308 - 2**970]))
     assert not gaps.finite
     plan = ExpCategorical(gaps, Fraction(1, 2**1000))
-    assert plan.float_gaps is None and plan.mode == "exponents"
+    assert plan.float_gaps is None and isinstance(plan.groups, ExponentGroups)
     source = ChaChaSource(bytes([73]) * 32)
     assert {plan.draw(source)[0] for _ in range(100)} <= {0, 2}
 
@@ -113,7 +113,7 @@ def test_distinct_gaps_use_exponent_groups_and_stay_exact():
     """A plan over many distinct gaps has at most K + 1 groups; the far entries keep their mass."""
     gaps = np.concatenate((np.arange(0, 50_000, dtype=np.int64) * 7, np.array([10**15], dtype=np.int64)))
     plan = ExpCategorical(gaps, Fraction(1, 10**5))
-    assert plan.mode == "exponents" and len(plan.ends) == plan.K + 1
+    assert isinstance(plan.groups, ExponentGroups) and len(plan.ends) == plan.K + 1
     assert plan.ends[-1] - plan.ends[-2] == 1  # the gap 10**15 (t > K): one envelope unit 2**-K
     assert plan.slow_path_bound < 2.0**-60
 
@@ -123,7 +123,7 @@ def test_exponent_groups_with_counts():
     gaps = np.array([0, 5 * 10**5, 10**6, 10**12], dtype=np.int64)
     counts = np.array([3, 0, 2, 7], dtype=np.int64)
     plan = ExpCategorical(gaps, Fraction(1, 10**5), counts)
-    assert plan.mode == "exponents"
+    assert isinstance(plan.groups, ExponentGroups)
     source = ChaChaSource(bytes([70]) * 32)
     for _ in range(200):
         i, j = plan.draw(source)

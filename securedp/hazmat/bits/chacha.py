@@ -65,12 +65,12 @@ class ChaChaSource(RandomSource):
         self._offset = need
         return head + self._buffer[:need]
 
-    def substream(self, label: str) -> "ChaChaSource":
+    def substream(self, label: str) -> ChaChaSource:
         """An independent stream named ``label``; the same label always gives the same stream."""
         if not isinstance(label, str):
             raise TypeError("label must be a str")
         key = hmac.new(self._key, _SUBSTREAM_TAG + label.encode("utf-8"), hashlib.sha256).digest()
-        return ChaChaSource(key, _labels=self._labels + (label,), _root=self._root)
+        return ChaChaSource(key, _labels=(*self._labels, label), _root=self._root)
 
     @property
     def labels(self) -> tuple[str, ...]:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.bits.system import SystemSource
 
-_DEFAULT: Optional[SystemSource] = None
+_DEFAULT: SystemSource | None = None
 
 
 def default_source() -> SystemSource:
@@ -18,7 +16,7 @@ def default_source() -> SystemSource:
     return _DEFAULT
 
 
-def resolve_source(rng: Optional[RandomSource]) -> RandomSource:
+def resolve_source(rng: RandomSource | None) -> RandomSource:
     """``rng`` itself, or the default source when ``rng`` is ``None``."""
     if rng is None:
         return _DEFAULT if _DEFAULT is not None else default_source()

@@ -27,8 +27,8 @@ import contextlib
 import errno
 import importlib
 import os
+from collections.abc import Iterator
 from types import ModuleType
-from typing import Iterator
 
 
 def _optional(name: str) -> ModuleType | None:
@@ -42,7 +42,8 @@ fcntl = _optional("fcntl")
 msvcrt = _optional("msvcrt")
 
 WINDOWS_LOCK_OFFSET = (1 << 40) + (1 << 31) - 16
-"""Where the one locked byte sits on Windows: beyond the end of any real file (1 TiB; its low 32 bits alone are ~2 GiB)."""
+"""Where the one locked byte sits on Windows: beyond the end of any real file
+(1 TiB; its low 32 bits alone are ~2 GiB)."""
 
 _BUSY = frozenset(getattr(errno, name) for name in ("EDEADLK", "EDEADLOCK", "EACCES") if hasattr(errno, name))
 """The errors ``msvcrt.locking(LK_LOCK)`` raises when the byte stayed locked by another process for ten seconds."""
@@ -59,7 +60,7 @@ def lock_file(fd: int) -> None:
             try:
                 _windows_locking(fd, msvcrt.LK_LOCK)
                 return
-            except OSError as error:
+            except OSError as error:  # noqa: PERF203 - a retry loop whose attempts block for seconds
                 if error.errno not in _BUSY:
                     raise
                 # LK_LOCK gave up after its ten one-second attempts: keep waiting

@@ -10,7 +10,7 @@ from typing import Any
 from securedp.hazmat.bits.source import RandomSource
 
 _BLOCK = 1 << 16
-_LIVE: "weakref.WeakSet[SystemSource]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[SystemSource] = weakref.WeakSet()
 
 
 class SystemSource(RandomSource):

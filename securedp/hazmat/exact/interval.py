@@ -15,8 +15,9 @@ threshold exactly (see :mod:`securedp.hazmat.samplers.decide`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import gmpy2
 
@@ -32,7 +33,7 @@ def rounding_context(prec: int, rounding: Any) -> Any:
 class Interval:
     """A closed interval ``[lo, hi]`` of mpfr numbers at working precision ``prec``."""
 
-    __slots__ = ("lo", "hi", "prec")
+    __slots__ = ("hi", "lo", "prec")
 
     def __init__(self, lo: Any, hi: Any, prec: int) -> None:
         self.lo = lo
@@ -40,8 +41,8 @@ class Interval:
         self.prec = prec
 
     @classmethod
-    def exact(cls, value: Fraction | int, prec: int) -> "Interval":
-        """The tightest interval around a rational at precision ``prec``."""
+    def exact(cls, value: Any, prec: int) -> Interval:
+        """The tightest interval around a rational (Fraction, int or mpq) at precision ``prec``."""
         q = gmpy2.mpq(value.numerator, value.denominator) if isinstance(value, Fraction) else gmpy2.mpq(value)
         with rounding_context(prec, gmpy2.RoundDown):
             lo = gmpy2.mpfr(q)
@@ -49,58 +50,58 @@ class Interval:
             hi = gmpy2.mpfr(q)
         return cls(lo, hi, prec)
 
-    def _make(self, lo_fn: Callable[[], Any], hi_fn: Callable[[], Any]) -> "Interval":
+    def _make(self, lo_fn: Callable[[], Any], hi_fn: Callable[[], Any]) -> Interval:
         with rounding_context(self.prec, gmpy2.RoundDown):
             lo = lo_fn()
         with rounding_context(self.prec, gmpy2.RoundUp):
             hi = hi_fn()
         return Interval(lo, hi, self.prec)
 
-    def _coerce(self, other: Any) -> "Interval":
+    def _coerce(self, other: Any) -> Interval:
         if isinstance(other, Interval):
             return other
         return Interval.exact(Fraction(other), self.prec)
 
-    def __add__(self, other: Any) -> "Interval":
+    def __add__(self, other: Any) -> Interval:
         o = self._coerce(other)
         return self._make(lambda: self.lo + o.lo, lambda: self.hi + o.hi)
 
     __radd__ = __add__
 
-    def __neg__(self) -> "Interval":
+    def __neg__(self) -> Interval:
         # Negation rounds to the *current* context's precision (53 bits by default): do it at ours.
         return self._make(lambda: -self.hi, lambda: -self.lo)
 
-    def __sub__(self, other: Any) -> "Interval":
+    def __sub__(self, other: Any) -> Interval:
         return self + (-self._coerce(other))
 
-    def __rsub__(self, other: Any) -> "Interval":
+    def __rsub__(self, other: Any) -> Interval:
         return self._coerce(other) + (-self)
 
-    def __mul__(self, other: Any) -> "Interval":
+    def __mul__(self, other: Any) -> Interval:
         o = self._coerce(other)
         pairs = ((self.lo, o.lo), (self.lo, o.hi), (self.hi, o.lo), (self.hi, o.hi))
         return self._make(lambda: min(a * b for a, b in pairs), lambda: max(a * b for a, b in pairs))
 
     __rmul__ = __mul__
 
-    def __truediv__(self, other: Any) -> "Interval":
+    def __truediv__(self, other: Any) -> Interval:
         o = self._coerce(other)
         if not o.lo > 0:
             raise ZeroDivisionError("interval divisor must be positive")
         pairs = ((self.lo, o.lo), (self.lo, o.hi), (self.hi, o.lo), (self.hi, o.hi))
         return self._make(lambda: min(a / b for a, b in pairs), lambda: max(a / b for a, b in pairs))
 
-    def __rtruediv__(self, other: Any) -> "Interval":
+    def __rtruediv__(self, other: Any) -> Interval:
         return self._coerce(other) / self
 
-    def __pow__(self, k: int) -> "Interval":
+    def __pow__(self, k: int) -> Interval:
         """Integer power of a non-negative interval (``x**k`` is increasing there)."""
         if not self.lo >= 0 or k < 0:
             raise ValueError("power defined here for non-negative intervals and exponents")
         return self._make(lambda: self.lo**k, lambda: self.hi**k)
 
-    def exp(self) -> "Interval":
+    def exp(self) -> Interval:
         """``exp`` is increasing, so the ends map to the ends."""
         return self._make(lambda: gmpy2.exp(self.lo), lambda: gmpy2.exp(self.hi))
 
@@ -120,7 +121,7 @@ def ceil_scaled(x: Any, k: int, prec: int) -> int:
         return int(gmpy2.ceil(gmpy2.mul_2exp(x, k)))
 
 
-def describe(q: Fraction | int) -> str:
+def describe(q: Any) -> str:
     """Short text for a rational in names and messages: exact when small, else its size.
 
     ``str`` of an integer of more than 4,300 digits raises (CPython's limit on
@@ -149,7 +150,7 @@ class Real:
     rational functions of it) need no hook.
     """
 
-    __slots__ = ("_bound", "_exact", "_dyadic", "name")
+    __slots__ = ("_bound", "_dyadic", "_exact", "name")
 
     def __init__(self, bound: Callable[[int], Interval], name: str = "real",
                  dyadic: Callable[[int], int | None] | None = None) -> None:
@@ -159,7 +160,7 @@ class Real:
         self.name = name
 
     @classmethod
-    def rational(cls, value: Fraction | int) -> "Real":
+    def rational(cls, value: Fraction | int) -> Real:
         """A real that is exactly the rational ``value``."""
         q = Fraction(value)
         real = cls(lambda prec: Interval.exact(q, prec), name=describe(q))
@@ -201,9 +202,16 @@ class Real:
         return f"Real({self.name})"
 
 
-def exp_neg(x: Fraction) -> Real:
-    """``exp(-x)`` for a rational ``x``."""
-    return Real(lambda prec: (-Interval.exact(x, prec)).exp(), name=f"exp(-{describe(x)})")
+def exp_neg(x: Any, shift: int = 0) -> Real:
+    """The real ``exp(-x) * 2**shift`` for a rational ``x`` (Fraction, int or gmpy2 mpq).
+
+    The one definition every sampler's resolver reads bits of (the scaling by
+    ``2**shift`` is exact).
+    """
+    if shift == 0:
+        return Real(lambda prec: (-Interval.exact(x, prec)).exp(), name=f"exp(-{describe(x)})")
+    scale = 1 << shift
+    return Real(lambda prec: (-Interval.exact(x, prec)).exp() * scale, name=f"exp(-{describe(x)})*2**{shift}")
 
 
 def logistic_neg(y: Fraction) -> Real:

@@ -31,12 +31,12 @@ import decimal
 import numbers
 import re
 from fractions import Fraction
-from typing import Any, Union
+from typing import Any
 
 import gmpy2
 import numpy as np
 
-Rational = Union[int, Fraction, str, decimal.Decimal, float]
+Rational = int | Fraction | str | decimal.Decimal | float
 """What the public API accepts wherever an exact number is expected."""
 
 _DECIMAL = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
@@ -74,10 +74,7 @@ def to_rational(value: Any, name: str) -> Fraction:
         _check_decimal_exponent(value.as_tuple().exponent, name)
         return Fraction(value)
     if isinstance(value, (float, np.floating, _MPFR)):
-        if isinstance(value, _MPFR):
-            finite = gmpy2.is_finite(value)
-        else:
-            finite = bool(np.isfinite(value))
+        finite = gmpy2.is_finite(value) if isinstance(value, _MPFR) else bool(np.isfinite(value))
         if not finite:
             raise ValueError(f"{name} must be finite, got {value!r}")
         if isinstance(value, _MPFR):

@@ -25,11 +25,12 @@ from securedp.hazmat.samplers.params import PlanCache, check_size, count_of, sha
 
 
 class BernoulliPlan:
-    """One threshold, prepared once per probability."""
+    """One threshold, prepared once per probability (a :class:`~securedp.hazmat.samplers.plan.Plan`)."""
 
     def __init__(self, real: Real, constant: bool | None = None, width: int = WORD_BITS) -> None:
         self.constant = constant
         self.thresholds = None if constant is not None else Thresholds.of([real], width)
+        self.slow_path_bound = 0.0 if constant is not None else 2.0**-width  # float-ok: a documented bound
 
     def draw(self, n: int, source: RandomSource) -> np.ndarray:
         if self.thresholds is None:

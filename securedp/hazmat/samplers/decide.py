@@ -23,6 +23,11 @@ which is what makes the running time independent of the value drawn; the
 resolver runs with probability ``2**-width`` per comparison (``2**-64`` by
 default). Samplers state their total bound on that event per draw.
 
+:func:`below` is the comparison for one uniform, given any integers
+``lo <= c * 2**width <= hi`` (a tabulated floor gives ``hi = lo + 1``; bounds
+computed on the fly may be one unit wider); :class:`Thresholds` is its
+vectorised form over a table of floors. Every sampler uses one or the other.
+
 Thresholds are stored clamped to ``2**width - 1``, so that ``c = 1`` is
 representable; a clamped value always lands in the resolver, which answers
 exactly. Widths below 64 exist only so that tests can force the resolver to
@@ -31,7 +36,7 @@ run often and prove it exact.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -61,6 +66,29 @@ def resolve_below(real: Real, u: int, k: int, source: RandomSource) -> bool:
         k += WORD_BITS
 
 
+def below(u: int, low: int, high: int, real: Callable[[], Real], width: int, source: RandomSource) -> bool:
+    """Exactly ``[U < c]``, given the first ``width`` bits ``u`` of ``U`` and integers
+    ``low <= c * 2**width <= high``: the one scalar fixed-width comparison every sampler uses.
+
+    ``u < low`` answers 1 and ``u >= high`` answers 0 without reading anything;
+    otherwise :func:`resolve_below` decides from ``real()`` (built only then)
+    and further bits of the same ``U``. Tabulated thresholds use
+    ``high = low + 1``; bounds computed on the fly may be wider.
+    """
+    if u < low:
+        return True
+    if u >= high:
+        return False
+    return resolve_below(real(), u, width, source)
+
+
+def leading_bits(words: Sequence[int] | np.ndarray, width: int) -> int:
+    """The first ``width`` bits of a uniform from its words (one word, or two for ``width == 128``)."""
+    if width > WORD_BITS:
+        return (int(words[0]) << WORD_BITS) | int(words[1])
+    return int(words[0]) >> (WORD_BITS - width)
+
+
 class Thresholds:
     """A list of thresholds ``c_i`` prepared for vectorised comparison at ``width`` bits.
 
@@ -68,7 +96,7 @@ class Thresholds:
     :class:`Real` ``c_i`` (used only by the resolver).
     """
 
-    __slots__ = ("width", "nwords", "real_at", "size", "_lo", "_hi", "_shift", "_pylows")
+    __slots__ = ("_hi", "_lo", "_pylows", "_shift", "nwords", "real_at", "size", "width")
 
     def __init__(self, lows: Sequence[int], real_at: Callable[[int], Real], width: int) -> None:
         self.width = width
@@ -87,18 +115,21 @@ class Thresholds:
             self._lo = np.array([v & _MASK64 for v in clamped], dtype=np.uint64)
 
     @classmethod
-    def of(cls, reals: Sequence[Real], width: int) -> "Thresholds":
+    def of(cls, reals: Sequence[Real], width: int) -> Thresholds:
         """Thresholds for explicitly given reals (each bounded to ``width`` bits)."""
         reals = list(reals)
         return cls([r.floor_ceil(width)[0] for r in reals], reals.__getitem__, width)
 
-    def decide(self, words: np.ndarray, source: RandomSource, index: np.ndarray | None = None) -> np.ndarray:
-        """``[U_e < c_{index[e]}]`` for each element ``e``, exactly.
+    def decide(self, words: np.ndarray, source: RandomSource, index: np.ndarray | None = None,
+               real_of: Callable[[int], Real] | None = None) -> np.ndarray:
+        """``[U_e < c_{index[e]}]`` for each element ``e``, exactly (the vectorised :func:`below`).
 
         ``words`` has shape ``(nwords, n)``: row 0 holds the first 64 bits of
         each ``U_e`` (of which the top ``width`` are used when ``width < 64``),
         row 1 the next 64 when ``width == 128``. ``index`` selects a threshold
-        per element (default: threshold 0 for all).
+        per element (default: threshold 0 for all). ``real_of(e)``, when given,
+        is the exact threshold of element ``e`` for the resolver (default:
+        ``real_at(index[e])``); its tabulated floor must be ``lows[index[e]]``.
         """
         hi = self._hi[0] if index is None else self._hi[index]
         u = words[0]
@@ -114,18 +145,18 @@ class Thresholds:
             bits = (u < hi) | (same & (v < lo))
             tie = same & (v == lo)
         if tie.any():
-            self._resolve_ties(bits, tie, words, index, source)
-        return bits
+            self._resolve_ties(bits, tie, words, index, source, real_of)
+        out: np.ndarray = bits
+        return out
 
-    def _resolve_ties(self, bits: np.ndarray, tie: np.ndarray, words: np.ndarray,
-                      index: np.ndarray | None, source: RandomSource) -> None:
+    def _resolve_ties(self, bits: np.ndarray, tie: np.ndarray, words: np.ndarray, index: np.ndarray | None,
+                      source: RandomSource, real_of: Callable[[int], Real] | None) -> None:
         for e in np.flatnonzero(tie):
-            if self.nwords == 1:
-                u = int(words[0, e]) >> (WORD_BITS - self.width)
+            u = leading_bits(words[:, e], self.width)
+            if real_of is not None:
+                bits[e] = resolve_below(real_of(int(e)), u, self.width, source)
             else:
-                u = (int(words[0, e]) << 64) | int(words[1, e])
-            i = 0 if index is None else int(index[e])
-            bits[e] = resolve_below(self.real_at(i), u, self.width, source)
+                bits[e] = resolve_below(self.real_at(0 if index is None else int(index[e])), u, self.width, source)
 
     def decide_one(self, source: RandomSource, i: int = 0) -> bool:
         """One fresh exact decision ``[U < c_i]``, with Python integers (no NumPy overhead)."""
@@ -135,11 +166,7 @@ class Thresholds:
         elif self.width < WORD_BITS:
             u >>= WORD_BITS - self.width
         low = self._pylows[i]
-        if u < low:
-            return True
-        if u > low:
-            return False
-        return resolve_below(self.real_at(i), u, self.width, source)
+        return below(u, low, low + 1, lambda: self.real_at(i), self.width, source)
 
     def draw_words(self, n: int, source: RandomSource) -> np.ndarray:
         """Fresh words for ``n`` comparisons, shaped for :meth:`decide`."""

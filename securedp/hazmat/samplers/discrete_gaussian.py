@@ -33,16 +33,17 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from itertools import repeat
 from typing import Any
 
-import gmpy2
 import numpy as np
 
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.interval import Interval, Real, describe, rounding_context
+from securedp.hazmat.exact.interval import Real, exp_neg
+from securedp.hazmat.exact.kernels import directed_products, scaled_bounds, tabulated_floors
 from securedp.hazmat.exact.rational import positive_rational
-from securedp.hazmat.samplers.decide import WORD_BITS, Thresholds, resolve_below
+from securedp.hazmat.samplers.decide import WORD_BITS, Thresholds, leading_bits, resolve_below
 from securedp.hazmat.samplers.discrete_laplace import DiscreteLaplacePlan
 from securedp.hazmat.samplers.geometric import MAX_SCALE, MAX_SCALE_TEXT, magnitude_text
 from securedp.hazmat.samplers.params import PlanCache, check_size, count_of, shaped
@@ -61,34 +62,22 @@ def _gaussian_acceptance_lows(variance: Fraction, center: Fraction, count: int, 
     """``floor(exp(-(y - c)**2 / 2v) * 2**width)`` for ``y = 0 .. count-1``, by iterated products.
 
     ``a(y + 1) = a(y) * r(y)`` with ``r(y) = exp(-(2y + 1 - 2c) / 2v)`` and
-    ``r(y + 1) = r(y) * exp(-1/v)``; directed rounding keeps every bound
-    rigorous, and entries whose bounds are not within one unit are recomputed.
+    ``r(y + 1) = r(y) * exp(-1/v)``: two runs of
+    :func:`~securedp.hazmat.exact.kernels.directed_products`, whose directed
+    rounding keeps every bound rigorous; entries whose bounds are not within
+    one unit are recomputed.
     """
     prec = width + 48 + 2 * max(count, 1).bit_length()
-    a0 = (-Interval.exact(center * center / (2 * variance), prec)).exp()
-    r0 = (-Interval.exact((1 - 2 * center) / (2 * variance), prec)).exp()
-    beta = (-Interval.exact(1 / variance, prec)).exp()
-    ends = []
-    for rounding, a_start, r_start, b in ((gmpy2.RoundDown, a0.lo, r0.lo, beta.lo), (gmpy2.RoundUp, a0.hi, r0.hi, beta.hi)):
-        values = []
-        with rounding_context(prec, rounding):
-            a, r = a_start, r_start
-            floor_or_ceil = gmpy2.floor if rounding == gmpy2.RoundDown else gmpy2.ceil
-            for _ in range(count):
-                values.append(int(floor_or_ceil(gmpy2.mul_2exp(a, width))))
-                a = a * r
-                r = r * b
-        ends.append(values)
-    lows, highs = ends
-    for y in range(count):
-        if highs[y] - lows[y] > 1:
-            lows[y] = _acceptance_real(variance, center, y).floor_ceil(width)[0]
-    return lows
+    a0 = scaled_bounds(exp_neg(center * center / (2 * variance)).interval(prec), prec)
+    r0 = scaled_bounds(exp_neg((1 - 2 * center) / (2 * variance)).interval(prec), prec)
+    beta = scaled_bounds(exp_neg(1 / variance).interval(prec), prec)
+    ratios = zip(*directed_products(r0, repeat(beta), max(count - 1, 0), prec), strict=True)
+    lows, highs = directed_products(a0, ratios, count, prec)
+    return tabulated_floors(lows, highs, prec, width, lambda y: _acceptance_real(variance, center, y))
 
 
 def _acceptance_real(variance: Fraction, center: Fraction, y: int) -> Real:
-    e = (y - center) ** 2 / (2 * variance)
-    return Real(lambda prec: (-Interval.exact(e, prec)).exp(), name=f"exp(-{describe(e)})")
+    return exp_neg((y - center) ** 2 / (2 * variance))
 
 
 class DiscreteGaussianPlan:
@@ -117,13 +106,17 @@ class DiscreteGaussianPlan:
                 width = WORD_BITS
         self.width = width
         self.proposal = proposal
-        lows = _gaussian_acceptance_lows(variance, self.center, self.table_size, width) + [0]
+        lows = [*_gaussian_acceptance_lows(variance, self.center, self.table_size, width), 0]
         self.accept = Thresholds(lows, self._real, width)
         self.comparisons_per_draw = self.expected_rounds * (self.proposal.comparisons_per_draw + 1)
         self.slow_path_bound = self.comparisons_per_draw * 2.0**-width  # float-ok: documented bound
 
     def _real(self, y: int) -> Real:
         return _acceptance_real(self.variance, self.center, y)
+
+    def _decide_beyond(self, magnitude: int, words: np.ndarray, source: RandomSource) -> bool:
+        """Acceptance of a proposal past the table, decided from its exact threshold alone (no tabulated floor)."""
+        return resolve_below(self._real(magnitude), leading_bits(words, self.width), self.width, source)
 
     def _acceptance_estimate(self) -> float:
         """P(accept) for one round, in floating point: for planning and bounds only.
@@ -162,13 +155,6 @@ class DiscreteGaussianPlan:
             out[todo[keep]] = y[keep]
             todo = todo[~keep]
         return out
-
-    def _decide_beyond(self, magnitude: int, words: np.ndarray, source: RandomSource) -> bool:
-        """Acceptance for a proposal past a capped table (very large sigma only)."""
-        u = int(words[0]) if self.width <= 64 else (int(words[0]) << 64) | int(words[1])
-        if self.width < 64:
-            u >>= 64 - self.width
-        return resolve_below(self._real(magnitude), u, self.width, source)
 
 
 def _build_plan(sigma: Any, variance: Any) -> DiscreteGaussianPlan:

@@ -63,7 +63,8 @@ class DiscreteLaplacePlan:
             sign = sign.astype(object)
         # Multiply by 0/1 rather than assign through the mask: a masked
         # assignment costs more the more zeros were drawn (defect 3 of 0.1).
-        return sign * magnitude * (~zero).astype(np.int64)
+        out: np.ndarray = sign * magnitude * (~zero).astype(np.int64)
+        return out
 
 
 _PLANS: PlanCache[DiscreteLaplacePlan] = PlanCache(DiscreteLaplacePlan)

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from itertools import repeat
 from typing import Any
 
 import gmpy2
@@ -54,7 +55,14 @@ import numpy as np
 
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.interval import Interval, Real, ceil_scaled, describe, floor_scaled, rounding_context
+from securedp.hazmat.exact.interval import Interval, Real, describe, exp_neg, rounding_context
+from securedp.hazmat.exact.kernels import (
+    directed_products,
+    dyadic_digit,
+    dyadic_power,
+    scaled_bounds,
+    tabulated_floors,
+)
 from securedp.hazmat.exact.rational import positive_rational, probability
 from securedp.hazmat.samplers.decide import WORD_BITS, Thresholds
 from securedp.hazmat.samplers.params import PlanCache, check_size, count_of, shaped
@@ -102,7 +110,7 @@ class Ratio:
         power = self.power(1 << i)
         return Real(lambda prec: _digit_probability(power.interval(prec)), name=f"digit {i}")
 
-    def raised(self, m: int) -> "Ratio":
+    def raised(self, m: int) -> Ratio:
         """The ratio ``q**m``."""
         raise NotImplementedError
 
@@ -125,10 +133,9 @@ class ExpRatio(Ratio):
         self.rate = rate
 
     def power(self, r: int) -> Real:
-        rate = self.rate * r
-        return Real(lambda prec: (-Interval.exact(rate, prec)).exp(), name=f"exp(-{describe(rate)})")
+        return exp_neg(self.rate * r)
 
-    def raised(self, m: int) -> "ExpRatio":
+    def raised(self, m: int) -> ExpRatio:
         return ExpRatio(self.rate * m)
 
     def scale_estimate(self) -> float:
@@ -156,7 +163,7 @@ class RationalRatio(Ratio):
         base = self.base
         extra = e.bit_length() + 8  # the e-th power multiplies the base's relative error by e
         return Real(lambda prec: Interval.exact(base, prec + extra) ** e, name=f"({describe(base)})**{e}",
-                    dyadic=lambda k: _dyadic_power(base, e, k))
+                    dyadic=lambda k: dyadic_power(base, e, k))
 
     def digit(self, i: int) -> Real:
         e = self.exponent << i
@@ -167,9 +174,9 @@ class RationalRatio(Ratio):
         # n**e / (n**e + d**e) in lowest terms; for even e (e is a power of two here) the denominator
         # is never a power of two (odd squares are 1 mod 8, so n**e + d**e is 2 mod 8 or odd, and > 2).
         return Real(lambda prec: _digit_probability(power.interval(prec)), name=f"digit {i}",
-                    dyadic=lambda k: _dyadic_digit(n, d, e, k))
+                    dyadic=lambda k: dyadic_digit(n, d, e, k))
 
-    def raised(self, m: int) -> "RationalRatio":
+    def raised(self, m: int) -> RationalRatio:
         return RationalRatio(self.base, self.exponent * m)
 
     def scale_estimate(self) -> float:
@@ -185,28 +192,6 @@ class RationalRatio(Ratio):
         return self.exponent * (1 - self.base) * bound >= 1
 
 
-def _dyadic_power(base: Fraction, e: int, k: int) -> int | None:
-    """``base**e * 2**k`` when it is an integer, else ``None`` (``base`` in lowest terms)."""
-    d = base.denominator
-    if d & (d - 1):  # an odd factor of d**e never cancels against n**e
-        return None
-    j = d.bit_length() - 1
-    if j * e > k:
-        return None
-    return base.numerator**e << (k - j * e)
-
-
-def _dyadic_digit(n: int, d: int, e: int, k: int) -> int | None:
-    """``n**e / (n**e + d**e) * 2**k`` when it is an integer, else ``None`` (``n / d`` in lowest terms)."""
-    if e % 2 == 0:
-        return None  # see RationalRatio.digit: the denominator is never a power of two
-    den = n**e + d**e  # coprime to n**e
-    j = den.bit_length() - 1
-    if den & (den - 1) or j > k:
-        return None
-    return n**e << (k - j)
-
-
 def _digit_probability(x: Interval) -> Interval:
     """``x / (1 + x)`` for ``x = Q**(2**i)``: the probability that digit ``i`` is 1."""
     return x / (1 + x)
@@ -215,30 +200,15 @@ def _digit_probability(x: Interval) -> Interval:
 def power_lows(ratio: Ratio, count: int, width: int) -> list[int]:
     """``floor(q**r * 2**width)`` for ``r = 0 .. count-1``, by iterated products.
 
-    Fixed-point products of directed-rounded bounds stay rigorous:
-    ``lo_(r+1) = floor(lo_r * QL / 2**P)`` never exceeds ``q**(r+1) * 2**P``
-    when ``QL <= q * 2**P``, and symmetrically for the upper bounds; the
-    working precision ``P`` covers the ``log2(count)`` bits they can lose. An
-    entry whose bounds are not within one unit is recomputed on its own at
-    higher precision.
+    :func:`~securedp.hazmat.exact.kernels.directed_products` of ``q`` in fixed
+    point, covering the ``log2(count)`` bits the products can lose;
+    an entry whose bounds are not within one unit is recomputed on its own
+    (:func:`~securedp.hazmat.exact.kernels.tabulated_floors`).
     """
     prec = width + 40 + max(count, 1).bit_length()
     q = ratio.power(1).interval(prec)
-    q_lo = floor_scaled(q.lo, prec, prec)
-    q_hi = ceil_scaled(q.hi, prec, prec)
-    drop = prec - width
-    lows: list[int] = []
-    highs: list[int] = []
-    lo = hi = 1 << prec
-    for _ in range(count):
-        lows.append(lo >> drop)
-        highs.append(-(-hi >> drop))
-        lo = (lo * q_lo) >> prec
-        hi = -(-(hi * q_hi) >> prec)
-    for r in range(count):
-        if highs[r] - lows[r] > 1:
-            lows[r] = ratio.power(r).floor_ceil(width)[0]
-    return lows
+    lows, highs = directed_products((1 << prec, 1 << prec), repeat(scaled_bounds(q, prec)), count, prec)
+    return tabulated_floors(lows, highs, prec, width, ratio.power)
 
 
 class _Level:
@@ -263,7 +233,8 @@ class _Level:
     def accept(self) -> Thresholds:
         """Thresholds ``floor(q**r * 2**width)`` for ``r < 2**bits``."""
         if self._accept is None:
-            self._accept = Thresholds(power_lows(self._ratio, 1 << self.bits, self._width), self._ratio.power, self._width)
+            lows = power_lows(self._ratio, 1 << self.bits, self._width)
+            self._accept = Thresholds(lows, self._ratio.power, self._width)
         return self._accept
 
     def draw(self, n: int, source: RandomSource) -> np.ndarray:
@@ -367,7 +338,7 @@ class _AlwaysZero:
     comparisons_per_draw = 0.0
     int64 = True
 
-    def draw(self, n: int, source: RandomSource) -> np.ndarray:
+    def draw(self, n: int, source: RandomSource) -> np.ndarray:  # noqa: ARG002 - the Plan protocol
         return np.zeros(n, dtype=np.int64)
 
 
@@ -385,7 +356,8 @@ def _build_plan(scale: Any, p: Any) -> GeometricPlan | _AlwaysZero:
     if prob == 1:
         return _AlwaysZero()
     if prob * MAX_SCALE < 1:
-        raise ValueError(f"p must be at least 2**-256 (a scale of at most {MAX_SCALE_TEXT}), got {magnitude_text(prob)}")
+        raise ValueError(f"p must be at least 2**-256 (a scale of at most {MAX_SCALE_TEXT}), "
+                         f"got {magnitude_text(prob)}")
     return GeometricPlan(RationalRatio(1 - prob))
 
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def registry(source: RandomSource) -> PoolRegistry:
     """The bounded pool registry of ``source`` (installed on first use)."""
     pools = source.pools
     if not isinstance(pools, PoolRegistry):
-        with source._lock:  # noqa: SLF001 - one registry per source, installed once
+        with source._lock:
             if not isinstance(source.pools, PoolRegistry):
                 source.pools = PoolRegistry()
             pools = source.pools

@@ -1,0 +1,166 @@
+"""Envelope exponents of the exponential-weight selections, from float64 with a proven margin.
+
+For gaps ``g_i >= 0`` and a rational ``rate > 0`` the selection sampler
+(:mod:`securedp.hazmat.samplers.categorical`) needs integers
+``0 <= e_i <= K`` with ``exp(-rate * g_i) <= 2**-e_i`` (a valid envelope) and
+``e_i >= t_i - 1 - 2**-15`` unless ``e_i = K`` (an efficient one), where
+``t_i = rate * g_i / ln 2``. No float ever decides an outcome: the exponents
+only shape the proposal, and any valid choice gives the exact law.
+:class:`FloatGaps` holds float64 scores exactly (gaps ``top - v_i`` at their
+binary values).
+
+**Envelope exponents in float64: error analysis.** Let ``L`` be a rational
+lower bound on ``1 / ln 2`` (MPFR, rounded down; ``L ln 2 > 1 - 2**-250``)
+and ``c = rate * L`` (exact rational), so ``g * c <= t``. Write
+``2**ce <= c < 2**(ce + 1)``. Every gap comes with a finite float64
+``d_i`` with ``0 <= d_i <= g_i (1 + u)``, ``u = 2**-53``: ``fl(g_i)`` for
+int64 gaps (a correctly rounded conversion), ``fl(top - v_i)`` for float
+gaps (a correctly rounded subtraction of two doubles; when it could
+overflow, i.e. the scores span more than ``DBL_MAX``, the float gaps are
+turned into exact integers instead). Then, in float64 (round to nearest):
+
+* ``c`` normal (``-1022 <= ce < 1000``): ``x_i = fl(d_i * fl(c))``;
+* otherwise: ``d_i = m_i 2**k_i`` exactly (``frexp``), ``cm = fl(c / 2**ce)``
+  in ``[1, 2]``, ``x_i = ldexp(fl(m_i * cm), clip(k_i + ce, -1100, 1100))``
+  (``fl(m_i * cm)`` lies in ``[1/2, 2]``: no overflow or underflow);
+
+and ``e_i = trunc(fl(min(x_i, K + 1) - 2**-16))``. In both cases three
+correctly rounded operations (``fl(c)`` or ``cm``, ``d_i``, the product) and
+at most one underflow of the result (absolute error ``<= 2**-1075``) give
+``x_i <= g_i c (1 + u)**3 + 2**-1075 <= t_i (1 + 2**-51) + 2**-1075``
+(``(1 + u)**3 < 1 + 4u``). Clipping the exponent down only lowers ``x_i``;
+clipping it up (``k_i + ce < -1100``) gives ``x_i <= 2**-1099``, hence
+``e_i = 0``. An overflow to ``inf``, or a clip down, happens only when the
+exact ``g_i c`` exceeds ``2**1022``, so ``t_i > K``. ``K + 1 - 2**-16`` is
+exact, so ``0 <= e_i <= K`` (the argument of ``trunc`` exceeds ``-1``).
+*Claim:* ``e_i <= t_i``. If ``t_i >= K`` this holds because ``e_i <= K``.
+Otherwise ``t_i < K <= 2**20`` (checked), so ``x_i < K + 1`` (the ``min``
+is inactive) and ``fl(x_i - 2**-16) <= x_i - 2**-16 + 2**-32 <= t_i +
+2**-31 + 2**-1075 - 2**-16 + 2**-32 < t_i``; ``e_i`` is 0 or the truncation
+of that non-negative number, so ``e_i < t_i``. *Efficiency:* the same
+bounds the other way give ``e_i >= t_i - 1 - 2**-15`` unless ``e_i = K``, so
+a near entry is accepted with probability ``a_i > 2**-(1 + 2**-15) > 1/2 -
+2**-16``. Huge integer gaps (object arrays) skip floats altogether:
+``e_i = min(K, floor(g_i * c))``, exact integer arithmetic. Float lines are
+marked ``# float-ok``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import gmpy2
+import numpy as np
+
+from securedp.hazmat.exact.kernels import inverse_ln2_low
+
+_MARGIN = 2.0**-16  # float-ok: bound with proven margin, see docstring
+_K_LIMIT = 1 << 20
+_CE_LIMIT = 1100
+BLOCK = 1 << 13
+"""Entries per block of the vectorised passes (a large temporary costs more in page faults than the arithmetic)."""
+INV_LN2_LOW = inverse_ln2_low()
+"""``L <= 1 / ln 2`` with ``L * ln 2 > 1 - 2**-250``."""
+
+
+class FloatGaps:
+    """The exact gaps ``top - v_i`` of finite float64 ``values`` (at their binary values), ``top = max(values)``.
+
+    :meth:`approx_into` gives float64 ``d_i = fl(top - v_i)`` (one correctly rounded
+    subtraction), so ``0 <= d_i <= (top - v_i) (1 + 2**-53)`` when :attr:`finite`;
+    :meth:`exact` gives one gap exactly (an ``mpq``), :meth:`integers` all of them.
+    """
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+        self.top = float(values.max())
+        self._top_q = gmpy2.mpq(self.top)
+
+    def approx_into(self, start: int, stop: int, out: np.ndarray) -> None:
+        """Write the ``d_i`` of entries ``start .. stop-1`` into ``out``."""
+        np.subtract(self.top, self.values[start:stop], out=out)  # float-ok: bound with proven margin, see docstring
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @property
+    def finite(self) -> bool:
+        """Whether every ``d_i`` is finite (``fl`` is monotone: the largest is ``fl(top - min(values))``)."""
+        with np.errstate(over="ignore"):
+            return bool(np.isfinite(self.top - self.values.min()))  # float-ok: a monotone bound
+
+    def exact(self, i: int) -> Any:
+        """The gap of entry ``i``, exactly."""
+        return self._top_q - gmpy2.mpq(float(self.values[i]))
+
+    def integers(self) -> tuple[np.ndarray, Fraction]:
+        """Integer gaps ``G`` and a unit ``2**low`` with ``top - v_i = G_i * 2**low`` exactly (object array)."""
+        mantissa, exponent = np.frexp(self.values)
+        mant = np.ldexp(mantissa, 53).astype(np.int64)  # exact: a double has 53 significant bits
+        exp = exponent.astype(np.int64) - 53
+        nonzero = mant != 0
+        low = int(exp[nonzero].min()) if nonzero.any() else 0
+        units = [int(m) << (int(s) - low) if m else 0 for m, s in zip(mant, exp, strict=True)]
+        top = max(units)
+        return np.array([top - v for v in units], dtype=object), Fraction(2) ** low
+
+
+def exponent_dtype(cap: int) -> type:
+    """The smallest unsigned dtype holding ``0 .. K + 1`` for ``K = cap`` (``K + 1`` marks entries with no count)."""
+    return np.uint8 if cap < 255 else np.uint16 if cap < 65535 else np.uint32
+
+
+def envelope_exponents(fill: Callable[[int, int, np.ndarray], None], size: int, rate: Fraction,
+                       cap: int) -> np.ndarray:
+    """Integers ``0 <= e_i <= K`` (``K = cap``) with ``e_i <= rate * g_i / ln 2``, for ``i < size``.
+
+    ``fill(start, stop, out)`` writes finite float64 ``0 <= d_i <= g_i (1 + 2**-53)``
+    for the entries ``start .. stop-1`` into ``out``. The float64 computation and
+    its error analysis are in the module docstring. Entries are processed in
+    blocks of ``2**13`` through one small buffer (a large temporary costs more in
+    page faults than the arithmetic).
+    """
+    if cap > _K_LIMIT:
+        raise ValueError("envelope cap K beyond the analysed range")
+    c = rate * INV_LN2_LOW
+    ce = c.numerator.bit_length() - c.denominator.bit_length()
+    if c < Fraction(2) ** ce:
+        ce -= 1  # now 2**ce <= c < 2**(ce + 1)
+    normal = -1022 <= ce < 1000  # c is a normal double: one multiplication by fl(c) = cm * 2**ce
+    factor = float(c) if normal else float(c / Fraction(2) ** ce)  # float-ok: correctly rounded, see docstring
+    ce = min(max(ce, -3000), 3000)  # changes nothing below: k + ce is clipped to [-1100, 1100] anyway
+    out: np.ndarray = np.empty(size, dtype=exponent_dtype(cap))
+    buffer = np.empty(min(size, BLOCK), dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        for start in range(0, size, BLOCK):
+            stop = min(start + BLOCK, size)
+            x = buffer[:stop - start]
+            fill(start, stop, x)
+            if normal:
+                x *= factor  # float-ok: bound with proven margin, see docstring
+            else:
+                m, k = np.frexp(x)  # exact: d = m * 2**k, m in [1/2, 1) or 0
+                np.multiply(m, factor, out=x)  # float-ok: fl(m * cm) in [1/2, 2], see docstring
+                k += ce
+                np.clip(k, -_CE_LIMIT, _CE_LIMIT, out=k)
+                np.ldexp(x, k, out=x)  # float-ok: bound with proven margin, see docstring
+            np.clip(x, 0.0, cap + 1, out=x)  # float-ok: min(x, K + 1) as x >= 0; x >= K + 1 only when t >= K
+            x -= _MARGIN  # float-ok: bound with proven margin, see docstring
+            out[start:stop] = x  # truncation toward 0; x > -1, so e >= 0
+    return out
+
+
+def exact_envelope_exponents(gaps: np.ndarray, rate: Fraction, cap: int) -> np.ndarray:
+    """``e_i = min(cap, floor(g_i * rate * L)) <= t_i`` in exact integer arithmetic (object arrays of huge gaps)."""
+    c = rate * INV_LN2_LOW
+    exact: np.ndarray = np.minimum(gaps * c.numerator // c.denominator, cap)
+    return exact.astype(exponent_dtype(cap))
+
+
+def int64_fill(gaps: np.ndarray) -> Callable[[int, int, np.ndarray], None]:
+    """``fill`` for int64 gaps: ``d_i = fl(g_i)``, a correctly rounded conversion."""
+    def fill(start: int, stop: int, out: np.ndarray) -> None:
+        out[:] = gaps[start:stop]  # float-ok: correctly rounded conversion, see docstring
+    return fill
