@@ -38,7 +38,7 @@ from securedp.audit.table import read_column
 from securedp.audit.verify import verify_log
 from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
 from securedp.mechanisms.record_schema import ReleaseRecord
-from securedp.mechanisms.release import commit_input
+from securedp.mechanisms.release import PreparedRelease, commit_input
 
 COMPARED = tuple(f.name for f in dataclasses.fields(ReleaseRecord) if f.name != "input_commitment")
 """The fields of a release record that a replay must reproduce (the input commitment's nonce is fresh)."""
@@ -76,6 +76,16 @@ def read_seed(path: str | Path) -> bytes:
     return seed
 
 
+def _prepared(query: Any, data: str | Path) -> PreparedRelease:
+    """The recorded query (one statistic of one column, or a grouped table) prepared again on ``data``."""
+    if isinstance(query, dict) and query.get("statistic") == "table":
+        from securedp.audit.table_query import TableQuery  # Polars loads only when a table is replayed
+
+        return TableQuery.from_json(query).prepare(data)
+    one = Query.from_json(query)
+    return one.prepare(read_column(data, one.column, one.id_column))
+
+
 def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path) -> Replayed:
     """Re-derive the release of one verified log entry and compare it with the record."""
     record = entry["record"]
@@ -93,14 +103,14 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     for label in source["substream"]:
         stream = stream.substream(label)
     try:
-        query = Query.from_json(record["query"])
-        prepared = query.prepare(read_column(data, query.column, query.id_column))
+        prepared = _prepared(record["query"], data)
+        again = prepared.execute(stream).record()
         committed = record.get("input_commitment")
         data_matches = None
-        if committed is not None and prepared.input_bytes is not None:
+        if committed is not None and prepared.input_bytes is not None:  # after the draw: a table's aggregates
+            # depend on the salt it draws; the commitment key does not depend on the stream's position
             again_commitment = commit_input(stream, prepared.input_bytes(), bytes.fromhex(committed["nonce"]))
             data_matches = again_commitment == committed
-        again = prepared.execute(stream).record()
     except (ValueError, TypeError) as exc:
         return Replayed(line, statistic, False, f"cannot re-run the release: {exc}")
     output = next(

@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import NoReturn, Sequence
+from collections.abc import Sequence
+from typing import NoReturn
 
 from securedp._version import __version__
 from securedp.audit.log import AuditLogError
-from securedp.cli import commands
+from securedp.cli import commands, table_command
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,10 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"securedp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    rel = sub.add_parser("release", help="one private release from a CSV column")
-    rel.add_argument("data", help="CSV file with a header row")
-    rel.add_argument("--column", required=True, help="the column to release a statistic of")
-    rel.add_argument("--stat", required=True, choices=sorted(commands.STAT_CHOICES), help="the statistic")
+    rel = sub.add_parser("release", help="one private release from a CSV column, or a grouped table")
+    rel.add_argument("data", help="CSV file with a header row (a table: also Parquet, or - for standard input)")
+    rel.add_argument("--column", help="the column to release a statistic of")
+    rel.add_argument("--stat", choices=sorted(commands.STAT_CHOICES), help="the statistic")
     cost = rel.add_mutually_exclusive_group(required=True)
     cost.add_argument("--epsilon", help="pure-DP cost, exact: 0.5, 1/3, 1e-2 (Laplace-type noise)")
     cost.add_argument(
@@ -55,7 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--signing-key", help="sign the audit record with this Ed25519 key (from `securedp audit keygen`)")
     rel.add_argument("--seed-file", help="32-byte seed (raw or hex) for a replayable ChaCha20 stream")
     rel.add_argument("--json", action="store_true", help="print the release record as JSON")
-    rel.set_defaults(run=commands.release)
+    table_command.add_table_options(rel)
+    rel.set_defaults(run=_release)
 
     demo = sub.add_parser("demo", help="several releases on the built-in example dataset")
     demo.set_defaults(run=commands.demo)
@@ -99,11 +101,11 @@ def _option_strings(parser: argparse.ArgumentParser) -> tuple[set[str], set[str]
     """Every option string of ``parser`` and its subparsers, and those of them that take a value."""
     every: set[str] = set()
     valued: set[str] = set()
-    for action in parser._actions:  # noqa: SLF001 - argparse exposes no public walk of its actions
+    for action in parser._actions:
         every.update(action.option_strings)
         if action.option_strings and action.nargs != 0:
             valued.update(action.option_strings)
-        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+        if isinstance(action, argparse._SubParsersAction):
             for child in action.choices.values():
                 child_every, child_valued = _option_strings(child)
                 every |= child_every
@@ -143,6 +145,15 @@ def attach_negative_values(argv: Sequence[str], parser: argparse.ArgumentParser)
     return out
 
 
+def _release(args: argparse.Namespace) -> int:
+    """A grouped table if table options are given, else one statistic of one column."""
+    if table_command.wants_table(args):
+        return table_command.release_table(args)
+    if args.column is None or args.stat is None:
+        raise commands.Failure("give --column and --stat (one statistic), or --group-by/--count/--sum ... (a table)")
+    return commands.release(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command with ``argv`` (default ``sys.argv[1:]``) and return the exit status.
 
@@ -159,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("interrupted", 130)
     except (ValueError, TypeError, OSError, ArithmeticError, LookupError, AuditLogError) as exc:
         return _fail(_one_line(exc))
-    except Exception as exc:  # noqa: BLE001 - the contract is one line, never a traceback
+    except Exception as exc:
         return _fail(f"internal error ({type(exc).__name__}): {_one_line(exc)}")
 
 

@@ -49,6 +49,7 @@ person (and the release says so).
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -64,7 +65,7 @@ from securedp.hazmat.exact.rational import to_rational
 from securedp.mechanisms import partition_selection
 from securedp.mechanisms.accuracy import check_alpha
 from securedp.mechanisms.noise import privacy_cost
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.mechanisms.release import PreparedRelease, Release, encode_input
 from securedp.tables.engines import Bounds, ColumnSpec, Engine, engine_for, public_keys
 from securedp.tables.noise import CellNoise
 from securedp.tables.spec import Aggregation, Count, Mean, Persons, Quantile, Sum, Variance
@@ -208,9 +209,13 @@ def prepare_table(
         plan = (partition_selection.laplace_threshold(eps_s, dlt, k) if selection == "laplace"
                 else partition_selection.optimal_selection(eps_s, dlt, k))
 
+    committed: dict[str, Any] = {}
+
     def run(source: RandomSource) -> Release:
         salt = draw_salt(source)
         counted = engine.counts(salt)
+        committed.clear()
+        committed.update(_commitment_parts("", counted))
         cells = _cells(counted, public, group_by)
         extra: dict[str, list[Any]] = {}
         if plan is not None:
@@ -223,7 +228,7 @@ def prepare_table(
                 keep = plan.select(persons, source)
             cells = cells.subset(np.flatnonzero(keep))
         names, rows = _release_cells(cells, counted, engine, columns, aggregations, part, k, m, level, salt,
-                                     source, extra, group_by)
+                                     source, extra, group_by, committed)
         parameters = {
             "group_by": list(group_by), "keys": "private" if private else "public", "max_groups": k,
             "max_rows": m, "privacy_unit": id_column or "row", "alpha": level, "shares": dict(shares),
@@ -241,7 +246,21 @@ def prepare_table(
                             labels=tuple(names), source=source.describe(), frame=frame_out,
                             delta=dlt if private else None)
 
-    return PreparedTable("table", cost.epsilon, cost.rho, run, None, dlt if private else None, shares)
+    def input_bytes() -> bytes:
+        return encode_input("table", committed)
+
+    return PreparedTable("table", cost.epsilon, cost.rho, run, input_bytes, dlt if private else None, shares)
+
+
+def _commitment_parts(prefix: str, agg: KeyAggregates) -> dict[str, Any]:
+    """The exact per-key integers of ``agg`` as input-commitment parts (keys as their canonical JSON text)."""
+    parts: dict[str, Any] = {f"{prefix}keys": json.dumps([list(r) for r in agg.keys.iter_rows()]),
+                             f"{prefix}rows": agg.rows, f"{prefix}persons": agg.persons}
+    if agg.total is not None:
+        parts[f"{prefix}sum_units"] = agg.total
+    if agg.total_squares is not None:
+        parts[f"{prefix}sum_squares"] = agg.total_squares
+    return parts
 
 
 def _mechanism(epsilon: Fraction | None) -> str:
@@ -321,7 +340,7 @@ def _noise_records(columns: list[_Column], aggregations: Sequence[Aggregation], 
 def _release_cells(cells: _Cells, counted: KeyAggregates, engine: Engine, columns: list[_Column],
                    aggregations: Sequence[Aggregation], part: Any, k: int, m: int, alpha: Fraction, salt: bytes,
                    source: RandomSource, extra: dict[str, list[Any]], group_by: list[str],
-                   ) -> tuple[list[str], list[tuple[Any, ...]]]:
+                   committed: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Noise every aggregate of every cell (aggregation order, then cell order) and assemble the rows."""
     names = list(group_by)
     table: list[list[Any]] = [list(key) for key in cells.keys]
@@ -352,6 +371,7 @@ def _release_cells(cells: _Cells, counted: KeyAggregates, engine: Engine, column
             add(a.name, noisy, [v - t for v in noisy], [v + t for v in noisy])
             continue
         agg = engine.column(column.index, salt, isinstance(a, Variance))
+        committed.update(_commitment_parts(f"{a.name}.", agg))
         index = _column_index(agg, cells, group_by)
         rows, total = _at(agg.rows, index), _at(agg.total, index)
         step = column.step

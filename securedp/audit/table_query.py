@@ -1,0 +1,175 @@
+"""A grouped table release described as data, so that the command can run it and replay can re-run it.
+
+A :class:`TableQuery` holds every public input of
+:func:`securedp.tables.prepare_table` exactly: the group columns, the public
+keys (or none: private keys), the aggregations (kind, column, bounds, lattice,
+share), the id column and per-person bounds, the privacy parameters
+(``epsilon`` or ``rho``, and ``delta`` for private keys), the selection rule,
+the confidence level and the missing-value policy. ``to_json`` writes it
+under ``"query"`` in the audit record (rationals as ``"num/den"`` strings);
+``from_json`` reads it back, and :meth:`TableQuery.prepare` re-runs it on the
+same table file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from securedp.accounting.schema import Currency
+from securedp.hazmat.exact.rational import format_rational, to_int, to_rational
+from securedp.mechanisms.release import jsonable
+from securedp.tables import Count, Mean, Persons, Sum, Variance, prepare_table
+from securedp.tables.frames import read_source
+from securedp.tables.spec import Aggregation
+from securedp.tables.table import PreparedTable
+
+COLUMN_KINDS: dict[str, type[Sum] | type[Mean] | type[Variance]] = {"sum": Sum, "mean": Mean, "variance": Variance}
+
+
+def _rational(value: Any, name: str) -> Fraction | None:
+    return None if value is None else to_rational(value, name)
+
+
+@dataclass(frozen=True)
+class AggregationQuery:
+    """One aggregation: ``kind`` (count, persons, sum, mean, variance), its column, bounds, lattice and share."""
+
+    kind: str
+    column: str | None = None
+    bounds: tuple[Fraction, Fraction] | None = None
+    lattice: Fraction | None = None
+    share: Fraction | None = None
+
+    def build(self) -> Aggregation:
+        if self.kind == "count":
+            return Count(self.share)
+        if self.kind == "persons":
+            return Persons(self.share)
+        if self.kind not in COLUMN_KINDS or self.column is None or self.bounds is None:
+            raise ValueError(f"{self.kind} needs a column and bounds (COLUMN:LO,HI)")
+        return COLUMN_KINDS[self.kind](self.column, self.bounds, self.lattice, self.share)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.column is not None:
+            out["column"] = self.column
+        if self.bounds is not None:
+            out["bounds"] = [jsonable(b) for b in self.bounds]
+        if self.lattice is not None:
+            out["lattice"] = jsonable(self.lattice)
+        if self.share is not None:
+            out["share"] = jsonable(self.share)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AggregationQuery:
+        bounds = data.get("bounds")
+        pair = None
+        if bounds is not None:
+            if not isinstance(bounds, list) or len(bounds) != 2:
+                raise ValueError("an aggregation's bounds must be [lo, hi]")
+            pair = (to_rational(bounds[0], "bounds"), to_rational(bounds[1], "bounds"))
+        return cls(str(data["kind"]), data.get("column"), pair, _rational(data.get("lattice"), "lattice"),
+                   _rational(data.get("share"), "share"))
+
+
+@dataclass(frozen=True)
+class TableQuery:
+    """Every public input of one table release (see the module docstring)."""
+
+    group_by: tuple[str, ...]
+    aggregations: tuple[AggregationQuery, ...]
+    epsilon: Fraction | None = None
+    rho: Fraction | None = None
+    delta: Fraction | None = None
+    keys: tuple[tuple[Any, ...], ...] | None = None
+    id_column: str | None = None
+    max_groups: int = 1
+    max_rows: int = 1
+    selection: str = "laplace"
+    alpha: Fraction = Fraction(1, 20)
+    missing: str = "raise"
+    fill: Fraction | None = None
+    delimiter: str = ","
+
+    statistic = "table"
+
+    @property
+    def currency(self) -> Currency:
+        return Currency.EPSILON if self.epsilon is not None else Currency.RHO
+
+    def prepare(self, data: Any) -> PreparedTable:
+        """The priced, not yet drawn, table release of this query on ``data`` (a table or a file path).
+
+        A CSV file is read with this query's :attr:`delimiter`.
+        """
+        if isinstance(data, (str, Path)):
+            data = read_source(data, [], self.delimiter).frame
+        return prepare_table(
+            data, group_by=list(self.group_by), aggregations=[a.build() for a in self.aggregations],
+            keys=None if self.keys is None else list(self.keys), id_column=self.id_column,
+            max_groups=self.max_groups, max_rows=self.max_rows, epsilon=self.epsilon, rho=self.rho,
+            delta=self.delta, selection=self.selection, alpha=self.alpha, missing=self.missing, fill=self.fill,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "statistic": "table", "group_by": list(self.group_by),
+            "aggregations": [a.to_json() for a in self.aggregations],
+            "epsilon": jsonable(self.epsilon), "rho": jsonable(self.rho), "delta": jsonable(self.delta),
+            "keys": None if self.keys is None else [list(k) for k in self.keys],
+            "id_column": self.id_column, "max_groups": self.max_groups, "max_rows": self.max_rows,
+            "selection": self.selection, "alpha": jsonable(self.alpha), "missing": self.missing,
+            "fill": jsonable(self.fill),
+        }
+        if self.delimiter != ",":
+            out["delimiter"] = self.delimiter
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TableQuery:
+        aggregations = data.get("aggregations")
+        if not isinstance(aggregations, list):
+            raise ValueError("a table query lists its aggregations")
+        keys = data.get("keys")
+        return cls(
+            group_by=tuple(data.get("group_by") or ()),
+            aggregations=tuple(AggregationQuery.from_json(a) for a in aggregations),
+            epsilon=_rational(data.get("epsilon"), "epsilon"), rho=_rational(data.get("rho"), "rho"),
+            delta=_rational(data.get("delta"), "delta"),
+            keys=None if keys is None else tuple(tuple(k) for k in keys),
+            id_column=data.get("id_column"), max_groups=to_int(data.get("max_groups", 1), "max_groups"),
+            max_rows=to_int(data.get("max_rows", 1), "max_rows"), selection=str(data.get("selection", "laplace")),
+            alpha=to_rational(data.get("alpha", "1/20"), "alpha"), missing=str(data.get("missing", "raise")),
+            fill=_rational(data.get("fill"), "fill"), delimiter=str(data.get("delimiter", ",")),
+        )
+
+
+def parse_aggregation(kind: str, text: str | None) -> AggregationQuery:
+    """``--sum income:0,200000[:0.01]`` as an :class:`AggregationQuery` (``COLUMN:LO,HI[:STEP]``)."""
+    if text is None:
+        return AggregationQuery(kind)
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or not parts[0]:
+        raise ValueError(f"--{kind}: expected COLUMN:LO,HI[:STEP], got {text!r}")
+    bounds = parts[1].split(",")
+    if len(bounds) != 2:
+        raise ValueError(f"--{kind}: expected bounds LO,HI, got {parts[1]!r}")
+    lattice = to_rational(parts[2], f"--{kind} step") if len(parts) == 3 else None
+    return AggregationQuery(kind, parts[0], (to_rational(bounds[0], f"--{kind}"), to_rational(bounds[1], f"--{kind}")),
+                            lattice)
+
+
+def describe(query: TableQuery) -> Sequence[str]:
+    """A short description of the query, one line per fact, for the command's text output."""
+    cost = (f"epsilon {format_rational(query.epsilon)}" if query.epsilon is not None
+            else f"rho {format_rational(query.rho) if query.rho is not None else '?'}")
+    if query.delta is not None:
+        cost += f", delta {format_rational(query.delta)}"
+    keys = "private (partition selection: " + query.selection + ")" if query.keys is None else "public"
+    return [f"group by {', '.join(query.group_by) or '(none)'}; keys {keys}",
+            f"cost {cost}; per person at most {query.max_groups} group(s) x {query.max_rows} row(s)"]

@@ -1,0 +1,174 @@
+"""``securedp release`` for grouped tables: ``--group-by``, one or more aggregations, a table file or stdin.
+
+::
+
+    securedp release data.parquet --group-by region --count --sum income:0,200000 \\
+        --mean age:0,120 --id-column person --max-groups 3 --epsilon 1 --delta 1e-9
+
+Each aggregation option takes ``COLUMN:LO,HI`` (``:STEP`` may follow, the
+lattice step; the default is derived from the bounds as in the Python API).
+``--keys A,B,...`` (one group column) or ``--keys-file FILE`` (a CSV or
+Parquet table of key combinations) makes the keys public; without them the
+keys are private and ``--delta`` is required. The input is CSV (UTF-8, with
+or without BOM; ``--delimiter``), Parquet (by the ``.parquet`` suffix), or
+``-`` for CSV on standard input. The table is written as CSV to standard
+output, or to ``--output FILE`` (CSV, or JSON records for a ``.json``
+suffix); ``--json`` prints the audit record instead. ``--engine spark``
+reads the file with the Spark session of the standard Spark configuration
+(``spark-submit``, ``SPARK_HOME``, ``spark-defaults.conf``) and computes the
+aggregates there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from securedp.accounting.budget import cost_in
+from securedp.accounting.schema import BudgetFields, ChargedRelease
+from securedp.cli.commands import Failure, _audit_log, _charged, _source
+from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
+
+if TYPE_CHECKING:  # Polars and the table modules load only when a table is released
+    from securedp.audit.table_query import AggregationQuery, TableQuery
+
+AGGREGATIONS = ("count", "persons", "sum", "mean", "variance")
+
+
+def wants_table(args: argparse.Namespace) -> bool:
+    """True if the arguments ask for a grouped table rather than one statistic of one column."""
+    return bool(args.group_by or args.count or args.persons or any(getattr(args, k) for k in AGGREGATIONS[2:]))
+
+
+def _keys(args: argparse.Namespace, group_by: tuple[str, ...]) -> tuple[tuple[Any, ...], ...] | None:
+    from securedp.tables.frames import read_source
+
+    if args.keys is not None and args.keys_file is not None:
+        raise Failure("give --keys or --keys-file, not both")
+    if args.keys is not None:
+        if len(group_by) != 1:
+            raise Failure("--keys A,B,... needs exactly one --group-by column; use --keys-file for several")
+        return tuple((k,) for k in args.keys.split(","))
+    if args.keys_file is not None:
+        frame = read_source(args.keys_file, list(group_by), args.delimiter).frame.select(list(group_by))
+        return tuple(frame.iter_rows())
+    return None
+
+
+def table_query(args: argparse.Namespace) -> TableQuery:
+    """The :class:`TableQuery` the arguments describe (every number exact)."""
+    from securedp.audit.table_query import AggregationQuery, TableQuery, parse_aggregation
+
+    group_by = tuple(c for text in args.group_by or () for c in text.split(",") if c)
+    aggregations: list[AggregationQuery] = []
+    if args.count:
+        aggregations.append(AggregationQuery("count"))
+    if args.persons:
+        aggregations.append(AggregationQuery("persons"))
+    for kind in AGGREGATIONS[2:]:
+        aggregations += [parse_aggregation(kind, text) for text in getattr(args, kind) or ()]
+    if not aggregations:
+        raise Failure("give at least one aggregation: --count, --persons, --sum/--mean/--variance COLUMN:LO,HI")
+    if args.stat is not None or args.column is not None:
+        raise Failure("--stat/--column release one statistic of one column; a table takes --group-by and "
+                      "aggregations such as --count or --sum COLUMN:LO,HI")
+    return TableQuery(
+        group_by=group_by, aggregations=tuple(aggregations),
+        epsilon=None if args.epsilon is None else positive_rational(args.epsilon, "--epsilon"),
+        rho=None if args.rho is None else positive_rational(args.rho, "--rho"),
+        delta=None if args.delta is None else to_rational(args.delta, "--delta"),
+        keys=_keys(args, group_by), id_column=args.id_column,
+        max_groups=to_int(args.max_groups, "--max-groups"), max_rows=to_int(args.max_rows, "--max-rows"),
+        selection=args.selection, alpha=to_rational(args.alpha, "--alpha"), missing=args.missing,
+        fill=None if args.fill is None else to_rational(args.fill, "--fill"), delimiter=args.delimiter,
+    )
+
+
+def _data(args: argparse.Namespace, query: TableQuery) -> Any:
+    if args.engine == "spark":
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.builder.appName("securedp").getOrCreate()
+        reader = spark.read
+        if str(args.data).lower().endswith((".parquet", ".pq")):
+            return reader.parquet(args.data)
+        return reader.option("header", True).option("sep", query.delimiter).option("inferSchema", True).csv(args.data)
+    if args.data == "-":
+        import polars as pl
+
+        return pl.read_csv(io.BytesIO(sys.stdin.buffer.read()), separator=query.delimiter)
+    return args.data
+
+
+def _write(result: Any, args: argparse.Namespace) -> None:
+    import polars as pl
+
+    frame = result.frame
+    if not isinstance(frame, pl.DataFrame):
+        frame = pl.from_pandas(frame.toPandas()) if hasattr(frame, "toPandas") else pl.from_dataframe(frame)
+    if args.output is None:
+        sys.stdout.write(frame.write_csv())
+    elif str(args.output).lower().endswith(".json"):
+        rows = [dict(zip(result.labels, row, strict=True)) for row in result.record()["value"]]
+        with open(args.output, "w", encoding="utf-8") as out:
+            json.dump(rows, out, indent=1)
+    else:
+        frame.write_csv(args.output)
+
+
+def release_table(args: argparse.Namespace) -> int:
+    """Validate, charge the budget file, bound and aggregate, draw, log, write the table."""
+    from securedp.audit.table_query import describe
+
+    query = table_query(args)
+    prepared = query.prepare(_data(args, query))
+    cost = cost_in(query.currency, prepared.epsilon, prepared.rho)
+    if prepared.delta is not None and args.budget_file is not None:
+        raise Failure("--budget-file counts epsilon or rho, not delta: a table with private keys "
+                      "(--delta) cannot be charged to it yet; pass --keys or drop --budget-file")
+    source = _source(args)
+    with _charged(args, query.currency, cost) as budget:
+        log = _audit_log(args, None if budget is None else budget.ledger)
+        result = prepared.execute(source)
+        fields = None if budget is None else BudgetFields(
+            budget.spent, budget.remaining, budget.currency, total=budget.total)
+        record = ChargedRelease.of(result, fields, query.to_json()).to_json()
+        entry = None if log is None else log.append(record)
+    if args.json:
+        print(json.dumps(record, indent=2))
+        return 0
+    _write(result, args)
+    if args.output is not None or entry is not None:
+        for line in describe(query):
+            print(f"  {line}", file=sys.stderr)
+        if entry is not None:
+            print(f"  audit    record {entry['seq']} appended to {args.audit_log}", file=sys.stderr)
+    return 0
+
+
+def add_table_options(rel: argparse.ArgumentParser) -> None:
+    """The options of a table release, added to ``securedp release``."""
+    table = rel.add_argument_group("grouped tables (give --group-by and/or aggregations instead of --stat)")
+    table.add_argument("--group-by", action="append", help="group column(s): A or A,B (repeatable)")
+    table.add_argument("--count", action="store_true", help="rows per group")
+    table.add_argument("--persons", action="store_true", help="distinct persons per group")
+    for kind in AGGREGATIONS[2:]:
+        table.add_argument(f"--{kind}", action="append", metavar="COLUMN:LO,HI[:STEP]", help=f"{kind} of a column")
+    table.add_argument("--keys", help="public keys of the one group column: A,B,... (default: private keys)")
+    table.add_argument("--keys-file", help="public keys: a CSV or Parquet table of the group columns")
+    table.add_argument("--max-groups", default="1", help="groups one person may contribute to (default 1)")
+    table.add_argument("--max-rows", default="1", help="rows one person may contribute per group (default 1)")
+    table.add_argument("--delta", help="delta of partition selection (private keys), exact: 1e-9")
+    table.add_argument("--selection", default="laplace", choices=["laplace", "optimal"],
+                       help="partition selection rule (default laplace)")
+    table.add_argument("--alpha", default="0.05", help="confidence intervals at level 1 - alpha (default 0.05)")
+    table.add_argument("--missing", default="raise", choices=["raise", "drop", "impute"],
+                       help="unusable values: refuse (default), drop, or impute --fill")
+    table.add_argument("--fill", help="the public value imputed with --missing impute")
+    table.add_argument("--delimiter", default=",", help="CSV delimiter (default ,)")
+    table.add_argument("--output", help="write the table here (CSV, or JSON for .json) instead of standard output")
+    table.add_argument("--engine", default="memory", choices=["memory", "spark"],
+                       help="where the aggregates are computed (spark: the standard Spark configuration)")
