@@ -160,8 +160,8 @@ class LocateIndex:
         keep = (sorted_groups >= 0) & (sorted_groups < groups)  # entries with no count are never located
         self.order = order[keep]
         starts = np.searchsorted(sorted_groups[keep], np.arange(groups), side="left")
-        weights = np.ones(len(self.order), dtype=np.int64) if counts is None else counts[self.order]
-        self.cumulative = np.cumsum(weights)
+        n = len(self.order)
+        self.cumulative = np.arange(1, n + 1, dtype=np.int64) if counts is None else np.cumsum(counts[self.order])
         before = np.concatenate((np.zeros(1, dtype=self.cumulative.dtype), self.cumulative))
         self.before = [int(v) for v in before[starts]]
 
@@ -291,7 +291,8 @@ class ExpCategorical:
             return self._index.locate(slot, position)
         mask = self.slot_of == slot
         if self.counts is None:
-            cumulative = np.cumsum(mask, dtype=np.int64)
+            counter = np.int32 if self.size < 1 << 31 else np.int64  # int32 sums run several times faster
+            cumulative = np.cumsum(mask.view(np.uint8), dtype=counter)
             return int(np.searchsorted(cumulative, position, side="right")), 0
         cumulative = np.cumsum(np.where(mask, self.counts, 0))
         i = int(np.searchsorted(cumulative, position, side="right"))
