@@ -11,6 +11,12 @@ from securedp.lattice.screen import MISSING_POLICIES, screen_units
 from securedp.lattice.sums import exact_sum, exact_sum_of_squares
 
 __all__ = [
-    "DEFAULT_RESOLUTION", "Lattice", "MISSING_POLICIES", "exact_sum", "exact_sum_of_squares",
-    "round_half_even", "screen_units", "unit_bound",
+    "DEFAULT_RESOLUTION",
+    "MISSING_POLICIES",
+    "Lattice",
+    "exact_sum",
+    "exact_sum_of_squares",
+    "round_half_even",
+    "screen_units",
+    "unit_bound",
 ]

@@ -39,7 +39,7 @@ class Lattice:
     immutable, hashable and compare by step.
     """
 
-    __slots__ = ("step", "_num", "_den")
+    __slots__ = ("_den", "_num", "step")
 
     def __init__(self, step: Any) -> None:
         if isinstance(step, Lattice):
@@ -49,19 +49,19 @@ class Lattice:
         self._den = self.step.denominator
 
     @classmethod
-    def binary(cls, k: Any) -> "Lattice":
+    def binary(cls, k: Any) -> Lattice:
         """The lattice of step ``2**-k`` (``k`` an integer, possibly negative)."""
         k = to_int(k, "k")
         return cls(Fraction(1, 1 << k) if k >= 0 else Fraction(1 << -k))
 
     @classmethod
-    def decimal(cls, d: Any) -> "Lattice":
+    def decimal(cls, d: Any) -> Lattice:
         """The lattice of step ``10**-d`` (``d`` an integer, possibly negative)."""
         d = to_int(d, "d")
         return cls(Fraction(1, 10**d) if d >= 0 else Fraction(10**-d))
 
     @classmethod
-    def for_bounds(cls, lo: Any, hi: Any, resolution: int = DEFAULT_RESOLUTION) -> "Lattice":
+    def for_bounds(cls, lo: Any, hi: Any, resolution: int = DEFAULT_RESOLUTION) -> Lattice:
         """The step derived from public bounds alone.
 
         **Rule:** the coarsest power of two ``2**-k`` (``k`` any integer) such

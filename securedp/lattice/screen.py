@@ -22,12 +22,9 @@ is drawn or charged; ``missing="drop"`` removes them; ``missing="impute"``
 replaces each by the public constant ``fill`` (which is then clamped like
 any record). Which records are unusable is decided record by record.
 
-**One column.** ``data`` is one column: a table (a pandas or polars
-DataFrame, a pyarrow Table, a mapping) or an array that is not 1-D raises
-:class:`TypeError` saying to pass a single column (:func:`as_records`); it
-is never flattened. A record that is itself a row (a list, tuple, array ...)
-raises the same way whatever ``missing`` says, except with
-``refuse_rows=False`` (analyst-facing sessions), where it is unusable.
+**One column** (:mod:`securedp.lattice.columns`): a table or an array that
+is not 1-D raises, never flattened; so does a record that is itself a row,
+except with ``refuse_rows=False`` (analyst-facing sessions: it is unusable).
 
 Fast paths (no Python loop): NumPy float arrays (for a power-of-two step
 ``x * 2**k`` is exact; for another step the float quotient is used unless it
@@ -38,18 +35,25 @@ Lists and object arrays go through one per-record function.
 
 from __future__ import annotations
 
-import collections.abc
 import decimal
 import math
 import numbers
 import re
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable, cast
+from typing import Any, cast
 
 import gmpy2
 import numpy as np
 
 from securedp.hazmat.exact.kernels import round_half_even
+from securedp.lattice.columns import (
+    as_records,
+    first_row_record,
+    is_row_type,
+    rows_error,
+)
+
 MISSING_POLICIES = ("raise", "drop", "impute")
 INT64_MAX = (1 << 63) - 1
 _FLOAT_EXACT = 1 << 53
@@ -98,7 +102,8 @@ class Clamp:
         self.bound_u = max(abs(lo_u), abs(hi_u))
         self.int64 = self.bound_u <= INT64_MAX
         binary = self.num & (self.num - 1) == 0 and self.den & (self.den - 1) == 0
-        self.mult = self.den / self.num if abs(self.den.bit_length() - self.num.bit_length()) < 1000 else math.inf  # float-ok: screening multiplier, checked exactly near ties
+        near = abs(self.den.bit_length() - self.num.bit_length()) < 1000
+        self.mult = self.den / self.num if near else math.inf  # float-ok: screening multiplier, exact near ties
         self.exact_mult = (binary and math.isfinite(self.mult) and self.bound_u <= _FLOAT_EXACT
                            and Fraction(self.lo_f) == self.lo_v and Fraction(self.hi_f) == self.hi_v)
         self.approx_ok = math.isfinite(self.mult) and self.bound_u < _APPROX_LIMIT
@@ -253,126 +258,9 @@ def unusable_reason(x: Any) -> str:
         return "NaN"
     if isinstance(x, numbers.Rational):
         return "a ratio with zero denominator"
-    if _is_row_type(type(x)):
+    if is_row_type(type(x)):
         return f"a {type(x).__name__} (a row of a table, not one value)"
     return f"not a number (a {type(x).__name__})"
-
-
-# -- one column, never a table ----------------------------------------------------------------------
-#
-# A release reads ONE column: a table or a 2-D array is refused, never flattened (flattening a
-# 4 x 3 table gives 12 "rows" for 4 people, and a count whose sensitivity is wrong). Tables are
-# recognised by duck typing, without importing pandas, polars or pyarrow: a Mapping; an object with
-# ``columns``, ``column_names`` or ``num_columns`` (pandas and polars DataFrames, pyarrow Tables and
-# RecordBatches); anything whose ``ndim`` is not 1 or whose ``shape`` is not a 1-tuple (NumPy arrays,
-# 2-D memoryviews, NumPy scalars). A plain list is a column unless its records are rows themselves
-# (lists, tuples, dicts, sets, arrays): see :func:`first_row_record`.
-
-class NotOneColumnError(TypeError, ValueError):
-    """A table, a 2-D array or a list of rows was given where one column is read.
-
-    A :class:`TypeError` (the wrong kind of object) and a :class:`ValueError`
-    (a list whose records are not numbers), so either ``except`` catches it.
-    """
-
-
-_TABLE_ATTRIBUTES = ("columns", "column_names", "num_columns")
-_SCALAR_SEQUENCES = (str, bytes, bytearray)
-_ROW_TYPES = (list, tuple, dict, set, frozenset, memoryview, np.ndarray,
-              collections.abc.Sequence, collections.abc.Mapping, collections.abc.Set)
-ONE_COLUMN_HINT = ("pass a single column instead (e.g. df[\"col\"], series, or arr[:, j]); "
-                   "releases over several columns of a table need a grouped-table API, which is coming")
-
-
-def _is_row_type(t: type) -> bool:
-    """Whether a record of type ``t`` is itself a row of values (a sequence, mapping, set or array)."""
-    return issubclass(t, _ROW_TYPES) and not issubclass(t, _SCALAR_SEQUENCES)
-
-
-def _columns_of(data: Any) -> str:
-    """`` with k columns`` from a 2-D ``shape`` (never the number of rows, which is private), or ``""``."""
-    shape = getattr(data, "shape", None)
-    if isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], (int, np.integer)):
-        return f" with {int(shape[1])} columns"
-    return ""
-
-
-def _not_one_column(data: Any) -> str | None:
-    """What ``data`` is when it is not one column (a table, a 2-D or 0-D array), else ``None``.
-
-    The description never depends on the number of rows.
-    """
-    if isinstance(data, collections.abc.Mapping):
-        return f"a mapping ({type(data).__name__}), like a table of columns"
-    for attribute in _TABLE_ATTRIBUTES:
-        if getattr(type(data), attribute, None) is not None:  # class level: a Series label is no column
-            return f"a table ({type(data).__name__}{_columns_of(data)})"
-    ndim = getattr(data, "ndim", None)
-    if isinstance(ndim, (int, np.integer)) and not isinstance(ndim, (bool, np.bool_)) and ndim != 1:
-        if ndim == 0:
-            return f"a single value ({type(data).__name__})"
-        return f"a {int(ndim)}-D {type(data).__name__}{_columns_of(data)}"
-    shape = getattr(data, "shape", None)
-    if isinstance(shape, tuple) and len(shape) != 1:
-        return f"a {len(shape)}-D {type(data).__name__}{_columns_of(data)}"
-    return None
-
-
-def as_records(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT) -> np.ndarray | list[Any]:
-    """``data`` as a 1-D NumPy array (arrays, pandas/polars Series via ``to_numpy``) or a list.
-
-    A pyarrow Array or ChunkedArray is read with ``to_pylist`` (exact Python
-    values, ``None`` for a null); other iterables with ``list``.
-
-    A table or an array that is not 1-D raises :class:`TypeError` naming
-    ``name`` and saying what to pass instead (``hint``; the error is a
-    :class:`NotOneColumnError`, also a :class:`ValueError`); it is never
-    flattened. Whether the records are themselves rows is checked by
-    :func:`first_row_record`, not here.
-    """
-    what = _not_one_column(data)
-    if what is not None:
-        raise NotOneColumnError(f"{name} must be one column, not {what}; {hint}")
-    if isinstance(data, np.ndarray):
-        return data
-    if callable(getattr(type(data), "to_pylist", None)):  # a pyarrow Array or ChunkedArray: exact Python values
-        return list(data.to_pylist())
-    to_numpy = getattr(data, "to_numpy", None)
-    if to_numpy is not None and callable(to_numpy):
-        arr = np.asarray(to_numpy())
-        if arr.ndim != 1:
-            raise NotOneColumnError(f"{name} must be one column, not a {arr.ndim}-D {type(data).__name__}; {hint}")
-        return arr
-    if isinstance(data, (str, bytes)) or not hasattr(data, "__iter__"):
-        raise TypeError(f"{name} must be an iterable of records, not {type(data).__name__}")
-    return data if isinstance(data, list) else list(data)
-
-
-def first_row_record(records: np.ndarray | list[Any], rows: np.ndarray | None = None) -> tuple[int, int] | None:
-    """``(index, count)`` of the records that are themselves rows (lists, tuples, arrays ...), or ``None``.
-
-    Only the positions ``rows`` (all if None) are looked at. NumPy arrays of
-    a non-object dtype hold no such record.
-    """
-    if isinstance(records, np.ndarray) and records.dtype != object:
-        return None
-    positions: Any = range(len(records)) if rows is None else rows.tolist()
-    values = records if rows is None else [records[i] for i in positions]
-    row_types = {t for t in set(map(type, values)) if _is_row_type(t)}
-    if not row_types:
-        return None
-    hits = [i for i, x in zip(positions, values)
-            if type(x) in row_types and not (isinstance(x, np.ndarray) and x.ndim == 0)]
-    return (hits[0], len(hits)) if hits else None
-
-
-def rows_error(records: Any, found: tuple[int, int], name: str = "data") -> NotOneColumnError:
-    """The data holder's error for records that are rows: ``name`` looks like a table, not one column."""
-    first, count = found
-    return NotOneColumnError(
-        f"{name} record {first} is a {type(records[first]).__name__}, not a number: {name} looks like rows of "
-        f"a table ({count} such record(s)), not one column; {ONE_COLUMN_HINT}"
-    )
 
 
 def screen_units(
@@ -432,7 +320,7 @@ def _units(records: Any, clamp: Clamp, screen: Callable[[Any], int | None]) -> t
             raise TypeError(f"data must be real numbers, not {records.dtype}")
         if clamp.int64 and kind == "f" and records.dtype.itemsize <= 8:
             return _float_array(records.astype(np.float64, copy=False), clamp, screen)
-        if clamp.int64 and kind in "iu" and -INT64_MAX - 1 <= clamp.lo_i and clamp.hi_i <= INT64_MAX:
+        if clamp.int64 and kind in "iu" and clamp.lo_i >= -INT64_MAX - 1 and clamp.hi_i <= INT64_MAX:
             return _int_array(records, clamp), None
         records = records.tolist()  # object, string and long-double arrays: per record
     screened = list(map(screen, records))
@@ -505,7 +393,7 @@ def _int_array(x: np.ndarray, clamp: Clamp) -> np.ndarray:
             units = fl + (twice > clamp.num) + ((twice == clamp.num) & (fl % 2 == 1))
     else:
         units = np.fromiter((clamp.rational_units(int(v), 1) for v in clipped), dtype=np.int64, count=clipped.size)
-    units = units.astype(np.int64, copy=False)
-    units[below] = clamp.lo_u
-    units[above] = clamp.hi_u
-    return units
+    out: np.ndarray = units.astype(np.int64, copy=False)
+    out[below] = clamp.lo_u
+    out[above] = clamp.hi_u
+    return out

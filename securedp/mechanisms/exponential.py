@@ -28,23 +28,37 @@ not depend on which candidate wins (except on events of probability below
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.samplers import ExpCategorical
-from securedp.mechanisms.release import PreparedRelease, Release, scores_input
-from securedp.mechanisms.scores import prepared_selection, selection_inputs
+from securedp.mechanisms.scores import Scores
+from securedp.mechanisms.selection import MonotonicSelection
+from securedp.mechanisms.statistic import public_function, release_function
 
 
-def prepare_exponential_mechanism(
-    scores: Any,
-    *,
-    epsilon: Any,
-    sensitivity: Any,
-    candidates: Any = None,
-    monotonic: bool = False,
-    data: Any = None,
-) -> PreparedRelease:
+@dataclass(frozen=True)
+class ExponentialMechanism(MonotonicSelection):
+    """The exponential mechanism's definition: scores in, one exact draw out (see the module docstring)."""
+
+    selection = "exponential"
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "monotonic": self.monotonic,
+                "candidates": self.size}
+
+    def chooser(self, scores: Scores) -> Callable[[RandomSource], int]:
+        gaps, unit = scores.sampler_gaps()
+        divisor = self.sensitivity if self.monotonic else 2 * self.sensitivity
+        plan = ExpCategorical(gaps, self.epsilon * unit / divisor)
+        return lambda source: plan.draw(source)[0]
+
+
+prepare_exponential_mechanism = public_function(
+    ExponentialMechanism.prepare, "prepare_exponential_mechanism",
     """Validate and price an exponential-mechanism selection; nothing is drawn until ``.execute(rng)``.
 
     ``scores``: a sequence or 1-d array of scores (one per candidate), or a
@@ -53,32 +67,10 @@ def prepare_exponential_mechanism(
     ``candidates[i]``, or the index ``i`` when no candidates are given.
     A prepared release may be executed repeatedly, each time an independent
     selection (the set-up is computed once).
-    """
-    if not isinstance(monotonic, bool):
-        raise TypeError("monotonic must be True or False")
-    eps, sens, cands, parsed = selection_inputs(scores, epsilon, sensitivity, candidates, data)
-    gaps, unit = parsed.sampler_gaps()
-    plan = ExpCategorical(gaps, eps * unit / (sens if monotonic else 2 * sens))
-    parameters = {"epsilon": eps, "sensitivity": sens, "monotonic": monotonic, "candidates": len(parsed)}
+    """)
+exponential_mechanism = release_function(prepare_exponential_mechanism, "exponential_mechanism", """Select a \
+candidate with probability proportional to ``exp(epsilon * score / (2 * sensitivity))``, exactly.
 
-    return prepared_selection("exponential", eps, cands, parameters, lambda source: plan.draw(source)[0]).with_input(scores_input(parsed))
-
-
-def exponential_mechanism(
-    scores: Any,
-    *,
-    epsilon: Any,
-    sensitivity: Any,
-    candidates: Any = None,
-    monotonic: bool = False,
-    data: Any = None,
-    rng: RandomSource | None = None,
-) -> Release:
-    """Select a candidate with probability proportional to ``exp(epsilon * score / (2 * sensitivity))``, exactly.
-
-    See the module docstring for the law and privacy map, and
-    :func:`prepare_exponential_mechanism` for the arguments.
-    """
-    return prepare_exponential_mechanism(
-        scores, epsilon=epsilon, sensitivity=sensitivity, candidates=candidates, monotonic=monotonic, data=data,
-    ).execute(rng)
+See the module docstring for the law and privacy map, and
+:func:`prepare_exponential_mechanism` for the arguments.
+""")

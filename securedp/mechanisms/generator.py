@@ -54,7 +54,14 @@ import numpy as np
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, probability, to_int, to_rational
-from securedp.hazmat.samplers import PlanCache, check_size, discrete_gaussian, discrete_laplace, geometric, uniform_below
+from securedp.hazmat.samplers import (
+    PlanCache,
+    check_size,
+    discrete_gaussian,
+    discrete_laplace,
+    geometric,
+    uniform_below,
+)
 
 RESOLUTION_BITS = 12
 """The lattice step is between ``scale / 2**(RESOLUTION_BITS + 1)`` and ``scale / 2**RESOLUTION_BITS``."""
@@ -126,7 +133,10 @@ def _snap_int(value: int, k: int) -> int:
 
 
 def _scalar_to_float(units: int, k: int) -> float:
-    """``units * 2**k`` as a float, correctly rounded (exact below 2**53 units); the same value as :func:`_to_floats`."""
+    """``units * 2**k`` as a float, correctly rounded (exact below 2**53 units).
+
+    The same value as :func:`_to_floats`.
+    """
     if -_FLOAT_EXACT < units < _FLOAT_EXACT:
         try:
             return math.ldexp(float(units), k)  # float(units) is exact; scaling by 2**k is correctly rounded
@@ -183,7 +193,7 @@ class SecureGenerator:
         self.source = resolve_source(rng)
 
     @classmethod
-    def from_seed(cls, seed: bytes) -> "SecureGenerator":
+    def from_seed(cls, seed: bytes) -> SecureGenerator:
         """A generator on the reproducible stream ``ChaChaSource(seed)`` (32 bytes): for tests and audit replay."""
         from securedp.hazmat.bits.chacha import ChaChaSource
 
@@ -197,12 +207,14 @@ class SecureGenerator:
     @staticmethod
     def epsilon_of(sensitivity: Any, scale: Any) -> Fraction:
         """Exact epsilon of ``laplace(loc=f(D), scale)`` for ``f`` of sensitivity ``sensitivity``, snapping included."""
-        return SecureGenerator._steps(sensitivity, scale) * SecureGenerator.lattice(scale) / positive_rational(scale, "scale")
+        steps = SecureGenerator._steps(sensitivity, scale)
+        return steps * SecureGenerator.lattice(scale) / positive_rational(scale, "scale")
 
     @staticmethod
     def rho_of(sensitivity: Any, scale: Any) -> Fraction:
         """Exact zCDP rho of ``normal(loc=f(D), scale)`` for ``f`` of sensitivity ``sensitivity``, snapping included."""
-        ratio = SecureGenerator._steps(sensitivity, scale) * SecureGenerator.lattice(scale) / positive_rational(scale, "scale")
+        steps = SecureGenerator._steps(sensitivity, scale)
+        ratio = steps * SecureGenerator.lattice(scale) / positive_rational(scale, "scale")
         return ratio * ratio / 2
 
     @staticmethod
@@ -250,7 +262,9 @@ class SecureGenerator:
             shape = center.shape
         return _to_floats(draw(shape).astype(object) + center, k)
 
-    def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64, endpoint: bool = False) -> Any:
+    def integers(
+        self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64, endpoint: bool = False
+    ) -> Any:
         """Uniform integers in ``[low, high)`` (``[low, high]`` with ``endpoint=True``), exactly.
 
         As in NumPy, ``integers(n)`` means ``[0, n)``. Returns an ``int`` when
@@ -309,7 +323,7 @@ class SecureGenerator:
     def geometric(self, p: Any, size: Any = None) -> Any:
         """The number of Bernoulli(``p``) trials up to and including the first success (support 1, 2, ...).
 
-        NumPy's convention; equal to ``1 + securedp.geometric(p=p)``. ``p`` is
+        NumPy's convention; equal to ``1 + securedp.hazmat.samplers.geometric(p=p)``. ``p`` is
         a rational in (0, 1], read exactly.
         """
         prob = probability(p, "p")

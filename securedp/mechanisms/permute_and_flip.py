@@ -26,42 +26,44 @@ below ``n * 2**-62``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.samplers import ExpCoins, first_in_random_order
-from securedp.mechanisms.release import PreparedRelease, Release, scores_input
-from securedp.mechanisms.scores import prepared_selection, selection_inputs
+from securedp.mechanisms.release import PreparedRelease
+from securedp.mechanisms.scores import Scores
+from securedp.mechanisms.selection import Selection
+from securedp.mechanisms.statistic import public_function, release_function
 
 
-def prepare_permute_and_flip(
-    scores: Any, *, epsilon: Any, sensitivity: Any, candidates: Any = None, data: Any = None
-) -> PreparedRelease:
+@dataclass(frozen=True)
+class PermuteAndFlip(Selection):
+    """Permute-and-flip's definition: scores in, all coins flipped, the first head in a random order out."""
+
+    selection = "permute_and_flip"
+
+    @classmethod
+    def prepare(cls, scores: Any, *, epsilon: Any, sensitivity: Any, candidates: Any = None,
+                data: Any = None) -> PreparedRelease:
+        return cls.of_scores(scores, epsilon, sensitivity, candidates, data)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "sensitivity": self.sensitivity, "candidates": self.size}
+
+    def chooser(self, scores: Scores) -> Callable[[RandomSource], int]:
+        gaps, unit = scores.sampler_gaps()
+        coins = ExpCoins(gaps, self.epsilon * unit / (2 * self.sensitivity))  # every coin's bounds, once
+        return lambda source: first_in_random_order(coins.flip(source), source)
+
+
+prepare_permute_and_flip = public_function(
+    PermuteAndFlip.prepare, "prepare_permute_and_flip",
     """Validate and price a permute-and-flip selection; nothing is drawn until ``.execute(rng)``.
 
     Arguments as for :func:`~securedp.mechanisms.exponential.prepare_exponential_mechanism`.
-    """
-    eps, sens, cands, parsed = selection_inputs(scores, epsilon, sensitivity, candidates, data)
-    gaps, unit = parsed.sampler_gaps()
-    coins = ExpCoins(gaps, eps * unit / (2 * sens))  # every coin's bounds, once, before anything is drawn
-    parameters = {"epsilon": eps, "sensitivity": sens, "candidates": len(parsed)}
-
-    def choose(source: RandomSource) -> int:
-        return first_in_random_order(coins.flip(source), source)
-
-    return prepared_selection("permute_and_flip", eps, cands, parameters, choose).with_input(scores_input(parsed))
-
-
-def permute_and_flip(
-    scores: Any,
-    *,
-    epsilon: Any,
-    sensitivity: Any,
-    candidates: Any = None,
-    data: Any = None,
-    rng: RandomSource | None = None,
-) -> Release:
-    """Select a candidate by permute-and-flip, exactly; see the module docstring."""
-    return prepare_permute_and_flip(
-        scores, epsilon=epsilon, sensitivity=sensitivity, candidates=candidates, data=data
-    ).execute(rng)
+    """)
+permute_and_flip = release_function(prepare_permute_and_flip, "permute_and_flip",
+                                    """Select a candidate by permute-and-flip, exactly; see the module docstring.""")

@@ -7,9 +7,10 @@ import hashlib
 import hmac
 import math
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -126,10 +127,6 @@ class PreparedRelease:
             commitment = commit_input(source, self.input_bytes(), os.urandom(NONCE_BYTES))
             release = dataclasses.replace(release, input_commitment=commitment)
         return release
-
-    def with_input(self, input_bytes: Callable[[], bytes]) -> "PreparedRelease":
-        """This prepared release with :attr:`input_bytes` set (for a mechanism built by a shared helper)."""
-        return dataclasses.replace(self, input_bytes=input_bytes)
 
 
 # -- commitments to the exact input ---------------------------------------------------------------

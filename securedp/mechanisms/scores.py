@@ -13,16 +13,15 @@ int64).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, to_rational
 from securedp.hazmat.samplers import FloatGaps
 from securedp.lattice import round_half_even
-from securedp.mechanisms.release import PreparedRelease, Release
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -38,10 +37,10 @@ class Scores:
     :class:`~securedp.hazmat.samplers.FloatGaps`).
     """
 
-    __slots__ = ("_units", "_unit", "_exact", "floats")
+    __slots__ = ("_exact", "_unit", "_units", "floats")
 
     def __init__(self, units: np.ndarray | None = None, unit: Fraction | None = None, *,
-                 floats: np.ndarray | None = None, exact: Callable[[], "Scores"] | None = None) -> None:
+                 floats: np.ndarray | None = None, exact: Callable[[], Scores] | None = None) -> None:
         self._units = units  # int64, or object array of Python ints
         self._unit = unit
         self._exact = exact
@@ -84,7 +83,8 @@ class Scores:
         """``max(units) - units`` (integers >= 0; int64 when they fit, else Python ints)."""
         top, bottom = int(self.units.max()), int(self.units.min())
         if self.units.dtype != object and top - bottom <= _INT64_MAX:
-            return np.int64(top) - self.units
+            gaps: np.ndarray = np.int64(top) - self.units
+            return gaps
         return np.array([top - int(v) for v in self.units], dtype=object)
 
     def snapped(self, step: Fraction) -> np.ndarray:
@@ -104,7 +104,7 @@ class Scores:
             if np.isfinite(scaled).all():
                 rounded = np.rint(scaled)
                 if float(np.abs(rounded).max()) < 2.0**63:
-                    return rounded.astype(np.int64)
+                    return np.asarray(rounded, dtype=np.int64)
                 return np.array([int(v) for v in rounded], dtype=object)
         ratio = self.unit / step
         a, b = ratio.numerator, ratio.denominator
@@ -114,7 +114,7 @@ class Scores:
             quotient, remainder = np.divmod(units * np.int64(a), np.int64(b))
             twice = 2 * remainder
             up = (twice > b) | ((twice == b) & (quotient & 1 == 1))
-            return quotient + up.astype(np.int64)
+            return np.asarray(quotient + up.astype(np.int64))
         return np.array([round_half_even(int(v) * a, b) for v in units], dtype=object)
 
 
@@ -142,7 +142,7 @@ def _float_units(values: np.ndarray) -> Scores:
     if int(shift.max()) <= 9:  # |mant| < 2**53, so mant << 9 stays below 2**62
         units = mant << shift
     else:
-        units = np.array([int(m) << int(s) for m, s in zip(mant, shift)], dtype=object)
+        units = np.array([int(m) << int(s) for m, s in zip(mant, shift, strict=True)], dtype=object)
     return Scores(units, Fraction(2) ** low)
 
 
@@ -215,28 +215,3 @@ def selection_inputs(
         raise ValueError(f"{len(cands)} candidates but {len(parsed)} scores")
     return eps, sens, cands, parsed
 
-
-def prepared_selection(
-    mechanism: str, epsilon: Fraction, candidates: list[Any] | None, parameters: dict[str, Any],
-    choose: Callable[[RandomSource], int],
-) -> PreparedRelease:
-    """The release of a selection: ``choose(source)`` draws the index; the value is it, or its candidate.
-
-    Selections are pure-DP (``epsilon``) releases for one contribution per person; the scores'
-    sensitivity carries any larger contribution bound.
-    """
-
-    def run(source: RandomSource) -> Release:
-        index = choose(source)
-        return Release(
-            value=index if candidates is None else candidates[index],
-            statistic="selection",
-            mechanism=mechanism,
-            parameters=parameters,
-            epsilon=epsilon,
-            rho=None,
-            max_contributions=1,
-            source=source.describe(),
-        )
-
-    return PreparedRelease("selection", epsilon, None, run)

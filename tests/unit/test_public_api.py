@@ -128,3 +128,19 @@ def test_every_exported_name_resolves_without_a_warning(recwarn: pytest.Warnings
     assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
     with pytest.raises(AttributeError):
         securedp.no_such_name  # noqa: B018
+
+
+def test_a_selection_is_the_noise_step_of_its_scores() -> None:
+    from securedp.mechanisms.exponential import ExponentialMechanism
+    from securedp.mechanisms.permute_and_flip import PermuteAndFlip
+    from securedp.mechanisms.scores import parse_scores
+
+    scores = [3, 1, 4, 1, 5]
+    cost = privacy_cost(1, None)
+    for definition, function in [(ExponentialMechanism, securedp.exponential_mechanism),
+                                 (PermuteAndFlip, securedp.permute_and_flip)]:
+        selection = definition(cost, Fraction(1), list("abcde"), len(scores))
+        from_scores = selection.noise_step(parse_scores(scores)).execute(seeded())
+        assert from_scores == function(scores, epsilon=1, sensitivity=1, candidates=list("abcde"), rng=seeded())
+        with pytest.raises(ValueError, match="5 candidates but 2 scores"):
+            selection.noise_step(parse_scores([1, 2]))
