@@ -7,7 +7,7 @@ whole set of keys; both are computed once per ``(epsilon, delta, k)`` into a
 plan, then applied to any number of keys.
 
 **Laplace thresholding.** ``Z`` discrete Laplace of scale ``k / epsilon``
-(exact, :func:`~securedp.discrete_laplace`), ``q = exp(-epsilon / k)``. A key
+(exact, :func:`~securedp.hazmat.samplers.discrete_laplace`), ``q = exp(-epsilon / k)``. A key
 is kept iff ``n + Z >= tau`` and then its noisy count ``n + Z`` is released at
 no extra cost. For ``t >= 0``, ``P(Z >= t) = q**t / (1 + q)`` (sum of the
 geometric tail ``(1 - q)/(1 + q) * q**j`` over ``j >= t``). ``tau`` is the

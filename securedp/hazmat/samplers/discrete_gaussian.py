@@ -179,7 +179,7 @@ def discrete_gaussian(
     ``variance`` ``sigma**2`` (a rational > 0, so ``variance=2`` means
     ``sigma = sqrt(2)`` exactly). Returns an ``int`` when ``size`` is
     ``None``, else an ``int64`` array of that shape (an object array of Python
-    ints for ``sigma`` of 2**57 or more, as :func:`~securedp.discrete_laplace`).
+    ints for ``sigma`` of 2**57 or more, as :func:`~securedp.hazmat.samplers.discrete_laplace`).
     ``sigma`` must be below ``2**256`` (else ``ValueError`` at once).
     """
     plan = _PLANS.get(sigma, variance)

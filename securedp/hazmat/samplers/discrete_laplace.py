@@ -79,7 +79,7 @@ def discrete_laplace(scale: Any, size: Any = None, *, rng: RandomSource | None =
     Returns an ``int`` when ``size`` is ``None``, else an ``int64`` array
     (for a scale of 2**57 or more, where values may exceed int64, an object
     array of Python ints; either may occur between 2**56 and 2**57, see
-    :func:`~securedp.geometric`). A scale above ``2**256`` raises ``ValueError`` at once.
+    :func:`~securedp.hazmat.samplers.geometric`). A scale above ``2**256`` raises ``ValueError`` at once.
     """
     plan = _PLANS.get(scale)
     n = check_size(size)

@@ -3,7 +3,7 @@
 **Law.** ``P(G = k) = (1 - q) * q**k`` for ``k = 0, 1, 2, ...``: the number of
 failures before the first success. The ratio is given either as a scale,
 ``q = exp(-1/scale)`` (so ``P(G = k)`` is proportional to ``exp(-k/scale)``,
-the parametrisation of :func:`~securedp.discrete_laplace`), or as a success
+the parametrisation of :func:`~securedp.hazmat.samplers.discrete_laplace`), or as a success
 probability ``p`` with ``q = 1 - p``. Both are exact rationals.
 
 **Algorithm.** Two classical facts about a geometric ``G`` with ratio ``q``:
