@@ -157,6 +157,19 @@ def _pair_aggregates(units: str | None, squares: bool) -> list[pl.Expr]:
     return aggs
 
 
+def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], k: int, salt: bytes,
+                aggs: list[pl.Expr]) -> pl.DataFrame:
+    """The (person, key) pairs with ``aggs`` of their rows, after each person keeps at most ``k`` keys."""
+    pair_cols = [person, *keys]
+    query = frame.lazy().group_by(pair_cols).agg(aggs)
+    if keys:
+        crowded = pl.col("_crowded")
+        marked = _collect(query.with_columns((pl.len().over(person) > k).alias("_crowded")))
+        chosen = _smallest(marked.filter(crowded).drop("_crowded"), [person], salt, pair_cols, k)
+        query = pl.concat([marked.lazy().filter(~crowded).drop("_crowded"), chosen.lazy()])
+    return _collect(query)
+
+
 def bound_and_aggregate(
     data: Any,
     *,
@@ -175,13 +188,7 @@ def bound_and_aggregate(
     pair_cols = [person, *keys]
     aggs = _pair_aggregates(units, squares)
     value_cols = [a.meta.output_name() for a in aggs]
-    query = frame.lazy().group_by(pair_cols).agg(aggs)
-    if keys:
-        crowded = pl.col("_crowded")
-        marked = _collect(query.with_columns((pl.len().over(person) > k).alias("_crowded")))
-        chosen = _smallest(marked.filter(crowded).drop("_crowded"), [person], salt, pair_cols, k)
-        query = pl.concat([marked.lazy().filter(~crowded).drop("_crowded"), chosen.lazy()])
-    pairs = _collect(query)
+    pairs = _kept_pairs(frame, person, keys, k, salt, aggs)
     full = pl.col("_rows") > m
     if units is None:
         pairs = pairs.with_columns(pl.min_horizontal("_rows", pl.lit(m, pl.Int64)).alias("_rows"))
@@ -190,6 +197,39 @@ def bound_and_aggregate(
         chosen = _smallest(rows, pair_cols, salt, [*pair_cols, units], m).group_by(pair_cols).agg(aggs)
         pairs = pl.concat([pairs.filter(~full), chosen.select(pairs.columns)])
     return _per_key(pairs, keys, value_cols)
+
+
+@dataclass(frozen=True)
+class UnitCounts:
+    """Per key (sorted, as in :class:`KeyAggregates`), the distinct units of its kept rows, ascending,
+    and how many kept rows hold each: what an exponential mechanism over the lattice needs."""
+
+    keys: pl.DataFrame
+    points: list[list[int]]
+    counts: list[list[int]]
+
+
+def bound_and_count_units(
+    data: Any, *, person: str, keys: Sequence[str] = (), units: str, max_groups: Any, max_rows: Any, salt: bytes,
+) -> UnitCounts:
+    """Bound every person's contribution (the same rows as :func:`bound_and_aggregate` keeps for
+    ``units``) and count the kept rows per key and lattice unit."""
+    k, m = _limit(max_groups, "max_groups"), _limit(max_rows, "max_rows")
+    keys = list(keys)
+    frame = _checked(data, person, keys, units)
+    pair_cols = [person, *keys]
+    pairs = _kept_pairs(frame, person, keys, k, salt, [pl.len().cast(pl.Int64).alias("_rows")])
+    full = pl.col("_rows") > m
+    kept = frame.join(pairs.filter(~full).select(pair_cols), on=pair_cols, how="semi")
+    if pairs.select(full.any()).item():
+        rows = frame.join(pairs.filter(full).select(pair_cols), on=pair_cols, how="semi")
+        kept = pl.concat([kept, _smallest(rows, pair_cols, salt, [*pair_cols, units], m)])
+    counted = kept.lazy().group_by([*keys, units]).agg(pl.len().cast(pl.Int64).alias("_n")).sort([*keys, units])
+    if not keys:
+        table = _collect(counted)
+        return UnitCounts(pl.DataFrame(), [table[units].to_list()], [table["_n"].to_list()])
+    lists = _collect(counted.group_by(keys, maintain_order=True).agg(pl.col(units), pl.col("_n")))
+    return UnitCounts(lists.select(keys), lists[units].to_list(), lists["_n"].to_list())
 
 
 def _per_key(pairs: pl.DataFrame, keys: list[str], value_cols: list[str]) -> KeyAggregates:

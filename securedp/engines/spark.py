@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from securedp.engines.bounding import KeyAggregates
+from securedp.engines.bounding import KeyAggregates, UnitCounts
 from securedp.engines.digest import SALT_BYTES
 
 if TYPE_CHECKING:  # pyspark is an optional dependency: ``pip install "securedp[spark]"``
@@ -214,6 +214,23 @@ def _smallest(frame: DataFrame, by: list[str], digest: Column, limit: int) -> Da
     return frame.withColumn("_rank", rank).filter(f.col("_rank") <= limit).drop("_rank")
 
 
+def _kept_pairs(frame: DataFrame, person: str, keys: Sequence[str], max_groups: int, salt: bytes,
+                aggs: list[Column]) -> DataFrame:
+    """The (person, key) pairs with ``aggs`` of their rows, after each person keeps at most ``max_groups`` keys."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as f
+
+    pair_cols = [person, *keys]
+    pairs = frame.groupBy(*pair_cols).agg(*aggs)
+    if not keys:
+        return pairs
+    pairs = pairs.withColumn("_groups", f.count(f.lit(1)).over(Window.partitionBy(person)))
+    crowded = f.col("_groups") > max_groups
+    pair_ids = [_text(pairs, c) for c in pair_cols]
+    chosen = _smallest(pairs.filter(crowded), [person], _digest(salt, pair_ids), max_groups)
+    return pairs.filter(~crowded).unionByName(chosen).drop("_groups")
+
+
 def bound_and_aggregate(
     frame: DataFrame,
     *,
@@ -232,19 +249,12 @@ def bound_and_aggregate(
     units column ``_sum<i>`` (and ``_hh<i>``, ``_hl<i>``, ``_ll<i>`` with ``squares``), all exact.
     """
     require_pyspark()
-    from pyspark.sql import Window
     from pyspark.sql import functions as f
 
     pair_cols = [person, *keys]
     ids = [_text(frame, c) for c in pair_cols]
     aggs = _pair_aggregates(units, squares)
-    pairs = frame.groupBy(*pair_cols).agg(*aggs)
-    if keys:
-        pairs = pairs.withColumn("_groups", f.count(f.lit(1)).over(Window.partitionBy(person)))
-        crowded = f.col("_groups") > max_groups
-        pair_ids = [_text(pairs, c) for c in pair_cols]
-        chosen = _smallest(pairs.filter(crowded), [person], _digest(salt, pair_ids), max_groups)
-        pairs = pairs.filter(~crowded).unionByName(chosen).drop("_groups")
+    pairs = _kept_pairs(frame, person, keys, max_groups, salt, aggs)
     full = f.col("_rows") > max_rows
     if not units:
         pairs = pairs.withColumn("_rows", f.least(f.col("_rows"), f.lit(max_rows).cast("bigint")))
@@ -256,6 +266,41 @@ def bound_and_aggregate(
     sums = [f.sum(c).alias(c) for c in pairs.columns if c not in pair_cols]
     persons = f.count(f.lit(1)).alias("_persons")
     return pairs.groupBy(*keys).agg(persons, *sums) if keys else pairs.agg(persons, *sums)
+
+
+def count_units(frame: DataFrame, *, person: str, keys: Sequence[str], units: str, max_groups: int,
+                max_rows: int, salt: bytes) -> UnitCounts:
+    """The rows :func:`bound_and_aggregate` keeps for ``units``, counted per key and lattice unit, collected.
+
+    Only ``(key, unit, count)`` triples reach the driver (at most one per key and lattice point).
+    """
+    require_pyspark()
+    from pyspark.sql import functions as f
+
+    pair_cols = [person, *keys]
+    ids = [_text(frame, c) for c in pair_cols]
+    pairs = _kept_pairs(frame, person, keys, max_groups, salt, [f.count(f.lit(1)).alias("_rows")])
+    full = f.col("_rows") > max_rows
+    kept = frame.join(pairs.filter(~full).select(*pair_cols), on=pair_cols, how="left_semi")
+    crowded = frame.join(pairs.filter(full).select(*pair_cols), on=pair_cols, how="left_semi")
+    chosen = _smallest(crowded, pair_cols, _digest(salt, [*ids, f.col(units).cast("string")]), max_rows)
+    counted = kept.unionByName(chosen).groupBy(*keys, units).agg(f.count(f.lit(1)).alias("_n"))
+    rows = sorted((tuple(r[k] for k in keys), int(r[units]), int(r["_n"])) for r in counted.collect())
+    import polars as pl
+
+    key_rows: list[tuple[Any, ...]] = []
+    points: list[list[int]] = []
+    counts: list[list[int]] = []
+    for key, unit, n in rows:
+        if not key_rows or key_rows[-1] != key:
+            key_rows.append(key)
+            points.append([])
+            counts.append([])
+        points[-1].append(unit)
+        counts[-1].append(n)
+    if not keys:
+        return UnitCounts(pl.DataFrame(), points or [[]], counts or [[]])
+    return UnitCounts(pl.DataFrame(key_rows, schema=list(keys), orient="row"), points, counts)
 
 
 def check_keys(frame: DataFrame, columns: Sequence[str], labels: dict[str, str]) -> None:

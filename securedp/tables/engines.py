@@ -50,6 +50,8 @@ class Engine(Protocol):
 
     def column(self, index: int, salt: bytes, squares: bool) -> bounding.KeyAggregates: ...
 
+    def unit_counts(self, index: int, salt: bytes) -> bounding.UnitCounts: ...
+
     def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any: ...
 
 
@@ -92,6 +94,11 @@ class PolarsEngine:
         return bounding.bound_and_aggregate(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
                                             max_groups=b.max_groups, max_rows=b.max_rows, salt=salt,
                                             squares=squares)
+
+    def unit_counts(self, index: int, salt: bytes) -> bounding.UnitCounts:
+        b = self.bounds
+        return bounding.bound_and_count_units(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
+                                              max_groups=b.max_groups, max_rows=b.max_rows, salt=salt)
 
     def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
         return exact_frame(names, rows, self.kind, self.bounds.group_by)
@@ -159,6 +166,11 @@ class SparkEngine:
 
     def column(self, index: int, salt: bytes, squares: bool) -> bounding.KeyAggregates:
         return self._collect(self.columns[index], salt, [UNITS], squares)
+
+    def unit_counts(self, index: int, salt: bytes) -> bounding.UnitCounts:
+        b = self.bounds
+        return spark_engine.count_units(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
+                                        max_groups=b.max_groups, max_rows=b.max_rows, salt=salt)
 
     def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
         frame = exact_frame(names, rows, "pandas", self.bounds.group_by)

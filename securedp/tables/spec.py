@@ -34,12 +34,15 @@ is taken as a rational lower bound (so ``epsilon_cell**2 / 2 * k <= rho_a``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from securedp.hazmat.exact.rational import to_rational
 from securedp.lattice import Lattice
+from securedp.mechanisms.quantile import _default_lattice as quantile_lattice
+from securedp.mechanisms.records import LatticeColumn
 
 
 @dataclass(frozen=True)
@@ -84,13 +87,14 @@ class _Column:
         return f"{self.column}_{self.kind}"
 
     def lattice_of(self) -> tuple[Lattice, int, int]:
-        """The lattice (given, or derived from the bounds as single-column releases do) and bounds in units."""
-        if not isinstance(self.bounds, tuple) or len(self.bounds) != 2:
-            raise TypeError(f"{self.name}: bounds must be a pair (lo, hi)")
-        lattice = self.lattice if isinstance(self.lattice, Lattice) else (
-            Lattice(self.lattice) if self.lattice is not None else Lattice.for_bounds(*self.bounds))
-        lo_u, hi_u = lattice.bounds_units(*self.bounds)
-        return lattice, lo_u, hi_u
+        """The lattice and the bounds in units, by the rule of the single-column release of the same kind."""
+        column = LatticeColumn.of(bounds=self.bounds, lattice=self.lattice, max_contributions=1, missing="raise",
+                                  fill=None, default=self.default_lattice())
+        return column.lattice, column.lo_u, column.hi_u
+
+    def default_lattice(self) -> Callable[[Any, Any], Any] | None:
+        """The rule choosing a lattice when none is given (None: the rule of sums and means)."""
+        return None
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,9 @@ class Quantile(_Column):
     q: Any = Fraction(1, 2)
 
     kind = "quantile"
+
+    def default_lattice(self) -> Callable[[Any, Any], Any] | None:
+        return quantile_lattice
 
     @property
     def name(self) -> str:

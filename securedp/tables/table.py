@@ -55,16 +55,20 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+import gmpy2
 import numpy as np
 import polars as pl
 
-from securedp.engines.bounding import KeyAggregates
+from securedp.engines.bounding import KeyAggregates, UnitCounts
 from securedp.engines.digest import draw_salt
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import to_rational
 from securedp.mechanisms import partition_selection
 from securedp.mechanisms.accuracy import check_alpha
-from securedp.mechanisms.noise import privacy_cost
+from securedp.mechanisms.noise import Cost, privacy_cost
+from securedp.mechanisms.quantile import Quantile as QuantileSelection
+from securedp.mechanisms.quantile import SortedUnits
+from securedp.mechanisms.records import LatticeColumn
 from securedp.mechanisms.release import PreparedRelease, Release, encode_input
 from securedp.tables.engines import Bounds, ColumnSpec, Engine, engine_for, public_keys
 from securedp.tables.noise import CellNoise
@@ -96,7 +100,7 @@ class PreparedTable(PreparedRelease):
 class _Column:
     """One aggregation of a value column: its public lattice and its index among the engine's columns."""
 
-    aggregation: Sum | Mean | Variance
+    aggregation: Sum | Mean | Variance | Quantile
     step: Fraction
     lo_u: int
     hi_u: int
@@ -104,14 +108,46 @@ class _Column:
 
 
 def _columns(aggregations: Sequence[Aggregation]) -> list[_Column]:
+    """The value-column aggregations; those on the same column, lattice and bounds share one engine column."""
     columns: list[_Column] = []
+    specs: dict[tuple[str, Fraction, int, int], int] = {}
     for a in aggregations:
-        if isinstance(a, (Sum, Mean, Variance)):
+        if isinstance(a, (Sum, Mean, Variance, Quantile)):
             lattice, lo_u, hi_u = a.lattice_of()
             if max(abs(lo_u), abs(hi_u)) >= 1 << 62:
                 raise ValueError(f"{a.name}: the bounds reach 2**62 lattice units; choose a coarser lattice")
-            columns.append(_Column(a, lattice.step, lo_u, hi_u, len(columns)))
+            index = specs.setdefault((a.column, lattice.step, lo_u, hi_u), len(specs))
+            columns.append(_Column(a, lattice.step, lo_u, hi_u, index))
     return columns
+
+
+def _engine_specs(columns: list[_Column]) -> list[ColumnSpec]:
+    specs: dict[int, ColumnSpec] = {}
+    for c in columns:
+        specs.setdefault(c.index, ColumnSpec(c.aggregation.column, c.step, c.lo_u, c.hi_u))
+    return [specs[i] for i in range(len(specs))]
+
+
+class _Aggregates:
+    """Step (1) for one salt: each engine column bounded and aggregated once (with squares if any needs them).
+
+    The row and person counts come from the first column's pass when no value is dropped (every
+    column then keeps the same rows, and bounding keeps ``min(rows, max_rows)`` of each pair and the
+    same pairs whatever the units), else from a pass of their own.
+    """
+
+    def __init__(self, engine: Engine, columns: list[_Column], salt: bytes, same_rows: bool) -> None:
+        self._engine, self._salt, self._cache = engine, salt, dict[int, KeyAggregates]()
+        self._squares = {c.index for c in columns if isinstance(c.aggregation, Variance)}
+        self.counts = self.column(0) if same_rows and columns else engine.counts(salt)
+
+    def column(self, index: int) -> KeyAggregates:
+        if index not in self._cache:
+            self._cache[index] = self._engine.column(index, self._salt, index in self._squares)
+        return self._cache[index]
+
+    def unit_counts(self, index: int) -> UnitCounts:
+        return self._engine.unit_counts(index, self._salt)
 
 
 def _shares(aggregations: Sequence[Aggregation], private: bool, selection_share: Any) -> dict[str, Fraction]:
@@ -173,8 +209,9 @@ def prepare_table(
     for a in aggregations:
         if not isinstance(a, (Count, Persons, Sum, Mean, Variance, Quantile)):
             raise TypeError(f"not an aggregation: {a!r}")
-        if isinstance(a, Quantile):
-            raise NotImplementedError("quantiles in tables are not available yet; release them per column")
+        if isinstance(a, Quantile) and cost.epsilon is None:
+            raise ValueError(f"{a.name}: quantiles are released by the exponential mechanism, priced in epsilon; "
+                             "a rho table cannot hold them")
     private = keys is None
     if private and not group_by:
         private = False  # one cell, always released
@@ -193,9 +230,7 @@ def prepare_table(
     shares = _shares(aggregations, private, selection_share)
     columns = _columns(aggregations)
     public = public_keys(keys, group_by) if not private and group_by else None
-    engine = engine_for(data, id_column, Bounds(group_by, k, m),
-                        [ColumnSpec(c.aggregation.column, c.step, c.lo_u, c.hi_u) for c in columns],
-                        public, missing, fill)
+    engine = engine_for(data, id_column, Bounds(group_by, k, m), _engine_specs(columns), public, missing, fill)
 
     def part(name: str) -> tuple[Fraction | None, Fraction | None]:
         share = shares[name]
@@ -213,7 +248,8 @@ def prepare_table(
 
     def run(source: RandomSource) -> Release:
         salt = draw_salt(source)
-        counted = engine.counts(salt)
+        aggregates = _Aggregates(engine, columns, salt, same_rows=missing != "drop")
+        counted = aggregates.counts
         committed.clear()
         committed.update(_commitment_parts("", counted))
         cells = _cells(counted, public, group_by)
@@ -227,7 +263,7 @@ def prepare_table(
             else:
                 keep = plan.select(persons, source)
             cells = cells.subset(np.flatnonzero(keep))
-        names, rows = _release_cells(cells, counted, engine, columns, aggregations, part, k, m, level, salt,
+        names, rows = _release_cells(cells, counted, aggregates, columns, aggregations, part, k, m, level,
                                      source, extra, group_by, committed)
         parameters = {
             "group_by": list(group_by), "keys": "private" if private else "public", "max_groups": k,
@@ -239,7 +275,7 @@ def prepare_table(
             parameters["delta"] = dlt
             if isinstance(plan, partition_selection.LaplaceThreshold):
                 parameters["threshold"] = plan.threshold
-        parameters.update(_noise_records(columns, aggregations, part, k, m))
+        parameters.update(_noise_records(columns, aggregations, part, k, m, level))
         frame_out = engine.output(names, rows)
         return TableRelease(value=tuple(rows), statistic="table", mechanism=_mechanism(cost.epsilon),
                             parameters=parameters, epsilon=cost.epsilon, rho=cost.rho, max_contributions=k * m,
@@ -314,6 +350,8 @@ def _noises(a: Aggregation, column: _Column | None, part: Any, k: int, m: int) -
     if isinstance(a, Persons):
         return [CellNoise(k, 1, eps, rho)]
     assert column is not None
+    if isinstance(a, Quantile):
+        return []  # a selection, not additive noise: see _quantiles
     if isinstance(a, Sum):
         return [CellNoise(k, m * max(abs(column.lo_u), abs(column.hi_u), 1), eps, rho)]
     _, h = _centre(column.lo_u, column.hi_u)
@@ -324,7 +362,7 @@ def _noises(a: Aggregation, column: _Column | None, part: Any, k: int, m: int) -
 
 
 def _noise_records(columns: list[_Column], aggregations: Sequence[Aggregation], part: Any, k: int,
-                   m: int) -> dict[str, Any]:
+                   m: int, alpha: Fraction) -> dict[str, Any]:
     by_name = {c.aggregation.name: c for c in columns}
     out: dict[str, Any] = {}
     for a in aggregations:
@@ -333,12 +371,19 @@ def _noise_records(columns: list[_Column], aggregations: Sequence[Aggregation], 
         if column is not None:
             record.update(column=column.aggregation.column, lattice_step=column.step,
                           bounds_units=[column.lo_u, column.hi_u])
+        if isinstance(a, Quantile):
+            eps = part(a.name)[0]
+            assert eps is not None and column is not None  # prepare_table refuses quantiles in rho tables
+            candidates = column.hi_u - column.lo_u + 1
+            record.update(noise=[], selection="exponential", q=to_rational(a.q, "q"), epsilon_cell=eps / k,
+                          sensitivity=m, candidates=candidates,
+                          rank_error_bound=rank_error_bound(eps / k, m, candidates, alpha))
         out[a.name] = record
     return out
 
 
-def _release_cells(cells: _Cells, counted: KeyAggregates, engine: Engine, columns: list[_Column],
-                   aggregations: Sequence[Aggregation], part: Any, k: int, m: int, alpha: Fraction, salt: bytes,
+def _release_cells(cells: _Cells, counted: KeyAggregates, aggregates: _Aggregates, columns: list[_Column],
+                   aggregations: Sequence[Aggregation], part: Any, k: int, m: int, alpha: Fraction,
                    source: RandomSource, extra: dict[str, list[Any]], group_by: list[str],
                    committed: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Noise every aggregate of every cell (aggregation order, then cell order) and assemble the rows."""
@@ -370,8 +415,14 @@ def _release_cells(cells: _Cells, counted: KeyAggregates, engine: Engine, column
             t = noise.halfwidth(alpha)
             add(a.name, noisy, [v - t for v in noisy], [v + t for v in noisy])
             continue
-        agg = engine.column(column.index, salt, isinstance(a, Variance))
-        committed.update(_commitment_parts(f"{a.name}.", agg))
+        if isinstance(a, Quantile):
+            eps = part(a.name)[0]
+            assert eps is not None  # prepare_table refuses quantiles in rho tables
+            add(a.name, _quantiles(a, column, aggregates.unit_counts(column.index), cells, group_by, eps / k, m,
+                                   source, committed))
+            continue
+        agg = aggregates.column(column.index)
+        committed.update(_commitment_parts(f"{column.index}.", agg))
         index = _column_index(agg, cells, group_by)
         rows, total = _at(agg.rows, index), _at(agg.total, index)
         step = column.step
@@ -384,6 +435,48 @@ def _release_cells(cells: _Cells, counted: KeyAggregates, engine: Engine, column
         else:
             add(a.name, _variances(rows, total, _at(agg.total_squares, index), noises, column, n, source))
     return names, [tuple(row) for row in table]
+
+
+def _quantiles(a: Quantile, column: _Column, counted: UnitCounts, cells: _Cells, group_by: list[str],
+               epsilon_cell: Fraction, m: int, source: RandomSource, committed: dict[str, Any]) -> list[Any]:
+    """One exact exponential-mechanism selection per cell over the lattice points of the bounds.
+
+    Each cell's selection is :class:`securedp.mechanisms.quantile.Quantile` (utility
+    ``-|#{x < y} - q n|``, sensitivity ``m``) at ``epsilon_a / k`` on that cell's kept rows; a cell
+    without rows selects from the empty multiset (every point has the same utility).
+    """
+    statistic = QuantileSelection(Cost(epsilon_cell, None), _lattice_column(a, column, m),
+                                  (to_rational(a.q, "q"),))
+    position = ({tuple(r): i for i, r in enumerate(counted.keys.iter_rows())} if group_by
+                else {(): 0} if counted.points else {})
+    committed[f"{column.index}.quantile_keys"] = json.dumps([list(r) for r in counted.keys.iter_rows()])
+    committed[f"{column.index}.quantile_points"] = [p for points in counted.points for p in points]
+    committed[f"{column.index}.quantile_counts"] = [c for counts in counted.counts for c in counts]
+    values = []
+    for key in cells.keys:
+        i = position.get(key)
+        units = (SortedUnits.from_counts(counted.points[i], counted.counts[i]) if i is not None
+                 else SortedUnits(np.zeros(0, dtype=np.int64)))
+        values.append(statistic.sampler(units)(source))
+    return values
+
+
+def _lattice_column(a: Quantile, column: _Column, m: int) -> LatticeColumn:
+    lattice = LatticeColumn.of(bounds=a.bounds, lattice=column.step, max_contributions=m, missing="raise",
+                               fill=None)
+    assert (lattice.lo_u, lattice.hi_u) == (column.lo_u, column.hi_u)
+    return lattice
+
+
+def rank_error_bound(epsilon: Fraction, sensitivity: int, candidates: int, alpha: Fraction) -> int:
+    """An integer ``r`` with ``P(u(y) < OPT - r) <= alpha`` for the exponential mechanism's output ``y``.
+
+    McSherry and Talwar (2007): ``P(u(y) <= OPT - (2 s / epsilon)(ln |Y| + t)) <= exp(-t)``; with
+    ``t = ln(1 / alpha)`` that is ``(2 s / epsilon) ln(|Y| / alpha)``, rounded up with MPFR.
+    """
+    with gmpy2.context(precision=128, round=gmpy2.RoundUp):
+        bound = 2 * sensitivity * gmpy2.log(gmpy2.mpq(candidates * alpha.denominator, alpha.numerator))
+        return int(gmpy2.ceil(bound / gmpy2.mpq(epsilon.numerator, epsilon.denominator)))
 
 
 def _column_index(agg: KeyAggregates, cells: _Cells, group_by: list[str]) -> list[int]:

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from securedp import ChaChaSource
-from securedp.tables import Count, Mean, Persons, Sum, Variance, prepare_table
+from securedp.tables import Count, Mean, Median, Persons, Quantile, Sum, Variance, prepare_table
 
 
 def people(n: int = 1500, seed: int = 4) -> pd.DataFrame:
@@ -34,7 +34,7 @@ def people(n: int = 1500, seed: int = 4) -> pd.DataFrame:
 QUERIES = [
     {"group_by": ["region"], "keys": ["north", "south", "west"], "epsilon": 1,
          "aggregations": [Count(), Persons(), Sum("income", (0, 500), "0.01"), Mean("age", (0, 120)),
-                       Variance("age", (0, 120), 1)]},
+                       Variance("age", (0, 120), 1), Median("age", (0, 120)), Quantile("income", (0, 500), q="0.9")]},
     {"group_by": ["region", "band"], "keys": None, "delta": "1e-6", "epsilon": 2,
          "aggregations": [Count(), Sum("income", (-100, 1000), "0.5")]},
     {"group_by": ["region"], "keys": None, "delta": "1e-6", "epsilon": 2, "selection": "optimal",

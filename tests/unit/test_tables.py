@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from securedp import ChaChaSource
-from securedp.tables import Count, Mean, Persons, Sum, Variance, prepare_table
+from securedp.tables import Count, Mean, Median, Persons, Sum, Variance, prepare_table
 
 
 def people(n: int = 3000, seed: int = 1) -> pl.DataFrame:
@@ -137,3 +137,37 @@ def test_missing_values_follow_the_policy():
         prepare_table(frame, **query)
     assert prepare_table(frame, **query, missing="drop").execute(ChaChaSource(bytes(32))).value
     assert prepare_table(frame, **query, missing="impute", fill=5).execute(ChaChaSource(bytes(32))).value
+
+
+def test_quantile_cells_follow_the_exact_exponential_law_at_epsilon_over_max_groups():
+    """One cell: data 1, 2, 7 (one row per person, every person also in a second group, so max_groups = 2
+    halves the cell's epsilon). The released median must follow exp(eps_cell * u(y) / 2) over 0..8."""
+    import sys
+    from pathlib import Path
+
+    from scipy import stats
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "statistical"))
+    from _selection_laws import quantile_law
+
+    frame = pl.DataFrame({"pid": [1, 2, 3, 1, 2, 3], "g": ["a", "a", "a", "b", "b", "b"], "x": [1, 2, 7, 0, 0, 0]})
+    prepared = prepare_table(frame, group_by=["g"], keys=["a"], aggregations=[Median("x", (0, 8), 1)],
+                             id_column="pid", max_groups=2, max_rows=1, epsilon=4)
+    assert prepared.execute(ChaChaSource(bytes(32))).parameters["x_median"]["epsilon_cell"] == 2
+    law = quantile_law([1, 2, 7], Fraction(1, 2), 0, 8, Fraction(2))
+    source = ChaChaSource(bytes([77]) * 32)
+    draws = [prepared.execute(source).value[0][1] for _ in range(2000)]
+    observed = np.bincount(np.array(draws, dtype=np.int64), minlength=9)
+    expected = np.array([float((lo + hi) / 2) for lo, hi in law]) * len(draws)
+    keep = expected >= 5
+    assert keep.all()  # every bin expects >= 5: no pooling needed
+    assert stats.chisquare(observed, expected * observed.sum() / expected.sum()).pvalue > 1e-6
+    # the cell's epsilon is what the law says: at the table's full epsilon (4, not 4 / max_groups) it fails
+    wrong = np.array([float((lo + hi) / 2) for lo, hi in quantile_law([1, 2, 7], Fraction(1, 2), 0, 8, Fraction(4))])
+    assert stats.chisquare(observed, wrong * observed.sum() / wrong.sum()).pvalue < 1e-6
+
+
+def test_quantiles_need_epsilon():
+    with pytest.raises(ValueError, match="epsilon"):
+        prepare_table(people(), group_by=["region"], keys=["north"], aggregations=[Median("age", (0, 120))],
+                      id_column="pid", rho="1/2")
