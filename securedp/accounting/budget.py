@@ -163,3 +163,53 @@ class Budget:
     def remaining(self) -> Fraction:
         with self._store.hold() as state:
             return state.remaining
+
+
+class DeltaLedger:
+    """The ``delta`` of approximate DP spent beside an epsilon or rho budget: exact, additive, refusing overspend.
+
+    Basic composition adds the deltas of (epsilon, delta)-DP releases, and
+    those of delta-approximate zCDP releases (Bun and Steinke 2016): the
+    session's guarantee is its budget's epsilon (or rho) with the delta spent
+    here. A release that states no delta spends none.
+    """
+
+    def __init__(self, total: Any) -> None:
+        self._state = BudgetState(_delta(total), Fraction(0))
+        self._lock = threading.RLock()
+
+    @property
+    def total(self) -> Fraction:
+        return self._state.total
+
+    @property
+    def spent(self) -> Fraction:
+        return self._state.spent
+
+    @property
+    def remaining(self) -> Fraction:
+        return self._state.remaining
+
+    @contextlib.contextmanager
+    def charging(self, amount: Fraction) -> Iterator[BudgetState]:
+        """Add ``amount`` and run the body holding the ledger; refund if the body raises (:meth:`Budget.charging`)."""
+        with self._lock:
+            before = self._state
+            if before.spent + amount > before.total:
+                raise BudgetExceeded(
+                    f"delta exhausted: this release needs delta {format_rational(amount)} but only "
+                    f"{format_rational(before.remaining)} of {format_rational(before.total)} remains"
+                )
+            self._state = dataclasses.replace(before, spent=before.spent + amount)
+            try:
+                yield self._state
+            except BaseException:
+                self._state = before
+                raise
+
+
+def _delta(value: Any) -> Fraction:
+    delta = positive_rational(value, "delta")
+    if delta >= 1:
+        raise ValueError(f"delta must be below 1, got {format_rational(delta)}")
+    return delta

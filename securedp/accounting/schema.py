@@ -96,6 +96,36 @@ class SessionPath:
 
 
 @dataclass(frozen=True)
+class DeltaFields:
+    """A session's delta ledger just after a release that spent ``charged > 0`` of it.
+
+    Written as ``delta_charged``, ``delta_spent`` and ``delta_remaining``
+    (``delta_remaining >= 0``); the ledger check adds the charges up.
+    """
+
+    charged: Fraction
+    spent: Fraction
+    remaining: Fraction
+
+    def to_json(self) -> dict[str, Json]:
+        return {"delta_charged": jsonable(self.charged), "delta_spent": jsonable(self.spent),
+                "delta_remaining": jsonable(self.remaining)}
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, Any]) -> DeltaFields | None:
+        names = ("delta_charged", "delta_spent", "delta_remaining")
+        if not any(n in record for n in names):
+            return None
+        require(record, names)
+        charged, spent, remaining = (parse_rational(record[n], n) for n in names)
+        if charged <= 0:
+            raise SchemaError("delta_charged", "must be > 0")
+        if remaining < 0:
+            raise SchemaError("delta_remaining", "negative: delta was overspent")
+        return cls(charged, spent, remaining)
+
+
+@dataclass(frozen=True)
 class BudgetFields:
     """The budget a record was charged to, just after the charge (see the module docstring)."""
 
@@ -106,6 +136,8 @@ class BudgetFields:
     total: Fraction | None = None
     session: SessionPath | None = None
     """``None`` for a budget outside any session (the command's budget file)."""
+    delta: DeltaFields | None = None
+    """The session's delta ledger just after a release that spent delta, else ``None``."""
 
     @classmethod
     def charged_to(cls, state: BudgetState, amount: Fraction, session: SessionPath) -> BudgetFields:
@@ -126,6 +158,8 @@ class BudgetFields:
             fields["partition"] = list(self.session.path) if self.session.path else None
             if self.session.partition_id is not None:
                 fields["partition_id"] = self.session.partition_id
+        if self.delta is not None:
+            fields.update(self.delta.to_json())
         return fields
 
     @classmethod
@@ -149,7 +183,7 @@ class BudgetFields:
             total = parse_rational(record["total"], "total")
             if total != spent + remaining:
                 raise SchemaError("total", "differs from spent + remaining")
-        return cls(spent, remaining, currency, charged, total, _session_path(record))
+        return cls(spent, remaining, currency, charged, total, _session_path(record), DeltaFields.from_json(record))
 
 
 def _session_path(record: Mapping[str, Any]) -> SessionPath | None:

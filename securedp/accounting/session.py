@@ -55,6 +55,8 @@ charge is recorded too, as a ``{"kind": "partition", ...}`` record (see
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import inspect
 import os
 from collections.abc import Callable
@@ -64,11 +66,19 @@ from typing import Any, Concatenate, ParamSpec
 
 import numpy as np
 
-from securedp.accounting.budget import EPSILON, RHO, Budget
+from securedp.accounting.budget import EPSILON, RHO, Budget, DeltaLedger
 from securedp.accounting.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
-from securedp.accounting.schema import BudgetFields, ChargedRelease, PartitionRecord, SessionPath
+from securedp.accounting.schema import (
+    BudgetFields,
+    BudgetState,
+    ChargedRelease,
+    DeltaFields,
+    PartitionRecord,
+    SessionPath,
+)
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact.rational import format_rational
 from securedp.lattice.columns import as_records
 from securedp.mechanisms.contributions import (
     analyst_facing_scope,
@@ -89,6 +99,7 @@ from securedp.mechanisms.quantile import prepare_median, prepare_quantile, prepa
 from securedp.mechanisms.release import PreparedRelease, Release, jsonable
 from securedp.mechanisms.sum import prepare_sum
 from securedp.mechanisms.variance import prepare_variance
+from securedp.tables.table import prepare_table
 
 P = ParamSpec("P")
 
@@ -137,10 +148,17 @@ class Session:
     """
 
     def __init__(
-        self, epsilon: Any = None, rho: Any = None, *, rng: RandomSource | None = None, audit: Any = None,
-        analyst_facing: bool = False, _path: tuple[Any, ...] = (), _partition_id: str | None = None,
+        self, epsilon: Any = None, rho: Any = None, *, delta: Any = None, rng: RandomSource | None = None,
+        audit: Any = None, analyst_facing: bool = False, _path: tuple[Any, ...] = (),
+        _partition_id: str | None = None,
     ) -> None:
-        """A budget of ``epsilon`` (pure DP) or ``rho`` (zCDP).
+        """A budget of ``epsilon`` (pure DP) or ``rho`` (zCDP), and optionally ``delta``.
+
+        ``delta``: the total delta that releases with a delta (a table with
+        private keys, selected by partition selection) may spend; without it
+        such releases are refused. Deltas add up (basic composition), so the
+        session guarantees (``epsilon``, ``delta``)-DP, or ``delta``-approximate
+        ``rho``-zCDP.
 
         ``rng``: the random source (default: the system CSPRNG). ``audit``:
         an object with ``.append(record)``. ``analyst_facing``: ``True`` when
@@ -152,6 +170,7 @@ class Session:
             raise TypeError(f"analyst_facing must be True or False, not {type(analyst_facing).__name__}")
         eps, rho_q = privacy_cost(epsilon, rho)
         self._budget = Budget(EPSILON, eps) if eps is not None else Budget(RHO, rho_q)
+        self._delta = None if delta is None else DeltaLedger(delta)
         self._rng = resolve_source(rng)
         if audit is not None and not callable(getattr(audit, "append", None)):
             raise TypeError("audit must have an append(record) method")
@@ -195,6 +214,16 @@ class Session:
         """``total - spent``, exactly: a release costing more than this is refused with :class:`BudgetExceeded`."""
         return self._budget.remaining
 
+    @property
+    def delta(self) -> Fraction | None:
+        """The total delta of the session (``None``: releases with a delta are refused)."""
+        return None if self._delta is None else self._delta.total
+
+    @property
+    def delta_spent(self) -> Fraction:
+        """The exact sum of the deltas of the releases made so far."""
+        return Fraction(0) if self._delta is None else self._delta.spent
+
     def approx_dp(self, delta: Any) -> Fraction:
         """For a rho session: an upper bound on the epsilon of (epsilon, ``delta``)-DP spent so far."""
         if self.kind != RHO:
@@ -211,13 +240,20 @@ class Session:
     def _release(self, prepared: PreparedRelease) -> Release:
         """Charge, draw (refunding on failure), audit, and return the release."""
         amount = self._budget.cost(prepared.epsilon, prepared.rho)
+        delta: Fraction | None = getattr(prepared, "delta", None)
+        if delta is not None and self._delta is None:
+            raise ValueError(f"this release spends delta {format_rational(delta)} (partition selection): "
+                             "create the session with Session(..., delta=...)")
         failed: BaseException | None = None
         # The budget is held from the charge to the audit append, so the records of a ledger reach the log
         # in the order of its charges, even from several threads (the verifier checks that order).
-        with self._budget.charging(amount) as state:  # refunded if the draw raises
-            release = prepared.execute(self._rng)
+        with self._budget.charging(amount) as state, self._delta_charging(delta) as delta_state:
+            release = prepared.execute(self._rng)  # both charges are refunded if the draw raises
             if self._audit is not None:
                 fields = BudgetFields.charged_to(state, amount, SessionPath(self._path, self._partition_id))
+                if delta is not None and delta_state is not None:
+                    fields = dataclasses.replace(
+                        fields, delta=DeltaFields(delta, delta_state.spent, delta_state.remaining))
                 try:
                     self._audit.append(ChargedRelease.of(release, fields).to_json())
                 except BaseException as error:  # the noise was drawn: the charge stands
@@ -225,6 +261,11 @@ class Session:
         if failed is not None:
             raise failed
         return release
+
+    def _delta_charging(self, delta: Fraction | None) -> contextlib.AbstractContextManager[BudgetState | None]:
+        if delta is None or self._delta is None:
+            return contextlib.nullcontext()
+        return self._delta.charging(delta)
 
     count = session_method(prepare_count)
     sum = session_method(prepare_sum)
@@ -237,6 +278,7 @@ class Session:
     exponential_mechanism = session_method(prepare_exponential_mechanism)
     report_noisy_max = session_method(prepare_report_noisy_max)
     permute_and_flip = session_method(prepare_permute_and_flip)
+    table = session_method(prepare_table)
 
     # -- parallel composition -------------------------------------------------
     def partition(

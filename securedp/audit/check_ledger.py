@@ -18,6 +18,9 @@ with budget fields (:class:`~securedp.accounting.schema.BudgetFields`):
   ``charge <= spent`` (a budget file may have been spent before the log
   began); a sub-session's ledger starts at ``spent = 0`` with the total its
   partition record declared;
+* a release whose parameters state a ``delta`` (partition selection) has
+  ``delta_charged`` equal to it, and ``delta_spent`` is the previous
+  ``delta_spent`` of the ledger plus it, with a constant total;
 * a :class:`~securedp.accounting.schema.PartitionRecord` is charged to its
   parent's ledger as above, then opens one ledger per part, of total its
   ``budget``, for the records whose ``partition_id`` is its ``opens`` and
@@ -33,9 +36,9 @@ from fractions import Fraction
 
 from securedp.accounting.budget import cost_in
 from securedp.accounting.errors import IncompatibleCost
-from securedp.accounting.schema import AuditRecord, BudgetFields, Currency, PartitionRecord
+from securedp.accounting.schema import AuditRecord, BudgetFields, ChargedRelease, Currency, PartitionRecord
 from securedp.audit.problem import Bad
-from securedp.mechanisms.record_schema import ReleaseRecord
+from securedp.mechanisms.record_schema import ReleaseRecord, parse_rational
 
 _Ledger = tuple[str, "str | None", str]
 
@@ -64,6 +67,29 @@ class Ledgers:
     def __init__(self) -> None:
         self._state: dict[_Ledger, tuple[Fraction, Fraction, Currency | None]] = {}
         self._opened: set[tuple[str, str]] = set()
+        self._delta: dict[_Ledger, tuple[Fraction, Fraction]] = {}
+
+    def _check_delta(self, ledger: _Ledger, record: ChargedRelease, fields: BudgetFields) -> None:
+        """A release's ``delta`` parameter is charged to the ledger's delta, and the delta charges add up."""
+        stated = record.release.parameters.get("delta")
+        delta = fields.delta
+        if delta is None:
+            if stated is not None:
+                raise Bad("record.delta_charged", "this release spends delta but its record charges none")
+            return
+        if stated is None or parse_rational(stated, "record.parameters.delta") != delta.charged:
+            raise Bad("record.delta_charged", "is not the delta of this release")
+        total = delta.spent + delta.remaining
+        before = self._delta.get(ledger)
+        if before is None:
+            if delta.spent < delta.charged:
+                raise Bad("record.delta_spent", "smaller than this release's own delta")
+        else:
+            if total != before[1]:
+                raise Bad("record.delta_remaining", "delta_spent + delta_remaining differs from the earlier total")
+            if delta.spent != before[0] + delta.charged:
+                raise Bad("record.delta_spent", "is not the previous delta_spent plus this record's delta")
+        self._delta[ledger] = (delta.spent, total)
 
     def check(self, writer: str, record: AuditRecord) -> None:
         """Add ``record`` (written by ``writer``) to its ledger, or raise :class:`~securedp.audit.problem.Bad`."""
@@ -97,6 +123,8 @@ class Ledgers:
             if fields.spent != last_spent + charge:
                 raise Bad("record.spent", "is not the previous spent plus this record's charge")
         self._state[ledger] = (fields.spent, total, fields.currency)
+        if not isinstance(record, PartitionRecord):
+            self._check_delta(ledger, record, fields)
         if isinstance(record, PartitionRecord):
             if (writer, record.opens) in self._opened:
                 raise Bad("record.opens", "reuses the id of an earlier partition")

@@ -322,6 +322,16 @@ def check_keys(frame: DataFrame, columns: Sequence[str], labels: dict[str, str])
             raise ValueError(f"column {name!r} has blank values")
 
 
+def drop_bad_keys(frame: DataFrame, columns: Sequence[str]) -> DataFrame:
+    """``frame`` without the rows whose id or key is missing or blank (analyst-facing: nothing raises)."""
+    from pyspark.sql import functions as f
+
+    for column in columns:
+        text = _text(frame, column)
+        frame = frame.filter(text.isNotNull() & (f.trim(text) != f.lit("")))
+    return frame
+
+
 def screened(frame: DataFrame, keep: Sequence[str], column: str, spec: UnitSpec, missing: str,
              fill: Any) -> DataFrame:
     """``keep`` plus the units of ``column`` as ``_units``, unusable records handled by ``missing``.

@@ -62,6 +62,8 @@ class Bounds:
     group_by: list[str]
     max_groups: int
     max_rows: int
+    analyst_facing: bool = False
+    """Drop rows whose id or key is missing or blank instead of raising (no error depends on the data)."""
 
 
 class PolarsEngine:
@@ -69,7 +71,8 @@ class PolarsEngine:
 
     def __init__(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
                  public: Any, missing: str, fill: Any) -> None:
-        frames = read_table(data, PERSON, id_column, bounds.group_by, [c.column for c in columns])
+        frames = read_table(data, PERSON, id_column, bounds.group_by, [c.column for c in columns],
+                            drop_bad_keys=bounds.analyst_facing)
         frame = frames.frame
         if public is not None:
             frame = frame.join(_public_frame(public, bounds.group_by, frame), on=bounds.group_by, how="semi")
@@ -145,7 +148,10 @@ class SparkEngine:
             raise ValueError(f"column(s) {absent} are not in the table (it has {list(data.columns)})")
         person = f.col(id_column) if id_column else f.monotonically_increasing_id()
         frame = data.select(person.alias(PERSON), *bounds.group_by, *dict.fromkeys(c.column for c in columns))
-        spark_engine.check_keys(frame, [PERSON, *bounds.group_by], {PERSON: id_column or "row"})
+        if bounds.analyst_facing:
+            frame = spark_engine.drop_bad_keys(frame, [PERSON, *bounds.group_by])
+        else:
+            spark_engine.check_keys(frame, [PERSON, *bounds.group_by], {PERSON: id_column or "row"})
         if public is not None and bounds.group_by:
             keys = self.session.createDataFrame(public.rows(), schema=frame.select(*bounds.group_by).schema)
             frame = frame.join(keys, on=bounds.group_by, how="left_semi")

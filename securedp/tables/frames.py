@@ -69,29 +69,40 @@ def read_source(data: Any, columns: Sequence[str], delimiter: str = ",") -> Fram
     return Frames(frame, kind)
 
 
-def _check_key_column(frame: pl.DataFrame, column: str, role: str) -> pl.Expr:
+def _key_expr(frame: pl.DataFrame, column: str, role: str) -> tuple[pl.Expr, pl.Expr]:
+    """The column as an id or key (categoricals as strings) and the mask of its unusable cells."""
     dtype = frame.schema[column]
     expr = pl.col(column)
     if isinstance(dtype, (pl.Categorical, pl.Enum)):
         expr, dtype = expr.cast(pl.String), pl.String()
     if dtype not in _KEY_TYPES:
         raise TypeError(f"{role} column {column!r} has type {dtype}: cast it to integers or strings")
-    if frame.select(expr.is_null().any()).item():
-        raise ValueError(f"{role} column {column!r} has missing values")
-    if dtype == pl.String and frame.select((expr.str.strip_chars() == "").any()).item():
-        raise ValueError(f"{role} column {column!r} has blank values")
-    return expr.alias(column)
+    bad = expr.is_null()
+    if dtype == pl.String:
+        bad = bad | (expr.str.strip_chars() == "")
+    return expr.alias(column), bad
 
 
 def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence[str],
-               values: Sequence[str] = ()) -> Frames:
-    """The table with a person column named ``person``, checked group columns, and the value columns."""
+               values: Sequence[str] = (), drop_bad_keys: bool = False) -> Frames:
+    """The table with a person column named ``person``, checked group columns, and the value columns.
+
+    A missing or blank id or key raises naming its column, or with ``drop_bad_keys`` (analyst-facing
+    sessions) drops its row, so that no error depends on the data.
+    """
     needed = list(dict.fromkeys([*([id_column] if id_column else []), *group_by, *values]))
     source = read_source(data, needed)
     frame = source.frame
-    exprs = [_check_key_column(frame, c, "group_by") for c in group_by]
+    roles = [(c, "group_by") for c in group_by] + ([(id_column, "id")] if id_column is not None else [])
+    checked = [(c, *_key_expr(frame, c, role), role) for c, role in roles]
+    if drop_bad_keys and checked:
+        frame = frame.filter(~pl.any_horizontal([bad for _, _, bad, _ in checked]))
+    for column, _, bad, role in checked:
+        if frame.select(bad.any()).item():
+            raise ValueError(f"{role} column {column!r} has missing or blank values")
+    exprs = [expr for c, expr, _, _ in checked if c in group_by]
     if id_column is not None:
-        exprs.append(_check_key_column(frame, id_column, "id").alias(person))
+        exprs.append(next(expr for c, expr, _, role in checked if role == "id").alias(person))
     else:
         exprs.append(pl.int_range(pl.len(), dtype=pl.Int64).alias(person))
     exprs += [pl.col(c) for c in dict.fromkeys(values) if c not in group_by and c != id_column]

@@ -53,26 +53,29 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gmpy2
 import numpy as np
-import polars as pl
 
-from securedp.engines.bounding import KeyAggregates, UnitCounts
-from securedp.engines.digest import draw_salt
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import to_rational
 from securedp.mechanisms import partition_selection
 from securedp.mechanisms.accuracy import check_alpha
+from securedp.mechanisms.contributions import analyst_facing, data_policy
 from securedp.mechanisms.noise import Cost, privacy_cost
 from securedp.mechanisms.quantile import Quantile as QuantileSelection
 from securedp.mechanisms.quantile import SortedUnits
 from securedp.mechanisms.records import LatticeColumn
 from securedp.mechanisms.release import PreparedRelease, Release, encode_input
-from securedp.tables.engines import Bounds, ColumnSpec, Engine, engine_for, public_keys
 from securedp.tables.noise import CellNoise
 from securedp.tables.spec import Aggregation, Count, Mean, Persons, Quantile, Sum, Variance
+
+if TYPE_CHECKING:  # the engines load Polars (and Spark) only when a table is prepared
+    import polars as pl
+
+    from securedp.engines.bounding import KeyAggregates, UnitCounts
+    from securedp.tables.engines import ColumnSpec, Engine
 
 SELECTION_RULES = ("laplace", "optimal")
 
@@ -122,6 +125,8 @@ def _columns(aggregations: Sequence[Aggregation]) -> list[_Column]:
 
 
 def _engine_specs(columns: list[_Column]) -> list[ColumnSpec]:
+    from securedp.tables.engines import ColumnSpec
+
     specs: dict[int, ColumnSpec] = {}
     for c in columns:
         specs.setdefault(c.index, ColumnSpec(c.aggregation.column, c.step, c.lo_u, c.hi_u))
@@ -137,7 +142,8 @@ class _Aggregates:
     """
 
     def __init__(self, engine: Engine, columns: list[_Column], salt: bytes, same_rows: bool) -> None:
-        self._engine, self._salt, self._cache = engine, salt, dict[int, KeyAggregates]()
+        self._engine, self._salt = engine, salt
+        self._cache: dict[int, KeyAggregates] = {}
         self._squares = {c.index for c in columns if isinstance(c.aggregation, Variance)}
         self.counts = self.column(0) if same_rows and columns else engine.counts(salt)
 
@@ -227,10 +233,17 @@ def prepare_table(
         dlt = to_rational(delta, "delta")
     elif delta is not None:
         raise ValueError("delta= is only used to select private keys; with public keys= the release is pure")
+    from securedp.engines.digest import draw_salt
+    from securedp.tables.engines import Bounds, engine_for, public_keys
+
     shares = _shares(aggregations, private, selection_share)
     columns = _columns(aggregations)
     public = public_keys(keys, group_by) if not private and group_by else None
-    engine = engine_for(data, id_column, Bounds(group_by, k, m), _engine_specs(columns), public, missing, fill)
+
+    analyst = analyst_facing()
+    missing = data_policy(missing)[0]  # analyst-facing: "raise" acts as "drop"
+    engine = engine_for(data, id_column, Bounds(group_by, k, m, analyst), _engine_specs(columns), public, missing,
+                        fill)
 
     def part(name: str) -> tuple[Fraction | None, Fraction | None]:
         share = shares[name]
