@@ -23,13 +23,14 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import securedp  # noqa: E402
-from securedp import SystemSource  # noqa: E402
+import securedp
+from securedp import SystemSource
 
 CASES = [
     ("discrete_laplace", "scale", 1),

@@ -50,9 +50,10 @@ import hashlib
 import os
 import re
 import threading
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from securedp._version import __version__
 from securedp.audit.canonical import NotCanonical, canonical, parse_canonical

@@ -15,9 +15,9 @@ is not needed. A correct sampler fails a case with probability ``ALPHA``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable
 
 import gmpy2
 import numpy as np
@@ -49,7 +49,7 @@ def _mid(iv: Interval) -> float:
 
 
 def _uniform(n: int) -> Callable[[], dict[int, float]]:
-    return lambda: {k: 1 / n for k in range(n)}
+    return lambda: dict.fromkeys(range(n), 1 / n)
 
 
 def _bernoulli(p: Fraction) -> Callable[[], dict[int, float]]:
@@ -197,7 +197,7 @@ def g_test(samples: np.ndarray, pmf: dict[int, float]) -> tuple[float, float, li
     index = np.searchsorted(edges, samples.astype(np.int64), side="right")
     observed = np.bincount(index, minlength=len(groups)).tolist()
     g = 0.0
-    for o, (_, mass) in zip(observed, groups):
+    for o, (_, mass) in zip(observed, groups, strict=True):
         if o:
             g += 2 * o * float(np.log(o / (mass * n)))  # float-ok: G statistic of the self-test, not sampling
     return g, chi2_sf(g, len(groups) - 1), groups, observed

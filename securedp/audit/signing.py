@@ -35,9 +35,10 @@ import binascii
 import hashlib
 import os
 import re
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Union
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -141,7 +142,9 @@ def load_public_key(key: PublicKeyLike) -> Ed25519PublicKey:
         if not text.startswith(TEXT_PREFIX) and "-----BEGIN" not in text and Path(text).is_file():
             text = Path(text).read_text(encoding="ascii", errors="replace")
     else:
-        raise TypeError(f"public_key must be an Ed25519PublicKey, its text form or a file path, not {type(key).__name__}")
+        raise TypeError(
+            f"public_key must be an Ed25519PublicKey, its text form or a file path, not {type(key).__name__}"
+        )
     text = text.strip()
     if "-----BEGIN" in text:
         try:
@@ -205,7 +208,9 @@ def verify_signature(public: Ed25519PublicKey, obj: Mapping[str, Any], context: 
     try:
         public.verify(sig, context + canonical(body))
     except InvalidSignature:
-        raise SignatureError("the signature does not verify with the reviewer's public key (forged or altered)") from None
+        raise SignatureError(
+            "the signature does not verify with the reviewer's public key (forged or altered)"
+        ) from None
 
 
 # -- signed heads ----------------------------------------------------------------------------------

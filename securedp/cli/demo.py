@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import shlex
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from securedp.accounting.session import Session
 from securedp.audit.table import read_column
@@ -39,7 +40,8 @@ def _value(release: Release) -> str:
     if isinstance(release.value, tuple):
         labels = release.labels or ()
         return ", ".join(
-            f"{label_text(label, i == len(labels) - 1)} {number(v)}" for i, (label, v) in enumerate(zip(labels, release.value))
+            f"{label_text(label, i == len(labels) - 1)} {number(v)}"
+            for i, (label, v) in enumerate(zip(labels, release.value, strict=True))
         )
     return number(release.value)
 
@@ -56,12 +58,15 @@ def run_demo(write: Callable[[str], Any] = print) -> int:
     write(f"one session with a total budget of epsilon = {TOTAL}; each person counted once (first row kept)")
     write("")
     session = Session(epsilon=TOTAL)
-    steps = [
+    steps: list[tuple[str, Callable[[], Release]]] = [
         ("count of people", lambda: session.count(age.values, epsilon="1/10", ids=age.ids)),
         ("mean age, bounds [18, 90]", lambda: session.mean(age.values, bounds=(18, 90), epsilon="1/5", ids=age.ids)),
-        ("variance of weekly hours [0, 80]", lambda: session.variance(hours.values, bounds=(0, 80), epsilon="3/10", ids=hours.ids)),
-        ("people per region (parallel)", lambda: session.histogram(region.values, categories=REGIONS, epsilon="1/10", ids=region.ids)),
-        ("median income, bounds [0, 400000]", lambda: session.median(income.values, bounds=(0, 400_000), epsilon="1/5", ids=income.ids)),
+        ("variance of weekly hours [0, 80]",
+         lambda: session.variance(hours.values, bounds=(0, 80), epsilon="3/10", ids=hours.ids)),
+        ("people per region (parallel)",
+         lambda: session.histogram(region.values, categories=REGIONS, epsilon="1/10", ids=region.ids)),
+        ("median income, bounds [0, 400000]",
+         lambda: session.median(income.values, bounds=(0, 400_000), epsilon="1/5", ids=income.ids)),
     ]
     for title, run in steps:
         write(_line(session, title, run()))

@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     audit_sub = audit.add_subparsers(dest="audit_command", required=True, parser_class=_Parser)
     head_help = "a head hash published earlier (64 hex), or a signed head file (needs --public-key)"
     key_help = "the signer's public key (ed25519:... text or a file), obtained out of band: every record must verify"
-    verify = audit_sub.add_parser("verify", help="check the hash chain, the record formats, signatures and the budget arithmetic")
+    verify = audit_sub.add_parser(
+        "verify", help="check the hash chain, the record formats, signatures and the budget arithmetic")
     verify.add_argument("log")
     verify.add_argument("--public-key", help=key_help)
     verify.add_argument("--head", help=head_help)
@@ -83,10 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--public-key", help=key_help)
     replay.add_argument("--head", help=head_help)
     replay.set_defaults(run=commands.replay)
-    keygen = audit_sub.add_parser("keygen", help="create an Ed25519 signing key (KEY, mode 0600) and its public key (KEY.pub)")
+    keygen = audit_sub.add_parser(
+        "keygen", help="create an Ed25519 signing key (KEY, mode 0600) and its public key (KEY.pub)")
     keygen.add_argument("--out", required=True, help="where to write the private key; never overwritten")
     keygen.set_defaults(run=commands.keygen)
-    head = audit_sub.add_parser("head", help="verify a signed log and print a signed head statement (count and last hash)")
+    head = audit_sub.add_parser(
+        "head", help="verify a signed log and print a signed head statement (count and last hash)")
     head.add_argument("log")
     head.add_argument("--key", required=True, help="the signing key of the log")
     head.add_argument("--out", help="write the statement to this new file instead of printing it")

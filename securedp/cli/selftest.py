@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from securedp.audit.selftest import ALPHA, CASES, Result, run_case
 from securedp.hazmat.bits.default import default_source
@@ -26,7 +27,12 @@ def table(results: list[Result]) -> str:
         for r in results
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
+
+    def line(row: tuple[str, ...]) -> str:
+        cells = enumerate(zip(row, widths, strict=True))
+        return "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in cells)
+
+    lines = [line(row) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -41,7 +47,7 @@ def plot(results: list[Result], path: str) -> None:
     cols = 3
     rows = (len(results) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False)
-    for ax, r in zip(axes.flat, results):
+    for ax, r in zip(axes.flat, results, strict=False):  # the grid may have spare axes
         ax.bar(r.values, [o / r.draws for o in r.observed], width=0.8, alpha=0.5, label="empirical")
         ax.plot(r.values, r.expected, "k.", markersize=3, label="exact")
         ax.set_title(f"{r.name}\np = {r.p_value:.3g}", fontsize=8)
@@ -88,8 +94,7 @@ def run_selftest(draws: int | None, plot_path: str | None, err: TextIO | None = 
     results: list[Result] = []
     # disable=None: tqdm draws only when ``err`` is a terminal
     with tqdm(total=total, file=err, disable=None, unit=" draws", unit_scale=True, leave=True) as bar:
-        for case in CASES:
-            results.append(run_case(case, draws, source, _progress(bar, case.name)))
+        results.extend(run_case(case, draws, source, _progress(bar, case.name)) for case in CASES)
     print(f"securedp selftest: {len(CASES)} samplers, G-test against the exact law, fail below p = {ALPHA:g}")
     print(table(results))
     failed = [r.name for r in results if not r.passed]

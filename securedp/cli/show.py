@@ -11,7 +11,6 @@ from securedp.cli.budget import Budget
 from securedp.hazmat.exact.rational import format_rational
 from securedp.mechanisms.release import Release
 
-
 _MAX_DECIMALS = 40
 """Longest exact decimal expansion printed; a longer one is printed as ``num/den``."""
 
@@ -92,7 +91,7 @@ def show_release(release: Release, query: Query, budget: Budget | None) -> str:
         labels = release.labels or tuple(range(len(release.value)))
         texts = [label_text(label, i == len(labels) - 1) for i, label in enumerate(labels)]
         width = max(len(text) for text in texts) if texts else 0
-        lines += [f"  {text:<{width}}  {number(v)}" for text, v in zip(texts, release.value)]
+        lines += [f"  {text:<{width}}  {number(v)}" for text, v in zip(texts, release.value, strict=True)]
     else:
         lines.append(f"  value    {number(release.value)}")
     lines.append(f"  privacy  {cost}, {release.mechanism}, max_contributions {release.max_contributions}")
