@@ -1,0 +1,307 @@
+"""The noise step of a grouped table: from exact per-key integers to released cells.
+
+Given the engine's exact aggregates for one salt (:class:`Aggregates`), each
+aggregation of :mod:`securedp.tables.spec` is released for every cell, in
+aggregation order then cell order (so a seeded release replays): integer noise
+on counts, sums and moments (:mod:`securedp.tables.noise`), with confidence
+intervals, or one exact exponential-mechanism selection per cell for quantiles
+(:class:`securedp.mechanisms.quantile.Quantile` on the cell's counts per
+lattice point). Nothing here reads rows: only the per-key integers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import gmpy2
+import numpy as np
+
+from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact.rational import to_rational
+from securedp.mechanisms.noise import Cost
+from securedp.mechanisms.quantile import Quantile as QuantileSelection
+from securedp.mechanisms.quantile import SortedUnits
+from securedp.mechanisms.records import LatticeColumn
+from securedp.tables.noise import CellNoise
+from securedp.tables.spec import Aggregation, Count, Mean, Persons, Quantile, Sum, Variance
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from securedp.engines.bounding import KeyAggregates, UnitCounts
+    from securedp.tables.engines import Engine
+
+
+@dataclass(frozen=True)
+class Column:
+    """One aggregation of a value column: its public lattice and its index among the engine's columns."""
+
+    aggregation: Sum | Mean | Variance | Quantile
+    step: Fraction
+    lo_u: int
+    hi_u: int
+    index: int
+
+
+class Aggregates:
+    """Step (1) for one salt: each engine column bounded and aggregated once (with squares if any needs them).
+
+    The row and person counts come from the first column's pass when no value is dropped (every
+    column then keeps the same rows, and bounding keeps ``min(rows, max_rows)`` of each pair and the
+    same pairs whatever the units), else from a pass of their own.
+    """
+
+    def __init__(self, engine: Engine, columns: list[Column], salt: bytes, same_rows: bool) -> None:
+        self._engine, self._salt = engine, salt
+        self._cache: dict[int, KeyAggregates] = {}
+        self._squares = {c.index for c in columns if isinstance(c.aggregation, Variance)}
+        self.counts = self.column(0) if same_rows and columns else engine.counts(salt)
+
+    def column(self, index: int) -> KeyAggregates:
+        if index not in self._cache:
+            self._cache[index] = self._engine.column(index, self._salt, index in self._squares)
+        return self._cache[index]
+
+    def unit_counts(self, index: int) -> UnitCounts:
+        return self._engine.unit_counts(index, self._salt)
+
+
+def commitment_parts(prefix: str, agg: KeyAggregates) -> dict[str, Any]:
+    """The exact per-key integers of ``agg`` as input-commitment parts (keys as their canonical JSON text)."""
+    parts: dict[str, Any] = {f"{prefix}keys": json.dumps([list(r) for r in agg.keys.iter_rows()]),
+                             f"{prefix}rows": agg.rows, f"{prefix}persons": agg.persons}
+    if agg.total is not None:
+        parts[f"{prefix}sum_units"] = agg.total
+    if agg.total_squares is not None:
+        parts[f"{prefix}sum_squares"] = agg.total_squares
+    return parts
+
+
+@dataclass(frozen=True)
+class Cells:
+    """The released cells: their key rows and, for each, its index in the engine's aggregates (or -1)."""
+
+    keys: list[tuple[Any, ...]]
+    index: list[int]
+
+    def subset(self, chosen: np.ndarray) -> Cells:
+        return Cells([self.keys[i] for i in chosen], [self.index[i] for i in chosen])
+
+
+def cells_of(counted: KeyAggregates, public: pl.DataFrame | None, group_by: list[str]) -> Cells:
+    data_keys = [tuple(r) for r in counted.keys.iter_rows()] if group_by else [()] * len(counted.rows)
+    position = {key: i for i, key in enumerate(data_keys)}
+    if public is None:
+        if not group_by:
+            return Cells([()], [0 if data_keys else -1])
+        return Cells(data_keys, list(range(len(data_keys))))
+    wanted = [tuple(r) for r in public.iter_rows()]
+    return Cells(wanted, [position.get(key, -1) for key in wanted])
+
+
+def _at(values: list[int] | None, index: list[int]) -> list[int]:
+    if values is None:
+        return [0] * len(index)
+    return [values[i] if i >= 0 else 0 for i in index]
+
+
+def _round_half_even(x: Fraction) -> int:
+    q, r = divmod(x.numerator, x.denominator)
+    twice = 2 * r
+    return q + (1 if twice > x.denominator or (twice == x.denominator and q & 1) else 0)
+
+
+def _centre(lo_u: int, hi_u: int) -> tuple[int, int]:
+    c = (lo_u + hi_u) // 2
+    return c, max(hi_u - c, c - lo_u, 1)
+
+
+def _noises(a: Aggregation, column: Column | None, part: Any, k: int, m: int) -> list[CellNoise]:
+    """The noise of each noisy integer of ``a``, in draw order (see :mod:`securedp.tables.spec`)."""
+    eps, rho = part(a.name)
+    if isinstance(a, Count):
+        return [CellNoise(k, m, eps, rho)]
+    if isinstance(a, Persons):
+        return [CellNoise(k, 1, eps, rho)]
+    assert column is not None
+    if isinstance(a, Quantile):
+        return []  # a selection, not additive noise: see _quantiles
+    if isinstance(a, Sum):
+        return [CellNoise(k, m * max(abs(column.lo_u), abs(column.hi_u), 1), eps, rho)]
+    _, h = _centre(column.lo_u, column.hi_u)
+    parts = 2 if isinstance(a, Mean) else 3
+    e, r = (eps / parts if eps is not None else None), (rho / parts if rho is not None else None)
+    sensitivities = [m, m * h] if isinstance(a, Mean) else [m, m * h, m * h * h]
+    return [CellNoise(k, s, e, r) for s in sensitivities][:parts]
+
+
+def noise_records(columns: list[Column], aggregations: Sequence[Aggregation], part: Any, k: int,
+                   m: int, alpha: Fraction) -> dict[str, Any]:
+    by_name = {c.aggregation.name: c for c in columns}
+    out: dict[str, Any] = {}
+    for a in aggregations:
+        column = by_name.get(a.name)
+        record: dict[str, Any] = {"noise": [n.record() for n in _noises(a, column, part, k, m)]}
+        if column is not None:
+            record.update(column=column.aggregation.column, lattice_step=column.step,
+                          bounds_units=[column.lo_u, column.hi_u])
+        if isinstance(a, Quantile):
+            eps = part(a.name)[0]
+            assert eps is not None and column is not None  # prepare_table refuses quantiles in rho tables
+            candidates = column.hi_u - column.lo_u + 1
+            record.update(noise=[], selection="exponential", q=to_rational(a.q, "q"), epsilon_cell=eps / k,
+                          sensitivity=m, candidates=candidates,
+                          rank_error_bound=rank_error_bound(eps / k, m, candidates, alpha))
+        out[a.name] = record
+    return out
+
+
+def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, columns: list[Column],
+                   aggregations: Sequence[Aggregation], part: Any, k: int, m: int, alpha: Fraction,
+                   source: RandomSource, extra: dict[str, list[Any]], group_by: list[str],
+                   committed: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Noise every aggregate of every cell (aggregation order, then cell order) and assemble the rows."""
+    names = list(group_by)
+    table: list[list[Any]] = [list(key) for key in cells.keys]
+    n = len(cells.keys)
+
+    def add(name: str, values: list[Any], low: list[Any] | None = None, high: list[Any] | None = None) -> None:
+        names.append(name)
+        for row, v in zip(table, values, strict=True):
+            row.append(v)
+        if low is not None and high is not None:
+            names.extend([f"{name}_low", f"{name}_high"])
+            for row, lo, hi in zip(table, low, high, strict=True):
+                row.extend([lo, hi])
+
+    if "persons" in extra:
+        t = CellNoise(k, 1, part("partition_selection")[0], None).halfwidth(alpha)
+        noisy = extra["persons"]
+        add("selection_persons", noisy, [v - t for v in noisy], [v + t for v in noisy])
+    by_name = {c.aggregation.name: c for c in columns}
+    for a in aggregations:
+        column = by_name.get(a.name)
+        noises = _noises(a, column, part, k, m)
+        if column is None:
+            exact = _at(counted.rows if isinstance(a, Count) else counted.persons, cells.index)
+            noise = noises[0]
+            noisy = [x + z for x, z in zip(exact, noise.draw(n, source), strict=True)]
+            t = noise.halfwidth(alpha)
+            add(a.name, noisy, [v - t for v in noisy], [v + t for v in noisy])
+            continue
+        if isinstance(a, Quantile):
+            eps = part(a.name)[0]
+            assert eps is not None  # prepare_table refuses quantiles in rho tables
+            add(a.name, _quantiles(a, column, aggregates.unit_counts(column.index), cells, group_by, eps / k, m,
+                                   source, committed))
+            continue
+        agg = aggregates.column(column.index)
+        committed.update(commitment_parts(f"{column.index}.", agg))
+        index = _column_index(agg, cells, group_by)
+        rows, total = _at(agg.rows, index), _at(agg.total, index)
+        step = column.step
+        if isinstance(a, Sum):
+            noisy = [x + z for x, z in zip(total, noises[0].draw(n, source), strict=True)]
+            t = noises[0].halfwidth(alpha)
+            add(a.name, [v * step for v in noisy], [(v - t) * step for v in noisy], [(v + t) * step for v in noisy])
+        elif isinstance(a, Mean):
+            add(a.name, *_means(rows, total, noises, column, alpha, n, source))
+        else:
+            add(a.name, _variances(rows, total, _at(agg.total_squares, index), noises, column, n, source))
+    return names, [tuple(row) for row in table]
+
+
+def _quantiles(a: Quantile, column: Column, counted: UnitCounts, cells: Cells, group_by: list[str],
+               epsilon_cell: Fraction, m: int, source: RandomSource, committed: dict[str, Any]) -> list[Any]:
+    """One exact exponential-mechanism selection per cell over the lattice points of the bounds.
+
+    Each cell's selection is :class:`securedp.mechanisms.quantile.Quantile` (utility
+    ``-|#{x < y} - q n|``, sensitivity ``m``) at ``epsilon_a / k`` on that cell's kept rows; a cell
+    without rows selects from the empty multiset (every point has the same utility).
+    """
+    statistic = QuantileSelection(Cost(epsilon_cell, None), _lattice_column(a, column, m),
+                                  (to_rational(a.q, "q"),))
+    position = ({tuple(r): i for i, r in enumerate(counted.keys.iter_rows())} if group_by
+                else {(): 0} if counted.points else {})
+    committed[f"{column.index}.quantile_keys"] = json.dumps([list(r) for r in counted.keys.iter_rows()])
+    committed[f"{column.index}.quantile_points"] = [p for points in counted.points for p in points]
+    committed[f"{column.index}.quantile_counts"] = [c for counts in counted.counts for c in counts]
+    values = []
+    for key in cells.keys:
+        i = position.get(key)
+        units = (SortedUnits.from_counts(counted.points[i], counted.counts[i]) if i is not None
+                 else SortedUnits(np.zeros(0, dtype=np.int64)))
+        values.append(statistic.sampler(units)(source))
+    return values
+
+
+def _lattice_column(a: Quantile, column: Column, m: int) -> LatticeColumn:
+    lattice = LatticeColumn.of(bounds=a.bounds, lattice=column.step, max_contributions=m, missing="raise",
+                               fill=None)
+    assert (lattice.lo_u, lattice.hi_u) == (column.lo_u, column.hi_u)
+    return lattice
+
+
+def rank_error_bound(epsilon: Fraction, sensitivity: int, candidates: int, alpha: Fraction) -> int:
+    """An integer ``r`` with ``P(u(y) < OPT - r) <= alpha`` for the exponential mechanism's output ``y``.
+
+    McSherry and Talwar (2007): ``P(u(y) <= OPT - (2 s / epsilon)(ln |Y| + t)) <= exp(-t)``; with
+    ``t = ln(1 / alpha)`` that is ``(2 s / epsilon) ln(|Y| / alpha)``, rounded up with MPFR.
+    """
+    with gmpy2.context(precision=128, round=gmpy2.RoundUp):
+        bound = 2 * sensitivity * gmpy2.log(gmpy2.mpq(candidates * alpha.denominator, alpha.numerator))
+        return int(gmpy2.ceil(bound / gmpy2.mpq(epsilon.numerator, epsilon.denominator)))
+
+
+def _column_index(agg: KeyAggregates, cells: Cells, group_by: list[str]) -> list[int]:
+    if not group_by:
+        return [0 if agg.rows else -1] * len(cells.keys)
+    position = {tuple(r): i for i, r in enumerate(agg.keys.iter_rows())}
+    return [position.get(key, -1) for key in cells.keys]
+
+
+def _means(rows: list[int], total: list[int], noises: list[CellNoise], column: Column, alpha: Fraction, n: int,
+           source: RandomSource) -> tuple[list[Fraction], list[Fraction], list[Fraction]]:
+    """Mean per cell: ``step * round(clamp(c + S~ / max(N~, 1)))``; interval by a union bound at ``alpha / 2`` each."""
+    c, _ = _centre(column.lo_u, column.hi_u)
+    lo_u, hi_u, step = column.lo_u, column.hi_u, column.step
+    counts = [x + z for x, z in zip(rows, noises[0].draw(n, source), strict=True)]
+    sums = [s - c * x + z for s, x, z in zip(total, rows, noises[1].draw(n, source), strict=True)]
+    t_n, t_s = noises[0].halfwidth(alpha / 2), noises[1].halfwidth(alpha / 2)
+    values, lows, highs = [], [], []
+    for count, centred in zip(counts, sums, strict=True):
+        mean = min(max(c + Fraction(centred, max(count, 1)), Fraction(lo_u)), Fraction(hi_u))
+        values.append(_round_half_even(mean) * step)
+        n_hi, n_lo = count + t_n, max(count - t_n, 1)
+        if n_hi < 1:
+            lows.append(lo_u * step)
+            highs.append(hi_u * step)
+            continue
+        corners = [c + Fraction(s, d) for s in (centred - t_s, centred + t_s) for d in (n_lo, n_hi)]
+        lows.append(max(lo_u, min(corners).__floor__()) * step)
+        highs.append(min(hi_u, max(corners).__ceil__()) * step)
+    return values, lows, highs
+
+
+def _variances(rows: list[int], total: list[int], squares: list[int], noises: list[CellNoise], column: Column,
+               n: int, source: RandomSource) -> list[Fraction]:
+    """Variance per cell from three noisy centred moments, clamped to ``[0, ((hi_u - lo_u) / 2)**2]``.
+
+    Rounded half to even onto the lattice of ``step**2``.
+    """
+    c, _ = _centre(column.lo_u, column.hi_u)
+    top = Fraction(column.hi_u - column.lo_u, 2) ** 2
+    counts = [x + z for x, z in zip(rows, noises[0].draw(n, source), strict=True)]
+    s1 = [s - c * x + z for s, x, z in zip(total, rows, noises[1].draw(n, source), strict=True)]
+    s2 = [q - 2 * c * s + c * c * x + z
+          for q, s, x, z in zip(squares, total, rows, noises[2].draw(n, source), strict=True)]
+    out = []
+    for count, first, second in zip(counts, s1, s2, strict=True):
+        d = max(count, 1)
+        v = min(max(Fraction(second, d) - Fraction(first, d) ** 2, Fraction(0)), top)
+        out.append(_round_half_even(v) * column.step**2)
+    return out
