@@ -163,14 +163,21 @@ def noise_records(columns: list[Column], aggregations: Sequence[Aggregation], pa
 def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, columns: list[Column],
                    aggregations: Sequence[Aggregation], part: Any, k: int, m: int, alpha: Fraction,
                    source: RandomSource, extra: dict[str, list[Any]], group_by: list[str],
-                   committed: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Noise every aggregate of every cell (aggregation order, then cell order) and assemble the rows."""
+                   committed: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]], dict[str, Fraction | None]]:
+    """Noise every aggregate of every cell (aggregation order, then cell order) and assemble the rows.
+
+    Also returns each value column's lattice step (``None`` for integer columns), so that the output
+    frame has the same exact types whatever the values (and when no cell is released).
+    """
     names = list(group_by)
+    steps: dict[str, Fraction | None] = {}
     table: list[list[Any]] = [list(key) for key in cells.keys]
     n = len(cells.keys)
 
-    def add(name: str, values: list[Any], low: list[Any] | None = None, high: list[Any] | None = None) -> None:
+    def add(name: str, values: list[Any], low: list[Any] | None = None, high: list[Any] | None = None,
+            step: Fraction | None = None) -> None:
         names.append(name)
+        steps[name] = steps[f"{name}_low"] = steps[f"{name}_high"] = step
         for row, v in zip(table, values, strict=True):
             row.append(v)
         if low is not None and high is not None:
@@ -197,7 +204,7 @@ def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, 
             eps = part(a.name)[0]
             assert eps is not None  # prepare_table refuses quantiles in rho tables
             add(a.name, _quantiles(a, column, aggregates.unit_counts(column.index), cells, group_by, eps / k, m,
-                                   source, committed))
+                                   source, committed), step=column.step)
             continue
         agg = aggregates.column(column.index)
         committed.update(commitment_parts(f"{column.index}.", agg))
@@ -207,12 +214,14 @@ def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, 
         if isinstance(a, Sum):
             noisy = [x + z for x, z in zip(total, noises[0].draw(n, source), strict=True)]
             t = noises[0].halfwidth(alpha)
-            add(a.name, [v * step for v in noisy], [(v - t) * step for v in noisy], [(v + t) * step for v in noisy])
+            add(a.name, [v * step for v in noisy], [(v - t) * step for v in noisy], [(v + t) * step for v in noisy],
+                step=step)
         elif isinstance(a, Mean):
-            add(a.name, *_means(rows, total, noises, column, alpha, n, source))
+            add(a.name, *_means(rows, total, noises, column, alpha, n, source), step=step)
         else:
-            add(a.name, _variances(rows, total, _at(agg.total_squares, index), noises, column, n, source))
-    return names, [tuple(row) for row in table]
+            add(a.name, _variances(rows, total, _at(agg.total_squares, index), noises, column, n, source),
+                step=step * step)
+    return names, [tuple(row) for row in table], steps
 
 
 def _quantiles(a: Quantile, column: Column, counted: UnitCounts, cells: Cells, group_by: list[str],

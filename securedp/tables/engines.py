@@ -16,7 +16,7 @@ one salt their integers are identical; everything after step (1) is shared.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
@@ -52,7 +52,8 @@ class Engine(Protocol):
 
     def unit_counts(self, index: int, salt: bytes) -> bounding.UnitCounts: ...
 
-    def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any: ...
+    def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]],
+               steps: Mapping[str, Fraction | None]) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -103,8 +104,10 @@ class PolarsEngine:
         return bounding.bound_and_count_units(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
                                               max_groups=b.max_groups, max_rows=b.max_rows, salt=salt)
 
-    def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
-        return exact_frame(names, rows, self.kind, self.bounds.group_by)
+    def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]],
+               steps: Mapping[str, Fraction | None]) -> Any:
+        keys = {c: self.base.schema[c] for c in self.bounds.group_by}
+        return exact_frame(names, rows, self.kind, keys, steps)
 
 
 def _public_frame(public: pl.DataFrame, group_by: list[str], frame: pl.DataFrame) -> pl.DataFrame:
@@ -178,8 +181,11 @@ class SparkEngine:
         return spark_engine.count_units(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
                                         max_groups=b.max_groups, max_rows=b.max_rows, salt=salt)
 
-    def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
-        frame = exact_frame(names, rows, "pandas", self.bounds.group_by)
+    def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]],
+               steps: Mapping[str, Fraction | None]) -> Any:
+        keys = {c: pl.String() if t == "string" else pl.Int64() for c, t in
+                ((c, self.base.schema[c].dataType.simpleString()) for c in self.bounds.group_by)}
+        frame = exact_frame(names, rows, "pandas", keys, steps)
         return self.session.createDataFrame(frame)
 
 

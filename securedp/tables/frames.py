@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import decimal
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -119,8 +119,13 @@ def _decimal_places(step: Fraction) -> int | None:
     return max(twos, fives) if d == 1 else None
 
 
-def _exact_series(name: str, values: list[Any]) -> pl.Series:
-    if all(isinstance(v, int) for v in values):
+def _exact_series(name: str, values: list[Any], step: Fraction | None) -> pl.Series:
+    if step is not None:
+        step_places = _decimal_places(step)
+        if step_places is not None and all(abs(Fraction(v) * 10**step_places) < 10**38 for v in values):
+            digits = [decimal.Decimal(int(Fraction(v) * 10**step_places)).scaleb(-step_places) for v in values]
+            return pl.Series(name, digits, dtype=pl.Decimal(38, step_places))
+    elif all(isinstance(v, int) for v in values):
         if all(-_INT64 <= v < _INT64 for v in values):
             return pl.Series(name, values, dtype=pl.Int64)
         if all(abs(v) < 10**38 for v in values):
@@ -136,13 +141,19 @@ def _exact_series(name: str, values: list[Any]) -> pl.Series:
     return pl.Series(name, [format_rational(f) for f in fractions], dtype=pl.String)
 
 
-def exact_frame(names: Sequence[str], rows: Sequence[Sequence[Any]], kind: str, keys: Sequence[str]) -> Any:
-    """The released rows as a DataFrame of ``kind``: key columns as given, values exact (see the module)."""
+def exact_frame(names: Sequence[str], rows: Sequence[Sequence[Any]], kind: str,
+                keys: Mapping[str, pl.DataType], steps: Mapping[str, Fraction | None]) -> Any:
+    """The released rows as a DataFrame of ``kind``: key columns of the given types, values exact.
+
+    A value column on a lattice of ``steps[name]`` is ``Decimal`` with the step's decimal places (the
+    same type whatever the values, even with no row); ``None`` marks an integer column.
+    """
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
     series = []
     for i, name in enumerate(names):
         values = list(columns[i])
-        series.append(pl.Series(name, values) if name in keys else _exact_series(name, values))
+        series.append(pl.Series(name, values, dtype=keys[name]) if name in keys
+                      else _exact_series(name, values, steps.get(name)))
     frame = pl.DataFrame(series)
     if kind == "pandas":
         return frame.to_pandas()

@@ -234,7 +234,7 @@ def prepare_table(
             else:
                 keep = plan.select(persons, source)
             cells = cells.subset(np.flatnonzero(keep))
-        names, rows = release_cells(cells, counted, aggregates, columns, aggregations, part, k, m, level,
+        names, rows, steps = release_cells(cells, counted, aggregates, columns, aggregations, part, k, m, level,
                                      source, extra, group_by, committed)
         parameters = {
             "group_by": list(group_by), "keys": "private" if private else "public", "max_groups": k,
@@ -247,7 +247,7 @@ def prepare_table(
             if isinstance(plan, partition_selection.LaplaceThreshold):
                 parameters["threshold"] = plan.threshold
         parameters.update(noise_records(columns, aggregations, part, k, m, level))
-        frame_out = engine.output(names, rows)
+        frame_out = engine.output(names, rows, steps)
         return TableRelease(value=tuple(rows), statistic="table", mechanism=_mechanism(cost.epsilon),
                             parameters=parameters, epsilon=cost.epsilon, rho=cost.rho, max_contributions=k * m,
                             labels=tuple(names), source=source.describe(), frame=frame_out,

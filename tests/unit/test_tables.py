@@ -171,3 +171,14 @@ def test_quantiles_need_epsilon():
     with pytest.raises(ValueError, match="epsilon"):
         prepare_table(people(), group_by=["region"], keys=["north"], aggregations=[Median("age", (0, 120))],
                       id_column="pid", rho="1/2")
+
+
+def test_the_output_types_do_not_depend_on_which_cells_are_released():
+    """Private keys that release nothing still give a frame with the same exact column types."""
+    small = people(60)
+    query = {**QUERY, "keys": None, "delta": "1e-9"}
+    empty = seeded(small, **query)
+    full = seeded(pl.concat([people()] * 3), **query)
+    assert empty.value == () and full.value
+    assert empty.frame.schema == full.frame.schema
+    assert full.frame.schema["income_sum"] == pl.Decimal(38, 2)
