@@ -22,12 +22,13 @@ from typing import Any
 from securedp.accounting.schema import Currency
 from securedp.hazmat.exact.rational import format_rational, to_int, to_rational
 from securedp.mechanisms.release import jsonable
-from securedp.tables import Count, Mean, Persons, Sum, Variance, prepare_table
+from securedp.tables import Count, Mean, Persons, Quantile, Sum, Variance, prepare_table
 from securedp.tables.frames import read_source
 from securedp.tables.spec import Aggregation
 from securedp.tables.table import PreparedTable
 
-COLUMN_KINDS: dict[str, type[Sum] | type[Mean] | type[Variance]] = {"sum": Sum, "mean": Mean, "variance": Variance}
+COLUMN_KINDS: dict[str, type[Sum] | type[Mean] | type[Variance] | type[Quantile]] = {
+    "sum": Sum, "mean": Mean, "variance": Variance, "median": Quantile, "quantile": Quantile}
 
 
 def _rational(value: Any, name: str) -> Fraction | None:
@@ -36,13 +37,15 @@ def _rational(value: Any, name: str) -> Fraction | None:
 
 @dataclass(frozen=True)
 class AggregationQuery:
-    """One aggregation: ``kind`` (count, persons, sum, mean, variance), its column, bounds, lattice and share."""
+    """One aggregation: ``kind`` (count, persons, sum, mean, variance, median, quantile), its column, bounds,
+    lattice, share and (quantile) level ``q``."""
 
     kind: str
     column: str | None = None
     bounds: tuple[Fraction, Fraction] | None = None
     lattice: Fraction | None = None
     share: Fraction | None = None
+    q: Fraction | None = None
 
     def build(self) -> Aggregation:
         if self.kind == "count":
@@ -51,6 +54,11 @@ class AggregationQuery:
             return Persons(self.share)
         if self.kind not in COLUMN_KINDS or self.column is None or self.bounds is None:
             raise ValueError(f"{self.kind} needs a column and bounds (COLUMN:LO,HI)")
+        if self.kind in ("median", "quantile"):
+            q = Fraction(1, 2) if self.kind == "median" else self.q
+            if q is None:
+                raise ValueError("a quantile needs its level: --quantile COLUMN:Q:LO,HI")
+            return Quantile(self.column, self.bounds, self.lattice, self.share, q)
         return COLUMN_KINDS[self.kind](self.column, self.bounds, self.lattice, self.share)
 
     def to_json(self) -> dict[str, Any]:
@@ -63,6 +71,8 @@ class AggregationQuery:
             out["lattice"] = jsonable(self.lattice)
         if self.share is not None:
             out["share"] = jsonable(self.share)
+        if self.q is not None:
+            out["q"] = jsonable(self.q)
         return out
 
     @classmethod
@@ -74,7 +84,7 @@ class AggregationQuery:
                 raise ValueError("an aggregation's bounds must be [lo, hi]")
             pair = (to_rational(bounds[0], "bounds"), to_rational(bounds[1], "bounds"))
         return cls(str(data["kind"]), data.get("column"), pair, _rational(data.get("lattice"), "lattice"),
-                   _rational(data.get("share"), "share"))
+                   _rational(data.get("share"), "share"), _rational(data.get("q"), "q"))
 
 
 @dataclass(frozen=True)
@@ -150,9 +160,19 @@ class TableQuery:
 
 
 def parse_aggregation(kind: str, text: str | None) -> AggregationQuery:
-    """``--sum income:0,200000[:0.01]`` as an :class:`AggregationQuery` (``COLUMN:LO,HI[:STEP]``)."""
+    """``--sum income:0,200000[:0.01]`` as an :class:`AggregationQuery` (``COLUMN:LO,HI[:STEP]``).
+
+    A quantile names its level first: ``--quantile age:0.9:0,120[:STEP]``.
+    """
     if text is None:
         return AggregationQuery(kind)
+    q = None
+    if kind == "quantile":
+        column, _, rest = text.partition(":")
+        level, _, tail = rest.partition(":")
+        if not level:
+            raise ValueError(f"--quantile: expected COLUMN:Q:LO,HI[:STEP], got {text!r}")
+        q, text = to_rational(level, "--quantile level"), f"{column}:{tail}"
     parts = text.split(":")
     if len(parts) not in (2, 3) or not parts[0]:
         raise ValueError(f"--{kind}: expected COLUMN:LO,HI[:STEP], got {text!r}")
@@ -160,8 +180,8 @@ def parse_aggregation(kind: str, text: str | None) -> AggregationQuery:
     if len(bounds) != 2:
         raise ValueError(f"--{kind}: expected bounds LO,HI, got {parts[1]!r}")
     lattice = to_rational(parts[2], f"--{kind} step") if len(parts) == 3 else None
-    return AggregationQuery(kind, parts[0], (to_rational(bounds[0], f"--{kind}"), to_rational(bounds[1], f"--{kind}")),
-                            lattice)
+    pair = (to_rational(bounds[0], f"--{kind}"), to_rational(bounds[1], f"--{kind}"))
+    return AggregationQuery(kind, parts[0], pair, lattice, None, q)
 
 
 def describe(query: TableQuery) -> Sequence[str]:

@@ -35,7 +35,7 @@ from securedp.hazmat.exact.rational import positive_rational, to_int, to_rationa
 if TYPE_CHECKING:  # Polars and the table modules load only when a table is released
     from securedp.audit.table_query import AggregationQuery, TableQuery
 
-AGGREGATIONS = ("count", "persons", "sum", "mean", "variance")
+AGGREGATIONS = ("count", "persons", "sum", "mean", "variance", "median", "quantile")
 
 
 def wants_table(args: argparse.Namespace) -> bool:
@@ -71,7 +71,8 @@ def table_query(args: argparse.Namespace) -> TableQuery:
     for kind in AGGREGATIONS[2:]:
         aggregations += [parse_aggregation(kind, text) for text in getattr(args, kind) or ()]
     if not aggregations:
-        raise Failure("give at least one aggregation: --count, --persons, --sum/--mean/--variance COLUMN:LO,HI")
+        raise Failure("give at least one aggregation: --count, --persons, --sum/--mean/--variance/--median "
+                      "COLUMN:LO,HI or --quantile COLUMN:Q:LO,HI")
     if args.stat is not None or args.column is not None:
         raise Failure("--stat/--column release one statistic of one column; a table takes --group-by and "
                       "aggregations such as --count or --sum COLUMN:LO,HI")
@@ -156,7 +157,8 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
     table.add_argument("--count", action="store_true", help="rows per group")
     table.add_argument("--persons", action="store_true", help="distinct persons per group")
     for kind in AGGREGATIONS[2:]:
-        table.add_argument(f"--{kind}", action="append", metavar="COLUMN:LO,HI[:STEP]", help=f"{kind} of a column")
+        shape = "COLUMN:Q:LO,HI[:STEP]" if kind == "quantile" else "COLUMN:LO,HI[:STEP]"
+        table.add_argument(f"--{kind}", action="append", metavar=shape, help=f"{kind} of a column (repeatable)")
     table.add_argument("--keys", help="public keys of the one group column: A,B,... (default: private keys)")
     table.add_argument("--keys-file", help="public keys: a CSV or Parquet table of the group columns")
     table.add_argument("--max-groups", default="1", help="groups one person may contribute to (default 1)")

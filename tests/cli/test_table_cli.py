@@ -104,3 +104,16 @@ def test_keys_file_with_two_group_columns(table, capsys):
                             str(table / "keys.csv"), "--epsilon", "1", "--id-column", "person"], capsys)
     assert status == 0, err
     assert pl.read_csv(io.StringIO(out))["region"].to_list() == ["north", "east"]
+
+
+def test_median_and_quantile_options(table, capsys):
+    status, out, err = run(["release", str(table / "t.parquet"), "--group-by", "region", "--keys", "north",
+                            "--median", "age:0,120", "--quantile", "income:0.9:0,200000:100", "--id-column",
+                            "person", "--epsilon", "1"], capsys)
+    assert status == 0, err
+    frame = pl.read_csv(io.StringIO(out))
+    assert frame.columns == ["region", "age_median", "income_q0.9"]
+    assert 0 <= frame["age_median"][0] <= 120 and frame["income_q0.9"][0] % 100 == 0
+    status, _, err = run(["release", str(table / "t.parquet"), "--group-by", "region", "--keys", "north",
+                          "--quantile", "income:0,200000", "--epsilon", "1"], capsys)
+    assert status == 1 and "quantile" in err
