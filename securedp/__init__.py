@@ -48,6 +48,7 @@ from securedp.mechanisms.quantile import (
 from securedp.mechanisms.release import PreparedRelease, Release
 from securedp.mechanisms.sum import prepare_sum, sum  # noqa: A004 - the statistic's name; shadows builtins.sum here only
 from securedp.mechanisms.variance import prepare_variance, variance
+from securedp.tables import prepare_table, table
 
 # Layer 3: accounting.
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
@@ -64,6 +65,8 @@ __all__ = [  # noqa: RUF022 - grouped by what a user looks for, not alphabetical
     "Lattice", "Release", "PreparedRelease",
     "count", "sum", "mean", "variance", "histogram",
     "prepare_count", "prepare_sum", "prepare_mean", "prepare_variance", "prepare_histogram",
+    # grouped tables (the aggregations are in securedp.tables)
+    "table", "prepare_table",
     # selection
     "exponential_mechanism", "report_noisy_max", "permute_and_flip", "median", "quantile", "quantiles",
     "prepare_exponential_mechanism", "prepare_report_noisy_max", "prepare_permute_and_flip",

@@ -5,7 +5,7 @@ and their privacy maps.
 """
 
 from securedp.tables.spec import Count, Mean, Median, Persons, Quantile, Sum, Variance
-from securedp.tables.table import PreparedTable, TableRelease, prepare_table
+from securedp.tables.table import PreparedTable, TableRelease, prepare_table, table
 
 __all__ = ["Count", "Mean", "Median", "Persons", "PreparedTable", "Quantile", "Sum", "TableRelease", "Variance",
-           "prepare_table"]
+           "prepare_table", "table"]

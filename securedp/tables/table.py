@@ -63,6 +63,7 @@ from securedp.mechanisms.accuracy import check_alpha
 from securedp.mechanisms.contributions import analyst_facing, data_policy
 from securedp.mechanisms.noise import privacy_cost
 from securedp.mechanisms.release import PreparedRelease, Release, encode_input
+from securedp.mechanisms.statistic import release_function
 from securedp.tables.cells import Aggregates, Column, cells_of, commitment_parts, noise_records, release_cells
 from securedp.tables.spec import Aggregation, Count, Mean, Persons, Quantile, Sum, Variance
 
@@ -257,6 +258,13 @@ def prepare_table(
         return encode_input("table", committed)
 
     return PreparedTable("table", cost.epsilon, cost.rho, run, input_bytes, dlt if private else None, shares)
+
+
+TABLE_DOC = """Release a grouped table: :func:`prepare_table`, then ``.execute(rng)``.
+
+``rng`` is the random source (default: the system CSPRNG; a :class:`~securedp.ChaChaSource` replays).
+"""
+table = release_function(prepare_table, "table", TABLE_DOC)
 
 
 def _mechanism(epsilon: Fraction | None) -> str:
