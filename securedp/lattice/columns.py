@@ -32,7 +32,7 @@ _SCALAR_SEQUENCES = (str, bytes, bytearray)
 _ROW_TYPES = (list, tuple, dict, set, frozenset, memoryview, np.ndarray,
               collections.abc.Sequence, collections.abc.Mapping, collections.abc.Set)
 ONE_COLUMN_HINT = ("pass a single column instead (e.g. df[\"col\"], series, or arr[:, j]); "
-                   "for statistics per group of a table use securedp.table (securedp.tables)")
+                   "for statistics per group use the grouped-table API, securedp.table (securedp.tables)")
 
 
 def is_row_type(t: type) -> bool:
