@@ -1,0 +1,234 @@
+"""The grouped table of ``bench_tables.py`` on Apache Spark (``local[2]``), beside the in-memory engine.
+
+Run: ``python benchmarks/bench_spark.py [rows] [--partitions N]`` (10**7 rows by default,
+``spark.sql.shuffle.partitions`` 8 by default: on this 2-core machine 8 was the fastest of 2, 4
+and 8 at 10**6 rows, 25 CPU-seconds in the Spark jobs against 34 for 2 and 4, and tied with 2 at
+10**7 rows; see benchmarks/README.md). The rows are those of ``bench_tables.table`` (same NumPy
+generator and seed: 10**4 groups, 1..10 rows per person, integer income in [0, 200000]), written
+once to ``/tmp/securedp-bench-<rows>.parquet`` by Polars and read back by both engines: the
+in-memory engine gets the path (``prepare_table("/tmp/...parquet", ...)``), Spark gets
+``spark.read.parquet(path)``.
+
+The query is the public API, ``securedp.tables.prepare_table(data, group_by=["group"],
+aggregations=[Count(), Sum("income", (0, 200000), 1), Mean("income", (0, 200000), 1)],
+id_column="person", max_groups=3, max_rows=5, epsilon=1)`` then ``.execute(ChaChaSource(bytes(32)))``,
+over the public keys ``range(10**4)`` and over private keys (``keys=None, delta="1e-9"``).
+
+Stages (wall seconds, CPU seconds of the driver and of the Spark JVM in brackets; Spark runs in
+the JVM, so the Python process time alone would hide it):
+
+* ``session``: ``SparkSession.builder...getOrCreate()`` (``local[2]``, ANSI on, UI off, driver
+  memory 4g, ``PYSPARK_PYTHON`` = this interpreter), then ``spark.read.parquet`` (schema job);
+* ``prepare``: ``prepare_table`` (for Spark: the validation jobs over the ids, keys and values;
+  in memory: reading the Parquet file and screening it);
+* ``execute``: ``.execute(source)``, of which ``engine`` is the bounding and exact per-key
+  aggregates (in Spark, the jobs that :func:`securedp.engines.spark.key_aggregates` triggers when it
+  collects :func:`securedp.engines.spark.bound_and_aggregate`'s result; in memory,
+  :func:`securedp.engines.bounding.bound_and_aggregate`), ``output`` the release frame (a Spark
+  DataFrame built on the driver, or a Polars frame), and ``driver`` the rest: salt, selection and
+  exact noise on the driver.
+
+Each release is checked against the other engine's: with the same seed, ``release.value`` must be
+identical (the script prints ``identical`` or the first differing row, and exits 1 on a difference).
+Spark cases run in one session, public keys first (that run also warms the JVM's JIT up).
+
+Tumult Analytics (``tmlt.analytics`` 0.21.0, the newest) cannot run in this interpreter: on Python
+3.11 it pins ``pyspark<3.6`` and ``pandas<2`` (securedp's environment has pyspark 4.3 and pandas 3).
+It installs beside, in its own target directory, and ``bench_spark_tumult.py`` runs the same query
+there on the same Parquet file (see benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+from bench_tables import DELTA, GROUPS, MAX_GROUPS, MAX_ROWS, WIDTH, table
+
+import securedp.engines.bounding as bounding
+import securedp.engines.spark as spark_engine
+from securedp.hazmat.bits import ChaChaSource
+from securedp.tables import Count, Mean, Sum, TableRelease, prepare_table
+from securedp.tables.engines import PolarsEngine, SparkEngine
+
+Clock = tuple[float, float]
+CASES = ("public", "private")
+
+
+class Meter:
+    """Wall time and CPU seconds of this process plus, once known, of the Spark JVM (``/proc``)."""
+
+    def __init__(self) -> None:
+        self.jvm: int | None = None
+        self.tick = os.sysconf("SC_CLK_TCK")
+
+    def jvm_cpu(self) -> float:
+        if self.jvm is None:
+            return 0.0
+        fields = pathlib.Path(f"/proc/{self.jvm}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / self.tick  # utime, stime
+
+    def now(self) -> Clock:
+        return time.perf_counter(), time.process_time() + self.jvm_cpu()
+
+    def since(self, start: Clock) -> Clock:
+        wall, cpu = self.now()
+        return wall - start[0], cpu - start[1]
+
+
+METER = Meter()
+
+
+def timed(owner: Any, name: str) -> list[Clock]:
+    """Wrap ``owner.name`` (looked up at call time by its callers); every call's time goes to the list."""
+    spent: list[Clock] = []
+    inner: Callable[..., Any] = getattr(owner, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t = METER.now()
+        out = inner(*args, **kwargs)
+        spent.append(METER.since(t))
+        return out
+
+    setattr(owner, name, wrapper)
+    return spent
+
+
+ENGINE = {"spark": timed(spark_engine, "key_aggregates"), "memory": timed(bounding, "bound_and_aggregate")}
+OUTPUT = {"spark": timed(SparkEngine, "output"), "memory": timed(PolarsEngine, "output")}
+
+
+def parquet(rows: int) -> str:
+    """The benchmark rows as a Parquet file under /tmp, written once per row count."""
+    path = pathlib.Path(f"/tmp/securedp-bench-{rows}.parquet")
+    if not path.exists():
+        partial = path.with_suffix(".partial")
+        table(rows).write_parquet(partial)
+        partial.rename(path)
+    return str(path)
+
+
+def start_spark(partitions: int) -> Any:
+    os.environ["PYSPARK_PYTHON"] = os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[2]").appName("securedp-bench-spark")
+             .config("spark.sql.shuffle.partitions", str(partitions))
+             .config("spark.sql.ansi.enabled", "true")
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.memory", "4g")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    METER.jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
+    return spark
+
+
+def release(engine: str, data: object, case: str) -> tuple[dict[str, Clock], TableRelease]:
+    """One prepare + execute; its stage times and the release."""
+    keys: dict[str, Any] = {"keys": None, "delta": DELTA} if case == "private" else {"keys": list(range(GROUPS))}
+    ENGINE[engine].clear()
+    OUTPUT[engine].clear()
+    t = METER.now()
+    prepared = prepare_table(
+        data, group_by=["group"], aggregations=[Count(), Sum("income", (0, WIDTH), 1), Mean("income", (0, WIDTH), 1)],
+        id_column="person", max_groups=MAX_GROUPS, max_rows=MAX_ROWS, epsilon=1, **keys,
+    )
+    prepare = METER.since(t)
+    t = METER.now()
+    out = prepared.execute(ChaChaSource(bytes(32)))
+    execute = METER.since(t)
+    assert isinstance(out, TableRelease)
+    if case == "public" and len(out.value) != GROUPS:
+        raise AssertionError(f"{len(out.value)} cells for {GROUPS} public keys")
+    stages = {"prepare": prepare, "execute": execute, "engine": total(ENGINE[engine]),
+              "output": total(OUTPUT[engine])}
+    stages["driver"] = minus(execute, stages["engine"], stages["output"])
+    return stages, out
+
+
+def total(spent: list[Clock]) -> Clock:
+    return sum(w for w, _ in spent), sum(c for _, c in spent)
+
+
+def minus(whole: Clock, *parts: Clock) -> Clock:
+    return whole[0] - sum(p[0] for p in parts), whole[1] - sum(p[1] for p in parts)
+
+
+def compare(a: TableRelease, b: TableRelease) -> str:
+    if a.value == b.value and a.labels == b.labels:
+        return f"identical ({len(a.value)} rows)"
+    diff = next((i for i, (x, y) in enumerate(zip(a.value, b.value, strict=False)) if x != y), None)
+    return (f"DIFFERENT: {len(a.value)} vs {len(b.value)} rows, labels equal {a.labels == b.labels}, "
+            f"first differing row {diff}: {a.value[diff] if diff is not None else '-'} vs "
+            f"{b.value[diff] if diff is not None else '-'}")
+
+
+def cell(value: Clock | None) -> str:
+    return "-" if value is None else f"{value[0]:7.2f} ({value[1]:6.2f})"
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    partitions = int(args[args.index("--partitions") + 1]) if "--partitions" in args else 8
+    sizes = [a for i, a in enumerate(args) if not a.startswith("--") and (i == 0 or args[i - 1] != "--partitions")]
+    rows = int(sizes[0]) if sizes else 10**7
+    began = time.perf_counter()
+    path = parquet(rows)
+    ready = time.perf_counter() - began
+    print(f"{rows} rows in {path} ({os.path.getsize(path) / 2**20:.0f} MiB, ready in {ready:.1f} s); "
+          f"{GROUPS} groups, max_groups {MAX_GROUPS}, max_rows {MAX_ROWS}, epsilon 1, private keys delta {DELTA}; "
+          f"Spark local[2], shuffle partitions {partitions}; seconds wall (CPU driver + JVM)")
+    results: dict[tuple[str, str], tuple[dict[str, Clock], TableRelease]] = {}
+    failed: dict[tuple[str, str], str] = {}
+
+    def attempt(engine: str, data: object, case: str) -> None:
+        try:
+            results[engine, case] = release(engine, data, case)
+        except Exception as error:  # a failing engine is reported, not hidden: the other cases still run
+            failed[engine, case] = f"{type(error).__name__}: {error}"
+
+    for case in CASES:
+        attempt("memory", path, case)
+    t = METER.now()
+    spark = start_spark(partitions)
+    frame = spark.read.parquet(path)
+    session = METER.since(t)
+    for case in CASES:
+        attempt("spark", frame, case)
+    spark.stop()
+    line = "{:<16} {:>16} {:>16} {:>16} {:>16} {:>16} {:>16} {:>9}"
+    print(line.format("case", "session", "prepare", "execute", "of which engine", "of which output",
+                      "of which driver", "total"))
+    for (engine, case), (stages, _) in results.items():
+        start = session if engine == "spark" else None
+        whole = stages["prepare"][0] + stages["execute"][0] + (start[0] if start else 0.0)
+        print(line.format(f"{engine} {case}", cell(start), *(cell(stages[s]) for s in
+                          ("prepare", "execute", "engine", "output", "driver")), f"{whole:.2f}"))
+    for (engine, case), error in failed.items():
+        print(f"{engine} {case}: FAILED, {error}")
+    for case in CASES:
+        if ("memory", case) not in results or ("spark", case) not in results:
+            continue
+        mem, spk = results["memory", case][0], results["spark", case][0]
+        ratios = ", ".join(f"{s} {spk[s][0] / mem[s][0]:.1f}x" for s in ("prepare", "execute", "engine"))
+        whole = (spk["prepare"][0] + spk["execute"][0]) / (mem["prepare"][0] + mem["execute"][0])
+        print(f"spark / memory, {case} keys (wall): {ratios}, prepare+execute {whole:.1f}x")
+    same = not failed
+    for case in CASES:
+        if ("memory", case) not in results or ("spark", case) not in results:
+            continue
+        verdict = compare(results["memory", case][1], results["spark", case][1])
+        same = same and verdict.startswith("identical")
+        print(f"release.value, {case} keys, memory vs spark, same seed: {verdict}")
+    sys.exit(0 if same else 1)
+
+
+if __name__ == "__main__":
+    main()
