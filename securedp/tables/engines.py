@@ -83,8 +83,14 @@ class PolarsEngine:
 
     def _screen(self, frame: pl.DataFrame, spec: ColumnSpec, missing: str, fill: Any) -> pl.DataFrame:
         values = frame[spec.column]
+        if not (values.dtype.is_numeric() or values.dtype in (pl.String, pl.Null)):
+            raise TypeError(f"value column {spec.column!r} has type {values.dtype}: an aggregated column holds "
+                            "numbers (or numeric strings)")
         records = values.to_numpy() if values.dtype.is_numeric() else np.array(values.to_list(), dtype=object)
-        units, kept = screen_units(records, spec.step, spec.lo_u, spec.hi_u, missing=missing, fill=fill)
+        try:
+            units, kept = screen_units(records, spec.step, spec.lo_u, spec.hi_u, missing=missing, fill=fill)
+        except ValueError as error:  # the data holder's mode: name the column
+            raise ValueError(f"column {spec.column!r}: {error}") from None
         rows = self.base if kept is None else self.base.filter(pl.Series(kept))
         return rows.with_columns(pl.Series(UNITS, np.asarray(units, dtype=np.int64)))
 

@@ -27,9 +27,8 @@ aggregation    noisy integers per cell                              cell sensiti
 =============  ===================================================  ==============
 
 Quantiles spend ``epsilon_a / k`` per cell (a person is in at most ``k``
-cells; each cell's selection is ``epsilon_a / k``-DP for ``m`` rows), and
-under ``rho`` the exponential mechanism's ``epsilon_cell = sqrt(2 rho_a / k)``
-is taken as a rational lower bound (so ``epsilon_cell**2 / 2 * k <= rho_a``).
+cells; each cell's selection is ``epsilon_a / k``-DP for ``m`` rows). They are
+priced in ``epsilon`` only: a table priced in ``rho`` refuses them.
 """
 
 from __future__ import annotations

@@ -182,3 +182,11 @@ def test_the_output_types_do_not_depend_on_which_cells_are_released():
     assert empty.value == () and full.value
     assert empty.frame.schema == full.frame.schema
     assert full.frame.schema["income_sum"] == pl.Decimal(38, 2)
+
+
+def test_an_aggregated_column_of_the_wrong_type_is_refused_naming_it():
+    frame = people().with_columns(pl.col("region").alias("label"), pl.lit(True).alias("flag"))
+    with pytest.raises(ValueError, match="'label'"):
+        prepare_table(frame, **{**QUERY, "keys": ["north"], "aggregations": [Sum("label", (0, 1))]})
+    with pytest.raises(TypeError, match="'flag'"):
+        prepare_table(frame, **{**QUERY, "keys": ["north"], "aggregations": [Sum("flag", (0, 1))]})
