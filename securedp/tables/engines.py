@@ -191,8 +191,26 @@ class SparkEngine:
                steps: Mapping[str, Fraction | None]) -> Any:
         keys = {c: pl.String() if t == "string" else pl.Int64() for c, t in
                 ((c, self.base.schema[c].dataType.simpleString()) for c in self.bounds.group_by)}
-        frame = exact_frame(names, rows, "pandas", keys, steps)
-        return self.session.createDataFrame(frame)
+        frame = exact_frame(names, rows, "polars", keys, steps)
+        return self.session.createDataFrame(frame.to_pandas(), schema=_spark_schema(frame, self.base.schema))
+
+
+def _spark_schema(frame: pl.DataFrame, source: Any) -> Any:
+    """The Spark schema of the released frame (explicit, so that a table with no cell keeps its types)."""
+    from pyspark.sql import types
+
+    fields = []
+    for name, dtype in frame.schema.items():
+        if name in source.fieldNames():
+            kind = source[name].dataType
+        elif isinstance(dtype, pl.Decimal):
+            kind = types.DecimalType(38, dtype.scale or 0)
+        elif dtype == pl.String:
+            kind = types.StringType()
+        else:
+            kind = types.LongType()
+        fields.append(types.StructField(name, kind, nullable=True))
+    return types.StructType(fields)
 
 
 def engine_for(data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],

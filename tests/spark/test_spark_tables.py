@@ -72,3 +72,13 @@ def test_spark_refuses_bad_cells_before_anything_is_drawn(spark):
     with pytest.raises(ValueError, match="income"):
         prepare_table(frame, group_by=["region"], keys=["a"], id_column="pid", epsilon=1,
                       aggregations=[Sum("income", (0, 10))])
+
+
+def test_a_spark_table_with_no_released_cell_keeps_its_schema(spark):
+    rows = pd.DataFrame({"pid": [1, 2, 3], "region": ["a", "a", "b"], "income": [1.0, 2.0, 3.0]})
+    options = {"group_by": ["region"], "aggregations": [Count(), Sum("income", (0, 10), "0.5")], "id_column": "pid",
+                   "epsilon": 1, "keys": None, "delta": "1e-9"}
+    empty = prepare_table(spark.createDataFrame(rows), **options).execute(ChaChaSource(bytes(32)))
+    assert empty.value == prepare_table(rows, **options).execute(ChaChaSource(bytes(32))).value == ()
+    assert empty.frame.count() == 0
+    assert dict(empty.frame.dtypes)["income_sum"] == "decimal(38,1)"
