@@ -43,10 +43,10 @@ below ``2**126`` per key, and combined in Python.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -104,7 +104,7 @@ def lattice_units(frame: DataFrame, column: str, spec: UnitSpec) -> Column:
     if dtype in ("float", "double", "string") or dtype.startswith("decimal"):
         from pyspark.sql import functions as f
 
-        return _screened_units(spec)(f.col(column))  # type: ignore[no-any-return]
+        return _screened_units(spec)(f.col(column))
     raise TypeError(f"column {column!r} has Spark type {dtype}: value columns must be numbers or numeric strings")
 
 
@@ -138,7 +138,7 @@ def _integral_units(column: str, spec: UnitSpec) -> Column:
     return f.expr(sql)
 
 
-def _screened_units(spec: UnitSpec) -> Any:
+def _screened_units(spec: UnitSpec) -> Callable[[Column], Column]:
     """A scalar pandas UDF mapping a column to units with securedp's screening (null where unusable)."""
     import pandas as pd
     from pyspark.sql.pandas.functions import pandas_udf
@@ -159,7 +159,8 @@ def _screened_units(spec: UnitSpec) -> Any:
             out[~kept] = pd.NA
         return pd.Series(out)
 
-    return pandas_udf(units, "bigint", PythonEvalType.SQL_SCALAR_PANDAS_UDF)  # a Series-to-Series scalar UDF
+    udf = pandas_udf(units, "bigint", PythonEvalType.SQL_SCALAR_PANDAS_UDF)  # a Series-to-Series scalar UDF
+    return cast("Callable[[Column], Column]", udf)
 
 
 def _text(frame: DataFrame, column: str) -> Column:
