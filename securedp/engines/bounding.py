@@ -69,19 +69,37 @@ class KeyAggregates:
 
 
 def to_polars(data: Any) -> pl.DataFrame:
-    """A Polars DataFrame from Polars (eager or lazy), pandas (via Arrow) or pyarrow input."""
+    """A Polars DataFrame from Polars (eager or lazy), pandas (via Arrow) or pyarrow input.
+
+    A pandas column of ``np.longdouble`` (which Arrow cannot hold) becomes exact ``"num/den"``
+    strings of its binary values, which the lattice screening reads exactly.
+    """
     if isinstance(data, pl.LazyFrame):
         return data.collect()
     if isinstance(data, pl.DataFrame):
         return data
     kind = type(data).__module__.split(".")[0]
     if kind == "pandas" and type(data).__name__ == "DataFrame":
+        wide = [c for c in data.columns if data[c].dtype.kind == "f" and data[c].dtype.itemsize > 8]
+        if wide:
+            data = data.assign(**{str(c): data[c].map(_exact_text) for c in wide})
         return pl.from_pandas(data)
     if kind == "pyarrow" and type(data).__name__ == "Table":
         frame = pl.from_arrow(data)
         assert isinstance(frame, pl.DataFrame)
         return frame
     raise TypeError(f"a table must be a polars, pandas or pyarrow table, not {type(data).__name__}")
+
+
+def _exact_text(x: Any) -> str | None:
+    """``"num/den"`` of a NumPy float exactly; ``None`` for NaN; ``"±1e999999"`` for an infinity
+    (beyond any bound, so it clamps as the infinity would)."""
+    if np.isnan(x):
+        return None
+    if np.isinf(x):
+        return "1e999999" if x > 0 else "-1e999999"
+    n, d = x.as_integer_ratio()
+    return f"{n}/{d}"
 
 
 def _limit(value: Any, name: str) -> int:

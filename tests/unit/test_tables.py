@@ -190,3 +190,17 @@ def test_an_aggregated_column_of_the_wrong_type_is_refused_naming_it():
         prepare_table(frame, **{**QUERY, "keys": ["north"], "aggregations": [Sum("label", (0, 1))]})
     with pytest.raises(TypeError, match="'flag'"):
         prepare_table(frame, **{**QUERY, "keys": ["north"], "aggregations": [Sum("flag", (0, 1))]})
+
+
+def test_a_longdouble_column_is_read_exactly_not_through_float64():
+    """Arrow cannot hold long doubles: they reach the screening as exact num/den text (infinities clamp)."""
+    values = np.array(["0.1", "1e-4000", "inf", "nan"], dtype=np.longdouble)
+    frame = pd.DataFrame({"pid": [1, 2, 3, 4], "g": ["a", "a", "a", "a"], "v": values})
+    exact = pd.DataFrame({"pid": [1, 2, 3, 4], "g": ["a"] * 4,
+                          "v": [f"{n}/{d}" for n, d in (values[0].as_integer_ratio(), values[1].as_integer_ratio())]
+                          + ["1e999999", None]})
+    query = {"group_by": ["g"], "keys": ["a"], "aggregations": [Sum("v", (0, 10), Fraction(1, 2**58))],
+             "id_column": "pid", "epsilon": 1, "missing": "drop"}
+    assert seeded(frame, **query).value == seeded(exact, **query).value
+    rounded = frame.assign(v=frame["v"].astype(np.float64))  # 0.1 as a double is 2 steps of 2**-58 away
+    assert seeded(rounded, **query).value != seeded(frame, **query).value  # same seed, same noise: the data differ
