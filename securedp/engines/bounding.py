@@ -46,7 +46,7 @@ import numpy as np
 import polars as pl
 
 from securedp.engines.digest import canonical_text, digest_heads, hex_digests
-from securedp.hazmat.exact.rational import to_int
+from securedp.mechanisms.contributions import positive_count
 
 _UNITS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
 _PARTS = ["_hh", "_hl", "_ll"]
@@ -100,15 +100,6 @@ def _exact_text(x: Any) -> str | None:
         return "1e999999" if x > 0 else "-1e999999"
     n, d = x.as_integer_ratio()
     return f"{n}/{d}"
-
-
-def _limit(value: Any, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an integer, not a bool")
-    n = to_int(value, name)
-    if n < 1:
-        raise ValueError(f"{name} must be >= 1, got {n}")
-    return n
 
 
 def _checked(data: Any, person: str, keys: Sequence[str], units: str | None) -> pl.DataFrame:
@@ -200,7 +191,7 @@ def bound_and_aggregate(
     squares: bool = False,
 ) -> KeyAggregates:
     """Bound every person's contribution (see the module) and aggregate the kept rows per key, exactly."""
-    k, m = _limit(max_groups, "max_groups"), _limit(max_rows, "max_rows")
+    k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     keys = list(keys)
     frame = _checked(data, person, keys, units)
     pair_cols = [person, *keys]
@@ -232,7 +223,7 @@ def bound_and_count_units(
 ) -> UnitCounts:
     """Bound every person's contribution (the same rows as :func:`bound_and_aggregate` keeps for
     ``units``) and count the kept rows per key and lattice unit."""
-    k, m = _limit(max_groups, "max_groups"), _limit(max_rows, "max_rows")
+    k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     keys = list(keys)
     frame = _checked(data, person, keys, units)
     pair_cols = [person, *keys]

@@ -85,14 +85,19 @@ def refuse_rows(records: np.ndarray | list[Any], name: str = "data") -> None:
             raise rows_error(records, found, name)
 
 
+def positive_count(value: Any, name: str) -> int:
+    """A per-person bound (``max_contributions``, ``max_groups``, ``max_rows``) as an int >= 1."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, not a bool")
+    m = to_int(value, name)
+    if m < 1:
+        raise ValueError(f"{name} must be >= 1, got {m}")
+    return m
+
+
 def check_max_contributions(value: Any) -> int:
     """``max_contributions`` as an int >= 1."""
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError("max_contributions must be an integer, not a bool")
-    m = to_int(value, "max_contributions")
-    if m < 1:
-        raise ValueError(f"max_contributions must be >= 1, got {m}")
-    return m
+    return positive_count(value, "max_contributions")
 
 
 def length_mismatch(name: str, size: int, n: int) -> ValueError:

@@ -58,8 +58,13 @@ class LatticeStatistic(ColumnStatistic[A]):
 
 def centre(column: LatticeColumn) -> tuple[int, int]:
     """``(c, half)``: the centre in units and the largest ``|u - c|`` of a clamped record."""
-    c = (column.lo_u + column.hi_u) // 2
-    return c, max(column.hi_u - c, c - column.lo_u)
+    return centre_of_bounds(column.lo_u, column.hi_u)
+
+
+def centre_of_bounds(lo_u: int, hi_u: int) -> tuple[int, int]:
+    """``(c, half)`` for bounds ``[lo_u, hi_u]`` in units: ``c = floor((lo_u + hi_u) / 2)``."""
+    c = (lo_u + hi_u) // 2
+    return c, max(hi_u - c, c - lo_u)
 
 
 def clamp_fraction(x: Fraction, lo: Fraction | int, hi: Fraction | int) -> Fraction:

@@ -21,7 +21,9 @@ import gmpy2
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact.kernels import round_half_even
 from securedp.hazmat.exact.rational import to_rational
+from securedp.mechanisms.moments import centre_of_bounds
 from securedp.mechanisms.noise import Cost
 from securedp.mechanisms.quantile import Quantile as QuantileSelection
 from securedp.mechanisms.quantile import SortedUnits
@@ -110,14 +112,13 @@ def _at(values: list[int] | None, index: list[int]) -> list[int]:
 
 
 def _round_half_even(x: Fraction) -> int:
-    q, r = divmod(x.numerator, x.denominator)
-    twice = 2 * r
-    return q + (1 if twice > x.denominator or (twice == x.denominator and q & 1) else 0)
+    return round_half_even(x.numerator, x.denominator)
 
 
 def _centre(lo_u: int, hi_u: int) -> tuple[int, int]:
-    c = (lo_u + hi_u) // 2
-    return c, max(hi_u - c, c - lo_u, 1)
+    """The centre of the bounds and ``h = max(half, 1)``, as the single-column mean and variance use them."""
+    c, half = centre_of_bounds(lo_u, hi_u)
+    return c, max(half, 1)
 
 
 def _noises(a: Aggregation, column: Column | None, part: Any, k: int, m: int) -> list[CellNoise]:

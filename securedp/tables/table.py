@@ -60,7 +60,7 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import to_rational
 from securedp.mechanisms import partition_selection
 from securedp.mechanisms.accuracy import check_alpha
-from securedp.mechanisms.contributions import analyst_facing, data_policy
+from securedp.mechanisms.contributions import analyst_facing, data_policy, positive_count
 from securedp.mechanisms.noise import privacy_cost
 from securedp.mechanisms.release import PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import release_function
@@ -136,15 +136,6 @@ def _shares(aggregations: Sequence[Aggregation], private: bool, selection_share:
     return shares
 
 
-def _limit(value: Any, name: str) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an integer, not a bool")
-    n = int(to_rational(value, name))
-    if n != to_rational(value, name) or n < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return n
-
-
 def prepare_table(
     data: Any,
     *,
@@ -165,7 +156,7 @@ def prepare_table(
 ) -> PreparedTable:
     """Validate and price a grouped table release; see the module docstring."""
     cost = privacy_cost(epsilon, rho)
-    k, m = _limit(max_groups, "max_groups"), _limit(max_rows, "max_rows")
+    k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     level = check_alpha(alpha)
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)
     aggregations = list(aggregations)
