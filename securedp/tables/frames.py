@@ -130,15 +130,8 @@ def _exact_series(name: str, values: list[Any], step: Fraction | None) -> pl.Ser
             return pl.Series(name, values, dtype=pl.Int64)
         if all(abs(v) < 10**38 for v in values):
             return pl.Series(name, [decimal.Decimal(v) for v in values], dtype=pl.Decimal(38, 0))
-    fractions = [Fraction(v) for v in values]
-    places = [_decimal_places(Fraction(1, f.denominator)) for f in fractions]
-    if all(p is not None for p in places):
-        scale = max([p for p in places if p is not None], default=0)
-        scaled = [f * 10**scale for f in fractions]
-        if all(s.denominator == 1 and abs(s.numerator) < 10**38 for s in scaled):
-            digits = [decimal.Decimal(s.numerator).scaleb(-scale) for s in scaled]
-            return pl.Series(name, digits, dtype=pl.Decimal(38, scale))
-    return pl.Series(name, [format_rational(f) for f in fractions], dtype=pl.String)
+    # no finite decimal form of the step (1/3), or more than 38 digits: exact "num/den" text
+    return pl.Series(name, [format_rational(Fraction(v)) for v in values], dtype=pl.String)
 
 
 def exact_frame(names: Sequence[str], rows: Sequence[Sequence[Any]], kind: str,
