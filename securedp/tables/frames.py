@@ -19,7 +19,6 @@ and for files).
 
 from __future__ import annotations
 
-import decimal
 import pathlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,12 +26,14 @@ from fractions import Fraction
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 
 from securedp.engines.bounding import to_polars
 from securedp.hazmat.exact.rational import format_rational
 
 _KEY_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64, pl.String)
 _INT64 = 1 << 63
+_DIGITS38 = 10**38
 
 
 @dataclass(frozen=True)
@@ -119,19 +120,38 @@ def _decimal_places(step: Fraction) -> int | None:
     return max(twos, fives) if d == 1 else None
 
 
+def _decimal_series(name: str, scaled: list[int], places: int) -> pl.Series:
+    """An exact ``Decimal(38, places)`` column whose values are ``scaled[i] / 10**places``.
+
+    Each ``|scaled[i]| < 10**38`` is written as the 128-bit two's-complement integer Arrow's
+    ``decimal128`` stores, so no value passes through a decimal context (which would round it).
+    """
+    data = b"".join([v.to_bytes(16, "little", signed=True) for v in scaled])
+    array = pa.Array.from_buffers(pa.decimal128(38, places), len(scaled), [None, pa.py_buffer(data)])
+    return pl.Series(name, array)
+
+
 def _exact_series(name: str, values: list[Any], step: Fraction | None) -> pl.Series:
+    """One value column, exactly: ``values`` are ints or Fractions (multiples of ``step`` if given).
+
+    On a step with ``p`` decimal places, ``v`` is the integer ``v * 10**p`` over ``10**p``
+    (``Decimal(38, p)``); an integer column is ``Int64`` (``Decimal(38, 0)`` past int64); else, or
+    past 38 digits, exact ``"num/den"`` text.
+    """
     if step is not None:
-        step_places = _decimal_places(step)
-        if step_places is not None and all(abs(Fraction(v) * 10**step_places) < 10**38 for v in values):
-            digits = [decimal.Decimal(int(Fraction(v) * 10**step_places)).scaleb(-step_places) for v in values]
-            return pl.Series(name, digits, dtype=pl.Decimal(38, step_places))
-    elif all(isinstance(v, int) for v in values):
-        if all(-_INT64 <= v < _INT64 for v in values):
+        places = _decimal_places(step)
+        if places is not None:
+            scale = 10**places
+            scaled = [v.numerator * scale // v.denominator for v in values]
+            if max(map(abs, scaled), default=0) < _DIGITS38:
+                return _decimal_series(name, scaled, places)
+    elif set(map(type, values)) <= {int}:
+        if min(values, default=0) >= -_INT64 and max(values, default=0) < _INT64:
             return pl.Series(name, values, dtype=pl.Int64)
-        if all(abs(v) < 10**38 for v in values):
-            return pl.Series(name, [decimal.Decimal(v) for v in values], dtype=pl.Decimal(38, 0))
+        if max(map(abs, values)) < _DIGITS38:
+            return _decimal_series(name, values, 0)
     # no finite decimal form of the step (1/3), or more than 38 digits: exact "num/den" text
-    return pl.Series(name, [format_rational(Fraction(v)) for v in values], dtype=pl.String)
+    return pl.Series(name, [format_rational(v) for v in values], dtype=pl.String)
 
 
 def exact_frame(names: Sequence[str], rows: Sequence[Sequence[Any]], kind: str,
