@@ -9,7 +9,9 @@ Each aggregation option takes ``COLUMN:LO,HI`` (``:STEP`` may follow, the
 lattice step; the default is derived from the bounds as in the Python API).
 ``--keys A,B,...`` (one group column) or ``--keys-file FILE`` (a CSV or
 Parquet table of key combinations) makes the keys public; without them the
-keys are private and ``--delta`` is required. The input is CSV (UTF-8, with
+keys are private and ``--delta`` is required (selected by Laplace
+thresholding with ``--epsilon``, Gaussian thresholding with ``--rho``;
+``--selection`` chooses). The input is CSV (UTF-8, with
 or without BOM; ``--delimiter``), Parquet (by the ``.parquet`` suffix), or
 ``-`` for CSV on standard input. The table is written as CSV to standard
 output, or to ``--output FILE`` (CSV, or JSON records for a ``.json``
@@ -83,7 +85,8 @@ def table_query(args: argparse.Namespace) -> TableQuery:
         delta=None if args.delta is None else to_rational(args.delta, "--delta"),
         keys=_keys(args, group_by), id_column=args.id_column,
         max_groups=to_int(args.max_groups, "--max-groups"), max_rows=to_int(args.max_rows, "--max-rows"),
-        selection=args.selection, alpha=to_rational(args.alpha, "--alpha"), missing=args.missing,
+        selection=args.selection or ("gaussian" if args.rho is not None else "laplace"),
+        alpha=to_rational(args.alpha, "--alpha"), missing=args.missing,
         fill=None if args.fill is None else to_rational(args.fill, "--fill"), delimiter=args.delimiter,
     )
 
@@ -164,8 +167,8 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
     table.add_argument("--max-groups", default="1", help="groups one person may contribute to (default 1)")
     table.add_argument("--max-rows", default="1", help="rows one person may contribute per group (default 1)")
     table.add_argument("--delta", help="delta of partition selection (private keys), exact: 1e-9")
-    table.add_argument("--selection", default="laplace", choices=["laplace", "optimal"],
-                       help="partition selection rule (default laplace)")
+    table.add_argument("--selection", choices=["laplace", "optimal", "gaussian"],
+                       help="partition selection rule (default: laplace with --epsilon, gaussian with --rho)")
     table.add_argument("--alpha", default="0.05", help="confidence intervals at level 1 - alpha (default 0.05)")
     table.add_argument("--missing", default="raise", choices=["raise", "drop", "impute"],
                        help="unusable values: refuse (default), drop, or impute --fill")

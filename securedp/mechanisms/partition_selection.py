@@ -4,7 +4,10 @@ After per-person bounding every person holds at most ``k = max_groups`` keys,
 and a key's statistic is ``n``, its number of distinct persons. A key is
 released only through one of two rules, each ``(epsilon, delta)``-DP for the
 whole set of keys; both are computed once per ``(epsilon, delta, k)`` into a
-plan, then applied to any number of keys.
+plan, then applied to any number of keys. Tables priced in ``rho`` use
+Gaussian thresholding instead (:mod:`securedp.mechanisms.gaussian_threshold`,
+which shares :func:`decide`, :func:`check_parameters` and
+:class:`ThresholdSelection` with this module).
 
 **Laplace thresholding.** ``Z`` discrete Laplace of scale ``k / epsilon``
 (exact, :func:`~securedp.hazmat.samplers.discrete_laplace`), ``q = exp(-epsilon / k)``. A key
@@ -74,9 +77,10 @@ _START_PREC = 128
 _MAX_PREC = 1 << 20
 
 
-def check_parameters(epsilon: Any, delta: Any, max_groups: Any) -> tuple[Fraction, Fraction, int]:
-    """``(epsilon, delta, k)`` as exact numbers: ``epsilon > 0``, ``0 < delta < 1``, integer ``k >= 1``."""
-    eps = positive_rational(epsilon, "epsilon")
+def check_parameters(budget: Any, delta: Any, max_groups: Any, name: str = "epsilon") -> tuple[Fraction, Fraction, int]:
+    """``(budget, delta, k)`` as exact numbers: ``budget > 0`` (``epsilon``, or ``rho`` for the Gaussian
+    rule, named ``name``), ``0 < delta < 1``, integer ``k >= 1``."""
+    eps = positive_rational(budget, name)
     dlt = to_rational(delta, "delta")
     if not 0 < dlt < 1:
         raise ValueError(f"delta must lie strictly between 0 and 1 for partition selection, got {dlt}")
@@ -88,13 +92,15 @@ def check_parameters(epsilon: Any, delta: Any, max_groups: Any) -> tuple[Fractio
     return eps, dlt, k
 
 
-def _decide(bound: Callable[[int], Interval], what: str) -> bool:
+def decide(bound: Callable[[int], Interval], what: str, max_prec: int = _MAX_PREC) -> bool:
     """``True`` iff the real bounded by ``bound(prec)`` (an :class:`Interval`) is ``<= 0``.
 
-    The real must not be 0 (callers prove it irrational); precision doubles until the sign is known.
+    Precision doubles until the sign is known; a real the bounds cannot separate from 0 by
+    ``max_prec`` bits raises ``ArithmeticError`` (never a guess). The callers here prove their real
+    non-zero, so that happens only if ``max_prec`` is too small.
     """
     prec = _START_PREC
-    while prec <= _MAX_PREC:
+    while prec <= max_prec:
         iv = bound(prec)
         if iv.hi <= 0:
             return True
@@ -109,7 +115,7 @@ def at_most_exp_affine(a: Fraction, x: Fraction, b: Fraction, c: Fraction) -> bo
     with ``b != 0`` the right side is irrational and interval bounds decide; else it is rational)."""
     if b == 0 or x == 0:
         return a <= b + c if x == 0 else a <= c
-    return _decide(lambda prec: a - (Interval.exact(x, prec).exp() * b + c), f"{a} <= exp({x}) {b} + {c}")
+    return decide(lambda prec: a - (Interval.exact(x, prec).exp() * b + c), f"{a} <= exp({x}) {b} + {c}")
 
 
 def laplace_tail_at_most(t: int, x: Fraction, bound: Fraction) -> bool:
@@ -122,7 +128,7 @@ def laplace_tail_at_most(t: int, x: Fraction, bound: Fraction) -> bool:
     def gap(prec: int) -> Interval:
         q = (-Interval.exact(x, prec)).exp()
         return q**t - (q + 1) * bound
-    return _decide(gap, f"q**{t}/(1+q) <= {bound}")
+    return decide(gap, f"q**{t}/(1+q) <= {bound}")
 
 
 def _threshold_estimate(x: Fraction, bound: Fraction) -> int:
@@ -138,8 +144,8 @@ def _threshold_estimate(x: Fraction, bound: Fraction) -> int:
 
 
 @dataclass(frozen=True)
-class LaplaceSelection:
-    """What thresholding released: ``keep[i]`` for key ``i``, and its noisy count ``noisy[i]``
+class ThresholdSelection:
+    """What thresholding (Laplace or Gaussian) released: ``keep[i]`` for key ``i``, and its noisy count ``noisy[i]``
     (meaningful, and releasable, only where ``keep[i]``)."""
 
     keep: np.ndarray
@@ -160,11 +166,11 @@ class LaplaceThreshold:
         """Scale ``k / epsilon`` of the discrete Laplace noise on each key's person count."""
         return self.max_groups / self.epsilon
 
-    def select(self, persons: Any, rng: RandomSource | None = None) -> LaplaceSelection:
+    def select(self, persons: Any, rng: RandomSource | None = None) -> ThresholdSelection:
         """Noisy counts ``n + Z`` of the keys with ``n = persons[i] >= 1`` distinct persons, kept iff ``>= tau``."""
-        n = _person_counts(persons)
+        n = person_counts(persons)
         noisy = n + discrete_laplace(self.scale, size=len(n), rng=resolve_source(rng))
-        return LaplaceSelection(keep=np.asarray(noisy >= self.threshold, dtype=bool), noisy=noisy)
+        return ThresholdSelection(keep=np.asarray(noisy >= self.threshold, dtype=bool), noisy=noisy)
 
 
 @functools.lru_cache(maxsize=64)
@@ -203,7 +209,7 @@ class OptimalSelection:
 
         Keys are drawn by increasing ``n``, in index order within one ``n``, so a seeded source replays.
         """
-        n = _person_counts(persons)
+        n = person_counts(persons)
         source = resolve_source(rng)
         keep = n >= len(self.probabilities)
         for value in np.unique(n[~keep]):
@@ -244,7 +250,7 @@ def optimal_selection(epsilon: Any, delta: Any, max_groups: Any = 1) -> OptimalS
     return _optimal_plan(*check_parameters(epsilon, delta, max_groups))
 
 
-def _person_counts(persons: Any) -> np.ndarray:
+def person_counts(persons: Any) -> np.ndarray:
     """Distinct-person counts as an int64 array; every key present in the data has at least one person."""
     n = np.asarray(persons)
     if n.ndim != 1 or not np.issubdtype(n.dtype, np.integer):

@@ -16,9 +16,12 @@ the aggregate/noise boundary:
    (:mod:`securedp.engines.spark`).
 2. **Noise, once, here.** Keys are the caller's public keys (every given key
    gets a cell, data keys outside the list are dropped before bounding) or
-   private keys chosen by partition selection
-   (:mod:`securedp.mechanisms.partition_selection`: Laplace thresholding,
-   whose noisy person count is then released for free, or the optimal rule).
+   private keys chosen by partition selection: in an ``epsilon`` table
+   Laplace thresholding (the default) or the optimal rule
+   (:mod:`securedp.mechanisms.partition_selection`), in a ``rho`` table
+   Gaussian thresholding (:mod:`securedp.mechanisms.gaussian_threshold`,
+   delta-approximate rho-zCDP); a threshold rule's noisy person count is
+   then released for free (``selection_persons``).
    Every aggregate of every kept cell gets exact noise
    (:mod:`securedp.tables.noise`), calibrated as :mod:`securedp.tables.spec`
    states.
@@ -29,7 +32,9 @@ aggregations (and partition selection, for private keys, ``1/2`` of
 fixes its fraction of the total, and the rest is divided equally among those
 without one. :attr:`PreparedTable.shares` shows the split before anything is
 drawn; the shares must add up to exactly 1. ``delta`` (private keys only) goes
-wholly to partition selection.
+wholly to partition selection, whose parameters (rule, ``delta``, threshold,
+and for the Gaussian rule its ``rho`` and variance ``sigma**2``) are in the
+release's ``parameters``.
 
 **Output.** A :class:`TableRelease` whose ``value`` holds the exact rows (key
 values, then per aggregation its value and the bounds of its confidence
@@ -58,10 +63,16 @@ import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import to_rational
-from securedp.mechanisms import partition_selection
 from securedp.mechanisms.accuracy import check_alpha
 from securedp.mechanisms.contributions import analyst_facing, data_policy, positive_count
-from securedp.mechanisms.noise import privacy_cost
+from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_threshold
+from securedp.mechanisms.noise import Cost, privacy_cost
+from securedp.mechanisms.partition_selection import (
+    LaplaceThreshold,
+    OptimalSelection,
+    laplace_threshold,
+    optimal_selection,
+)
 from securedp.mechanisms.release import PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import release_function
 from securedp.tables.cells import Aggregates, Column, cells_of, commitment_parts, noise_records, release_cells
@@ -70,7 +81,8 @@ from securedp.tables.spec import Aggregation, Count, Mean, Persons, Quantile, Su
 if TYPE_CHECKING:  # the engines load Polars (and Spark) only when a table is prepared
     from securedp.tables.engines import ColumnSpec
 
-SELECTION_RULES = ("laplace", "optimal")
+SELECTION_RULES = ("laplace", "optimal", "gaussian")
+"""Partition selection rules: the first two are priced in ``epsilon``, ``"gaussian"`` in ``rho``."""
 
 
 @dataclass(frozen=True)
@@ -148,13 +160,17 @@ def prepare_table(
     epsilon: Any = None,
     rho: Any = None,
     delta: Any = None,
-    selection: str = "laplace",
+    selection: str | None = None,
     selection_share: Any = None,
     alpha: Any = "0.05",
     missing: str = "raise",
     fill: Any = None,
 ) -> PreparedTable:
-    """Validate and price a grouped table release; see the module docstring."""
+    """Validate and price a grouped table release; see the module docstring.
+
+    ``selection`` (private keys): ``"laplace"`` (the default with ``epsilon``), ``"optimal"``, or
+    ``"gaussian"`` (the default, and the only rule, with ``rho``).
+    """
     cost = privacy_cost(epsilon, rho)
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     level = check_alpha(alpha)
@@ -171,15 +187,13 @@ def prepare_table(
     private = keys is None
     if private and not group_by:
         private = False  # one cell, always released
-    if selection not in SELECTION_RULES:
+    if selection is not None and selection not in SELECTION_RULES:
         raise ValueError(f"selection must be one of {SELECTION_RULES}, got {selection!r}")
+    rule = _selection_rule(selection, cost) if private else None
     if private:
         if delta is None:
-            raise ValueError("private keys need delta= (partition selection is (epsilon, delta)-DP); "
-                             "or pass the public keys with keys=")
-        if cost.epsilon is None:
-            raise ValueError("private keys are selected with epsilon (Laplace thresholding or the optimal rule); "
-                             "a rho table needs public keys= for now")
+            raise ValueError("private keys need delta= (partition selection is (epsilon, delta)-DP, or "
+                             "delta-approximate rho-zCDP); or pass the public keys with keys=")
         dlt = to_rational(delta, "delta")
     elif delta is not None:
         raise ValueError("delta= is only used to select private keys; with public keys= the release is pure")
@@ -200,12 +214,11 @@ def prepare_table(
         return (cost.epsilon * share if cost.epsilon is not None else None,
                 cost.rho * share if cost.rho is not None else None)
 
-    plan = None
+    plan: LaplaceThreshold | OptimalSelection | GaussianThreshold | None = None
     if private:
-        eps_s, _ = part("partition_selection")
-        assert eps_s is not None
-        plan = (partition_selection.laplace_threshold(eps_s, dlt, k) if selection == "laplace"
-                else partition_selection.optimal_selection(eps_s, dlt, k))
+        eps_s, rho_s = part("partition_selection")
+        plan = (gaussian_threshold(rho_s, dlt, k) if rule == "gaussian"
+                else laplace_threshold(eps_s, dlt, k) if rule == "laplace" else optimal_selection(eps_s, dlt, k))
 
     committed: dict[str, Any] = {}
 
@@ -219,7 +232,7 @@ def prepare_table(
         extra: dict[str, list[Any]] = {}
         if plan is not None:
             persons = np.array([counted.persons[i] for i in cells.index], dtype=np.int64)
-            if isinstance(plan, partition_selection.LaplaceThreshold):
+            if isinstance(plan, (LaplaceThreshold, GaussianThreshold)):
                 chosen = plan.select(persons, source)
                 keep = chosen.keep
                 extra["persons"] = [int(v) for v in np.asarray(chosen.noisy)[keep]]
@@ -233,11 +246,14 @@ def prepare_table(
             "max_rows": m, "privacy_unit": id_column or "row", "alpha": level, "shares": dict(shares),
             "salt_commitment": hashlib.sha256(salt).hexdigest(),
         }
-        if plan is not None:
-            parameters["selection"] = selection
+        if plan is not None and rule is not None:
+            parameters["selection"] = rule
             parameters["delta"] = dlt
-            if isinstance(plan, partition_selection.LaplaceThreshold):
+            if isinstance(plan, (LaplaceThreshold, GaussianThreshold)):
                 parameters["threshold"] = plan.threshold
+            if isinstance(plan, GaussianThreshold):
+                parameters.update(selection_rho=plan.rho, selection_variance=plan.variance,
+                                  guarantee="delta-approximate rho-zCDP (Bun and Steinke 2016, Def. 8.1)")
         parameters.update(noise_records(columns, aggregations, part, k, m, level))
         frame_out = engine.output(names, rows, steps)
         return TableRelease(value=tuple(rows), statistic="table", mechanism=_mechanism(cost.epsilon),
@@ -256,6 +272,19 @@ TABLE_DOC = """Release a grouped table: :func:`prepare_table`, then ``.execute(r
 ``rng`` is the random source (default: the system CSPRNG; a :class:`~securedp.ChaChaSource` replays).
 """
 table = release_function(prepare_table, "table", TABLE_DOC)
+
+
+def _selection_rule(selection: str | None, cost: Cost) -> str:
+    """The partition selection rule of a table with private keys: the given one, if its currency is the table's."""
+    if cost.epsilon is None:
+        if selection not in (None, "gaussian"):
+            raise ValueError(f"selection={selection!r} is priced in epsilon; a rho table selects its private keys "
+                             "by Gaussian thresholding (selection='gaussian', its default)")
+        return "gaussian"
+    if selection == "gaussian":
+        raise ValueError("selection='gaussian' is priced in rho (zCDP); an epsilon table selects its private keys "
+                         "with 'laplace' (the default) or 'optimal'")
+    return selection or "laplace"
 
 
 def _mechanism(epsilon: Fraction | None) -> str:

@@ -17,6 +17,7 @@ from scipy import stats
 
 from securedp import ChaChaSource
 from securedp.hazmat.exact.interval import Interval
+from securedp.mechanisms.gaussian_threshold import gaussian_tail, gaussian_threshold
 from securedp.mechanisms.partition_selection import laplace_threshold, optimal_selection
 
 ALPHA = 1e-6
@@ -40,6 +41,25 @@ def test_laplace_one_person_key_rate() -> None:
     law = Fraction(*p1.lo.as_integer_ratio())  # 2**-256 from the exact value: far below the test's resolution
     selection = plan.select(np.ones(N, dtype=np.int64), seeded("laplace-1"))
     check_rate(int(selection.keep.sum()), N, law)
+    assert np.all(selection.noisy[selection.keep] >= plan.threshold)
+    assert np.all(selection.noisy[~selection.keep] < plan.threshold)
+
+
+def test_gaussian_one_person_key_rate() -> None:
+    """``rho = 1/200`` (``sigma**2 = 100``) puts ``P(Z >= tau - 1)`` close below ``delta``; the neighbouring
+    laws ``P(Z >= tau - 2)`` and ``P(Z >= tau)`` differ by about 20 standard errors and must be rejected
+    (controls: the test can tell a threshold off by one)."""
+    plan = gaussian_threshold(Fraction(1, 200), DELTA, 1)
+    assert plan.variance == 100
+
+    def law(t: int) -> Fraction:
+        return Fraction(*gaussian_tail(t, plan.variance, 256).lo.as_integer_ratio())  # within 2**-200 of exact
+
+    selection = plan.select(np.ones(N, dtype=np.int64), seeded("gaussian-1"))
+    released = int(selection.keep.sum())
+    check_rate(released, N, law(plan.threshold - 1))
+    for wrong in (law(plan.threshold - 2), law(plan.threshold)):
+        assert stats.binomtest(released, N, float(wrong)).pvalue < ALPHA  # float-ok: test statistic only
     assert np.all(selection.noisy[selection.keep] >= plan.threshold)
     assert np.all(selection.noisy[~selection.keep] < plan.threshold)
 
