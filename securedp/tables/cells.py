@@ -15,6 +15,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from math import gcd
 from typing import TYPE_CHECKING, Any
 
 import gmpy2
@@ -111,8 +112,31 @@ def _at(values: list[int] | None, index: list[int]) -> list[int]:
     return [values[i] if i >= 0 else 0 for i in index]
 
 
-def _round_half_even(x: Fraction) -> int:
-    return round_half_even(x.numerator, x.denominator)
+def _fraction(numerator: int, denominator: int) -> Fraction:
+    """The Fraction ``numerator / denominator`` of two coprime ints, ``denominator > 0``, not re-normalised.
+
+    What CPython's own ``Fraction._from_coprime_ints`` (3.12+) does: the two slots are set directly,
+    so the object is the one ``Fraction(numerator, denominator)`` would build, at a third of the cost.
+    """
+    q = object.__new__(Fraction)
+    q._numerator, q._denominator = numerator, denominator  # type: ignore[attr-defined]
+    return q
+
+
+def _on_lattice(units: list[int], step: Fraction) -> list[Fraction]:
+    """``u * step`` for each integer ``u``, exactly, as reduced Fractions.
+
+    With ``step = p / q`` in lowest terms, ``gcd(u p, q) = gcd(u, q)``, so dividing ``u p`` and ``q``
+    by ``g = gcd(u p, q)`` gives lowest terms (``u = 0`` gives ``0 / 1``).
+    """
+    p, q = step.numerator, step.denominator
+    if q == 1:
+        return [_fraction(u * p, 1) for u in units]
+    out = []
+    for u in units:
+        g = gcd(u, q)
+        out.append(_fraction(u // g * p, q // g))
+    return out
 
 
 def _centre(lo_u: int, hi_u: int) -> tuple[int, int]:
@@ -172,25 +196,24 @@ def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, 
     """
     names = list(group_by)
     steps: dict[str, Fraction | None] = {}
-    table: list[list[Any]] = [list(key) for key in cells.keys]
+    table: list[list[Any]] = []  # the value columns
     n = len(cells.keys)
 
     def add(name: str, values: list[Any], low: list[Any] | None = None, high: list[Any] | None = None,
             step: Fraction | None = None) -> None:
         names.append(name)
         steps[name] = steps[f"{name}_low"] = steps[f"{name}_high"] = step
-        for row, v in zip(table, values, strict=True):
-            row.append(v)
+        table.append(values)
         if low is not None and high is not None:
             names.extend([f"{name}_low", f"{name}_high"])
-            for row, lo, hi in zip(table, low, high, strict=True):
-                row.extend([lo, hi])
+            table.extend([low, high])
 
     if "persons" in extra:
         t = CellNoise(k, 1, *part("partition_selection")).halfwidth(alpha)
         noisy = extra["persons"]
         add("selection_persons", noisy, [v - t for v in noisy], [v + t for v in noisy])
     by_name = {c.aggregation.name: c for c in columns}
+    indexed: dict[int, list[int]] = {}  # engine column -> each cell's position in its aggregates
     for a in aggregations:
         column = by_name.get(a.name)
         noises = _noises(a, column, part, k, m)
@@ -208,21 +231,23 @@ def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, 
                                    source, committed), step=column.step)
             continue
         agg = aggregates.column(column.index)
-        committed.update(commitment_parts(f"{column.index}.", agg))
-        index = _column_index(agg, cells, group_by)
+        if column.index not in indexed:  # aggregations of one engine column share its aggregates
+            committed.update(commitment_parts(f"{column.index}.", agg))
+            indexed[column.index] = cells.index if agg is counted else _column_index(agg, cells, group_by)
+        index = indexed[column.index]
         rows, total = _at(agg.rows, index), _at(agg.total, index)
         step = column.step
         if isinstance(a, Sum):
             noisy = [x + z for x, z in zip(total, noises[0].draw(n, source), strict=True)]
             t = noises[0].halfwidth(alpha)
-            add(a.name, [v * step for v in noisy], [(v - t) * step for v in noisy], [(v + t) * step for v in noisy],
-                step=step)
+            add(a.name, _on_lattice(noisy, step), _on_lattice([v - t for v in noisy], step),
+                _on_lattice([v + t for v in noisy], step), step=step)
         elif isinstance(a, Mean):
             add(a.name, *_means(rows, total, noises, column, alpha, n, source), step=step)
         else:
             add(a.name, _variances(rows, total, _at(agg.total_squares, index), noises, column, n, source),
                 step=step * step)
-    return names, [tuple(row) for row in table], steps
+    return names, [key + values for key, values in zip(cells.keys, zip(*table, strict=True), strict=True)], steps
 
 
 def _quantiles(a: Quantile, column: Column, counted: UnitCounts, cells: Cells, group_by: list[str],
@@ -276,35 +301,47 @@ def _column_index(agg: KeyAggregates, cells: Cells, group_by: list[str]) -> list
 
 def _means(rows: list[int], total: list[int], noises: list[CellNoise], column: Column, alpha: Fraction, n: int,
            source: RandomSource) -> tuple[list[Fraction], list[Fraction], list[Fraction]]:
-    """Mean per cell: ``step * round(clamp(c + S~ / max(N~, 1)))``; interval by a union bound at ``alpha / 2`` each."""
+    """Mean per cell: ``step * round(clamp(c + S~ / max(N~, 1)))``; interval by a union bound at ``alpha / 2`` each.
+
+    The interval is ``step * [max(lo_u, floor(min K)), min(hi_u, ceil(max K))]`` over the corners
+    ``K = c + s / d``, ``s in {S~ - t_s, S~ + t_s}``, ``d in {max(N~ - t_n, 1), N~ + t_n}`` (the
+    whole bounds when ``N~ + t_n < 1``). All in integers: rounding half to even is monotone and the
+    bounds are integers, so rounding the clamped mean is clamping ``round((c d + S~) / d)``
+    (:func:`round_half_even`, a ``divmod``); floor and ceil are monotone and commute with adding the
+    integer ``c``, so the ends are ``c + min(floor(s_lo / d))`` and ``c + max(ceil(s_hi / d))`` over
+    the two ``d >= 1``, by floor division.
+    """
     c, _ = _centre(column.lo_u, column.hi_u)
-    lo_u, hi_u, step = column.lo_u, column.hi_u, column.step
+    lo_u, hi_u = column.lo_u, column.hi_u
     counts = [x + z for x, z in zip(rows, noises[0].draw(n, source), strict=True)]
     sums = [s - c * x + z for s, x, z in zip(total, rows, noises[1].draw(n, source), strict=True)]
     t_n, t_s = noises[0].halfwidth(alpha / 2), noises[1].halfwidth(alpha / 2)
     values, lows, highs = [], [], []
     for count, centred in zip(counts, sums, strict=True):
-        mean = min(max(c + Fraction(centred, max(count, 1)), Fraction(lo_u)), Fraction(hi_u))
-        values.append(_round_half_even(mean) * step)
+        d = max(count, 1)
+        values.append(min(max(round_half_even(c * d + centred, d), lo_u), hi_u))
         n_hi, n_lo = count + t_n, max(count - t_n, 1)
         if n_hi < 1:
-            lows.append(lo_u * step)
-            highs.append(hi_u * step)
+            lows.append(lo_u)
+            highs.append(hi_u)
             continue
-        corners = [c + Fraction(s, d) for s in (centred - t_s, centred + t_s) for d in (n_lo, n_hi)]
-        lows.append(max(lo_u, min(corners).__floor__()) * step)
-        highs.append(min(hi_u, max(corners).__ceil__()) * step)
-    return values, lows, highs
+        s_lo, minus_s_hi = centred - t_s, -(centred + t_s)
+        lows.append(max(lo_u, c + min(s_lo // n_lo, s_lo // n_hi)))
+        highs.append(min(hi_u, c - min(minus_s_hi // n_lo, minus_s_hi // n_hi)))
+    step = column.step
+    return _on_lattice(values, step), _on_lattice(lows, step), _on_lattice(highs, step)
 
 
 def _variances(rows: list[int], total: list[int], squares: list[int], noises: list[CellNoise], column: Column,
                n: int, source: RandomSource) -> list[Fraction]:
     """Variance per cell from three noisy centred moments, clamped to ``[0, ((hi_u - lo_u) / 2)**2]``.
 
-    Rounded half to even onto the lattice of ``step**2``.
+    Rounded half to even onto the lattice of ``step**2``. In integers: with ``d = max(N~, 1)`` the
+    variance is ``(S2~ d - S1~**2) / d**2``; rounding half to even is monotone, so rounding the
+    clamped value is clamping the rounded one to ``[0, round((hi_u - lo_u)**2 / 4)]``.
     """
     c, _ = _centre(column.lo_u, column.hi_u)
-    top = Fraction(column.hi_u - column.lo_u, 2) ** 2
+    top = round_half_even((column.hi_u - column.lo_u) ** 2, 4)
     counts = [x + z for x, z in zip(rows, noises[0].draw(n, source), strict=True)]
     s1 = [s - c * x + z for s, x, z in zip(total, rows, noises[1].draw(n, source), strict=True)]
     s2 = [q - 2 * c * s + c * c * x + z
@@ -312,6 +349,5 @@ def _variances(rows: list[int], total: list[int], squares: list[int], noises: li
     out = []
     for count, first, second in zip(counts, s1, s2, strict=True):
         d = max(count, 1)
-        v = min(max(Fraction(second, d) - Fraction(first, d) ** 2, Fraction(0)), top)
-        out.append(_round_half_even(v) * column.step**2)
-    return out
+        out.append(min(max(round_half_even(second * d - first * first, d * d), 0), top))
+    return _on_lattice(out, column.step**2)
