@@ -40,6 +40,8 @@ QUERIES = [
     {"group_by": ["region"], "keys": None, "delta": "1e-6", "epsilon": 2, "selection": "optimal",
          "aggregations": [Mean("income", (0, 100), "0.01")]},
     {"group_by": [], "rho": "1/2", "aggregations": [Count(), Sum("income", (0, 100), "0.01")]},
+    {"group_by": ["region"], "keys": None, "delta": "1e-6", "rho": "1/2",  # Gaussian thresholding
+         "aggregations": [Count(), Mean("age", (0, 120))]},
 ]
 
 
