@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import securedp
-from securedp import BudgetExceeded, ChaChaSource
+from securedp import AuditLog, BudgetExceeded, ChaChaSource, verify_log
 from securedp.cli.main import main
 from securedp.mechanisms.accuracy import gaussian_halfwidth
 from securedp.mechanisms.gaussian_threshold import gaussian_threshold
@@ -63,8 +63,9 @@ def test_public_keys_in_a_rho_table_ignore_the_selection_rule():
     assert [row[0] for row in r.value] == ["north", "rare"] and "threshold" not in r.parameters
 
 
-def test_a_rho_session_charges_rho_and_delta_once_and_refuses_overspending():
-    session = securedp.Session(rho=1, delta="1e-8", rng=ChaChaSource(bytes(32)))
+def test_a_rho_session_charges_rho_and_delta_once_and_refuses_overspending(tmp_path):
+    log = tmp_path / "log.jsonl"
+    session = securedp.Session(rho=1, delta="1e-8", rng=ChaChaSource(bytes(32)), audit=AuditLog(log))
     query = {k: v for k, v in QUERY.items() if k != "rho"}
     session.table(people(), **query, rho="1/2")
     assert (session.spent, session.delta_spent) == (Fraction(1, 2), Fraction(1, 10**9))
@@ -73,6 +74,9 @@ def test_a_rho_session_charges_rho_and_delta_once_and_refuses_overspending():
     with pytest.raises(BudgetExceeded):
         session.table(people(), **query, rho="3/4")
     assert (session.spent, session.delta_spent) == (Fraction(1, 2), Fraction(1, 10**9))
+    assert verify_log(log).ok and len(log.read_text().splitlines()) == 1
+    record = json.loads(log.read_text())["record"]
+    assert (record["delta_charged"], record["delta_remaining"]) == ("1/1000000000", "9/1000000000")
 
 
 @pytest.mark.parametrize("change, message", [
