@@ -100,7 +100,8 @@ class TableQuery:
     id_column: str | None = None
     max_groups: int = 1
     max_rows: int = 1
-    selection: str = "laplace"
+    selection: str | None = None
+    """The partition selection rule; None: the default of the currency (Laplace for epsilon, Gaussian for rho)."""
     alpha: Fraction = Fraction(1, 20)
     missing: str = "raise"
     fill: Fraction | None = None
@@ -153,10 +154,14 @@ class TableQuery:
             delta=_rational(data.get("delta"), "delta"),
             keys=None if keys is None else tuple(tuple(k) for k in keys),
             id_column=data.get("id_column"), max_groups=to_int(data.get("max_groups", 1), "max_groups"),
-            max_rows=to_int(data.get("max_rows", 1), "max_rows"), selection=str(data.get("selection", "laplace")),
+            max_rows=to_int(data.get("max_rows", 1), "max_rows"), selection=_rule(data.get("selection")),
             alpha=to_rational(data.get("alpha", "1/20"), "alpha"), missing=str(data.get("missing", "raise")),
             fill=_rational(data.get("fill"), "fill"), delimiter=str(data.get("delimiter", ",")),
         )
+
+
+def _rule(value: Any) -> str | None:
+    return None if value is None else str(value)
 
 
 def parse_aggregation(kind: str, text: str | None) -> AggregationQuery:
@@ -190,6 +195,7 @@ def describe(query: TableQuery) -> Sequence[str]:
             else f"rho {format_rational(query.rho) if query.rho is not None else '?'}")
     if query.delta is not None:
         cost += f", delta {format_rational(query.delta)}"
-    keys = "private (partition selection: " + query.selection + ")" if query.keys is None else "public"
+    rule = query.selection or ("laplace" if query.epsilon is not None else "gaussian")
+    keys = f"private (partition selection: {rule})" if query.keys is None else "public"
     return [f"group by {', '.join(query.group_by) or '(none)'}; keys {keys}",
             f"cost {cost}; per person at most {query.max_groups} group(s) x {query.max_rows} row(s)"]

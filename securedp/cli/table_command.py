@@ -85,7 +85,7 @@ def table_query(args: argparse.Namespace) -> TableQuery:
         delta=None if args.delta is None else to_rational(args.delta, "--delta"),
         keys=_keys(args, group_by), id_column=args.id_column,
         max_groups=to_int(args.max_groups, "--max-groups"), max_rows=to_int(args.max_rows, "--max-rows"),
-        selection=args.selection or ("gaussian" if args.rho is not None else "laplace"),
+        selection=args.selection,
         alpha=to_rational(args.alpha, "--alpha"), missing=args.missing,
         fill=None if args.fill is None else to_rational(args.fill, "--fill"), delimiter=args.delimiter,
     )
