@@ -15,6 +15,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import repeat
 from math import gcd
 from typing import TYPE_CHECKING, Any
 
@@ -75,7 +76,7 @@ class Aggregates:
 
 def commitment_parts(prefix: str, agg: KeyAggregates) -> dict[str, Any]:
     """The exact per-key integers of ``agg`` as input-commitment parts (keys as their canonical JSON text)."""
-    parts: dict[str, Any] = {f"{prefix}keys": json.dumps([list(r) for r in agg.keys.iter_rows()]),
+    parts: dict[str, Any] = {f"{prefix}keys": json.dumps(agg.keys.rows()),
                              f"{prefix}rows": agg.rows, f"{prefix}persons": agg.persons}
     if agg.total is not None:
         parts[f"{prefix}sum_units"] = agg.total
@@ -119,24 +120,22 @@ def _fraction(numerator: int, denominator: int) -> Fraction:
     so the object is the one ``Fraction(numerator, denominator)`` would build, at a third of the cost.
     """
     q = object.__new__(Fraction)
-    q._numerator, q._denominator = numerator, denominator  # type: ignore[attr-defined]
+    q._numerator = numerator  # type: ignore[attr-defined]
+    q._denominator = denominator  # type: ignore[attr-defined]
     return q
 
 
 def _on_lattice(units: list[int], step: Fraction) -> list[Fraction]:
-    """``u * step`` for each integer ``u``, exactly, as reduced Fractions.
+    """``u * step`` for each integer ``u``, exactly, as reduced Fractions (:func:`_fraction`).
 
     With ``step = p / q`` in lowest terms, ``gcd(u p, q) = gcd(u, q)``, so dividing ``u p`` and ``q``
     by ``g = gcd(u p, q)`` gives lowest terms (``u = 0`` gives ``0 / 1``).
     """
     p, q = step.numerator, step.denominator
     if q == 1:
-        return [_fraction(u * p, 1) for u in units]
-    out = []
-    for u in units:
-        g = gcd(u, q)
-        out.append(_fraction(u // g * p, q // g))
-    return out
+        return list(map(_fraction, [u * p for u in units] if p != 1 else units, repeat(1)))
+    gs = list(map(gcd, units, repeat(q)))
+    return list(map(_fraction, [u // g * p for u, g in zip(units, gs, strict=True)], [q // g for g in gs]))
 
 
 def _centre(lo_u: int, hi_u: int) -> tuple[int, int]:
@@ -301,53 +300,71 @@ def _column_index(agg: KeyAggregates, cells: Cells, group_by: list[str]) -> list
 
 def _means(rows: list[int], total: list[int], noises: list[CellNoise], column: Column, alpha: Fraction, n: int,
            source: RandomSource) -> tuple[list[Fraction], list[Fraction], list[Fraction]]:
-    """Mean per cell: ``step * round(clamp(c + S~ / max(N~, 1)))``; interval by a union bound at ``alpha / 2`` each.
-
-    The interval is ``step * [max(lo_u, floor(min K)), min(hi_u, ceil(max K))]`` over the corners
-    ``K = c + s / d``, ``s in {S~ - t_s, S~ + t_s}``, ``d in {max(N~ - t_n, 1), N~ + t_n}`` (the
-    whole bounds when ``N~ + t_n < 1``). All in integers: rounding half to even is monotone and the
-    bounds are integers, so rounding the clamped mean is clamping ``round((c d + S~) / d)``
-    (:func:`round_half_even`, a ``divmod``); floor and ceil are monotone and commute with adding the
-    integer ``c``, so the ends are ``c + min(floor(s_lo / d))`` and ``c + max(ceil(s_hi / d))`` over
-    the two ``d >= 1``, by floor division.
-    """
+    """Mean per cell: ``step * round(clamp(c + S~ / max(N~, 1)))``; interval by a union bound at ``alpha / 2`` each."""
     c, _ = _centre(column.lo_u, column.hi_u)
-    lo_u, hi_u = column.lo_u, column.hi_u
     counts = [x + z for x, z in zip(rows, noises[0].draw(n, source), strict=True)]
     sums = [s - c * x + z for s, x, z in zip(total, rows, noises[1].draw(n, source), strict=True)]
     t_n, t_s = noises[0].halfwidth(alpha / 2), noises[1].halfwidth(alpha / 2)
+    units = mean_units(counts, sums, c, column.lo_u, column.hi_u, t_n, t_s)
+    return (_on_lattice(units[0], column.step), _on_lattice(units[1], column.step),
+            _on_lattice(units[2], column.step))
+
+
+def mean_units(counts: list[int], sums: list[int], c: int, lo_u: int, hi_u: int, t_n: int,
+               t_s: int) -> tuple[list[int], list[int], list[int]]:
+    """Each cell's mean and interval ends in units, from its noisy count ``N~`` and centred sum ``S~``.
+
+    The mean is ``round(clamp(c + S~ / d, lo_u, hi_u))``, ``d = max(N~, 1)``, rounded half to even;
+    the interval is ``[max(lo_u, floor(min K)), min(hi_u, ceil(max K))]`` over the corners
+    ``K = c + s / d'``, ``s in {S~ - t_s, S~ + t_s}``, ``d' in {max(N~ - t_n, 1), N~ + t_n}`` (the
+    whole bounds when ``N~ + t_n < 1``). All in integers (``t_n, t_s >= 0``): rounding half to even
+    is monotone and the bounds are integers, so rounding the clamped mean is clamping
+    ``round((c d + S~) / d)`` (:func:`round_half_even`, a ``divmod``). With ``1 <= d_lo <= d_hi``
+    the least corner is ``s_lo / d_hi`` if ``s_lo >= 0`` else ``s_lo / d_lo``, the greatest
+    ``s_hi / d_lo`` if ``s_hi >= 0`` else ``s_hi / d_hi``; floor and ceil commute with adding the
+    integer ``c`` and are floor divisions (``ceil(a / b) = -(-a // b)``).
+    """
     values, lows, highs = [], [], []
     for count, centred in zip(counts, sums, strict=True):
-        d = max(count, 1)
-        values.append(min(max(round_half_even(c * d + centred, d), lo_u), hi_u))
-        n_hi, n_lo = count + t_n, max(count - t_n, 1)
-        if n_hi < 1:
+        d = count if count > 1 else 1
+        mean = round_half_even(c * d + centred, d)
+        values.append(lo_u if mean < lo_u else hi_u if mean > hi_u else mean)
+        d_hi = count + t_n
+        if d_hi < 1:
             lows.append(lo_u)
             highs.append(hi_u)
             continue
-        s_lo, minus_s_hi = centred - t_s, -(centred + t_s)
-        lows.append(max(lo_u, c + min(s_lo // n_lo, s_lo // n_hi)))
-        highs.append(min(hi_u, c - min(minus_s_hi // n_lo, minus_s_hi // n_hi)))
-    step = column.step
-    return _on_lattice(values, step), _on_lattice(lows, step), _on_lattice(highs, step)
+        d_lo = count - t_n if count - t_n > 1 else 1
+        s_lo, s_hi = centred - t_s, centred + t_s
+        low = c + (s_lo // d_hi if s_lo >= 0 else s_lo // d_lo)
+        high = c - (-s_hi // d_lo if s_hi >= 0 else -s_hi // d_hi)
+        lows.append(low if low > lo_u else lo_u)
+        highs.append(high if high < hi_u else hi_u)
+    return values, lows, highs
 
 
 def _variances(rows: list[int], total: list[int], squares: list[int], noises: list[CellNoise], column: Column,
                n: int, source: RandomSource) -> list[Fraction]:
-    """Variance per cell from three noisy centred moments, clamped to ``[0, ((hi_u - lo_u) / 2)**2]``.
-
-    Rounded half to even onto the lattice of ``step**2``. In integers: with ``d = max(N~, 1)`` the
-    variance is ``(S2~ d - S1~**2) / d**2``; rounding half to even is monotone, so rounding the
-    clamped value is clamping the rounded one to ``[0, round((hi_u - lo_u)**2 / 4)]``.
-    """
+    """Variance per cell from three noisy centred moments (:func:`variance_units`), on the lattice of ``step**2``."""
     c, _ = _centre(column.lo_u, column.hi_u)
-    top = round_half_even((column.hi_u - column.lo_u) ** 2, 4)
     counts = [x + z for x, z in zip(rows, noises[0].draw(n, source), strict=True)]
     s1 = [s - c * x + z for s, x, z in zip(total, rows, noises[1].draw(n, source), strict=True)]
     s2 = [q - 2 * c * s + c * c * x + z
           for q, s, x, z in zip(squares, total, rows, noises[2].draw(n, source), strict=True)]
+    return _on_lattice(variance_units(counts, s1, s2, column.hi_u - column.lo_u), column.step**2)
+
+
+def variance_units(counts: list[int], s1: list[int], s2: list[int], width: int) -> list[int]:
+    """Each cell's variance in units of ``step**2``: ``round(clamp(S2~ / d - (S1~ / d)**2, 0, (width / 2)**2))``.
+
+    ``d = max(N~, 1)``, rounded half to even. In integers: the variance is ``(S2~ d - S1~**2) / d**2``,
+    and rounding half to even is monotone, so rounding the clamped value is clamping the rounded one
+    to ``[0, round(width**2 / 4)]``.
+    """
+    top = round_half_even(width * width, 4)
     out = []
     for count, first, second in zip(counts, s1, s2, strict=True):
-        d = max(count, 1)
-        out.append(min(max(round_half_even(second * d - first * first, d * d), 0), top))
-    return _on_lattice(out, column.step**2)
+        d = count if count > 1 else 1
+        v = round_half_even(second * d - first * first, d * d)
+        out.append(0 if v < 0 else top if v > top else v)
+    return out

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
@@ -123,10 +124,16 @@ def _decimal_places(step: Fraction) -> int | None:
 def _decimal_series(name: str, scaled: list[int], places: int) -> pl.Series:
     """An exact ``Decimal(38, places)`` column whose values are ``scaled[i] / 10**places``.
 
-    Each ``|scaled[i]| < 10**38`` is written as the 128-bit two's-complement integer Arrow's
-    ``decimal128`` stores, so no value passes through a decimal context (which would round it).
+    Each ``|scaled[i]| < 10**38`` is written as the 128-bit little-endian two's-complement integer
+    Arrow's ``decimal128`` stores (from int64 words with their sign extension when all fit), so no
+    value passes through a decimal context (which would round it).
     """
-    data = b"".join([v.to_bytes(16, "little", signed=True) for v in scaled])
+    try:
+        low = np.array(scaled, dtype="<i8")
+    except OverflowError:  # some value needs more than 64 bits
+        data = b"".join([v.to_bytes(16, "little", signed=True) for v in scaled])
+    else:
+        data = np.stack([low, low >> 63], axis=1).tobytes()
     array = pa.Array.from_buffers(pa.decimal128(38, places), len(scaled), [None, pa.py_buffer(data)])
     return pl.Series(name, array)
 

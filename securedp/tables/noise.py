@@ -50,14 +50,15 @@ class CellNoise:
         return Fraction(k * s * s) / (2 * self.rho)
 
     def draw(self, cells: int, source: RandomSource) -> list[int]:
-        """``cells`` independent draws as Python ints (one batch)."""
+        """``cells`` independent draws as Python ints (one batch; ``tolist`` of an int64 array gives ints)."""
         if cells == 0:
             return []
         if self.epsilon is not None:
             values = discrete_laplace(self.parameter, size=cells, rng=source)
         else:
             values = discrete_gaussian(None, cells, variance=self.parameter, rng=source)
-        return [int(v) for v in np.asarray(values).tolist()]
+        array = np.asarray(values)
+        return array.tolist() if array.dtype.kind == "i" else [int(v) for v in array.tolist()]  # int64 or exact
 
     def halfwidth(self, alpha: Fraction) -> int:
         """The half-width ``t`` (units) with ``P(|Z| <= t) >= 1 - alpha``."""
