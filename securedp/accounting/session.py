@@ -76,6 +76,7 @@ from securedp.accounting.schema import (
     PartitionRecord,
     SessionPath,
 )
+from securedp.engines.messages import draw_salt
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational
@@ -83,8 +84,8 @@ from securedp.lattice.columns import as_records
 from securedp.mechanisms.contributions import (
     analyst_facing_scope,
     check_max_contributions,
-    first_parts_per_person,
     length_mismatch,
+    pending_parts,
     person_ids,
     refuse_rows,
 )
@@ -299,10 +300,16 @@ class Session:
         ``budget * max_partitions`` once, where ``max_partitions`` bounds how
         many parts one person's rows can fall in (default 1: the key is an
         attribute of the person). With ``ids`` (integer person ids, one per
-        row) the bound is enforced, not assumed: in data order each person
-        keeps their rows in the first ``max_partitions`` distinct parts where
-        they appear, and their rows in other parts are discarded
-        (:func:`~securedp.mechanisms.contributions.first_parts_per_person`).
+        row) the bound is enforced, not assumed: a person whose rows fall in
+        more than ``max_partitions`` parts keeps their rows in the
+        ``max_partitions`` parts whose group digests
+        ``SHA-256(hex(salt) || field(person) || field(i))`` are smallest, ``i``
+        the index of the part in ``parts`` (its canonical integer), and their
+        rows in other parts are discarded
+        (:func:`~securedp.mechanisms.contributions.pending_parts`). The
+        32-byte ``salt`` is drawn from the session's source just after the
+        charge (only when ``ids`` is given), so a seeded session replays; the
+        choice never depends on row order or on other persons.
         **Privacy:** adding or removing a person
         changes at most ``max_partitions`` parts, each by that person's rows,
         and every part's releases are ``budget``-private for its own rows, so
@@ -360,13 +367,13 @@ class Session:
             )
         if has_id is not None:
             where[~has_id] = -1  # analyst-facing only: a row without a usable person id belongs to no part
-        if person is not None:
-            inside = np.flatnonzero(where >= 0)
-            outside_rows = inside[~first_parts_per_person(person[inside], where[inside], k)]
-            where[outside_rows] = -1
+        inside = np.flatnonzero(where >= 0)
+        rule = None if person is None else pending_parts(person[inside], where[inside], k)
         charge = share * k
         opens = os.urandom(16).hex()
-        with self._budget.charging(charge) as state:  # refunded if the audit raises: no part handed out
+        with self._budget.charging(charge) as state:  # refunded if the salt or the audit raises: no part handed out
+            if rule is not None:
+                where[inside[~rule.kept(draw_salt(self._rng))]] = -1
             if self._audit is not None:
                 fields = BudgetFields.charged_to(state, charge, SessionPath(self._path, self._partition_id))
                 parts = tuple(jsonable(key) for key in keys)

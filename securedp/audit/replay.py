@@ -103,13 +103,13 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     for label in source["substream"]:
         stream = stream.substream(label)
     try:
-        prepared = _prepared(record["query"], data)
-        again = prepared.execute(stream).record()
+        executed = _prepared(record["query"], data).executed(stream)
+        again = executed.release.record()
         committed = record.get("input_commitment")
         data_matches = None
-        if committed is not None and prepared.input_bytes is not None:  # after the draw: a table's aggregates
-            # depend on the salt it draws; the commitment key does not depend on the stream's position
-            again_commitment = commit_input(stream, prepared.input_bytes(), bytes.fromhex(committed["nonce"]))
+        if committed is not None and executed.input_bytes is not None:  # this execution's input: an aggregate
+            # may depend on the salt it draws; the commitment key does not depend on the stream's position
+            again_commitment = commit_input(stream, executed.input_bytes(), bytes.fromhex(committed["nonce"]))
             data_matches = again_commitment == committed
     except (ValueError, TypeError) as exc:
         return Replayed(line, statistic, False, f"cannot re-run the release: {exc}")

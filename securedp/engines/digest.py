@@ -29,6 +29,14 @@ appends ``3:250,``.
 strlen(p::VARCHAR)::VARCHAR || ':' || p::VARCHAR || ',' || ...)`` (``strlen``
 counts bytes). Both return the lowercase hex digest, whose string order is the
 order used here.
+
+**One definition.** The salt prefix and the netstring field are defined once,
+in :mod:`securedp.engines.messages` (:func:`~securedp.engines.messages.salt_text`,
+:func:`~securedp.engines.messages.field_parts`): :func:`field` and
+:func:`message` here build them from Polars expressions, and
+:func:`securedp.engines.messages.message_text` from Python strings (hashed by
+:mod:`hashlib`, without Polars, for the single-column releases), so both hash
+the same bytes.
 """
 
 from __future__ import annotations
@@ -40,7 +48,10 @@ from typing import Any, cast
 
 import polars as pl
 
-from securedp.hazmat.bits.source import RandomSource
+from securedp.engines.messages import SALT_BYTES as SALT_BYTES  # re-exported: the engines read them here
+from securedp.engines.messages import draw_salt as draw_salt
+from securedp.engines.messages import field_parts as field_parts
+from securedp.engines.messages import salt_text as salt_text
 
 
 def _optional_polars_hash() -> Any:
@@ -53,7 +64,6 @@ def _optional_polars_hash() -> Any:
 
 _polars_hash = _optional_polars_hash()
 
-SALT_BYTES = 32
 BATCH_ROWS = 1 << 21
 _INTEGER = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
 
@@ -68,11 +78,6 @@ EXAMPLE = {
 """A documented example; ``tests/unit/test_bounding.py`` checks its digest against hashlib."""
 
 
-def draw_salt(source: RandomSource) -> bytes:
-    """The release's secret salt: the next 32 bytes of its random source (a seeded release replays)."""
-    return source.random_bytes(SALT_BYTES)
-
-
 def canonical_text(column: str, dtype: pl.DataType) -> pl.Expr:
     """The canonical text of a column's values (integers in decimal, strings as they are)."""
     if dtype in _INTEGER:
@@ -84,14 +89,12 @@ def canonical_text(column: str, dtype: pl.DataType) -> pl.Expr:
 
 def field(text: pl.Expr) -> list[pl.Expr]:
     """The netstring parts of one field: byte length, ``:``, text, ``,``."""
-    return [text.str.len_bytes().cast(pl.String), pl.lit(":"), text, pl.lit(",")]
+    return field_parts(text, text.str.len_bytes().cast(pl.String), pl.lit)
 
 
 def message(salt: bytes, texts: Sequence[pl.Expr]) -> pl.Expr:
     """The message ``hex(salt) || field(t1) || field(t2) || ...`` as one string expression."""
-    if len(salt) != SALT_BYTES:
-        raise ValueError(f"salt must be {SALT_BYTES} bytes")
-    parts = [pl.lit(salt.hex())]
+    parts = [pl.lit(salt_text(salt))]
     for text in texts:
         parts.extend(field(text))
     return pl.concat_str(parts)

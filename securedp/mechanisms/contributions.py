@@ -5,12 +5,37 @@ adding or removing one person**, who contributes at most
 ``max_contributions`` rows (default 1). Without ``ids`` the caller promises
 that bound. With ``ids`` (one person id per row) the library enforces it:
 
-**Rule: each person keeps their first ``max_contributions`` rows in data
-order; later rows of that person are discarded.** Whether a row is kept
-depends only on that person's own rows (their order among themselves),
-never on other people's data, so adding or removing one person changes at
-most ``max_contributions`` kept rows. Rows dropped as unusable
+**Rule (salted SHA-256, as for the grouped tables).** A release with
+``ids`` draws a secret 32-byte salt from its random source when it executes
+(:func:`securedp.engines.messages.draw_salt`, before any noise). A person
+with at most ``m = max_contributions`` usable rows keeps them all; a person
+with more keeps the ``m`` rows whose *row digests*
+``SHA-256(hex(salt) || field(person) || field(u))`` are smallest, where ``u``
+is the row's canonical integer (its lattice units for a numeric column, the
+index of its declared category or bin for a histogram) and the message
+format is that of :mod:`securedp.engines.digest` with no key columns (so
+:func:`securedp.engines.bounding.bound_and_aggregate` with no keys keeps the
+same rows for the same salt). Rows with equal ``u`` have equal digests and
+are interchangeable: every aggregate is the same whichever is kept. Whether
+a row is kept depends only on that person's own rows and the salt, never on
+row order or on other people's data, so adding or removing one person
+changes at most ``m`` kept rows. Rows dropped as unusable
 (``missing="drop"``) are removed before the bound is applied.
+
+**Split between prepare and execute.** ``prepare_*`` does everything that
+does not depend on the salt (:func:`bound_rows`): screening, clamping, the
+per-person row counts, and the rows of persons within the bound (kept under
+any order, so they are aggregated at once); only the choice among the rows
+of persons over the bound waits for the salt (:class:`PendingRows`, resolved
+at execute). Digests are computed only for those rows. A count needs no
+salt: it keeps ``min(rows, m)`` rows of each person whichever rows they are.
+
+**Parts of a partition** (:meth:`securedp.Session.partition`) follow the
+same rule one level up (:func:`pending_parts`): a person in more than
+``max_partitions`` parts keeps the ``max_partitions`` parts whose *group
+digests* ``SHA-256(hex(salt) || field(person) || field(i))`` are smallest,
+``i`` the index of the part in the declared ``parts`` (its canonical
+integer), with a salt drawn from the session's source after the charge.
 
 **Person ids** are non-negative integers: Python ints, NumPy integers, or
 floats holding an integer below ``2**53`` exactly (a pandas integer column
@@ -40,10 +65,12 @@ import contextlib
 import decimal
 from collections.abc import Iterator
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from securedp.engines.messages import smallest_per_person
 from securedp.hazmat.exact.rational import to_int
 from securedp.lattice.columns import as_records, first_row_record, rows_error
 
@@ -208,71 +235,116 @@ def person_ids(ids: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
     raise _id_problem(verdicts, values)
 
 
-def first_rows_per_person(ids: np.ndarray, max_contributions: int) -> np.ndarray:
-    """Mask of the rows kept: each id's first ``max_contributions`` rows in order."""
-    n = ids.size
-    if ids.dtype == object:
-        seen: dict[int, int] = {}
-        keep = np.zeros(n, dtype=bool)
-        for i, v in enumerate(ids):
-            c = seen.get(v, 0)
-            if c < max_contributions:
-                keep[i] = True
-                seen[v] = c + 1
-        return keep
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    starts = np.ones(n, dtype=bool)
-    starts[1:] = sorted_ids[1:] != sorted_ids[:-1]
-    first = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
-    keep = np.empty(n, dtype=bool)
-    keep[order] = (np.arange(n) - first) < max_contributions
-    return keep
+@dataclass(frozen=True)
+class PendingRows:
+    """The choices that wait for the salt: entries ``(person, value)`` of persons over the bound ``limit``.
+
+    Each listed person has more than ``limit`` entries (rows, or distinct
+    parts); :meth:`kept` keeps ``limit`` of each, those with the smallest
+    digests (:func:`securedp.engines.messages.smallest_per_person`).
+    ``values`` are the entries' canonical integers (int64, or Python ints).
+    """
+
+    persons: np.ndarray
+    values: np.ndarray
+    limit: int
+
+    def kept(self, salt: bytes) -> np.ndarray:
+        """Mask of the entries kept under ``salt``."""
+        return smallest_per_person(salt, self.persons, self.values, self.limit)
+
+    def chosen(self, salt: bytes) -> np.ndarray:
+        """The values of the entries kept under ``salt``, in entry order."""
+        chosen: np.ndarray = self.values[self.kept(salt)]
+        return chosen
 
 
-def bound_rows(n: int, ids: Any, max_contributions: int, usable: np.ndarray | None = None) -> np.ndarray | None:
-    """Mask, over the ``usable`` rows (all ``n`` rows if None), of those the contribution rule keeps; None if no ids.
+@dataclass(frozen=True)
+class Bounded:
+    """The contribution rule over ``n`` rows as far as it goes without the salt (see the module docstring).
+
+    ``settled`` marks the rows kept whatever the salt (their person has at
+    most ``limit`` usable rows), ``pending`` the rows of persons over the
+    bound, whose person codes are ``persons`` (in row order). A row in
+    neither (no usable id) is never kept.
+    """
+
+    settled: np.ndarray
+    pending: np.ndarray
+    persons: np.ndarray
+    limit: int
+
+    def choices(self, values: np.ndarray) -> PendingRows:
+        """The pending rows with ``values`` (one canonical integer per row of the ``n``) as their entries."""
+        return PendingRows(self.persons, values[self.pending], self.limit)
+
+    @property
+    def kept_rows(self) -> int:
+        """The number of rows kept under any salt: the settled rows and ``limit`` per person over the bound."""
+        return int(self.settled.sum()) + self.limit * int(np.unique(self.persons).size)
+
+
+def _over_bound(codes: np.ndarray, limit: int) -> np.ndarray:
+    """Mask of the rows whose person (code) has more than ``limit`` rows."""
+    if codes.size == 0:
+        return np.zeros(0, dtype=bool)
+    _, person, counts = np.unique(codes, return_inverse=True, return_counts=True)
+    over: np.ndarray = counts[person.reshape(-1)] > limit
+    return over
+
+
+def bound_rows(n: int, ids: Any, max_contributions: int, usable: np.ndarray | None = None) -> Bounded | None:
+    """The contribution rule over the ``usable`` rows (all ``n`` rows if None), before the salt; None if no ids.
 
     ``ids`` has one entry per row (``usable.size`` rows when ``usable`` is
-    given). A row without a usable person id (analyst-facing only; otherwise
-    it raises) is never kept.
+    given); the masks of the result are over the usable rows. A row without
+    a usable person id (analyst-facing only; otherwise it raises) is never kept.
     """
     if ids is None:
         return None
     total = n if usable is None else usable.size
     codes, has_id = person_ids(ids, total)
-    rows = usable if has_id is None else (has_id if usable is None else usable & has_id)
-    if rows is None:
-        return first_rows_per_person(codes, max_contributions)
-    keep = np.zeros(total, dtype=bool)
-    keep[rows] = first_rows_per_person(codes[rows], max_contributions)
-    return keep if usable is None else keep[usable]
+    rows = np.ones(total, dtype=bool) if has_id is None else has_id
+    if usable is not None:
+        rows &= usable
+    over = np.zeros(total, dtype=bool)
+    over[rows] = _over_bound(codes[rows], max_contributions)
+    settled, pending = rows & ~over, over
+    if usable is not None:
+        settled, pending, codes = settled[usable], pending[usable], codes[usable]
+    return Bounded(settled, pending, codes[pending], max_contributions)
 
 
-def first_parts_per_person(ids: np.ndarray, parts: np.ndarray, max_parts: int) -> np.ndarray:
-    """Mask of the rows kept when one person may fall in at most ``max_parts`` parts.
+@dataclass(frozen=True)
+class PendingParts:
+    """The parts rule of a partition before the salt (see the module docstring and :func:`pending_parts`).
 
-    **Rule:** in data order, each person keeps every row in the first
-    ``max_parts`` distinct parts where they appear; their rows in any other
-    part are discarded. Like :func:`first_rows_per_person`, whether a row is
-    kept depends only on that person's own rows.
+    ``pairs`` lists the distinct (person, part index) pairs of persons in
+    more than ``max_partitions`` parts; ``pair_of_row`` gives, for each row,
+    the index of its pair in ``pairs``, or -1 when its person is within the bound.
     """
+
+    pairs: PendingRows
+    pair_of_row: np.ndarray
+
+    def kept(self, salt: bytes) -> np.ndarray:
+        """Mask of the rows kept under ``salt``: those of persons within the bound and of their chosen parts."""
+        chosen = np.append(self.pairs.kept(salt), True)  # index -1: a row of a person within the bound
+        kept: np.ndarray = chosen[self.pair_of_row]
+        return kept
+
+
+def pending_parts(ids: np.ndarray, parts: np.ndarray, max_parts: int) -> PendingParts:
+    """The parts rule for rows with person codes ``ids`` in parts ``parts`` (indices in the declared parts)."""
     n = ids.size
     if n == 0:
-        return np.zeros(0, dtype=bool)
-    if ids.dtype == object or (ids.dtype.kind == "u" and int(ids.max()) > np.iinfo(np.int64).max):
-        chosen: dict[int, list[int]] = {}
-        keep = np.zeros(n, dtype=bool)
-        for row, (person, part) in enumerate(zip(ids.tolist(), parts.tolist(), strict=True)):
-            seen = chosen.setdefault(person, [])
-            if part in seen or len(seen) < max_parts:
-                if part not in seen:
-                    seen.append(part)
-                keep[row] = True
-        return keep
-    pairs = np.stack([ids.astype(np.int64), parts.astype(np.int64)], axis=1)
-    _, first_row, pair_of_row = np.unique(pairs, axis=0, return_index=True, return_inverse=True)
-    by_appearance = np.argsort(first_row, kind="stable")
-    allowed = np.empty(first_row.size, dtype=bool)
-    allowed[by_appearance] = first_rows_per_person(ids[first_row[by_appearance]], max_parts)
-    return allowed[pair_of_row.reshape(-1)]
+        return PendingParts(PendingRows(ids, parts, max_parts), np.zeros(0, dtype=np.int64))
+    people, person = np.unique(ids, return_inverse=True)
+    pairs, pair_of_row = np.unique(np.stack([person.reshape(-1).astype(np.int64), parts.astype(np.int64)], axis=1),
+                                   axis=0, return_inverse=True)
+    pair_of_row = pair_of_row.reshape(-1)
+    over = _over_bound(pairs[:, 0], max_parts)
+    index = np.full(pairs.shape[0], -1, dtype=np.int64)
+    index[over] = np.arange(int(over.sum()))
+    entries = PendingRows(people[pairs[over, 0]], pairs[over, 1], max_parts)
+    return PendingParts(entries, index[pair_of_row])

@@ -11,6 +11,9 @@ as rows). The noisy count is not clamped, so it can be negative.
 row tuples is refused, never flattened into ``rows * columns`` "rows"
 (:func:`securedp.lattice.columns.as_records`). With ``ids``, a row whose
 person id is blank raises; in an analyst-facing session it is not counted.
+Each person counts ``min(rows, m)``: which of their rows are kept does not
+change the count, so a count draws no salt (unlike the other statistics
+with ``ids``, :mod:`securedp.mechanisms.contributions`).
 
 **Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
 :class:`CountAggregate` (the rows kept); step (2), :meth:`Count.noise_step`,
@@ -65,8 +68,8 @@ class Count(Statistic[CountAggregate]):
         records = as_records(data)
         refuse_rows(records)
         n = len(records)
-        keep = bound_rows(n, ids, self.max_contributions)
-        return CountAggregate(n if keep is None else int(keep.sum()))
+        rule = bound_rows(n, ids, self.max_contributions)
+        return CountAggregate(n if rule is None else rule.kept_rows)
 
     def sampler(self, aggregate: CountAggregate) -> Callable[[RandomSource], int]:
         noise = self.noise

@@ -32,6 +32,11 @@ first offending record and count them, for the data holder. In an
 analyst-facing :class:`~securedp.Session` both policies act as ``"drop"``
 (see :mod:`securedp.mechanisms.contributions`).
 
+**Contributions.** With ``ids``, a person with more than ``m`` rows keeps
+the ``m`` whose salted digests are smallest, the row's canonical integer
+being the index of its declared category or bin
+(:mod:`securedp.mechanisms.contributions`).
+
 **Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
 :class:`HistogramAggregate` (the exact count per label, in declared order);
 step (2), :meth:`Histogram.noise_step`, adds independent noise to each.
@@ -55,7 +60,7 @@ from securedp.lattice.columns import ONE_COLUMN_HINT, as_records, first_row_reco
 from securedp.mechanisms.contributions import analyst_facing, bound_rows, check_max_contributions, data_policy
 from securedp.mechanisms.noise import Cost, Noise, privacy_cost
 from securedp.mechanisms.release import PreparedRelease
-from securedp.mechanisms.statistic import Statistic, public_function, release_function
+from securedp.mechanisms.statistic import Pending, Statistic, bounded, public_function, release_function
 
 UNKNOWN_POLICIES = ("raise", "drop")
 
@@ -142,6 +147,10 @@ class HistogramAggregate:
 
     counts: list[int]
 
+    def __add__(self, other: HistogramAggregate) -> HistogramAggregate:
+        """The counts of two disjoint sets of rows, added bin by bin."""
+        return HistogramAggregate([a + b for a, b in zip(self.counts, other.counts, strict=True)])
+
 
 @dataclass(frozen=True)
 class Histogram(Statistic[HistogramAggregate]):
@@ -207,7 +216,7 @@ class Histogram(Statistic[HistogramAggregate]):
             return self.categories
         return tuple(itertools.pairwise(self.edges))
 
-    def aggregate(self, data: Any, ids: Any = None) -> HistogramAggregate:
+    def aggregate(self, data: Any, ids: Any = None) -> HistogramAggregate | Pending[HistogramAggregate]:
         if self.categories is not None:
             declared = self.categories
             tuple_hint = ("for tuple categories pass one column whose records are tuples, e.g. "
@@ -219,9 +228,13 @@ class Histogram(Statistic[HistogramAggregate]):
             assert self.edges is not None and self.lattice is not None
             records = as_records(data)
             idx, usable = _bin_index(records, list(self.edges), self.lattice, self.missing, self.fill)
-        keep = bound_rows(len(records), ids, self.max_contributions, usable)
-        if keep is not None:
-            idx = idx[keep]
+        rule = bound_rows(len(records), ids, self.max_contributions, usable)
+        if rule is None:
+            return self.reduce(idx)
+        return bounded(self.reduce, idx[rule.settled], rule.choices(idx))
+
+    def reduce(self, idx: np.ndarray) -> HistogramAggregate:
+        """The aggregate of kept rows given by the index of their category or bin (their canonical integer)."""
         size = len(self.labels)
         return HistogramAggregate(np.bincount(idx, minlength=size).tolist() if idx.size else [0] * size)
 

@@ -27,16 +27,18 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice import exact_sum
 from securedp.mechanisms.moments import LatticeStatistic, centre, centred_units, clamp_fraction
 from securedp.mechanisms.noise import Noise, split
 from securedp.mechanisms.records import exact_value
-from securedp.mechanisms.statistic import public_function, release_function
+from securedp.mechanisms.statistic import IntegerSums, Pending, bounded, public_function, release_function
 
 
 @dataclass(frozen=True)
-class MeanAggregate:
+class MeanAggregate(IntegerSums):
     """Step (1) of a mean: the rows kept ``N`` and the exact centred sum ``sum(u - c)`` of their units."""
 
     rows: int
@@ -67,8 +69,11 @@ class Mean(LatticeStatistic[MeanAggregate]):
             **sum_noise.parameters("sum_"),
         }
 
-    def aggregate(self, data: Any, ids: Any = None) -> MeanAggregate:
-        units = self.column.units(data, ids)
+    def aggregate(self, data: Any, ids: Any = None) -> MeanAggregate | Pending[MeanAggregate]:
+        return bounded(self.reduce, *self.column.units(data, ids))
+
+    def reduce(self, units: np.ndarray) -> MeanAggregate:
+        """The aggregate of kept units."""
         c, half = centre(self.column)
         return MeanAggregate(int(units.size), exact_sum(centred_units(units, c, half), half))
 

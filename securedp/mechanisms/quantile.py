@@ -62,7 +62,7 @@ from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.noise import Cost
 from securedp.mechanisms.records import LatticeColumn, exact_value, parse_bounds, resolve_lattice
 from securedp.mechanisms.release import PreparedRelease
-from securedp.mechanisms.statistic import public_function, release_function
+from securedp.mechanisms.statistic import Pending, bounded, public_function, release_function
 
 P = ParamSpec("P")
 
@@ -102,7 +102,12 @@ class SortedUnits:
     sorted_units: np.ndarray
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "sorted_units", np.sort(self.sorted_units))
+        object.__setattr__(self, "sorted_units", np.sort(self.sorted_units, kind="stable"))
+
+    def __add__(self, other: SortedUnits) -> SortedUnits:
+        """The multiset union (the records of two disjoint sets of rows): two sorted runs, which the
+        stable sort (Timsort) merges in linear time."""
+        return SortedUnits(np.concatenate((self.sorted_units, other.sorted_units)))
 
     @classmethod
     def from_counts(cls, points: Any, counts: Any) -> SortedUnits:
@@ -188,8 +193,8 @@ class Quantiles(ColumnStatistic[SortedUnits]):
     def labels(self) -> tuple[Any, ...] | None:
         return None if self.single else self.levels
 
-    def aggregate(self, data: Any, ids: Any = None) -> SortedUnits:
-        return SortedUnits(self.column.units(data, ids))
+    def aggregate(self, data: Any, ids: Any = None) -> SortedUnits | Pending[SortedUnits]:
+        return bounded(SortedUnits, *self.column.units(data, ids))
 
     def sampler(self, aggregate: SortedUnits) -> Callable[[RandomSource], Any]:
         gaps = _Gaps(aggregate.sorted_units, self.column)

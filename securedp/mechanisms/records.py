@@ -11,7 +11,7 @@ import numpy as np
 
 from securedp.hazmat.exact.rational import to_rational
 from securedp.lattice import Lattice, screen_units, unit_bound
-from securedp.mechanisms.contributions import bound_rows, check_max_contributions, data_policy
+from securedp.mechanisms.contributions import PendingRows, bound_rows, check_max_contributions, data_policy
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,8 @@ class LatticeColumn:
     Built from the public arguments alone (:meth:`of`), before any data is
     read; :meth:`units` is then step (1) of every lattice statistic: each
     record screened, clamped to ``[lo, hi]`` and rounded to an integer unit in
-    ``[lo_u, hi_u]``, and each person's rows cut to ``max_contributions``.
+    ``[lo_u, hi_u]``, and each person's rows cut to ``max_contributions`` (the
+    choice among an over-bound person's rows pending on the release's salt).
     """
 
     lattice: Lattice
@@ -63,9 +64,15 @@ class LatticeColumn:
             "bounds_units": (self.lo_u, self.hi_u),
         }
 
-    def units(self, data: Any, ids: Any = None) -> np.ndarray:
-        """The kept records as clamped units (int64, or Python ints past int64), in data order.
+    def units(self, data: Any, ids: Any = None) -> tuple[np.ndarray, PendingRows | None]:
+        """``(settled, pending)``: the records as clamped units (int64, or Python ints past int64), in data
+        order, with the contribution bound applied as far as it goes before the salt.
 
+        Without ``ids`` every usable record is settled and ``pending`` is
+        None. With ``ids``, ``settled`` holds the units of the persons with at
+        most ``max_contributions`` usable records and ``pending`` the records
+        of the others, among which the release's salt keeps
+        ``max_contributions`` each (:mod:`securedp.mechanisms.contributions`).
         In an analyst-facing preparation (:func:`~securedp.mechanisms.contributions.analyst_facing`)
         ``missing="raise"`` acts as ``"drop"`` and a record that is a row (a
         tuple ...) is unusable like any other, so no error depends on the records.
@@ -73,8 +80,10 @@ class LatticeColumn:
         policy, refuse_rows = data_policy(self.missing)
         units, usable = screen_units(data, self.lattice.step, self.lo_u, self.hi_u, missing=policy, fill=self.fill,
                                      refuse_rows=refuse_rows)
-        keep = bound_rows(units.size, ids, self.max_contributions, usable)
-        return units if keep is None else units[keep]
+        bounded = bound_rows(units.size, ids, self.max_contributions, usable)
+        if bounded is None:
+            return units, None
+        return units[bounded.settled], bounded.choices(units)
 
 
 def parse_bounds(bounds: Any) -> tuple[Fraction, Fraction]:

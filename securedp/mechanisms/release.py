@@ -111,22 +111,49 @@ class PreparedRelease:
     input_bytes: Callable[[], bytes] | None = None
     """The canonical encoding of the exact aggregate the noise step consumes
     (:func:`canonical_input`), computed only when asked for; ``None`` for a
-    mechanism that declares none."""
+    mechanism that declares none, or whose aggregate is only known per
+    execution (then :attr:`execution` gives it)."""
+    execution: Callable[[RandomSource], Execution] | None = field(default=None, kw_only=True)
+    """For a release whose exact aggregate depends on what it draws (a salt
+    that bounds contributions, drawn first): one whole execution on a source,
+    returning the release *and* the input bytes of that execution
+    (:meth:`executed`). ``run`` is then ``execution(source).release``."""
+
+    def executed(self, source: RandomSource) -> Execution:
+        """One execution on ``source``: the release and the input bytes of *this* execution.
+
+        Each execution carries its own input, so concurrent executions of one
+        prepared release never read each other's aggregate.
+        """
+        if self.execution is not None:
+            return self.execution(source)
+        return Execution(self.run(source), self.input_bytes)
 
     def execute(self, rng: Any = None) -> Release:
         """Draw the noise from ``rng`` (default: the system source) and return the release.
 
         From a :class:`~securedp.ChaChaSource`, the release carries an
-        :attr:`Release.input_commitment` to :attr:`input_bytes` (computed
-        after the draw, from a key derived without consuming the stream, so
-        the seeded values are those of a release without it).
+        :attr:`Release.input_commitment` to the input bytes of this
+        execution (computed after the draw, from a key derived without
+        consuming the stream, so the seeded values are those of a release
+        without it).
         """
         source = resolve_source(rng)
-        release = self.run(source)
-        if self.input_bytes is not None and isinstance(source, ChaChaSource):
-            commitment = commit_input(source, self.input_bytes(), os.urandom(NONCE_BYTES))
+        done = self.executed(source)
+        release = done.release
+        if done.input_bytes is not None and isinstance(source, ChaChaSource):
+            commitment = commit_input(source, done.input_bytes(), os.urandom(NONCE_BYTES))
             release = dataclasses.replace(release, input_commitment=commitment)
         return release
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One execution of a :class:`PreparedRelease`: its release and the canonical bytes of the exact
+    aggregate its noise step consumed (:func:`canonical_input`), or ``None``."""
+
+    release: Release
+    input_bytes: Callable[[], bytes] | None
 
 
 # -- commitments to the exact input ---------------------------------------------------------------

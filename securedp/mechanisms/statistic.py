@@ -25,6 +25,26 @@ So ``Sum(...).noise_step(SumAggregate(rows=3, sum_units=12)).execute(rng)``
 releases a sum from an aggregate computed anywhere, and
 :meth:`Statistic.prepare_data` is ``noise_step(aggregate(data, ids))``.
 
+**Pending choices.** With ``ids``, which rows a person over
+``max_contributions`` keeps is decided by a secret salt drawn at execute
+(:mod:`securedp.mechanisms.contributions`), so step (1) cannot finish in
+``prepare``. It then returns a :class:`Pending` aggregate: ``settled``, the
+aggregate of the rows kept under any salt (persons within the bound),
+computed in ``prepare``; ``rows``, the pending rows
+(:class:`~securedp.mechanisms.contributions.PendingRows`: the over-bound
+persons' rows and their canonical integers); and ``reduce``, the
+statistic's aggregate of a set of kept canonical integers. Aggregates are
+*additive*: the aggregate of two disjoint sets of rows is the sum (``+``)
+of theirs (integer sums field by field, counts per bin elementwise, sorted
+units merged). The noise step of a pending aggregate draws the salt
+**first** from the release's source, resolves
+``settled + reduce(rows.chosen(salt))`` and then runs the usual noise step
+on it; the input commitment of that execution is of the resolved aggregate
+(:class:`~securedp.mechanisms.release.Execution`). A statistic whose
+aggregate does not depend on which rows are kept (a count) never pends and
+draws no salt; without ``ids`` nothing pends either, so those releases draw
+exactly what they drew before.
+
 **Derived entry points.** The public ``prepare_<name>`` function is the
 statistic's one signature (a classmethod ``prepare``), given its public name
 and docstring by :func:`public_function`; the module-level ``<name>``
@@ -39,17 +59,58 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import operator
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
 
+import numpy as np
+
+from securedp.engines.messages import draw_salt
 from securedp.hazmat.bits.source import RandomSource
+from securedp.mechanisms.contributions import PendingRows
 from securedp.mechanisms.noise import GAUSSIAN, LAPLACE, Cost
-from securedp.mechanisms.release import PreparedRelease, Release, canonical_input
+from securedp.mechanisms.release import Execution, PreparedRelease, Release, canonical_input
 
 P = ParamSpec("P")
 R = TypeVar("R")
 A = TypeVar("A")
+S = TypeVar("S", bound="IntegerSums")
+
+
+class IntegerSums:
+    """An aggregate (a dataclass) whose fields are integer sums over rows: adding two adds them field by field."""
+
+    def __add__(self: S, other: S) -> S:
+        return dataclasses.replace(self, **{  # type: ignore[type-var]
+            f.name: getattr(self, f.name) + getattr(other, f.name) for f in dataclasses.fields(self)})  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Pending(Generic[A]):
+    """Step (1) with choices pending on the release's salt (see the module docstring).
+
+    ``settled`` is the aggregate of the rows kept under any salt, ``rows``
+    the rows among which the salt chooses, and ``reduce`` the statistic's
+    aggregate of kept canonical integers; the aggregate is additive.
+    """
+
+    settled: A
+    rows: PendingRows
+    reduce: Callable[[np.ndarray], A]
+
+    def resolve(self, salt: bytes) -> A:
+        """The aggregate of the rows kept under ``salt``: ``settled + reduce(rows.chosen(salt))``."""
+        resolved: A = operator.add(self.settled, self.reduce(self.rows.chosen(salt)))
+        return resolved
+
+
+def bounded(reduce: Callable[[np.ndarray], A], settled: np.ndarray, pending: PendingRows | None) -> A | Pending[A]:
+    """Step (1) from the kept canonical integers: ``reduce(settled)``, or a :class:`Pending` aggregate
+    when ``pending`` (the rows of persons over the bound, with ``ids``) is given."""
+    done = reduce(settled)
+    return done if pending is None else Pending(done, pending, reduce)
 
 
 class Statistic(ABC, Generic[A]):
@@ -69,8 +130,9 @@ class Statistic(ABC, Generic[A]):
     max_contributions: int
 
     @abstractmethod
-    def aggregate(self, data: Any, ids: Any = None) -> A:
-        """Step (1): the exact aggregate of ``data`` (one column; ``ids`` one person id per row, or None)."""
+    def aggregate(self, data: Any, ids: Any = None) -> A | Pending[A]:
+        """Step (1): the exact aggregate of ``data`` (one column; ``ids`` one person id per row, or None),
+        or with ``ids`` a :class:`Pending` one whose choices the release's salt settles."""
 
     @abstractmethod
     def sampler(self, aggregate: A) -> Callable[[RandomSource], Any]:
@@ -101,26 +163,39 @@ class Statistic(ABC, Generic[A]):
         parts = {f.name: getattr(aggregate, f.name) for f in dataclasses.fields(aggregate)}  # type: ignore[arg-type]
         return canonical_input(self.input_name or self.statistic, **parts)
 
-    def noise_step(self, aggregate: A) -> PreparedRelease:
-        """Step (2): the release of ``aggregate``, priced at :attr:`cost`; nothing is drawn until ``.execute(rng)``."""
+    def release(self, value: Any, source: RandomSource) -> Release:
+        """The :class:`~securedp.mechanisms.release.Release` of ``value``, drawn from ``source``."""
+        return Release(
+            value=value,
+            statistic=self.statistic,
+            mechanism=self.mechanism,
+            parameters=self.parameters,
+            epsilon=self.cost.epsilon,
+            rho=self.cost.rho,
+            max_contributions=self.max_contributions,
+            labels=self.labels,
+            source=source.describe(),
+        )
 
+    def noise_step(self, aggregate: A | Pending[A]) -> PreparedRelease:
+        """Step (2): the release of ``aggregate``, priced at :attr:`cost`; nothing is drawn until ``.execute(rng)``.
+
+        A :class:`Pending` aggregate is resolved at execute, by a salt drawn
+        first from the release's source (see the module docstring).
+        """
+        epsilon, rho = self.cost.epsilon, self.cost.rho
+        if isinstance(aggregate, Pending):
+            pending = aggregate
+
+            def execution(source: RandomSource) -> Execution:
+                resolved = pending.resolve(draw_salt(source))
+                return Execution(self.release(self.sampler(resolved)(source), source), self.input_bytes(resolved))
+
+            return PreparedRelease(self.statistic, epsilon, rho, lambda source: execution(source).release,
+                                   execution=execution)
         draw = self.sampler(aggregate)
-
-        def run(source: RandomSource) -> Release:
-            value = draw(source)
-            return Release(
-                value=value,
-                statistic=self.statistic,
-                mechanism=self.mechanism,
-                parameters=self.parameters,
-                epsilon=self.cost.epsilon,
-                rho=self.cost.rho,
-                max_contributions=self.max_contributions,
-                labels=self.labels,
-                source=source.describe(),
-            )
-
-        return PreparedRelease(self.statistic, self.cost.epsilon, self.cost.rho, run, self.input_bytes(aggregate))
+        return PreparedRelease(self.statistic, epsilon, rho, lambda source: self.release(draw(source), source),
+                               self.input_bytes(aggregate))
 
     def prepare_data(self, data: Any, ids: Any = None) -> PreparedRelease:
         """Both steps on one column: ``noise_step(aggregate(data, ids))``."""

@@ -23,16 +23,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice import exact_sum
 from securedp.mechanisms.moments import LatticeStatistic
 from securedp.mechanisms.noise import Noise
 from securedp.mechanisms.records import exact_value
-from securedp.mechanisms.statistic import public_function, release_function
+from securedp.mechanisms.statistic import IntegerSums, Pending, bounded, public_function, release_function
 
 
 @dataclass(frozen=True)
-class SumAggregate:
+class SumAggregate(IntegerSums):
     """Step (1) of a sum: the rows kept and the exact integer sum ``S`` of their units."""
 
     rows: int
@@ -53,8 +55,11 @@ class Sum(LatticeStatistic[SumAggregate]):
     def parameters(self) -> dict[str, Any]:
         return {**self.column.parameters(), **self.noise.parameters()}
 
-    def aggregate(self, data: Any, ids: Any = None) -> SumAggregate:
-        units = self.column.units(data, ids)
+    def aggregate(self, data: Any, ids: Any = None) -> SumAggregate | Pending[SumAggregate]:
+        return bounded(self.reduce, *self.column.units(data, ids))
+
+    def reduce(self, units: np.ndarray) -> SumAggregate:
+        """The aggregate of kept units."""
         return SumAggregate(int(units.size), exact_sum(units, self.column.bound))
 
     def sampler(self, aggregate: SumAggregate) -> Callable[[RandomSource], Any]:

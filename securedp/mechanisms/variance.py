@@ -28,15 +28,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from securedp.hazmat.bits.source import RandomSource
 from securedp.mechanisms.moments import LatticeStatistic, centre, centred_sums, clamp_fraction
 from securedp.mechanisms.noise import Noise, split
 from securedp.mechanisms.records import exact_value
-from securedp.mechanisms.statistic import public_function, release_function
+from securedp.mechanisms.statistic import IntegerSums, Pending, bounded, public_function, release_function
 
 
 @dataclass(frozen=True)
-class VarianceAggregate:
+class VarianceAggregate(IntegerSums):
     """Step (1) of a variance: ``N``, ``sum(u - c)`` and ``sum((u - c)**2)`` over the kept units, exactly."""
 
     rows: int
@@ -69,8 +71,11 @@ class Variance(LatticeStatistic[VarianceAggregate]):
             **square_noise.parameters("sum_of_squares_"),
         }
 
-    def aggregate(self, data: Any, ids: Any = None) -> VarianceAggregate:
-        units = self.column.units(data, ids)
+    def aggregate(self, data: Any, ids: Any = None) -> VarianceAggregate | Pending[VarianceAggregate]:
+        return bounded(self.reduce, *self.column.units(data, ids))
+
+    def reduce(self, units: np.ndarray) -> VarianceAggregate:
+        """The aggregate of kept units."""
         s1, s2 = centred_sums(units, *centre(self.column))
         return VarianceAggregate(int(units.size), s1, s2)
 

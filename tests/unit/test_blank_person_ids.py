@@ -19,12 +19,13 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
+from _salted_rule import kept_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import securedp
 from securedp import ChaChaSource, Session
-from securedp.mechanisms.contributions import first_rows_per_person
+from securedp.engines.messages import draw_salt
 
 pd = pytest.importorskip("pandas")
 
@@ -177,13 +178,15 @@ def test_kept_rows_are_the_reference_rule_on_rows_with_a_usable_id(ids: list[Any
     if len(good) != len(ids):
         with pytest.raises((ValueError, TypeError), match="^ids: row "):
             securedp.count(data, ids=ids, epsilon=1)
-    kept_ids = np.array([int(ids[i]) for i in good], dtype=np.int64)
-    expected_rows = [good[j] for j in np.flatnonzero(first_rows_per_person(kept_ids, m))] if good else []
+    source = ChaChaSource(SEED)
+    draw_salt(source)  # the partition's salt (drawn with ids), then the sum's
+    salt = draw_salt(source)
+    expected_rows = [good[j] for j in kept_rows(salt, [int(ids[i]) for i in good], [data[i] for i in good], m)]
     session = Session(epsilon=2 * 10**9, rng=ChaChaSource(SEED), analyst_facing=True)
     parts = session.partition(data, by=["k"] * len(data), parts=["k"], budget=1, ids=ids, max_partitions=1)
     assert parts["k"].data == [data[i] for i in good]  # partition keeps every row with an id (one part)
     got = session.sum(data, bounds=(0, 100), lattice=1, ids=ids, max_contributions=m, epsilon=10**9)
-    reference = Session(epsilon=10**9, rng=ChaChaSource(SEED))  # a partition draws nothing
+    reference = Session(epsilon=10**9, rng=source)  # the same stream, after both salts
     want = reference.sum([data[i] for i in expected_rows], bounds=(0, 100), lattice=1, epsilon=10**9)
     assert got.value == want.value
 

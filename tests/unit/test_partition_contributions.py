@@ -1,37 +1,43 @@
 """Partitions enforce how many parts one person may fall in, when person ids are given.
 
-Rule under test (securedp.mechanisms.contributions.first_parts_per_person): in data order, each
-person keeps their rows in the first ``max_parts`` distinct parts where they appear. The privacy
-argument needs the rule to depend only on each person's own rows: removing one person must leave
-every other person's kept rows unchanged.
+Rule under test (securedp.mechanisms.contributions.pending_parts): a person in more than
+``max_parts`` parts keeps their rows in the ``max_parts`` parts whose group digests
+``SHA-256(hex(salt) || field(person) || field(part index))`` are smallest, the salt drawn from the
+session's source after the charge. The privacy argument needs the rule to depend only on each
+person's own rows: removing one person must leave every other person's kept rows unchanged, and
+so must reordering the rows.
 """
 
+from fractions import Fraction
+
 import numpy as np
+from _salted_rule import row_digest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import securedp
 from securedp import ChaChaSource
-from securedp.mechanisms.contributions import first_parts_per_person
+from securedp.engines.messages import draw_salt
+from securedp.mechanisms.contributions import pending_parts
 
 ROWS = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3)), max_size=40)
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None)
+SALT = bytes(range(32))
 
 
-def reference(rows, max_parts):
-    chosen, keep = {}, []
+def reference(rows, max_parts, salt=SALT):
+    """Each person's ``max_parts`` parts with the smallest group digests (hashlib, from the spec)."""
+    parts_of = {}
     for person, part in rows:
-        seen = chosen.setdefault(person, [])
-        if part not in seen and len(seen) < max_parts:
-            seen.append(part)
-        keep.append(part in seen)
-    return keep
+        parts_of.setdefault(person, set()).add(part)
+    allowed = {p: sorted(parts, key=lambda w, p=p: row_digest(salt, p, w))[:max_parts] for p, parts in parts_of.items()}
+    return [part in allowed[person] for person, part in rows]
 
 
-def mask(rows, max_parts, dtype=np.int64):
+def mask(rows, max_parts, dtype=np.int64, salt=SALT):
     ids = np.array([p for p, _ in rows], dtype=dtype) if rows else np.zeros(0, dtype=dtype)
     parts = np.array([w for _, w in rows], dtype=np.int64) if rows else np.zeros(0, dtype=np.int64)
-    return first_parts_per_person(ids, parts, max_parts).tolist()
+    return pending_parts(ids, parts, max_parts).kept(salt).tolist()
 
 
 @SETTINGS
@@ -43,26 +49,33 @@ def test_rule_matches_the_reference_on_both_paths(rows, max_parts):
 
 
 @SETTINGS
-@given(ROWS, st.integers(1, 3), st.integers(0, 5))
-def test_removing_a_person_leaves_everyone_elses_rows_alone(rows, max_parts, removed):
+@given(ROWS, st.integers(1, 3), st.integers(0, 5), st.randoms(use_true_random=False))
+def test_removing_a_person_or_reordering_leaves_everyone_elses_rows_alone(rows, max_parts, removed, rnd):
     full = mask(rows, max_parts)
     others = [r for r in rows if r[0] != removed]
-    kept_full = [r for r, k in zip(rows, full) if k and r[0] != removed]
-    kept_without = [r for r, k in zip(others, mask(others, max_parts)) if k]
+    kept_full = [r for r, k in zip(rows, full, strict=True) if k and r[0] != removed]
+    kept_without = [r for r, k in zip(others, mask(others, max_parts), strict=True) if k]
     assert kept_full == kept_without
-    parts_of_removed = {w for (p, w), k in zip(rows, full) if k and p == removed}
+    parts_of_removed = {w for (p, w), k in zip(rows, full, strict=True) if k and p == removed}
     assert len(parts_of_removed) <= max_parts
+    shuffled = rows[:]
+    rnd.shuffle(shuffled)
+    assert sorted(r for r, k in zip(shuffled, mask(shuffled, max_parts), strict=True) if k) == sorted(
+        r for r, k in zip(rows, full, strict=True) if k)
 
 
-def test_partition_drops_a_persons_rows_beyond_their_first_part():
+def test_a_person_in_too_many_parts_keeps_the_parts_of_smallest_digest():
     session = securedp.Session(epsilon=2, rng=ChaChaSource(bytes(32)))
+    salt = draw_salt(ChaChaSource(bytes(32)))  # the partition's salt: the session's first 32 bytes
     data = [1, 1, 1, 1, 1]
     by = ["a", "b", "a", "c", "b"]
-    ids = [7, 7, 8, 7, 9]  # person 7 appears in a, b, c: with max_partitions=1 only 'a' keeps them
+    ids = [7, 7, 8, 7, 9]  # person 7 appears in a, b, c (indices 0, 1, 2): with max_partitions=1 one is kept
+    chosen = "abc"[min(range(3), key=lambda i: row_digest(salt, 7, i))]
     parts = session.partition(data, by=by, parts=["a", "b", "c"], budget=1, ids=ids, max_partitions=1)
-    assert list(parts["a"].ids) == [7, 8]
-    assert list(parts["b"].ids) == [9]
-    assert list(parts["c"].ids) == []
+    expected = {"a": [7, 8], "b": [7, 9], "c": [7]}
+    for key in "abc":
+        want = expected[key] if key == chosen else [i for i in expected[key] if i != 7]
+        assert list(parts[key].ids) == want
     assert session.spent == 1
 
 
@@ -70,8 +83,24 @@ def test_partition_with_two_parts_per_person_charges_twice_and_keeps_two():
     session = securedp.Session(epsilon=2, rng=ChaChaSource(bytes(32)))
     parts = session.partition([1, 1, 1], by=["a", "b", "c"], parts=["a", "b", "c"], budget="1/2",
                               ids=[7, 7, 7], max_partitions=2)
-    assert [len(parts[k].ids) for k in "abc"] == [1, 1, 0]
+    assert sorted(len(parts[k].ids) for k in "abc") == [0, 1, 1]
     assert session.spent == 1
+
+
+def test_the_salt_is_drawn_after_the_charge_and_only_with_ids():
+    source = ChaChaSource(bytes(32))
+    session = securedp.Session(epsilon=1, rng=source)
+    session.partition([1, 2], by=["a", "b"], parts=["a", "b"], budget="1/4")
+    assert source.bytes_served == 0  # no ids: nothing drawn
+    session.partition([1, 2], by=["a", "b"], parts=["a", "b"], budget="1/4", ids=[1, 1])
+    assert source.bytes_served == 32
+    try:
+        session.partition([1, 2], by=["a", "b"], parts=["a", "b"], budget=1, ids=[1, 1])
+    except securedp.BudgetExceeded:
+        pass
+    else:
+        raise AssertionError("the partition overspent")
+    assert source.bytes_served == 32 and session.spent == Fraction(1, 2)
 
 
 def test_non_integer_ids_are_refused_before_charging():
@@ -83,3 +112,4 @@ def test_non_integer_ids_are_refused_before_charging():
     else:
         raise AssertionError("string ids were accepted")
     assert session.spent == 0
+

@@ -6,11 +6,12 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _salted_rule import kept_rows
 
 import securedp
 from securedp import BudgetExceeded, ChaChaSource, Lattice, Session
 from securedp.accounting.conversions import approx_dp_to_zcdp, pure_to_zcdp, zcdp_to_approx_dp
-from securedp.mechanisms.contributions import first_rows_per_person
+from securedp.engines.messages import draw_salt
 
 
 def rng(label="t"):
@@ -126,19 +127,19 @@ def test_missing_drop_and_impute():
     assert r.value == 7
 
 
-def test_first_rows_per_person_rule():
-    ids = np.array([5, 3, 5, 5, 3, 9, 5])
-    assert first_rows_per_person(ids, 2).tolist() == [True, True, True, False, True, True, False]
-    obj = np.empty(7, dtype=object)
-    obj[:] = [5, 3, 5, 5, 3, 9, 5]
-    assert first_rows_per_person(obj, 2).tolist() == [True, True, True, False, True, True, False]
+def test_salted_rows_per_person_rule():
+    salt = draw_salt(rng())  # the release draws its salt first, from its own source
     r = securedp.sum([1, 2, 3, 4], bounds=(0, 10), ids=[1, 1, 1, 2], max_contributions=2, lattice=1,
                      epsilon=10**9, rng=rng())
-    assert r.value == 7 and r.max_contributions == 2 and r.parameters["sensitivity_units"] == 20
+    assert r.value == sum(1 + i for i in kept_rows(salt, [1, 1, 1], [1, 2, 3], 2)) + 4
+    assert r.max_contributions == 2 and r.parameters["sensitivity_units"] == 20
     # the rows kept for person 1 do not depend on person 2's rows
     r2 = securedp.sum([1, 2, 3, 4, 4, 4], bounds=(0, 10), ids=[1, 1, 1, 2, 2, 2], max_contributions=2,
                       lattice=1, epsilon=10**9, rng=rng())
-    assert r2.value == 11
+    assert r2.value == sum(1 + i for i in kept_rows(salt, [1, 1, 1], [1, 2, 3], 2)) + 8
+    # a count keeps min(rows, m) per person whichever rows: it draws no salt
+    c = securedp.count([1, 2, 3, 4], ids=[1, 1, 1, 2], max_contributions=2, epsilon=10**9, rng=rng())
+    assert c.value == 3
 
 
 def test_session_budget_refusal_refund_and_audit():

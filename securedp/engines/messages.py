@@ -1,0 +1,118 @@
+"""The message format of the bounding digests, defined once, and its bytes encoder (hashlib, no Polars).
+
+Per-person bounding keeps, among a person's rows (or groups), those whose
+SHA-256 digests of a salted message are smallest. The format is stated in
+full in :mod:`securedp.engines.digest`; this module is its one definition:
+
+* :func:`salt_text`: ``hex(salt)``, 64 lowercase hexadecimal characters of the
+  release's secret 32-byte salt (:func:`draw_salt`);
+* :func:`field_parts`: a field as a netstring, the byte length of its
+  canonical text in decimal, ``:``, the text, ``,``.
+
+The message is ``hex(salt) || field(t1) || field(t2) || ...``. Both encoders
+are built from these two functions: the Polars expressions of
+:mod:`securedp.engines.digest` (:func:`~securedp.engines.digest.message`,
+with Polars expressions as the parts) and :func:`message_text` /
+:func:`smallest_per_person` here (Python strings, SHA-256 by :mod:`hashlib`),
+so they hash the same bytes and give identical digests. This module imports
+nothing but the standard library and NumPy, so the single-column releases
+(:mod:`securedp.mechanisms.contributions`) use it without loading Polars.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import numpy as np
+
+from securedp.hazmat.bits.source import RandomSource
+
+T = TypeVar("T")
+
+SALT_BYTES = 32
+
+
+def draw_salt(source: RandomSource) -> bytes:
+    """The release's secret salt: the next 32 bytes of its random source (a seeded release replays)."""
+    return source.random_bytes(SALT_BYTES)
+
+
+def salt_text(salt: bytes) -> str:
+    """``hex(salt)``, the first part of every message; the salt must be :data:`SALT_BYTES` bytes."""
+    if len(salt) != SALT_BYTES:
+        raise ValueError(f"salt must be {SALT_BYTES} bytes")
+    return salt.hex()
+
+
+def field_parts(text: T, length: T, literal: Callable[[str], T]) -> list[T]:
+    """The netstring parts of one field: ``length`` (of ``text`` in UTF-8 bytes, in decimal), ``:``, ``text``, ``,``.
+
+    ``literal`` makes a constant part (``str`` for Python text, ``polars.lit`` for an expression).
+    """
+    return [length, literal(":"), text, literal(",")]
+
+
+def canonical_text(value: int | str) -> str:
+    """The canonical text of one value: an integer in decimal (``-12``, ``0``, ``1234``), a string as it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"a digest field is an integer or a string, not {type(value).__name__}")
+    return value if isinstance(value, str) else str(value)
+
+
+def field_text(value: int | str) -> str:
+    """``field(value)`` as Python text: ``5:alice,``, ``3:250,``."""
+    text = canonical_text(value)
+    return "".join(field_parts(text, str(len(text.encode("utf-8"))), str))
+
+
+def message_text(salt: bytes, values: Sequence[int | str]) -> str:
+    """The message ``hex(salt) || field(v1) || field(v2) || ...`` as Python text."""
+    return salt_text(salt) + "".join(field_text(v) for v in values)
+
+
+def digest(salt: bytes, values: Sequence[int | str]) -> bytes:
+    """SHA-256 of the UTF-8 bytes of :func:`message_text` (32 bytes, compared as big-endian unsigned numbers)."""
+    return hashlib.sha256(message_text(salt, values).encode("utf-8")).digest()
+
+
+def smallest_per_person(salt: bytes, persons: np.ndarray, values: np.ndarray, limit: int) -> np.ndarray:
+    """Mask of the entries kept: for each person, the ``limit`` entries ``(person, value)`` whose digests
+    ``SHA-256(hex(salt) || field(person) || field(value))`` are smallest.
+
+    ``persons`` and ``values`` are 1-D arrays of integers (int64, or object
+    arrays of Python ints), one entry each. Entries with equal
+    ``(person, value)`` have equal digests and are interchangeable; among
+    them the earlier entry is kept first. The digest of each distinct pair
+    is computed once, by :mod:`hashlib` (under 1 us: the salt and person
+    prefix is hashed once per person and copied); entries are then ranked by
+    person and by the full 256-bit digest, as four big-endian 64-bit words.
+    """
+    n = persons.size
+    if values.size != n:
+        raise ValueError("persons and values must have one entry each")
+    keep = np.zeros(n, dtype=bool)
+    if n == 0:
+        return keep
+    people, person_of = np.unique(persons, return_inverse=True)
+    points, point_of = np.unique(values, return_inverse=True)
+    pairs, pair_of = np.unique(person_of.reshape(-1).astype(np.int64) * points.size + point_of.reshape(-1),
+                               return_inverse=True)
+    prefix = salt_text(salt).encode("utf-8")
+    heads = [hashlib.sha256(prefix + field_text(p).encode("utf-8")) for p in people.tolist()]
+    fields = [field_text(v).encode("utf-8") for v in points.tolist()]
+    digests = bytearray()
+    for person, point in zip((pairs // points.size).tolist(), (pairs % points.size).tolist(), strict=True):
+        state = heads[person].copy()
+        state.update(fields[point])
+        digests += state.digest()
+    words = np.frombuffer(bytes(digests), dtype=">u8").reshape(-1, 4)[pair_of.reshape(-1)]
+    group = person_of.reshape(-1)
+    order = np.lexsort((np.arange(n), words[:, 3], words[:, 2], words[:, 1], words[:, 0], group))
+    ranked = group[order]
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = ranked[1:] != ranked[:-1]
+    first = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    keep[order] = np.arange(n) - first < limit
+    return keep
