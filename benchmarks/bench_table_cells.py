@@ -1,14 +1,15 @@
 """The driver side of a grouped table release: the noise step and the output frame, without the engine.
 
 Run: ``python benchmarks/bench_table_cells.py [keys ...] [--profile]`` (default ``10**4 10**5``).
-For each number of public keys, synthetic exact aggregates (every key with rows in 1..50 and a sum
-of units in [0, 200000] per row, as ``bench_tables.py``) are released as a count, a sum and a mean
-(``max_groups = 3``, ``max_rows = 5``, ``epsilon = 1``, step 1) by
-:func:`securedp.tables.cells.release_cells` from a seeded ChaCha20 source, then built into a
-Polars frame and a pandas frame by :func:`securedp.tables.frames.exact_frame`. Times are wall
-seconds with CPU seconds (all threads) in brackets, each the best of three (the data are the same
-each time); on a shared machine CPU seconds are the steadier measure. Both include the cyclic
-garbage collector's passes over the Fractions the release holds.
+For each number of public keys, synthetic exact aggregates (every key with 500..1500 kept rows,
+about what ``bench_tables.py`` keeps per key, half as many persons, and a sum of units in
+[0, 200000] per row) are released as a count, a sum and a mean (``max_groups = 3``,
+``max_rows = 5``, ``epsilon = 1``, step 1) by :func:`securedp.tables.cells.release_cells` from a
+seeded ChaCha20 source, then built into a Polars frame and a pandas frame by
+:func:`securedp.tables.frames.exact_frame`. Times are wall seconds with CPU seconds (all threads)
+in brackets, each the best of three (the data are the same each time); on a shared machine CPU
+seconds are the steadier measure. Both include the cyclic garbage collector's passes over the
+Fractions the release holds.
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ class SyntheticEngine:
 
     def __init__(self, keys: int) -> None:
         gen = np.random.default_rng(2026)  # benchmark data only, never a privacy decision
-        rows = gen.integers(1, 51, keys)
-        self.aggregates = KeyAggregates(pl.DataFrame({"group": np.arange(keys)}), rows.tolist(), rows.tolist(),
-                                        [int(r) * int(gen.integers(0, WIDTH + 1)) for r in rows], None)
+        rows = gen.integers(500, 1501, keys)
+        totals = [int(r) * int(u) for r, u in zip(rows, gen.integers(0, WIDTH + 1, keys), strict=True)]
+        self.aggregates = KeyAggregates(pl.DataFrame({"group": np.arange(keys)}), rows.tolist(),
+                                        (rows // 2).tolist(), totals, None)
 
     def column(self, _index: int, _salt: bytes, _squares: bool) -> KeyAggregates:
         return self.aggregates
@@ -82,6 +84,7 @@ def run(keys: int) -> list[Clock]:
             exact_frame(names, rows, kind, {"group": pl.Int64()}, steps)
             times.append(since(start))
         best = [(min(b[0], t[0]), min(b[1], t[1])) for b, t in zip(best, times, strict=True)]
+        del names, rows, steps  # the next release is built without this one alive
     return best
 
 

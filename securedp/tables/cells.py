@@ -97,13 +97,13 @@ class Cells:
 
 
 def cells_of(counted: KeyAggregates, public: pl.DataFrame | None, group_by: list[str]) -> Cells:
-    data_keys = [tuple(r) for r in counted.keys.iter_rows()] if group_by else [()] * len(counted.rows)
+    data_keys = counted.keys.rows() if group_by else [()] * len(counted.rows)
     position = {key: i for i, key in enumerate(data_keys)}
     if public is None:
         if not group_by:
             return Cells([()], [0 if data_keys else -1])
         return Cells(data_keys, list(range(len(data_keys))))
-    wanted = [tuple(r) for r in public.iter_rows()]
+    wanted = public.rows()
     return Cells(wanted, [position.get(key, -1) for key in wanted])
 
 
@@ -259,9 +259,9 @@ def _quantiles(a: Quantile, column: Column, counted: UnitCounts, cells: Cells, g
     """
     statistic = QuantileSelection(Cost(epsilon_cell, None), _lattice_column(a, column, m),
                                   (to_rational(a.q, "q"),))
-    position = ({tuple(r): i for i, r in enumerate(counted.keys.iter_rows())} if group_by
+    position = ({r: i for i, r in enumerate(counted.keys.rows())} if group_by
                 else {(): 0} if counted.points else {})
-    committed[f"{column.index}.quantile_keys"] = json.dumps([list(r) for r in counted.keys.iter_rows()])
+    committed[f"{column.index}.quantile_keys"] = json.dumps(counted.keys.rows())
     committed[f"{column.index}.quantile_points"] = [p for points in counted.points for p in points]
     committed[f"{column.index}.quantile_counts"] = [c for counts in counted.counts for c in counts]
     values = []
@@ -294,7 +294,7 @@ def rank_error_bound(epsilon: Fraction, sensitivity: int, candidates: int, alpha
 def _column_index(agg: KeyAggregates, cells: Cells, group_by: list[str]) -> list[int]:
     if not group_by:
         return [0 if agg.rows else -1] * len(cells.keys)
-    position = {tuple(r): i for i, r in enumerate(agg.keys.iter_rows())}
+    position = {r: i for i, r in enumerate(agg.keys.rows())}
     return [position.get(key, -1) for key in cells.keys]
 
 
