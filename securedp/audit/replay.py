@@ -21,8 +21,9 @@ the change and the replayed value is equal; a change in the output with
 matching data is reported as ``<field> differs`` (output differs).
 
 A partition record (``"kind": "partition"``, the charge of
-:meth:`securedp.Session.partition` to its parent) releases nothing and draws
-nothing, so there is nothing to re-derive: it is reported as skipped
+:meth:`securedp.Session.partition` to its parent) releases nothing (with
+person ids it draws only the salt that chooses each person's parts), so
+there is nothing to re-derive: it is reported as skipped
 (``Replayed.skipped``, ``ok`` true) and not counted as a release.
 """
 
