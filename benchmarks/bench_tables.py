@@ -139,7 +139,7 @@ def by_api(data: object, source: ChaChaSource, private: bool) -> tuple[Clock | N
 
 def run_case(case: str, rows: int) -> dict[str, Any]:
     """One case, in this process: its stage times, peak RSS and random bytes."""
-    hashing = timed(bounding, "digest_heads")
+    hashing = timed(bounding, "message_heads")  # group and row digests
     engine = timed(bounding, "bound_and_aggregate")
     level, kind, *keys = case.split()
     frame = table(rows)

@@ -21,13 +21,23 @@ so the kept set equals the one that hashing everything would give.
 
 **Aggregates** (:class:`KeyAggregates`), per key with at least one kept row,
 as Python ints: rows, distinct persons, sum of units and, on request, sum of
-squared units. Sums run in Int128: with ``|u| < 2**63`` and fewer than
-``2**63`` rows, ``|sum u| < 2**126``; squares are summed in three parts of
+squared units. When ``rows * max |u|`` (and ``rows * max |u|**2`` for
+squares) is below ``2**63`` no partial sum can overflow and sums run in
+Int64; otherwise in Int128: with ``|u| < 2**63`` and fewer than ``2**63``
+rows, ``|sum u| < 2**126``, and squares are summed in three parts of
 ``u = h 2**32 + l`` (``0 <= l < 2**32``): ``sum h**2``, ``sum h l`` and
 ``sum l**2``, each below ``2**126``, and combined exactly in Python as
 ``(sum h**2) 2**64 + (sum h l) 2**33 + sum l**2``. With ``max_rows`` and
 ``max_groups`` these are the inputs of L1 sensitivity
 ``max_groups * max_rows * width`` the table release adds noise to.
+
+**How** (none of it changes which rows are kept): each row's (person, key)
+pair gets one Int64 code (:mod:`securedp.engines.pair_codes`); rows are
+sorted by it and aggregated per pair, so each person's pairs are one run.
+Only persons with more than ``max_groups`` pairs are hashed, each
+person's and each key's netstring built once; a person's ``max_groups``
+smallest digests are found with one sort of UInt64 keys (run index over the
+digest's leading bits), falling back to full digests on a shared key.
 
 Input: a Polars DataFrame or LazyFrame; pandas DataFrames and pyarrow Tables
 are converted to Polars through Arrow. Ids and keys are integers or
@@ -38,18 +48,27 @@ budget is spent.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from securedp.engines.digest import canonical_text, digest_heads, hex_digests
+from securedp.engines.digest import (
+    canonical_text,
+    field,
+    message,
+    message_digests,
+    message_heads,
+)
+from securedp.engines.messages import salt_text
+from securedp.engines.pair_codes import PAIR, PairCodes, code_pairs
 from securedp.mechanisms.contributions import positive_count
 
 _UNITS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
 _PARTS = ["_hh", "_hl", "_ll"]
+_INT64 = 1 << 63
 
 
 @dataclass(frozen=True)
@@ -131,20 +150,15 @@ def _checked(data: Any, person: str, keys: Sequence[str], units: str | None) -> 
     return frame
 
 
-def _smallest(frame: pl.DataFrame, by: list[str], salt: bytes, fields: list[str], limit: int) -> pl.DataFrame:
-    """The ``limit`` rows of each ``by`` group whose digest of ``fields`` is smallest.
-
-    A narrow frame (``by``, digest head, row index) is sorted by ``by`` and the digest's first 64
-    bits; only if two rows of one group share them (probability about ``2**-64`` per pair of rows)
-    is it re-sorted by the full digest, so the order is exact. The kept rows are then gathered.
-    """
-    index = pl.int_range(pl.len(), dtype=pl.get_index_type()).alias("_index")
-    order = _collect(frame.lazy().select(*by, digest_heads(frame, salt, fields), index).sort([*by, "_head"]))
-    same_group = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in by).fill_null(False)
-    if order.select((same_group & (pl.col("_head") == pl.col("_head").shift(1))).any()).item():
-        order = frame.select(*by, hex_digests(frame, salt, fields), index).sort([*by, "_digest"])
-    start = pl.when(~same_group).then(pl.int_range(pl.len())).forward_fill()
-    return frame[order.filter(pl.int_range(pl.len()) - start < limit)["_index"]]
+def _smallest_rows(rows: pl.DataFrame, salt: bytes, fields: list[str], limit: int) -> pl.DataFrame:
+    """The ``limit`` rows of each pair (:data:`PAIR`, every pair with more rows) whose row digests
+    over ``fields`` are smallest."""
+    rows = rows.sort(PAIR)
+    starts = _run_starts(rows[PAIR].to_numpy())
+    run = np.repeat(np.arange(starts.size), np.diff(np.append(starts, rows.height)))
+    text = message(salt, [canonical_text(c, rows.schema[c]) for c in fields])
+    kept = _smallest_in_runs(run, starts, message_heads(rows, text), lambda: message_digests(rows, text), limit)
+    return rows.filter(pl.Series(kept))
 
 
 def _collect(query: pl.LazyFrame) -> pl.DataFrame:
@@ -152,31 +166,113 @@ def _collect(query: pl.LazyFrame) -> pl.DataFrame:
     return query.collect(engine="streaming")
 
 
-def _pair_aggregates(units: str | None, squares: bool) -> list[pl.Expr]:
+def _pair_aggregates(frame: pl.DataFrame, units: str | None, squares: bool) -> list[pl.Expr]:
+    """Per pair: rows (``_rows``), and with ``units`` the sum (``_sum``) and on request the sum of
+    squares (``_sq``, or its three parts ``_hh``, ``_hl``, ``_ll``), exact.
+
+    Sums run in Int64 when ``rows * max |u|`` (``* max |u|`` again for squares) is below ``2**63``
+    for the whole frame, so that no partial sum (of a pair, or later of a key) can overflow;
+    otherwise in Int128, squares in three parts (see the module).
+    """
     aggs = [pl.len().cast(pl.Int64).alias("_rows")]
     if units is None:
         return aggs
     u = pl.col(units).cast(pl.Int64)
-    aggs.append(u.cast(pl.Int128).sum().alias("_sum"))
-    if squares:
+    low, high = frame.select(pl.col(units).min().alias("lo"), pl.col(units).max().alias("hi")).row(0)
+    widest = max(abs(low or 0), abs(high or 0))
+    small = frame.height * widest < _INT64
+    aggs.append((u if small else u.cast(pl.Int128)).sum().alias("_sum"))
+    if squares and frame.height * widest * widest < _INT64:
+        aggs.append((u * u).sum().alias("_sq"))
+    elif squares:
         h = u.floordiv(1 << 32)
-        low = (u - h * (1 << 32)).cast(pl.Int128)
-        aggs += [(h * h).cast(pl.Int128).sum().alias("_hh"), (h * low).sum().alias("_hl"),
-                 (low * low).sum().alias("_ll")]
+        lo = (u - h * (1 << 32)).cast(pl.Int128)
+        aggs += [(h * h).cast(pl.Int128).sum().alias("_hh"), (h * lo).sum().alias("_hl"),
+                 (lo * lo).sum().alias("_ll")]
     return aggs
 
 
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """The first position of each run of equal values in a sorted array."""
+    new = np.ones(values.size, dtype=bool)
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    return np.flatnonzero(new)
+
+
+def _field_texts(values: pl.Series | pl.DataFrame) -> pl.Series:
+    """``field(v1) || field(v2) || ...`` of each row of the given column(s) (the netstrings of
+    :mod:`securedp.engines.digest`), as one String Series."""
+    frame = values.to_frame() if isinstance(values, pl.Series) else values
+    parts = [part for c in frame.columns for part in field(canonical_text(c, frame.schema[c]))]
+    return frame.select(pl.concat_str(parts).alias("_fields")).to_series()
+
+
+def _group_heads(codes: PairCodes, pairs: np.ndarray, run: np.ndarray, starts: np.ndarray,
+                 salt: bytes) -> tuple[pl.Series, Callable[[], pl.Series]]:
+    """The digest heads of the group messages of coded ``pairs`` (sorted; ``run[i]`` the index of
+    pair ``i``'s person among ``starts``), and a function giving their full hex digests.
+
+    Each person's and each key's netstring is built once and gathered, so a message is three
+    parts, ``hex(salt) || field(person) || field(key columns)``, exactly :func:`message`'s.
+    """
+    person_fields = _field_texts(codes.persons(pairs[starts]))
+    key_codes = pairs % codes.keys
+    if codes.keys <= max(2 * pairs.size, 1 << 16):
+        distinct, where = np.arange(codes.keys), key_codes
+    else:
+        distinct, where = np.unique(key_codes, return_inverse=True)
+    key_fields = _field_texts(codes.key_frame(distinct)) if codes.key_columns else pl.Series([""])
+    parts = pl.DataFrame([person_fields.gather(run).alias("_p"),
+                          key_fields.gather(where if codes.key_columns else np.zeros(pairs.size, np.int64))
+                          .alias("_k")])
+    text = pl.concat_str([pl.lit(salt_text(salt)), pl.col("_p"), pl.col("_k")])
+    return message_heads(parts, text), lambda: message_digests(parts, text)
+
+
+def _smallest_in_runs(run: np.ndarray, starts: np.ndarray, heads: pl.Series, digests: Callable[[], pl.Series],
+                      limit: int) -> np.ndarray:
+    """Mask of the ``limit`` elements of each run whose digests are smallest; ``run`` (``0 .. R - 1``)
+    is sorted, run ``r`` starts at ``starts[r]`` and has more than ``limit`` elements.
+
+    One UInt64 key per element, the run index in the top bits and the digest's leading bits
+    (``heads``) below, so sorting the keys sorts each run by digest in place; an element is kept if
+    its key is at most its run's ``limit``-th smallest. Only if two elements of one run share a key
+    does the order come from the full digests (``digests()``), so the choice is exact.
+    """
+    bits = max(int(run[-1]).bit_length(), 1)
+    key = (run.astype(np.uint64) << np.uint64(64 - bits)) | (heads.to_numpy() >> np.uint64(bits))
+    ordered = np.sort(key)
+    if np.any(ordered[1:] == ordered[:-1]):
+        frame = pl.DataFrame({"_run": run, "_digest": digests()}).with_row_index("_at")
+        key = frame.sort(["_run", "_digest"])["_at"].to_numpy().argsort().astype(np.uint64)
+        ordered = np.arange(run.size, dtype=np.uint64)
+    sizes = np.diff(np.append(starts, run.size))
+    kept: np.ndarray = key <= np.repeat(ordered[starts + limit - 1], sizes)
+    return kept
+
+
 def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], k: int, salt: bytes,
-                aggs: list[pl.Expr]) -> pl.DataFrame:
-    """The (person, key) pairs with ``aggs`` of their rows, after each person keeps at most ``k`` keys."""
-    pair_cols = [person, *keys]
-    query = frame.lazy().group_by(pair_cols).agg(aggs)
-    if keys:
-        crowded = pl.col("_crowded")
-        marked = _collect(query.with_columns((pl.len().over(person) > k).alias("_crowded")))
-        chosen = _smallest(marked.filter(crowded).drop("_crowded"), [person], salt, pair_cols, k)
-        query = pl.concat([marked.lazy().filter(~crowded).drop("_crowded"), chosen.lazy()])
-    return _collect(query)
+                aggs: list[pl.Expr]) -> tuple[pl.DataFrame, pl.LazyFrame, PairCodes]:
+    """The coded (person, key) pairs (:mod:`securedp.engines.pair_codes`), sorted, with ``aggs`` of
+    their rows, after each person keeps at most ``k`` keys; also the coded rows and the codes."""
+    frame, pair, codes = code_pairs(frame, person, keys)
+    coded = frame.lazy().with_columns(pair)
+    pairs = coded.sort(PAIR).group_by(PAIR, maintain_order=True).agg(aggs).collect()
+    if keys and pairs.height:
+        pair_codes = pairs[PAIR].to_numpy()
+        starts = _run_starts(pair_codes // codes.keys)
+        sizes = np.diff(np.append(starts, pair_codes.size))
+        crowded = np.repeat(sizes > k, sizes)
+        if crowded.any():
+            chosen_sizes = sizes[sizes > k]
+            run = np.repeat(np.arange(chosen_sizes.size), chosen_sizes)
+            candidates = pair_codes[crowded]
+            run_starts = np.cumsum(chosen_sizes) - chosen_sizes
+            heads, digests = _group_heads(codes, candidates, run, run_starts, salt)
+            keep = ~crowded
+            keep[crowded] = _smallest_in_runs(run, run_starts, heads, digests, k)
+            pairs = pairs.filter(pl.Series(keep))
+    return pairs, coded, codes
 
 
 def bound_and_aggregate(
@@ -194,18 +290,17 @@ def bound_and_aggregate(
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     keys = list(keys)
     frame = _checked(data, person, keys, units)
-    pair_cols = [person, *keys]
-    aggs = _pair_aggregates(units, squares)
+    aggs = _pair_aggregates(frame, units, squares)
     value_cols = [a.meta.output_name() for a in aggs]
-    pairs = _kept_pairs(frame, person, keys, k, salt, aggs)
+    pairs, coded, codes = _kept_pairs(frame, person, keys, k, salt, aggs)
     full = pl.col("_rows") > m
     if units is None:
         pairs = pairs.with_columns(pl.min_horizontal("_rows", pl.lit(m, pl.Int64)).alias("_rows"))
     elif pairs.select(full.any()).item():
-        rows = frame.join(pairs.filter(full).select(pair_cols), on=pair_cols, how="semi")
-        chosen = _smallest(rows, pair_cols, salt, [*pair_cols, units], m).group_by(pair_cols).agg(aggs)
+        rows = _collect(coded.join(pairs.lazy().filter(full).select(PAIR), on=PAIR, how="semi"))
+        chosen = _smallest_rows(rows, salt, [person, *keys, units], m).group_by(PAIR).agg(aggs)
         pairs = pl.concat([pairs.filter(~full), chosen.select(pairs.columns)])
-    return _per_key(pairs, keys, value_cols)
+    return _per_key(pairs, codes, value_cols)
 
 
 @dataclass(frozen=True)
@@ -226,32 +321,33 @@ def bound_and_count_units(
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     keys = list(keys)
     frame = _checked(data, person, keys, units)
-    pair_cols = [person, *keys]
-    pairs = _kept_pairs(frame, person, keys, k, salt, [pl.len().cast(pl.Int64).alias("_rows")])
+    pairs, coded, codes = _kept_pairs(frame, person, keys, k, salt, [pl.len().cast(pl.Int64).alias("_rows")])
     full = pl.col("_rows") > m
-    kept = frame.join(pairs.filter(~full).select(pair_cols), on=pair_cols, how="semi")
+    kept = _collect(coded.join(pairs.lazy().filter(~full).select(PAIR), on=PAIR, how="semi").select(PAIR, units))
     if pairs.select(full.any()).item():
-        rows = frame.join(pairs.filter(full).select(pair_cols), on=pair_cols, how="semi")
-        kept = pl.concat([kept, _smallest(rows, pair_cols, salt, [*pair_cols, units], m)])
-    counted = kept.lazy().group_by([*keys, units]).agg(pl.len().cast(pl.Int64).alias("_n")).sort([*keys, units])
-    if not keys:
-        table = _collect(counted)
-        return UnitCounts(pl.DataFrame(), [table[units].to_list()], [table["_n"].to_list()])
-    lists = _collect(counted.group_by(keys, maintain_order=True).agg(pl.col(units), pl.col("_n")))
-    return UnitCounts(lists.select(keys), lists[units].to_list(), lists["_n"].to_list())
+        rows = _collect(coded.join(pairs.lazy().filter(full).select(PAIR), on=PAIR, how="semi"))
+        kept = pl.concat([kept, _smallest_rows(rows, salt, [person, *keys, units], m).select(PAIR, units)])
+    key = (pl.col(PAIR) % codes.keys).alias("_key")
+    counted = _collect(kept.lazy().group_by(key, units).agg(pl.len().cast(pl.Int64).alias("_n")).sort("_key", units))
+    lists = counted.group_by("_key", maintain_order=True).agg(pl.col(units), pl.col("_n"))
+    key_frame = codes.key_frame(lists["_key"].to_numpy()) if keys else pl.DataFrame()
+    return UnitCounts(key_frame, lists[units].to_list(), lists["_n"].to_list())
 
 
-def _per_key(pairs: pl.DataFrame, keys: list[str], value_cols: list[str]) -> KeyAggregates:
+def _per_key(pairs: pl.DataFrame, codes: PairCodes, value_cols: list[str]) -> KeyAggregates:
     sums = [pl.col(c).sum() for c in value_cols]
     persons = pl.len().cast(pl.Int64).alias("_persons")
-    query = pairs.lazy().group_by(keys).agg([persons, *sums]).sort(keys) if keys else pairs.lazy().select(
-        [persons, *sums])
-    table = _collect(query)
+    if codes.key_columns:
+        key = (pl.col(PAIR) % codes.keys).alias("_key")
+        table = _collect(pairs.lazy().group_by(key).agg([persons, *sums]).sort("_key"))
+        key_frame = codes.key_frame(table["_key"].to_numpy())
+    else:
+        table, key_frame = _collect(pairs.lazy().select([persons, *sums])), pl.DataFrame()
     total = table["_sum"].to_list() if "_sum" in value_cols else None
-    squares = None
+    squares = table["_sq"].to_list() if "_sq" in value_cols else None
     if "_hh" in value_cols:
         squares = [(hh << 64) + (hl << 33) + ll for hh, hl, ll in table.select(_PARTS).iter_rows()]
     return KeyAggregates(
-        keys=table.select(keys), rows=table["_rows"].to_list(), persons=table["_persons"].to_list(),
+        keys=key_frame, rows=table["_rows"].to_list(), persons=table["_persons"].to_list(),
         total=total, total_squares=squares,
     )

@@ -64,7 +64,6 @@ def _optional_polars_hash() -> Any:
 
 _polars_hash = _optional_polars_hash()
 
-BATCH_ROWS = 1 << 21
 _INTEGER = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
 
 EXAMPLE = {
@@ -108,21 +107,7 @@ def hex_digests(frame: pl.DataFrame, salt: bytes, fields: Sequence[str]) -> pl.S
     parallel; otherwise by :mod:`hashlib`, one call per row (about 1 us each).
     Both compute SHA-256 of the same bytes, so the digests are identical.
     """
-    text = message(salt, [canonical_text(c, frame.schema[c]) for c in fields]).alias("_message")
-    if _polars_hash is None:
-        return hashlib_digests(frame.select(text).to_series())
-    return polars_hash_digests(frame, text)
-
-
-def digest_heads(frame: pl.DataFrame, salt: bytes, fields: Sequence[str]) -> pl.Series:
-    """The first 64 bits of each row's digest (big-endian, as UInt64), in batches of
-    :data:`BATCH_ROWS` rows so that messages and hex digests never exist for the whole table."""
-    heads = [
-        hex_digests(frame.slice(start, BATCH_ROWS), salt, fields).str.slice(0, 16).str.to_integer(
-            base=16, dtype=pl.UInt64)
-        for start in range(0, frame.height, BATCH_ROWS)
-    ]
-    return (pl.concat(heads) if heads else pl.Series(dtype=pl.UInt64)).alias("_head")
+    return message_digests(frame, message(salt, [canonical_text(c, frame.schema[c]) for c in fields]))
 
 
 def hashlib_digests(messages: pl.Series) -> pl.Series:
@@ -140,3 +125,25 @@ def polars_hash_digests(frame: pl.DataFrame, text: pl.Expr) -> pl.Series:
     half = frame.height // 2
     parts = [frame.slice(0, half).lazy(), frame.slice(half).lazy()]
     return pl.concat(pl.collect_all([part.select(text.alias("_message")).select(digest) for part in parts]))["_digest"]
+
+
+def message_heads(frame: pl.DataFrame, text: pl.Expr) -> pl.Series:
+    """The first 64 bits (big-endian, as UInt64) of SHA-256 of the string expression ``text`` on each row.
+
+    With ``polars-hash``, messages, digests and heads are computed in one query on Polars'
+    streaming engine, so its morsels are hashed in parallel and no column of messages or hex
+    digests is ever held for the whole frame; otherwise by :mod:`hashlib`.
+    """
+    head = pl.col("_digest").str.slice(0, 16).str.to_integer(base=16, dtype=pl.UInt64).alias("_head")
+    if _polars_hash is None:
+        digests = hashlib_digests(frame.select(text.alias("_message")).to_series())
+        return pl.DataFrame([digests]).select(head).to_series()
+    digest = cast(Any, text).chash.sha2_256().alias("_digest")
+    return frame.lazy().select(digest).select(head).collect(engine="streaming").to_series()
+
+
+def message_digests(frame: pl.DataFrame, text: pl.Expr) -> pl.Series:
+    """The lowercase hex SHA-256 of the string expression ``text`` on each row (polars-hash, or hashlib)."""
+    if _polars_hash is None:
+        return hashlib_digests(frame.select(text.alias("_message")).to_series())
+    return polars_hash_digests(frame, text)

@@ -33,7 +33,7 @@ def field(value: object) -> str:
 
 
 def reference(rows: list[tuple], k: int, m: int, salt: bytes) -> Table:
-    """The documented rule, row by row: (person, key, units) triples."""
+    """The documented rule, row by row: (person, key, units) triples; a tuple key has one field per column."""
     def digest(*values: object) -> bytes:
         return hashlib.sha256((salt.hex() + "".join(field(v) for v in values)).encode()).digest()
 
@@ -42,9 +42,10 @@ def reference(rows: list[tuple], k: int, m: int, salt: bytes) -> Table:
         by_person[person][key].append(units)
     out: Table = {}
     for person, groups in by_person.items():
-        for key in sorted(groups, key=lambda g: digest(person, g))[:k]:
-            kept = sorted(groups[key], key=lambda u: digest(person, key, u))[:m]
-            cell = out.setdefault((key,), [0, 0, 0, 0])
+        for key in sorted(groups, key=lambda g: digest(person, *(g if isinstance(g, tuple) else (g,))))[:k]:
+            fields = key if isinstance(key, tuple) else (key,)
+            kept = sorted(groups[key], key=lambda u: digest(person, *fields, u))[:m]
+            cell = out.setdefault(fields, [0, 0, 0, 0])
             cell[0] += len(kept)
             cell[1] += 1
             cell[2] += sum(kept)
@@ -112,10 +113,62 @@ def test_equal_digest_heads_fall_back_to_the_full_digest(monkeypatch: pytest.Mon
     """When two candidates of one person share their first 64 bits, the full digest decides."""
     import securedp.engines.bounding as bounding
 
-    monkeypatch.setattr(bounding, "digest_heads", lambda frame, salt, fields: pl.Series("_head", [0] * frame.height,
-                                                                                         dtype=pl.UInt64))
+    def zeros(frame: pl.DataFrame, *_: object) -> pl.Series:
+        return pl.Series("_head", [0] * frame.height, dtype=pl.UInt64)
+
+    monkeypatch.setattr(bounding, "message_heads", zeros)  # keys of one person, rows of one (person, key)
     rows = [(f"p{i % 3}", (i * 5) % 7, (i * 31) % 13 - 6) for i in range(90)]
     assert engine(frame(rows), 2, 2) == reference(rows, 2, 2, SALT)
+    ints = [(i % 3 - 2**62, (i * 5) % 7, (i * 31) % 13 - 6) for i in range(90)]
+    assert engine(int_frame(ints), 2, 2) == reference(ints, 2, 2, SALT)
+
+
+def int_frame(rows: list[tuple], person: pl.DataType = pl.Int64, key: pl.DataType = pl.Int64) -> pl.DataFrame:
+    person_, key_, units = zip(*rows, strict=True) if rows else ((), (), ())
+    return pl.DataFrame({"person": list(person_), "key": list(key_), "units": list(units)},
+                        schema={"person": person, "key": key, "units": pl.Int64})
+
+
+WIDE = st.sampled_from([-(2**63), -(2**62) - 1, -(2**31), -1, 0, 1, 2, 3, 2**31 - 1, 2**31, 2**62, 2**63 - 1])
+NARROW = st.integers(-3, 5)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.one_of(NARROW, WIDE), st.one_of(NARROW, WIDE), UNITS), min_size=1, max_size=40), LIMITS)
+def test_integer_ids_and_keys_match_the_reference(rows: list[tuple], limits: tuple[int, int]) -> None:
+    """Integer persons and keys are coded by subtraction when their span is small and by rank when it
+    is not (:mod:`securedp.engines.pair_codes`); the kept rows are the documented rule's either way."""
+    assert engine(int_frame(rows), *limits) == reference(rows, *limits, SALT)
+
+
+def test_unsigned_ids_above_two_to_the_63() -> None:
+    rows = [(2**64 - 1 - (i % 4), i % 5, i) for i in range(40)] + [(0, 1, 7)]
+    assert engine(int_frame(rows, person=pl.UInt64, key=pl.UInt8), 2, 1) == reference(rows, 2, 1, SALT)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["ann", "bob", "cé"]), st.one_of(NARROW, WIDE),
+                          st.sampled_from(["x", "y", "zé"]), st.integers(-3, 3)), min_size=1, max_size=40),
+       LIMITS, st.booleans())
+def test_two_key_columns_match_the_reference(rows: list[tuple], limits: tuple[int, int], by_tuple: bool) -> None:
+    """Keys of several columns, coded by mixed radix, or (``by_tuple``: as when the radix would not fit
+    in 63 bits) by the rank of the distinct key tuples."""
+    import securedp.engines.pair_codes as pair_codes
+
+    data = pl.DataFrame({"person": [r[0] for r in rows], "k1": [r[1] for r in rows], "k2": [r[2] for r in rows],
+                         "units": [r[3] for r in rows]}, schema={"person": pl.String, "k1": pl.Int64,
+                                                                "k2": pl.String, "units": pl.Int64})
+    k, m = limits
+    with pytest.MonkeyPatch.context() as patch:
+        if by_tuple:
+            patch.setattr(pair_codes, "_RADIX_LIMIT", 2)
+        agg = bound_and_aggregate(data, person="person", keys=["k1", "k2"], units="units", max_groups=k,
+                                  max_rows=m, salt=SALT, squares=True)
+    assert agg.total is not None and agg.total_squares is not None
+    ours = {key: [r, p, t, q] for key, r, p, t, q in zip(agg.keys.iter_rows(), agg.rows, agg.persons, agg.total,
+                                                          agg.total_squares, strict=True)}
+    assert list(ours) == sorted(ours)
+    assert ours == reference([(p, (k1, k2), u) for p, k1, k2, u in rows], k, m, SALT)
 
 
 @settings(max_examples=100, deadline=None)
@@ -196,3 +249,13 @@ def test_pyarrow_table_input() -> None:
     agg = bound_and_aggregate(table, person="person", keys=["key"], units="units", max_groups=1, max_rows=1,
                               salt=SALT)
     assert sum(agg.persons) == 2 and agg.keys.schema["key"] == pl.String
+
+
+def test_without_polars_hash_hashlib_keeps_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the optional plugin every digest (group heads, row heads, full digests) comes from hashlib."""
+    import securedp.engines.digest as digest
+
+    rows = [(i % 5, (i * 7) % 9, (i * 31) % 17 - 8) for i in range(300)]
+    with_plugin = engine(int_frame(rows), 2, 2)
+    monkeypatch.setattr(digest, "_polars_hash", None)
+    assert engine(int_frame(rows), 2, 2) == with_plugin == reference(rows, 2, 2, SALT)
