@@ -73,7 +73,7 @@ from securedp.mechanisms.partition_selection import (
     laplace_threshold,
     optimal_selection,
 )
-from securedp.mechanisms.release import PreparedRelease, Release, encode_input
+from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import release_function
 from securedp.tables.cells import Aggregates, Column, cells_of, commitment_parts, noise_records, release_cells
 from securedp.tables.spec import Aggregation, Count, Mean, Persons, Quantile, Sum, Variance
@@ -220,14 +220,12 @@ def prepare_table(
         plan = (gaussian_threshold(rho_s, dlt, k) if rule == "gaussian"
                 else laplace_threshold(eps_s, dlt, k) if rule == "laplace" else optimal_selection(eps_s, dlt, k))
 
-    committed: dict[str, Any] = {}
-
-    def run(source: RandomSource) -> Release:
+    def execution(source: RandomSource) -> Execution:
+        """One execution: the salt first, then step (1), selection and noise; its own input commitment."""
         salt = draw_salt(source)
         aggregates = Aggregates(engine, columns, salt, same_rows=missing != "drop")
         counted = aggregates.counts
-        committed.clear()
-        committed.update(commitment_parts("", counted))
+        committed = commitment_parts("", counted)
         cells = cells_of(counted, public, group_by)
         extra: dict[str, list[Any]] = {}
         if plan is not None:
@@ -256,15 +254,14 @@ def prepare_table(
                                   guarantee="delta-approximate rho-zCDP (Bun and Steinke 2016, Def. 8.1)")
         parameters.update(noise_records(columns, aggregations, part, k, m, level))
         frame_out = engine.output(names, rows, steps)
-        return TableRelease(value=tuple(rows), statistic="table", mechanism=_mechanism(cost.epsilon),
-                            parameters=parameters, epsilon=cost.epsilon, rho=cost.rho, max_contributions=k * m,
-                            labels=tuple(names), source=source.describe(), frame=frame_out,
-                            delta=dlt if private else None)
+        release = TableRelease(value=tuple(rows), statistic="table", mechanism=_mechanism(cost.epsilon),
+                               parameters=parameters, epsilon=cost.epsilon, rho=cost.rho, max_contributions=k * m,
+                               labels=tuple(names), source=source.describe(), frame=frame_out,
+                               delta=dlt if private else None)
+        return Execution(release, lambda: encode_input("table", committed))
 
-    def input_bytes() -> bytes:
-        return encode_input("table", committed)
-
-    return PreparedTable("table", cost.epsilon, cost.rho, run, input_bytes, dlt if private else None, shares)
+    return PreparedTable("table", cost.epsilon, cost.rho, lambda source: execution(source).release, None,
+                         dlt if private else None, shares, execution=execution)
 
 
 TABLE_DOC = """Release a grouped table: :func:`prepare_table`, then ``.execute(rng)``.

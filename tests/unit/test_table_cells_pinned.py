@@ -26,8 +26,9 @@ import pyarrow as pa
 import pytest
 
 from securedp import ChaChaSource
+from securedp.mechanisms.release import Execution
 from securedp.tables import Count, Mean, Median, Persons, Quantile, Sum, Variance, prepare_table
-from securedp.tables.table import PreparedTable, TableRelease
+from securedp.tables.table import TableRelease
 
 
 def people(n: int = 1500, seed: int = 5) -> pl.DataFrame:
@@ -123,18 +124,18 @@ def _frame(frame: Any) -> str:
         f"{c}: " + " ".join(_typed(v) for v in frame.column(c).to_pylist()) for c in frame.column_names)
 
 
-def release_of(case: str) -> tuple[PreparedTable, TableRelease, ChaChaSource]:
+def release_of(case: str) -> tuple[Execution, TableRelease, ChaChaSource]:
     data, query = CASES[case]()
     prepared = prepare_table(data, **query)
     source = ChaChaSource(hashlib.sha256(case.encode()).digest())
-    release = prepared.execute(source)
-    assert isinstance(release, TableRelease)
-    return prepared, release, source
+    done = prepared.executed(source)  # the release and the input of this execution
+    assert isinstance(done.release, TableRelease)
+    return done, done.release, source
 
 
 def render(case: str) -> str:
-    prepared, release, source = release_of(case)
-    assert prepared.input_bytes is not None
+    done, release, source = release_of(case)
+    assert done.input_bytes is not None
     lines = [
         f"labels {release.labels!r}",
         *(" ".join(_typed(v) for v in row) for row in release.value),
@@ -142,7 +143,7 @@ def render(case: str) -> str:
         f"{getattr(release, 'delta', None)!r} {release.max_contributions}",
         f"parameters {release.parameters!r}",
         f"source {release.source!r} served {source.bytes_served}",
-        f"input {hashlib.sha256(prepared.input_bytes()).hexdigest()}",
+        f"input {hashlib.sha256(done.input_bytes()).hexdigest()}",
         _frame(release.frame),
     ]
     return "\n".join(lines) + "\n"

@@ -204,3 +204,20 @@ def test_a_longdouble_column_is_read_exactly_not_through_float64():
     assert seeded(frame, **query).value == seeded(exact, **query).value
     rounded = frame.assign(v=frame["v"].astype(np.float64))  # 0.1 as a double is 2 steps of 2**-58 away
     assert seeded(rounded, **query).value != seeded(frame, **query).value  # same seed, same noise: the data differ
+
+
+def test_concurrent_executions_each_commit_to_their_own_aggregates():
+    """The input of one execution is that execution's (its salt's) kept rows, even when several
+    executions of one prepared table run at once (no state shared between them)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rows = pl.DataFrame({"person": [i % 40 for i in range(400)], "group": [(i * 7) % 13 for i in range(400)],
+                         "income": [(i * 7919) % 1000 for i in range(400)]})
+    prepared = prepare_table(rows, group_by=["group"], aggregations=[Count(), Sum("income", (0, 1000))],
+                             keys=list(range(13)), id_column="person", max_groups=2, max_rows=1, epsilon=1)
+    seeds = [bytes([i]) * 32 for i in range(8)]
+    alone = [prepared.executed(ChaChaSource(seed)).input_bytes() for seed in seeds]
+    assert len(set(alone)) == len(seeds)  # each salt keeps other rows: a mix-up would show
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(lambda seed: prepared.executed(ChaChaSource(seed)), seeds))
+    assert [done.input_bytes() for done in together] == alone
