@@ -46,6 +46,7 @@ import importlib
 from collections.abc import Sequence
 from typing import Any, cast
 
+import numpy as np
 import polars as pl
 
 from securedp.engines.messages import SALT_BYTES as SALT_BYTES  # re-exported: the engines read them here
@@ -147,3 +148,20 @@ def message_digests(frame: pl.DataFrame, text: pl.Expr) -> pl.Series:
     if _polars_hash is None:
         return hashlib_digests(frame.select(text.alias("_message")).to_series())
     return polars_hash_digests(frame, text)
+
+
+def has_polars_hash() -> bool:
+    """Whether the optional ``polars-hash`` plugin is installed (digests computed inside Polars)."""
+    return _polars_hash is not None
+
+
+def digest_words(salt: bytes, columns: dict[str, np.ndarray]) -> np.ndarray:
+    """The digests of the messages over ``columns`` (equal-length integer arrays, in order), one row of
+    four big-endian 64-bit words (a ``uint64`` NumPy array of shape ``(n, 4)``) per entry."""
+    frame = pl.DataFrame(columns)
+    hexes = message_digests(frame, message(salt, [canonical_text(c, frame.schema[c]) for c in frame.columns]))
+    words = pl.DataFrame([hexes]).select(
+        pl.col("_digest").str.slice(16 * i, 16).str.to_integer(base=16, dtype=pl.UInt64).alias(f"w{i}")
+        for i in range(4))
+    array: np.ndarray = words.to_numpy()
+    return array
