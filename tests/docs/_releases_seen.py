@@ -14,6 +14,12 @@ is correct only if its ``ids`` put all rows of each person under one id
 ``max_contributions`` is at least the largest number of rows one person has.
 Data that is not a column of the example dataset has one row per person by
 construction of the examples, so it is not judged here.
+
+Grouped tables are watched where every table release builds its in-memory
+engine (:class:`securedp.tables.engines.PolarsEngine`): a table of the
+example dataset is correct only if its ``id_column`` is the dataset's person
+column (the library then bounds each person's groups and rows); without it,
+each row would count as a person.
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ import numpy as np
 
 from securedp.cli.example_data import PATH as EXAMPLE
 from securedp.mechanisms.statistic import Statistic
+from securedp.tables.engines import PolarsEngine
+
+TABLE = "prepare_table"
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,8 @@ def _as_list(data: Any) -> list[object] | None:
 
 def unsafe(seen: Seen) -> str | None:
     """Why the release ``seen`` does not bound the contribution of a person of the example data, or None."""
+    if seen.function == TABLE:
+        return _unsafe_table(seen)
     values = _as_list(seen.data)
     columns, persons, most = _example()
     if values is None or len(values) != len(persons):
@@ -106,6 +117,19 @@ def unsafe(seen: Seen) -> str | None:
     return None
 
 
+def _unsafe_table(seen: Seen) -> str | None:
+    """A table (``seen.data`` its frame, ``seen.ids`` its id column) over the example dataset must name its
+    person column."""
+    columns, persons, most = _example()
+    frame = seen.data
+    if set(getattr(frame, "columns", ())) != set(columns) or len(frame) != len(persons):
+        return None
+    if seen.ids != "person_id":
+        return (f"a table of the example data with id_column {seen.ids!r} counts each row as a person, but one "
+                f"person has {most} rows: pass id_column='person_id' (--id-column person_id)")
+    return None
+
+
 @contextlib.contextmanager
 def watching() -> Iterator[list[Seen]]:
     """Record every release prepared inside the ``with`` block (the list is filled as they happen).
@@ -118,13 +142,20 @@ def watching() -> Iterator[list[Seen]]:
     """
     seen: list[Seen] = []
     original = Statistic.prepare_data
+    engine = PolarsEngine.__init__
 
     def watched(self: Statistic[Any], data: Any, ids: Any = None) -> Any:
         seen.append(Seen(f"prepare_{type(self).statistic}", data, ids, self.max_contributions))
         return original(self, data, ids)
 
+    def watched_table(self: PolarsEngine, data: Any, id_column: str | None, *args: Any, **kwargs: Any) -> None:
+        seen.append(Seen(TABLE, data, id_column, None))
+        engine(self, data, id_column, *args, **kwargs)
+
     Statistic.prepare_data = watched  # type: ignore[method-assign]
+    PolarsEngine.__init__ = watched_table  # type: ignore[method-assign]
     try:
         yield seen
     finally:
         Statistic.prepare_data = original  # type: ignore[method-assign]
+        PolarsEngine.__init__ = engine  # type: ignore[method-assign]

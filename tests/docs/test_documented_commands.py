@@ -163,3 +163,17 @@ def test_control_a_documented_unsafe_command_fails_the_page_check(tmp_path: Path
     (argv,) = commands_in(page)
     with pytest.raises(AssertionError, match="without ids"):
         assert_correct(run_and_check(argv, capsys), "page")
+
+
+def test_control_a_table_of_the_example_data_without_its_person_column_is_caught(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Table commands are watched too: over the example data they must name the person column."""
+    table = ("securedp release data.csv --group-by region --count --keys north,south,east,west --epsilon 1 "
+             "--seed-file seed.bin")
+    monkeypatch.chdir(reader_directory(tmp_path))
+    rows_as_persons = run_and_check(shlex.split(table), capsys)
+    assert [s.function for s in rows_as_persons] == ["prepare_table"]
+    with pytest.raises(AssertionError, match="counts each row as a person"):
+        assert_correct(rows_as_persons, "page")
+    bounded = run_and_check(shlex.split(table) + ["--id-column", "person_id", "--max-rows", "4"], capsys)
+    assert bounded and not any(map(unsafe, bounded))

@@ -1,14 +1,14 @@
 """docs/tables.md runs as written and prints what it shows.
 
 The page's fenced blocks run in order, as a reader would paste them: every ```` ```python ```` block
-in one namespace, and every ```` ```text ```` block whose lines are all ``securedp ...`` commands as
+in one namespace, and every ```` ```sh ```` block whose lines are all ``securedp ...`` commands as
 commands, in a directory holding ``data.csv`` (the example dataset) and ``seed.bin``. When the next
 fenced block after a runnable block is a plain ```` ```text ```` block, it is that block's expected
 standard output: a Python block's is compared exactly (its releases are seeded, so the tables
 replay bit for bit); a command block's, whose ``--seed-file`` gives every release a fresh
-substream, line by line up to the first comma (the CSV header, then each row's key). The table
-commands sit in ``text`` fences rather than ``sh`` ones because the checks of
-``test_documented_commands.py`` watch one-column releases only.
+substream, line by line up to the first comma (the CSV header, then each row's key). The same
+commands are also run by ``test_documented_commands.py``, which checks that every table of the
+example data names its person column.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def blocks(text: str) -> list[tuple[str, str]]:
         lines = [line for line in body.splitlines() if line.strip()]
         if language == "python":
             found.append(("python", body))
-        elif language == "text" and lines and all(line.startswith("securedp ") for line in lines):
+        elif language == "sh" and lines and all(line.startswith("securedp ") for line in lines):
             found.append(("commands", body))
         elif language == "text":
             found.append(("output", body))
