@@ -210,7 +210,8 @@ def _field_texts(values: pl.Series | pl.DataFrame) -> pl.Series:
 def _group_heads(codes: PairCodes, pairs: np.ndarray, run: np.ndarray, starts: np.ndarray,
                  salt: bytes) -> tuple[pl.Series, Callable[[], pl.Series]]:
     """The digest heads of the group messages of coded ``pairs`` (sorted; ``run[i]`` the index of
-    pair ``i``'s person among ``starts``), and a function giving their full hex digests.
+    pair ``i``'s person among ``starts``; at least one key column), and a function giving their
+    full hex digests.
 
     Each person's and each key's netstring is built once and gathered, so a message is three
     parts, ``hex(salt) || field(person) || field(key columns)``, exactly :func:`message`'s.
@@ -221,11 +222,11 @@ def _group_heads(codes: PairCodes, pairs: np.ndarray, run: np.ndarray, starts: n
         distinct, where = np.arange(codes.keys), key_codes
     else:
         distinct, where = np.unique(key_codes, return_inverse=True)
-    key_fields = _field_texts(codes.key_frame(distinct)) if codes.key_columns else pl.Series([""])
-    parts = pl.DataFrame([person_fields.gather(run).alias("_p"),
-                          key_fields.gather(where if codes.key_columns else np.zeros(pairs.size, np.int64))
-                          .alias("_k")])
-    text = pl.concat_str([pl.lit(salt_text(salt)), pl.col("_p"), pl.col("_k")])
+    key_fields = _field_texts(codes.key_frame(distinct))
+    parts = pl.DataFrame({"_run": run, "_key": where})
+    # gathered inside the query, so the streaming engine builds each morsel's messages in parallel
+    text = pl.concat_str([pl.lit(salt_text(salt)), pl.lit(person_fields).gather(pl.col("_run")),
+                          pl.lit(key_fields).gather(pl.col("_key"))])
     return message_heads(parts, text), lambda: message_digests(parts, text)
 
 
