@@ -307,7 +307,7 @@ class Session:
         the index of the part in ``parts`` (its canonical integer), and their
         rows in other parts are discarded
         (:func:`~securedp.mechanisms.contributions.pending_parts`). The
-        32-byte ``salt`` is drawn from the session's source just after the
+        16-byte ``salt`` is drawn from the session's source just after the
         charge (only when ``ids`` is given), so a seeded session replays; the
         choice never depends on row order or on other persons.
         **Privacy:** adding or removing a person

@@ -1,6 +1,6 @@
 """The canonical, engine-independent digests that decide which rows per-person bounding keeps.
 
-**Encoding.** A release draws a secret 32-byte ``salt`` from its random source
+**Encoding.** A release draws a secret 16-byte ``salt`` from its random source
 (:func:`draw_salt`). A *field* is the canonical text ``t`` of one value
 written as a netstring: the number of UTF-8 bytes of ``t`` in decimal, ``:``,
 ``t``, ``,``. The canonical text of an integer is its decimal form (``-12``,
@@ -14,13 +14,13 @@ first. Then
 * row message: the group message followed by ``field(u)``, ``u`` the row's
   lattice units (an integer);
 
-where ``hex(salt)`` is 64 lowercase hexadecimal characters. The digest is
+where ``hex(salt)`` is 32 lowercase hexadecimal characters. The digest is
 SHA-256 of the UTF-8 bytes of the message; digests are ordered as 32-byte
 unsigned big-endian numbers (the order of their lowercase hex strings), and
 bounding keeps the *smallest*.
 
-Example (:data:`EXAMPLE`): salt ``00 01 ... 1f``, person ``"alice"``, key
-``(7,)``: message ``000102...1f5:alice,1:7,``, and its row with 250 units
+Example (:data:`EXAMPLE`): salt ``00 01 ... 0f``, person ``"alice"``, key
+``(7,)``: message ``000102...0f5:alice,1:7,``, and its row with 250 units
 appends ``3:250,``.
 
 **The same digest elsewhere.** Spark SQL, for string or integral columns:
@@ -68,12 +68,12 @@ _polars_hash = _optional_polars_hash()
 _INTEGER = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
 
 EXAMPLE = {
-    "salt": bytes(range(32)),
+    "salt": bytes(range(16)),
     "person": "alice",
     "key": (7,),
     "units": 250,
-    "group_message": "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f5:alice,1:7,",
-    "row_message": "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f5:alice,1:7,3:250,",
+    "group_message": "000102030405060708090a0b0c0d0e0f5:alice,1:7,",
+    "row_message": "000102030405060708090a0b0c0d0e0f5:alice,1:7,3:250,",
 }
 """A documented example; ``tests/unit/test_bounding.py`` checks its digest against hashlib."""
 

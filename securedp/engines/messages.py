@@ -4,8 +4,10 @@ Per-person bounding keeps, among a person's rows (or groups), those whose
 SHA-256 digests of a salted message are smallest. The format is stated in
 full in :mod:`securedp.engines.digest`; this module is its one definition:
 
-* :func:`salt_text`: ``hex(salt)``, 64 lowercase hexadecimal characters of the
-  release's secret 32-byte salt (:func:`draw_salt`);
+* :func:`salt_text`: ``hex(salt)``, 32 lowercase hexadecimal characters of the
+  release's secret 16-byte (128-bit) salt (:func:`draw_salt`), so that a
+  message of short ids (a 7-digit person and a 4-digit key) fits one 55-byte
+  SHA-256 block;
 * :func:`field_parts`: a field as a netstring, the byte length of its
   canonical text in decimal, ``:``, the text, ``,``.
 
@@ -31,11 +33,11 @@ from securedp.hazmat.bits.source import RandomSource
 
 T = TypeVar("T")
 
-SALT_BYTES = 32
+SALT_BYTES = 16
 
 
 def draw_salt(source: RandomSource) -> bytes:
-    """The release's secret salt: the next 32 bytes of its random source (a seeded release replays)."""
+    """The release's secret salt: the next 16 bytes of its random source (a seeded release replays)."""
     return source.random_bytes(SALT_BYTES)
 
 

@@ -6,7 +6,7 @@ adding or removing one person**, who contributes at most
 that bound. With ``ids`` (one person id per row) the library enforces it:
 
 **Rule (salted SHA-256, as for the grouped tables).** A release with
-``ids`` draws a secret 32-byte salt from its random source when it executes
+``ids`` draws a secret 16-byte salt from its random source when it executes
 (:func:`securedp.engines.messages.draw_salt`, before any noise). A person
 with at most ``m = max_contributions`` usable rows keeps them all; a person
 with more keeps the ``m`` rows whose *row digests*

@@ -6,7 +6,7 @@ values of every aggregated column under the ``missing`` policy, the budget
 split) and prices the release; ``.execute(rng)`` then runs the two steps of
 the aggregate/noise boundary:
 
-1. **Exact aggregates, by an engine.** A secret 32-byte salt is drawn from the
+1. **Exact aggregates, by an engine.** A secret 16-byte salt is drawn from the
    release's random source; every person is bounded to ``max_groups`` keys and
    ``max_rows`` rows per key by the SHA-256 rule of
    :mod:`securedp.engines.bounding`, and every key gets exact integers (rows,

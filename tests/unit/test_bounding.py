@@ -23,7 +23,7 @@ from securedp import ChaChaSource
 from securedp.engines.bounding import bound_and_aggregate
 from securedp.engines.digest import EXAMPLE, draw_salt, hashlib_digests, hex_digests, message, polars_hash_digests
 
-SALT = hashlib.sha256(b"bounding-tests").digest()
+SALT = hashlib.sha256(b"bounding-tests").digest()[:16]
 Table = dict[tuple, list[int]]  # key -> [rows, persons, total, total_squares]
 
 
@@ -86,7 +86,7 @@ def test_documented_example_digest() -> None:
     texts = [pl.col("p"), pl.col("k").cast(pl.String), pl.col("u").cast(pl.String)]
     assert one.select(message(salt, texts[:2])).item() == EXAMPLE["group_message"]
     assert one.select(message(salt, texts)).item() == EXAMPLE["row_message"]
-    expected = "380106666bddd44ac0fec612bac3dbe678c49dd11361066f3efdbbcea854c858"  # hashlib, by hand
+    expected = "27bed1af108d46fefcb98ebb866c3ac599f0bb1fcd1404240fce32af887b970b"  # hashlib, by hand
     assert hashlib.sha256(EXAMPLE["row_message"].encode()).hexdigest() == expected
     assert hex_digests(one, salt, ["p", "k", "u"]).to_list() == [expected]
 
@@ -204,7 +204,7 @@ def test_same_result_from_pandas_polars_pyarrow_and_lazy() -> None:
 
 def test_salt_comes_from_the_source_and_replays() -> None:
     a, b = draw_salt(ChaChaSource(bytes(32))), draw_salt(ChaChaSource(bytes(32)))
-    assert a == b and len(a) == 32
+    assert a == b and len(a) == 16
     rows = [(f"p{i % 3}", i % 6, i) for i in range(60)]
     assert engine(frame(rows), 1, 2, a) == engine(frame(rows), 1, 2, b) == reference(rows, 1, 2, a)
 

@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 
 import securedp
 from securedp import ChaChaSource
-from securedp.engines.messages import draw_salt
+from securedp.engines.messages import SALT_BYTES, draw_salt
 from securedp.mechanisms.contributions import pending_parts
 
 ROWS = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3)), max_size=40)
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None)
-SALT = bytes(range(32))
+SALT = bytes(range(16))
 
 
 def reference(rows, max_parts, salt=SALT):
@@ -66,7 +66,7 @@ def test_removing_a_person_or_reordering_leaves_everyone_elses_rows_alone(rows, 
 
 def test_a_person_in_too_many_parts_keeps_the_parts_of_smallest_digest():
     session = securedp.Session(epsilon=2, rng=ChaChaSource(bytes(32)))
-    salt = draw_salt(ChaChaSource(bytes(32)))  # the partition's salt: the session's first 32 bytes
+    salt = draw_salt(ChaChaSource(bytes(32)))  # the partition's salt: the session's first 16 bytes
     data = [1, 1, 1, 1, 1]
     by = ["a", "b", "a", "c", "b"]
     ids = [7, 7, 8, 7, 9]  # person 7 appears in a, b, c (indices 0, 1, 2): with max_partitions=1 one is kept
@@ -93,14 +93,14 @@ def test_the_salt_is_drawn_after_the_charge_and_only_with_ids():
     session.partition([1, 2], by=["a", "b"], parts=["a", "b"], budget="1/4")
     assert source.bytes_served == 0  # no ids: nothing drawn
     session.partition([1, 2], by=["a", "b"], parts=["a", "b"], budget="1/4", ids=[1, 1])
-    assert source.bytes_served == 32
+    assert source.bytes_served == SALT_BYTES
     try:
         session.partition([1, 2], by=["a", "b"], parts=["a", "b"], budget=1, ids=[1, 1])
     except securedp.BudgetExceeded:
         pass
     else:
         raise AssertionError("the partition overspent")
-    assert source.bytes_served == 32 and session.spent == Fraction(1, 2)
+    assert source.bytes_served == SALT_BYTES and session.spent == Fraction(1, 2)
 
 
 def test_non_integer_ids_are_refused_before_charging():

@@ -11,6 +11,7 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource
+from securedp.engines.messages import SALT_BYTES
 
 pd = pytest.importorskip("pandas")
 
@@ -51,7 +52,7 @@ def test_integer_series_and_person_ids_enforce_the_contribution_bound():
     kept = securedp.sum(df["value"], bounds=(0, 10), epsilon=1, ids=df["person"], max_contributions=1,
                         rng=ChaChaSource(SEED))
     after_salt = ChaChaSource(SEED)
-    after_salt.random_bytes(32)  # a release with ids draws its 32-byte salt first, then the noise
+    after_salt.random_bytes(SALT_BYTES)  # a release with ids draws its salt first, then the noise
     reference = securedp.sum([5, 2, 9], bounds=(0, 10), epsilon=1, rng=after_salt)
     assert kept.value == reference.value  # one row per person (their rows are equal, whichever is kept)
 

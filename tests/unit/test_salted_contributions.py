@@ -2,7 +2,7 @@
 
 A person with more than ``m = max_contributions`` rows keeps the ``m`` rows whose digests
 ``SHA-256(hex(salt) || field(person) || field(u))`` are smallest (``u`` the row's lattice units, or
-the index of its histogram bin), with a 32-byte salt drawn first from the release's source.
+the index of its histogram bin), with a 16-byte salt drawn first from the release's source.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from securedp.mechanisms.release import encode_input
 from securedp.mechanisms.statistic import Pending
 from securedp.mechanisms.sum import Sum, SumAggregate
 
-SALT = bytes(range(32))
+SALT = bytes(range(16))
 SEED = bytes([9]) * 32
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None)
 ROWS = st.lists(st.tuples(st.integers(0, 6), st.integers(-3, 9)), max_size=40)
@@ -57,7 +57,7 @@ def test_digest_known_answer() -> None:
     """``hex(salt) || 2:12, || 3:250,`` for person 12 and 250 units, checked against hashlib (and sha256sum)."""
     text = messages.message_text(SALT, [12, 250])
     assert text == SALT.hex() + "2:12,3:250,"
-    expected = "da003573e31384cf978ae29ef1638b85302c38045adaf98331005ebb02f13f54"
+    expected = "040318ddfb10532dd43f7503c8cf1ac929886290d39c16ab1ea8989200362cc4"
     assert hashlib.sha256(text.encode()).hexdigest() == expected
     assert messages.digest(SALT, [12, 250]).hex() == expected
     assert messages.field_text("é") == "2:é,"  # the length counts UTF-8 bytes
@@ -84,7 +84,7 @@ def test_bytes_encoder_and_polars_expression_give_identical_digests(rows: list[t
 
 
 def test_bad_salt_and_field_types_are_refused() -> None:
-    with pytest.raises(ValueError, match="32 bytes"):
+    with pytest.raises(ValueError, match="16 bytes"):
         messages.message_text(b"short", [1])
     with pytest.raises(TypeError):
         messages.field_text(True)
@@ -203,13 +203,13 @@ def test_a_release_with_ids_draws_the_salt_first_and_replays(release, options) -
     salt = draw_salt(ChaChaSource(SEED))
     chosen = kept_rows(salt, ids, data if "bins" not in options else [int(v >= 5) for v in data], 2)
     after_salt = ChaChaSource(SEED)
-    after_salt.random_bytes(32)
+    after_salt.random_bytes(messages.SALT_BYTES)
     reference = release([data[i] for i in chosen], epsilon=1, max_contributions=2, rng=after_salt, **options)
     assert first.value == reference.value
     # with ids the salt is drawn even when nobody is over the bound: the noise comes after it
     within = release(data, epsilon=1, ids=list(range(6)), max_contributions=2, rng=ChaChaSource(SEED), **options)
     after_salt = ChaChaSource(SEED)
-    after_salt.random_bytes(32)
+    after_salt.random_bytes(messages.SALT_BYTES)
     assert within.value == release(data, epsilon=1, max_contributions=2, rng=after_salt, **options).value
 
 
