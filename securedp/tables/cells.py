@@ -31,7 +31,7 @@ from securedp.mechanisms.quantile import Quantile as QuantileSelection
 from securedp.mechanisms.quantile import SortedUnits
 from securedp.mechanisms.records import LatticeColumn
 from securedp.tables.noise import CellNoise
-from securedp.tables.spec import Aggregation, Count, Mean, Persons, Quantile, Sum, Variance
+from securedp.tables.spec import Aggregation, Count, Mean, Persons, Quantile, Sum, Variance, quantile_cell_epsilon
 
 if TYPE_CHECKING:
     import polars as pl
@@ -175,12 +175,16 @@ def noise_records(columns: list[Column], aggregations: Sequence[Aggregation], pa
             record.update(column=column.aggregation.column, lattice_step=column.step,
                           bounds_units=[column.lo_u, column.hi_u])
         if isinstance(a, Quantile):
-            eps = part(a.name)[0]
-            assert eps is not None and column is not None  # prepare_table refuses quantiles in rho tables
+            assert column is not None
+            eps, rho = part(a.name)
+            cell = quantile_cell_epsilon(eps, rho, k)
             candidates = column.hi_u - column.lo_u + 1
-            record.update(noise=[], selection="exponential", q=to_rational(a.q, "q"), epsilon_cell=eps / k,
+            record.update(noise=[], selection="exponential", q=to_rational(a.q, "q"), epsilon_cell=cell,
                           sensitivity=m, candidates=candidates,
-                          rank_error_bound=rank_error_bound(eps / k, m, candidates, alpha))
+                          rank_error_bound=rank_error_bound(cell, m, candidates, alpha))
+            if rho is not None:
+                record.update(rho_cells=k * cell * cell / 2,
+                              conversion="epsilon-DP is epsilon**2/2-zCDP (Bun and Steinke 2016, Prop. 1.4)")
         out[a.name] = record
     return out
 
@@ -225,10 +229,9 @@ def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, 
             add(a.name, noisy, [v - t for v in noisy], [v + t for v in noisy])
             continue
         if isinstance(a, Quantile):
-            eps = part(a.name)[0]
-            assert eps is not None  # prepare_table refuses quantiles in rho tables
-            add(a.name, _quantiles(a, column, aggregates.unit_counts(column.index), cells, group_by, eps / k, m,
-                                   source, committed), step=column.step)
+            eps, rho = part(a.name)
+            add(a.name, _quantiles(a, column, aggregates.unit_counts(column.index), cells, group_by,
+                                   quantile_cell_epsilon(eps, rho, k), m, source, committed), step=column.step)
             continue
         agg = aggregates.column(column.index)
         if column.index not in indexed:  # aggregations of one engine column share its aggregates

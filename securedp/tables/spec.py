@@ -27,12 +27,17 @@ aggregation    noisy integers per cell                              cell sensiti
 =============  ===================================================  ==============
 
 Quantiles spend ``epsilon_a / k`` per cell (a person is in at most ``k``
-cells; each cell's selection is ``epsilon_a / k``-DP for ``m`` rows). They are
-priced in ``epsilon`` only: a table priced in ``rho`` refuses them.
+cells; each cell's selection is ``epsilon_a / k``-DP for ``m`` rows). In a
+table priced in ``rho``, each cell's selection runs at the largest
+``epsilon_cell = j / 2**32`` with ``k * epsilon_cell**2 / 2 <= rho_a``
+(:func:`quantile_cell_epsilon`): an ``epsilon``-DP mechanism is
+``epsilon**2 / 2``-zCDP (Bun and Steinke 2016, Prop. 1.4), and the at most
+``k`` cells one person changes compose to ``k * epsilon_cell**2 / 2``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -132,6 +137,26 @@ class Quantile(_Column):
     def name(self) -> str:
         q = to_rational(self.q, "q")
         return f"{self.column}_median" if q == Fraction(1, 2) else f"{self.column}_q{float(q):g}"  # float-ok: a name
+
+
+_CELL_GRID = 1 << 32
+
+
+def quantile_cell_epsilon(epsilon: Fraction | None, rho: Fraction | None, k: int) -> Fraction:
+    """The ``epsilon`` of one cell's exponential mechanism for a quantile whose share is ``epsilon``
+    (``epsilon / k``) or ``rho`` (the largest ``j / 2**32`` with ``k * (j / 2**32)**2 / 2 <= rho``,
+    exactly: ``j = isqrt(floor(2 * rho * 2**64 / k))``); see the module docstring. Raises if ``rho``
+    is too small for any positive ``j``."""
+    if epsilon is not None:
+        return epsilon / k
+    assert rho is not None
+    j = math.isqrt((2 * rho.numerator * _CELL_GRID * _CELL_GRID) // (k * rho.denominator))
+    if j == 0:
+        raise ValueError(f"a quantile's share of rho ({rho}) is too small for max_groups={k}: its exponential "
+                         "mechanism would run at epsilon 0")
+    cell = Fraction(j, _CELL_GRID)
+    assert k * cell * cell / 2 <= rho < k * Fraction(j + 1, _CELL_GRID) ** 2 / 2
+    return cell
 
 
 def Median(column: str, bounds: tuple[Any, Any], lattice: Any = None, share: Any = None) -> Quantile:  # noqa: N802

@@ -76,7 +76,7 @@ from securedp.mechanisms.partition_selection import (
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import release_function
 from securedp.tables.cells import Aggregates, Column, cells_of, commitment_parts, noise_records, release_cells
-from securedp.tables.spec import Aggregation, Count, Mean, Persons, Quantile, Sum, Variance
+from securedp.tables.spec import Aggregation, Count, Mean, Persons, Quantile, Sum, Variance, quantile_cell_epsilon
 
 if TYPE_CHECKING:  # the engines load Polars (and Spark) only when a table is prepared
     from securedp.tables.engines import ColumnSpec
@@ -181,9 +181,6 @@ def prepare_table(
     for a in aggregations:
         if not isinstance(a, (Count, Persons, Sum, Mean, Variance, Quantile)):
             raise TypeError(f"not an aggregation: {a!r}")
-        if isinstance(a, Quantile) and cost.epsilon is None:
-            raise ValueError(f"{a.name}: quantiles are released by the exponential mechanism, priced in epsilon; "
-                             "a rho table cannot hold them")
     private = keys is None
     if private and not group_by:
         private = False  # one cell, always released
@@ -213,6 +210,13 @@ def prepare_table(
         share = shares[name]
         return (cost.epsilon * share if cost.epsilon is not None else None,
                 cost.rho * share if cost.rho is not None else None)
+
+    for a in aggregations:
+        if isinstance(a, Quantile):  # a rho share too small for any cell epsilon is refused here
+            try:
+                quantile_cell_epsilon(*part(a.name), k)
+            except ValueError as error:
+                raise ValueError(f"{a.name}: {error}") from None
 
     plan: LaplaceThreshold | OptimalSelection | GaussianThreshold | None = None
     if private:

@@ -13,6 +13,7 @@ import pytest
 
 from securedp import ChaChaSource
 from securedp.tables import Count, Mean, Median, Persons, Sum, Variance, prepare_table
+from securedp.tables.spec import quantile_cell_epsilon
 
 
 def people(n: int = 3000, seed: int = 1) -> pl.DataFrame:
@@ -167,10 +168,50 @@ def test_quantile_cells_follow_the_exact_exponential_law_at_epsilon_over_max_gro
     assert stats.chisquare(observed, wrong * observed.sum() / wrong.sum()).pvalue < 1e-6
 
 
-def test_quantiles_need_epsilon():
-    with pytest.raises(ValueError, match="epsilon"):
-        prepare_table(people(), group_by=["region"], keys=["north"], aggregations=[Median("age", (0, 120))],
-                      id_column="pid", rho="1/2")
+def test_quantile_cell_epsilon_exact_cases():
+    """epsilon tables: epsilon_a / k; rho tables: the largest j / 2**32 with k * eps**2 / 2 <= rho_a."""
+    assert quantile_cell_epsilon(Fraction(1), None, 4) == Fraction(1, 4)
+    assert quantile_cell_epsilon(None, Fraction(1, 2), 1) == 1  # 1 * 1**2 / 2 = 1/2 exactly
+    assert quantile_cell_epsilon(None, Fraction(1, 8), 1) == Fraction(1, 2)
+    assert quantile_cell_epsilon(None, Fraction(1, 2), 2) == Fraction(3037000499, 2**32)  # isqrt(2**63): 1/sqrt(2)
+    for rho, k in [(Fraction(1, 3), 3), (Fraction(1, 10**6), 7), (Fraction(5, 2), 1), (Fraction(1, 2), 2)]:
+        cell = quantile_cell_epsilon(None, rho, k)
+        step = Fraction(1, 2**32)
+        assert (cell / step).denominator == 1
+        assert k * cell**2 / 2 <= rho < k * (cell + step) ** 2 / 2  # within the share, and the largest such
+    with pytest.raises(ValueError, match="too small"):
+        quantile_cell_epsilon(None, Fraction(1, 10**30), 3)
+
+
+def test_quantiles_in_rho_tables_spend_their_share_as_zcdp(monkeypatch):
+    """Each cell's exponential mechanism runs at the recorded epsilon_cell, and k * eps**2 / 2 <= rho_a."""
+    import securedp.tables.cells as cells
+
+    used = []
+    original = cells.QuantileSelection
+
+    def spy(cost, *args):
+        used.append(cost.epsilon)
+        return original(cost, *args)
+
+    monkeypatch.setattr(cells, "QuantileSelection", spy)
+    release = prepare_table(people(), group_by=["region"], keys=["north", "south"], id_column="pid", max_groups=2,
+                            aggregations=[Count(), Median("age", (0, 120))], rho="1/2").execute(ChaChaSource(bytes(32)))
+    record = release.parameters["age_median"]
+    cell = record["epsilon_cell"]
+    assert used == [cell] and cell == quantile_cell_epsilon(None, Fraction(1, 4), 2)
+    assert record["rho_cells"] == 2 * cell**2 / 2 <= Fraction(1, 4)
+    assert all(0 <= v <= 120 for v in release.frame["age_median"].to_list())
+
+
+def test_a_rho_share_too_small_for_a_quantile_is_refused_before_anything_is_charged():
+    from securedp import Session
+
+    session = Session(rho="1e-30", rng=ChaChaSource(bytes(32)))
+    with pytest.raises(ValueError, match="too small"):
+        session.table(people(), group_by=["region"], keys=["north"], aggregations=[Median("age", (0, 120))],
+                      id_column="pid", max_groups=3, rho="1e-30")
+    assert session.spent == 0
 
 
 def test_the_output_types_do_not_depend_on_which_cells_are_released():
