@@ -58,7 +58,6 @@ import polars as pl
 from securedp.engines.digest import (
     canonical_text,
     field,
-    message,
     message_digests,
     message_heads,
 )
@@ -152,13 +151,35 @@ def _checked(data: Any, person: str, keys: Sequence[str], units: str | None) -> 
 
 def _smallest_rows(rows: pl.DataFrame, salt: bytes, fields: list[str], limit: int) -> pl.DataFrame:
     """The ``limit`` rows of each pair (:data:`PAIR`, every pair with more rows) whose row digests
-    over ``fields`` are smallest."""
+    over ``fields`` (person, key columns, units: the last) are smallest."""
     rows = rows.sort(PAIR)
     starts = _run_starts(rows[PAIR].to_numpy())
     run = np.repeat(np.arange(starts.size), np.diff(np.append(starts, rows.height)))
-    text = message(salt, [canonical_text(c, rows.schema[c]) for c in fields])
-    kept = _smallest_in_runs(run, starts, message_heads(rows, text), lambda: message_digests(rows, text), limit)
-    return rows.filter(pl.Series(kept))
+    units = rows.get_column(fields[-1])
+    distinct, where = _distinct(units.cast(pl.Int64).to_numpy())
+    heads, digests = _heads(salt, _field_texts(rows[starts].select(fields[:-1])), run,
+                            _field_texts(pl.Series(units.name, distinct).cast(units.dtype)), where)
+    return rows.filter(pl.Series(_smallest_in_runs(run, starts, heads, digests, limit)))
+
+
+def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Values covering ``values`` and each value's index among them: a range when the span is small
+    (no sort), else the sorted distinct values."""
+    if values.size and int(values.max()) - int(values.min()) < max(2 * values.size, 1 << 16):
+        low = int(values.min())
+        return np.arange(low, int(values.max()) + 1, dtype=np.int64), values - low
+    return np.unique(values, return_inverse=True)
+
+
+def _heads(salt: bytes, prefixes: pl.Series, prefix_of: np.ndarray, tails: pl.Series,
+           tail_of: np.ndarray) -> tuple[pl.Series, Callable[[], pl.Series]]:
+    """Digest heads of the messages ``hex(salt) || prefixes[prefix_of[i]] || tails[tail_of[i]]``
+    (netstring fields built once per distinct value, gathered inside the streaming query so that
+    each morsel's messages are built in parallel), and a function giving their full hex digests."""
+    parts = pl.DataFrame({"_prefix": prefix_of, "_tail": tail_of})
+    text = pl.concat_str([pl.lit(salt_text(salt)), pl.lit(prefixes).gather(pl.col("_prefix")),
+                          pl.lit(tails).gather(pl.col("_tail"))])
+    return message_heads(parts, text), lambda: message_digests(parts, text)
 
 
 def _collect(query: pl.LazyFrame) -> pl.DataFrame:
@@ -211,23 +232,10 @@ def _group_heads(codes: PairCodes, pairs: np.ndarray, run: np.ndarray, starts: n
                  salt: bytes) -> tuple[pl.Series, Callable[[], pl.Series]]:
     """The digest heads of the group messages of coded ``pairs`` (sorted; ``run[i]`` the index of
     pair ``i``'s person among ``starts``; at least one key column), and a function giving their
-    full hex digests.
-
-    Each person's and each key's netstring is built once and gathered, so a message is three
-    parts, ``hex(salt) || field(person) || field(key columns)``, exactly :func:`message`'s.
-    """
-    person_fields = _field_texts(codes.persons(pairs[starts]))
-    key_codes = pairs % codes.keys
-    if codes.keys <= max(2 * pairs.size, 1 << 16):
-        distinct, where = np.arange(codes.keys), key_codes
-    else:
-        distinct, where = np.unique(key_codes, return_inverse=True)
-    key_fields = _field_texts(codes.key_frame(distinct))
-    parts = pl.DataFrame({"_run": run, "_key": where})
-    # gathered inside the query, so the streaming engine builds each morsel's messages in parallel
-    text = pl.concat_str([pl.lit(salt_text(salt)), pl.lit(person_fields).gather(pl.col("_run")),
-                          pl.lit(key_fields).gather(pl.col("_key"))])
-    return message_heads(parts, text), lambda: message_digests(parts, text)
+    full hex digests: ``hex(salt) || field(person) || field(key columns)``, exactly :func:`message`'s."""
+    distinct, where = _distinct(pairs % codes.keys)
+    return _heads(salt, _field_texts(codes.persons(pairs[starts])), run,
+                  _field_texts(codes.key_frame(distinct)), where)
 
 
 def _smallest_in_runs(run: np.ndarray, starts: np.ndarray, heads: pl.Series, digests: Callable[[], pl.Series],
