@@ -1,0 +1,84 @@
+"""Grouped tables on the shapes that cost the bounding engine most, beside the favourable one.
+
+Run: ``python benchmarks/bench_tables_shapes.py [rows]`` (default 10**7). The data is
+``bench_tables.py``'s (persons with 1..10 rows, incomes in [0, 200000]); each shape changes one
+thing, and every case is a count + sum + mean of ``income`` at epsilon 1 with public keys, timed in
+a fresh process (wall seconds of ``prepare_table`` and ``.execute``, and the peak resident memory):
+
+* ``integers``: integer person ids and 10**4 integer groups, k=3, m=5 (the favourable shape);
+* ``strings``: the same ids and groups as strings (``person-123``, ``g45``): ranked codes (a join),
+  and 17 + 8 bytes of fields per message instead of 10 + 7, two SHA-256 blocks;
+* ``sparse ids``: integer ids spread over 2**40 .. 2**61 (ranked, not subtracted);
+* ``3 groups``: 3 groups, m=2: most persons hold more than 2 rows in a group, so rows are hashed;
+* ``no group-by``: one cell, m=2: every person over 2 rows has all their rows hashed.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+import polars as pl
+from bench_tables import GROUPS, WIDTH, table
+
+from securedp.hazmat.bits import ChaChaSource
+from securedp.tables import Count, Mean, Sum, prepare_table
+
+SHAPES = ("integers", "strings", "sparse ids", "3 groups", "no group-by")
+
+
+def query(shape: str, frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The frame and ``prepare_table`` arguments of one shape."""
+    kw: dict[str, Any] = {"aggregations": [Count(), Sum("income", (0, WIDTH), 1), Mean("income", (0, WIDTH), 1)],
+                          "id_column": "person", "max_groups": 3, "max_rows": 5, "epsilon": 1,
+                          "group_by": ["group"], "keys": list(range(GROUPS))}
+    if shape == "strings":
+        frame = frame.with_columns(pl.format("person-{}", "person").alias("person"),
+                                   pl.format("g{}", "group").alias("group"))
+        kw["keys"] = [f"g{i}" for i in range(GROUPS)]
+    elif shape == "sparse ids":
+        frame = frame.with_columns((pl.col("person") * 1_000_003 + 2**40).alias("person"))
+    elif shape == "3 groups":
+        frame = frame.with_columns((pl.col("group") % 3).alias("group"))
+        kw.update(keys=[0, 1, 2], max_rows=2)
+    elif shape == "no group-by":
+        kw.update(group_by=[], keys=None, max_groups=1, max_rows=2)
+    return frame, kw
+
+
+def run(shape: str, rows: int) -> dict[str, float]:
+    frame, kw = query(shape, table(rows))
+    start = time.perf_counter()
+    prepared = prepare_table(frame, **kw)
+    prepared_at = time.perf_counter()
+    prepared.execute(ChaChaSource(bytes(32)))
+    done = time.perf_counter()
+    return {"prepare": prepared_at - start, "execute": done - prepared_at,
+            "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    rows = int(args[0]) if args and args[0].isdigit() else 10**7
+    if "--shape" in args:
+        print(json.dumps(run(args[args.index("--shape") + 1], rows)))
+        return
+    print(f"{rows} rows, count + sum + mean, epsilon 1; seconds wall")
+    print(f"{'shape':<14} {'prepare':>8} {'execute':>8} {'total':>7} {'peak MiB':>9}")
+    for shape in SHAPES:
+        child = subprocess.run([sys.executable, __file__, str(rows), "--shape", shape], capture_output=True,
+                               text=True, check=False)
+        if child.returncode != 0:
+            print(f"{shape}: failed\n{child.stderr.strip()}")
+            continue
+        r = json.loads(child.stdout.strip().splitlines()[-1])
+        print(f"{shape:<14} {r['prepare']:8.2f} {r['execute']:8.2f} {r['prepare'] + r['execute']:7.2f} "
+              f"{r['peak_mib']:9.0f}")
+
+
+if __name__ == "__main__":
+    main()
