@@ -61,7 +61,7 @@ from securedp.engines.digest import (
     message_digests,
     message_heads,
 )
-from securedp.engines.messages import salt_text
+from securedp.engines.messages import run_keys, run_starts, salt_text
 from securedp.engines.pair_codes import PAIR, PairCodes, code_pairs
 from securedp.mechanisms.contributions import positive_count
 
@@ -153,7 +153,7 @@ def _smallest_rows(rows: pl.DataFrame, salt: bytes, fields: list[str], limit: in
     """The ``limit`` rows of each pair (:data:`PAIR`, every pair with more rows) whose row digests
     over ``fields`` (person, key columns, units: the last) are smallest."""
     rows = rows.sort(PAIR)
-    starts = _run_starts(rows[PAIR].to_numpy())
+    starts = run_starts(rows[PAIR].to_numpy())
     run = np.repeat(np.arange(starts.size), np.diff(np.append(starts, rows.height)))
     units = rows.get_column(fields[-1])
     distinct, where = _distinct(units.cast(pl.Int64).to_numpy())
@@ -213,13 +213,6 @@ def _pair_aggregates(frame: pl.DataFrame, units: str | None, squares: bool) -> l
     return aggs
 
 
-def _run_starts(values: np.ndarray) -> np.ndarray:
-    """The first position of each run of equal values in a sorted array."""
-    new = np.ones(values.size, dtype=bool)
-    np.not_equal(values[1:], values[:-1], out=new[1:])
-    return np.flatnonzero(new)
-
-
 def _field_texts(values: pl.Series | pl.DataFrame) -> pl.Series:
     """``field(v1) || field(v2) || ...`` of each row of the given column(s) (the netstrings of
     :mod:`securedp.engines.digest`), as one String Series."""
@@ -248,8 +241,7 @@ def _smallest_in_runs(run: np.ndarray, starts: np.ndarray, heads: pl.Series, dig
     its key is at most its run's ``limit``-th smallest. Only if two elements of one run share a key
     does the order come from the full digests (``digests()``), so the choice is exact.
     """
-    bits = max(int(run[-1]).bit_length(), 1)
-    key = (run.astype(np.uint64) << np.uint64(64 - bits)) | (heads.to_numpy() >> np.uint64(bits))
+    key = run_keys(run, heads.to_numpy())
     ordered = np.sort(key)
     if np.any(ordered[1:] == ordered[:-1]):
         frame = pl.DataFrame({"_run": run, "_digest": digests()}).with_row_index("_at")
@@ -269,17 +261,17 @@ def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], k: int, salt:
     pairs = coded.sort(PAIR).group_by(PAIR, maintain_order=True).agg(aggs).collect()
     if keys and pairs.height:
         pair_codes = pairs[PAIR].to_numpy()
-        starts = _run_starts(pair_codes // codes.keys)
+        starts = run_starts(pair_codes // codes.keys)
         sizes = np.diff(np.append(starts, pair_codes.size))
         crowded = np.repeat(sizes > k, sizes)
         if crowded.any():
             chosen_sizes = sizes[sizes > k]
             run = np.repeat(np.arange(chosen_sizes.size), chosen_sizes)
             candidates = pair_codes[crowded]
-            run_starts = np.cumsum(chosen_sizes) - chosen_sizes
-            heads, digests = _group_heads(codes, candidates, run, run_starts, salt)
+            first = np.cumsum(chosen_sizes) - chosen_sizes
+            heads, digests = _group_heads(codes, candidates, run, first, salt)
             keep = ~crowded
-            keep[crowded] = _smallest_in_runs(run, run_starts, heads, digests, k)
+            keep[crowded] = _smallest_in_runs(run, first, heads, digests, k)
             pairs = pairs.filter(pl.Series(keep))
     return pairs, coded, codes
 

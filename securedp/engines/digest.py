@@ -137,8 +137,7 @@ def message_heads(frame: pl.DataFrame, text: pl.Expr) -> pl.Series:
     """
     head = pl.col("_digest").str.slice(0, 16).str.to_integer(base=16, dtype=pl.UInt64).alias("_head")
     if _polars_hash is None:
-        digests = hashlib_digests(frame.select(text.alias("_message")).to_series())
-        return pl.DataFrame([digests]).select(head).to_series()
+        return pl.DataFrame([message_digests(frame, text)]).select(head).to_series()
     digest = cast(Any, text).chash.sha2_256().alias("_digest")
     return frame.lazy().select(digest).select(head).collect(engine="streaming").to_series()
 
@@ -158,9 +157,7 @@ def has_polars_hash() -> bool:
 def digest_words(salt: bytes, columns: dict[str, np.ndarray]) -> np.ndarray:
     """The digests of the messages over ``columns`` (equal-length integer arrays, in order), one row of
     four big-endian 64-bit words (a ``uint64`` NumPy array of shape ``(n, 4)``) per entry."""
-    frame = pl.DataFrame(columns)
-    hexes = message_digests(frame, message(salt, [canonical_text(c, frame.schema[c]) for c in frame.columns]))
-    words = pl.DataFrame([hexes]).select(
+    words = pl.DataFrame([hex_digests(pl.DataFrame(columns), salt, list(columns))]).select(
         pl.col("_digest").str.slice(16 * i, 16).str.to_integer(base=16, dtype=pl.UInt64).alias(f"w{i}")
         for i in range(4))
     array: np.ndarray = words.to_numpy()

@@ -108,6 +108,22 @@ def _digest_words(salt: bytes, people: np.ndarray, points: np.ndarray, pairs: np
     return np.frombuffer(bytes(digests), dtype=">u8").reshape(-1, 4)
 
 
+def run_starts(values: np.ndarray) -> np.ndarray:
+    """The first position of each run of equal values in a sorted array."""
+    new = np.ones(values.size, dtype=bool)
+    np.not_equal(values[1:], values[:-1], out=new[1:])
+    return np.flatnonzero(new)
+
+
+def run_keys(run: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """One UInt64 sort key per element: its run (``run``: sorted, ``0 .. R - 1``) in the top bits and
+    its digest's leading bits (``heads``, UInt64) below, so that sorting the keys orders each run by
+    digest. Two equal keys in one run mean the leading bits tie: then the full digest must decide."""
+    bits = max(int(run[-1]).bit_length(), 1)
+    keys: np.ndarray = (run.astype(np.uint64) << np.uint64(64 - bits)) | (heads.astype(np.uint64) >> np.uint64(bits))
+    return keys
+
+
 def smallest_per_person(salt: bytes, persons: np.ndarray, values: np.ndarray, limit: int) -> np.ndarray:
     """Mask of the entries kept: for each person, the ``limit`` entries ``(person, value)`` whose digests
     ``SHA-256(hex(salt) || field(person) || field(value))`` are smallest.
@@ -137,7 +153,7 @@ def smallest_per_person(salt: bytes, persons: np.ndarray, values: np.ndarray, li
     # Down each person's pairs in digest order, a pair keeps what is left of ``limit``, up to its multiplicity.
     multiplicity = np.bincount(pair_of, minlength=pairs.size)[order]
     before = np.cumsum(multiplicity) - multiplicity
-    starts = np.flatnonzero(np.concatenate([[True], owner[order][1:] != owner[order][:-1]]))
+    starts = run_starts(owner[order])
     before -= np.repeat(before[starts], np.diff(np.append(starts, pairs.size)))
     quota = np.empty(pairs.size, dtype=np.int64)
     quota[order] = np.clip(limit - before, 0, multiplicity)
@@ -152,8 +168,7 @@ def smallest_per_person(salt: bytes, persons: np.ndarray, values: np.ndarray, li
 
 def _by_digest(owner: np.ndarray, words: np.ndarray) -> np.ndarray:
     """The order of distinct pairs by owner (sorted already) then digest (``words``: four 64-bit words)."""
-    bits = max(int(owner[-1]).bit_length(), 1)
-    key = (owner.astype(np.uint64) << np.uint64(64 - bits)) | (words[:, 0].astype(np.uint64) >> np.uint64(bits))
+    key = run_keys(owner, words[:, 0])
     order: np.ndarray = np.argsort(key, kind="stable")
     ordered = key[order]
     if np.any(ordered[1:] == ordered[:-1]):  # two pairs of one person share leading bits: all 256
