@@ -21,6 +21,7 @@ LAYERS = {
     "securedp.hazmat.bits": 0,
     "securedp.hazmat.samplers": 1,
     "securedp.lattice": 2,
+    "securedp.reading": 2,
     "securedp.mechanisms": 2,
     "securedp.engines": 2,
     "securedp.tables": 2,
