@@ -203,6 +203,19 @@ def replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def report(args: argparse.Namespace) -> int:
+    """``securedp audit report``: write the reviewer's HTML page (:mod:`securedp.audit.report`)."""
+    from securedp.audit.report import write_report
+
+    if (args.seed_file is None) != (args.data is None):
+        raise Failure("--seed-file and --data go together: both to replay the releases in the report, or neither")
+    seed = None if args.seed_file is None else read_seed(args.seed_file)
+    written = write_report(args.log, args.output, seed=seed, data=args.data, **_head_options(args))
+    state = "every line verifies" if written.verification.ok else f"PROBLEM: {written.verification.problem}"
+    print(f"{args.output}: report of {len(written.entries)} records ({state})")
+    return 0 if written.verification.ok else 1
+
+
 def demo(_args: argparse.Namespace) -> int:
     """``securedp demo``: see :mod:`securedp.cli.demo`."""
     from securedp.cli.demo import run_demo

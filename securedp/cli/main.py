@@ -1,4 +1,4 @@
-"""The ``securedp`` command: ``release``, ``demo``, ``selftest`` and ``audit verify|replay|keygen|head``.
+"""The ``securedp`` command: ``release``, ``demo``, ``selftest`` and ``audit verify|replay|report|keygen|head``.
 
 Every failure is reported as one line, ``securedp: error: <message>``, on
 standard error: exit status 2 for a usage error (unknown option, missing
@@ -84,6 +84,15 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--public-key", help=key_help)
     replay.add_argument("--head", help=head_help)
     replay.set_defaults(run=commands.replay)
+    report = audit_sub.add_parser(
+        "report", help="write a reviewer's HTML report: verification, budget over time, every release and its noise")
+    report.add_argument("log")
+    report.add_argument("-o", "--output", required=True, help="the HTML file to write (self-contained, no scripts)")
+    report.add_argument("--public-key", help=key_help)
+    report.add_argument("--head", help=head_help)
+    report.add_argument("--seed-file", help="with --data: replay every release and show whether it reproduces")
+    report.add_argument("--data", help="the CSV file the releases were made from (with --seed-file)")
+    report.set_defaults(run=commands.report)
     keygen = audit_sub.add_parser(
         "keygen", help="create an Ed25519 signing key (KEY, mode 0600) and its public key (KEY.pub)")
     keygen.add_argument("--out", required=True, help="where to write the private key; never overwritten")

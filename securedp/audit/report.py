@@ -1,0 +1,289 @@
+"""A reviewer's report of an audit log: one self-contained, static HTML page.
+
+``securedp audit report LOG [--public-key K] [--head H] [--seed-file S --data D] -o report.html``
+(or :func:`write_report`) writes a page that needs nothing but a browser: no script, no network, no
+external style sheet, font or image (a Content-Security-Policy of ``default-src 'none'`` forbids every
+load, so a page that tried one would show it as a console error). It shows:
+
+1. **Verification**: how many lines verify, the first problem if any, and what the outcome is worth
+   (signed against the reviewer's key, or integrity against accidents only);
+2. **Budget over time**: each ledger's ``spent`` after every record, as an SVG plot with the exact
+   rationals in a table beside it, and the delta ledger where delta is spent;
+3. **Releases**: per record its statistic, mechanism, cost, budget after it, parameters, value (a
+   table release as a table), input commitment, random source and, when a seed and the data are given,
+   the replay status; its noise laws with the proven half-width at level ``1 - alpha`` and a plot of
+   each law's probability mass function.
+
+The plots are illustrations: their coordinates are floats computed for drawing only. Every number in
+the text and the tables is the record's exact rational or a bound proven from it
+(:mod:`securedp.audit.report_model`). Every value from the log is HTML-escaped, so a released key such
+as ``<script>`` is shown as text.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable, Iterable, Sequence
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import gmpy2
+
+from securedp.audit.report_model import Entry, NoiseLaw, ReviewReport, build_report
+
+__all__ = ["render_report", "write_report"]
+
+_STYLE = """
+body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:72rem;padding:0 1rem;color:#1b1b1b}
+h1{font-size:1.6rem}h2{margin-top:2.2rem;border-bottom:1px solid #ccc}h3{margin-top:1.6rem}
+table{border-collapse:collapse;margin:.6rem 0}caption{text-align:left;font-weight:600;padding:.2rem 0}
+th,td{border:1px solid #bbb;padding:.2rem .5rem;text-align:left;vertical-align:top}th{background:#f1f1f1}
+code,.num{font-family:ui-monospace,monospace;font-size:.9em;overflow-wrap:anywhere}
+.ok{color:#0a6b2b;font-weight:600}.bad{color:#a40000;font-weight:600}
+svg{max-width:100%;height:auto;background:#fafafa;border:1px solid #ddd}
+section.release{border-left:4px solid #3a6ea5;padding-left:1rem;margin-top:1.5rem}
+"""
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+_WIDTH, _HEIGHT, _PAD = 640, 220, 40
+_MAX_ROWS = 200
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _text(value: Any) -> str:
+    """A recorded value as a reviewer reads it: rationals as written, structures as compact JSON."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return "null" if value is None else str(value)
+
+
+def _table(caption: str, header: Sequence[str], rows: Iterable[Sequence[Any]], raw: bool = False) -> str:
+    head = "".join(f'<th scope="col">{_e(h)}</th>' for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c if raw else _e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><caption>{_e(caption)}</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _fields(caption: str, pairs: Iterable[tuple[str, Any]]) -> str:
+    body = "".join(f'<tr><th scope="row">{_e(k)}</th><td class="num">{_e(_text(v))}</td></tr>' for k, v in pairs)
+    return f"<table><caption>{_e(caption)}</caption><tbody>{body}</tbody></table>"
+
+
+def _svg(title: str, description: str, body: str) -> str:
+    return (f'<svg role="img" viewBox="0 0 {_WIDTH} {_HEIGHT}" width="{_WIDTH}" height="{_HEIGHT}" '
+            f'xmlns="http://www.w3.org/2000/svg"><title>{_e(title)}</title><desc>{_e(description)}</desc>{body}</svg>')
+
+
+def _scale(values: Sequence[float], lo: float, hi: float, out_lo: float, out_hi: float) -> list[float]:
+    span = hi - lo or 1.0
+    return [out_lo + (v - lo) / span * (out_hi - out_lo) for v in values]
+
+
+def _axes(x_label: str, y_label: str) -> str:
+    x0, y0, x1, y1 = _PAD, _HEIGHT - _PAD, _WIDTH - 10, 10
+    return (f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="#555"/>'
+            f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" stroke="#555"/>'
+            f'<text x="{(x0 + x1) // 2}" y="{_HEIGHT - 8}" font-size="12" text-anchor="middle">{_e(x_label)}</text>'
+            f'<text x="12" y="{(y0 + y1) // 2}" font-size="12" transform="rotate(-90 12 {(y0 + y1) // 2})" '
+            f'text-anchor="middle">{_e(y_label)}</text>')
+
+
+def _ledger_plot(report: ReviewReport, spent_of: Callable[[Entry], Fraction | None],
+                 remaining_of: Callable[[Entry], Fraction | None], what: str) -> str:
+    """``spent`` after each record, one polyline per ledger (drawn with floats; exact values in the table)."""
+    ledgers: dict[str, list[tuple[int, Fraction]]] = {}
+    totals: dict[str, Fraction] = {}
+    for entry in report.entries:
+        spent, remaining = spent_of(entry), remaining_of(entry)
+        if spent is None:
+            continue
+        ledgers.setdefault(entry.ledger, [(0, Fraction(0))]).append((entry.line, spent))  # every ledger starts at 0
+        if remaining is not None:
+            totals[entry.ledger] = spent + remaining
+    if not ledgers:
+        return ""
+    top = float(max([*totals.values(), *(s for points in ledgers.values() for _, s in points)]))
+    last = max(entry.line for entry in report.entries)
+    colours = ["#3a6ea5", "#c8553d", "#2a9d8f", "#8e44ad", "#e9a03b", "#555"]
+    body = _axes("log line", f"{what} spent")
+    legend = []
+    for i, (name, points) in enumerate(ledgers.items()):
+        xs = _scale([float(line) for line, _ in points], 0.0, float(last), _PAD, _WIDTH - 20)
+        ys = _scale([float(s) for _, s in points], 0.0, top, _HEIGHT - _PAD, 20)
+        colour = colours[i % len(colours)]
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True))
+        body += f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>'
+        body += "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>'
+                        for x, y in zip(xs, ys, strict=True))
+        if name in totals:
+            y = _scale([float(totals[name])], 0.0, top, _HEIGHT - _PAD, 20)[0]
+            body += (f'<line x1="{_PAD}" x2="{_WIDTH - 20}" y1="{y:.1f}" y2="{y:.1f}" stroke="{colour}" '
+                     'stroke-dasharray="4 3"/>')
+        legend.append(f'<text x="{_WIDTH - 24}" y="{_HEIGHT - _PAD - 8 - 14 * i}" font-size="12" fill="{colour}" '
+                      f'text-anchor="end">{_e(name)}</text>')
+    description = "; ".join(f"{name}: {what} spent {', '.join(str(s) for _, s in points)}"
+                            for name, points in ledgers.items())
+    svg = _svg(f"{what} spent after each record, per ledger (dashed: the ledger's total)", description,
+               body + "".join(legend))
+    return f"<figure>{svg}<figcaption>{_e(what)} spent after each record, per ledger.</figcaption></figure>"
+
+
+def _budget_plots(report: ReviewReport) -> str:
+    kinds = sorted({str(e.record.get("budget_kind")) for e in report.entries if e.budget("spent") is not None})
+    plots = _ledger_plot(report, lambda e: e.budget("spent"), lambda e: e.budget("remaining"), " or ".join(kinds))
+    plots += _ledger_plot(report, lambda e: e.delta("spent"), lambda e: e.delta("remaining"), "delta")
+    return plots or "<p>No record carries budget fields.</p>"
+
+
+def _budget_table(report: ReviewReport) -> str:
+    rows = []
+    for e in report.entries:
+        delta = e.delta("spent")
+        rows.append((e.line, e.ledger, e.kind, e.record.get("budget_kind", ""), _text(e.record.get("charged")),
+                     _text(e.record.get("spent")), _text(e.record.get("remaining")),
+                     "" if delta is None else f"{delta} (remaining {e.delta('remaining')})"))
+    return _table("Budget after each record (exact rationals as logged)",
+                  ["line", "ledger", "record", "currency", "charged", "spent", "remaining", "delta spent"], rows)
+
+
+def _pmf(law: NoiseLaw, points: int = 121) -> tuple[list[int], list[float]]:
+    """Unit offsets and their probabilities (floats, for drawing only) over about 1.5 half-widths."""
+    reach = max(int(law.halfwidth_units * 3 // 2), 3)
+    stride = max(1, (2 * reach) // points)
+    ks = list(range(-reach - (-reach % stride), reach + 1, stride))
+    with gmpy2.context(precision=64):
+        p = gmpy2.mpq(law.parameter.numerator, law.parameter.denominator)
+        if law.mechanism == "discrete_laplace":
+            weights = [float(gmpy2.exp(-abs(k) / p)) for k in ks]
+        else:
+            weights = [float(gmpy2.exp(-(k * k) / (2 * p))) for k in ks]
+    total = sum(weights) or 1.0
+    return ks, [w / total for w in weights]
+
+
+def _noise_plot(law: NoiseLaw) -> str:
+    ks, ps = _pmf(law)
+    xs = _scale([float(k) for k in ks], float(ks[0]), float(ks[-1]), _PAD, _WIDTH - 20)
+    ys = _scale(ps, 0.0, max(ps), _HEIGHT - _PAD, 20)
+    bar = max(1.0, (_WIDTH - 20 - _PAD) / max(len(ks), 1) - 1)
+    body = _axes("noise (lattice units)", "probability")
+    body += "".join(f'<rect x="{x - bar / 2:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{_HEIGHT - _PAD - y:.1f}" '
+                    f'fill="#3a6ea5"/>' for x, y in zip(xs, ys, strict=True))
+    t = law.halfwidth_units
+    for edge in (-t, t):
+        x = _scale([float(edge)], float(ks[0]), float(ks[-1]), _PAD, _WIDTH - 20)[0]
+        body += (f'<line x1="{x:.1f}" x2="{x:.1f}" y1="20" y2="{_HEIGHT - _PAD}" stroke="#c8553d" '
+                 'stroke-dasharray="5 3"/>')
+    name = "scale" if law.mechanism == "discrete_laplace" else "sigma^2"
+    return _svg(f"{law.mechanism} noise of {law.label}, {name} {law.parameter} units",
+                f"Probability mass from {ks[0]} to {ks[-1]} units; dashed lines at the half-width ±{t} units "
+                f"(level 1 - {law.alpha})", body)
+
+
+def _noise_section(entry: Entry) -> str:
+    if not entry.noise:
+        return ""
+    rows = []
+    for law in entry.noise:
+        width = "" if law.halfwidth is None else str(law.halfwidth)
+        rows.append((law.label, law.mechanism, ("scale " if law.mechanism == "discrete_laplace" else "σ² ")
+                     + str(law.parameter), law.halfwidth_units, width, f"1 - {law.alpha}"))
+    table = _table("Noise laws and the half-widths of their intervals (proven by directed rounding)",
+                   ["noise of", "law", "parameter (units)", "half-width (units)", "half-width (column units)",
+                    "level"], rows)
+    plots = "".join(f"<figure>{_noise_plot(law)}<figcaption>{_e(law.label)}: {_e(law.mechanism)} noise; "
+                    f"dashed lines at ±{law.halfwidth_units} units</figcaption></figure>" for law in entry.noise)
+    return table + plots
+
+
+def _value(entry: Entry) -> str:
+    value, labels = entry.record.get("value"), entry.record.get("labels")
+    if isinstance(labels, list) and isinstance(value, list):
+        shown = value[:_MAX_ROWS]
+        more = f" (first {_MAX_ROWS} of {len(value)} rows)" if len(value) > _MAX_ROWS else ""
+        return _table(f"Released table, line {entry.line}{more}", [str(x) for x in labels],
+                      [[_text(c) for c in row] if isinstance(row, list) else [_text(row)] for row in shown])
+    return f'<p>Released value: <code>{_e(_text(value))}</code></p>'
+
+
+def _replay(entry: Entry, report: ReviewReport) -> str:
+    if not report.replayed:
+        return ""
+    r = entry.replay
+    if r is None:
+        return f'<p>Replay: <span class="bad">not replayed</span> {_e(report.replay_error or "")}</p>'
+    if r.skipped:
+        return "<p>Replay: nothing to re-derive (a partition's charge).</p>"
+    data = {True: "input commitment matches the data", False: "input commitment does NOT match the data",
+            None: "no input commitment"}[r.data_matches]
+    status = '<span class="ok">reproduced exactly</span>' if r.ok else f'<span class="bad">{_e(r.problem)}</span>'
+    return f"<p>Replay: {status}; {_e(data)}.</p>"
+
+
+def _release(entry: Entry, report: ReviewReport) -> str:
+    record = entry.record
+    title = f"Line {entry.line}: {entry.kind}"
+    if entry.kind == "partition":
+        pairs = [(k, record.get(k)) for k in ("budget_kind", "charged", "budget", "max_partitions", "parts", "opens",
+                                               "spent", "remaining")]
+        return (f'<section class="release" aria-labelledby="r{entry.line}"><h3 id="r{entry.line}">{_e(title)}</h3>'
+                f'{_fields("Partition charge", pairs)}{_replay(entry, report)}</section>')
+    cost = [("mechanism", record.get("mechanism")), ("epsilon", record.get("epsilon")), ("rho", record.get("rho")),
+            ("delta", record.get("delta_charged")), ("max_contributions", record.get("max_contributions")),
+            ("charged", record.get("charged")), ("spent after", record.get("spent")),
+            ("remaining after", record.get("remaining")), ("time", entry.time), ("writer", entry.writer),
+            ("signed", "yes" if entry.signed else "no")]
+    parameters = record.get("parameters") or {}
+    commitment = record.get("input_commitment") or {}
+    source = record.get("source") or {}
+    return (f'<section class="release" aria-labelledby="r{entry.line}"><h3 id="r{entry.line}">{_e(title)}</h3>'
+            f'{_fields("Cost and budget", cost)}{_value(entry)}'
+            f'{_fields("Parameters", sorted(parameters.items()) if isinstance(parameters, dict) else [])}'
+            f'{_noise_section(entry)}'
+            f'{_fields("Input commitment", sorted(commitment.items()) if isinstance(commitment, dict) else [])}'
+            f'{_fields("Random source", sorted(source.items()) if isinstance(source, dict) else [])}'
+            f'{_replay(entry, report)}</section>')
+
+
+def _verification(report: ReviewReport) -> str:
+    v = report.verification
+    status = ('<span class="ok">every line verifies</span>' if v.ok
+              else f'<span class="bad">problem: {_e(v.problem)}</span>')
+    rows = [("lines verified", v.valid), ("head hash", v.head), ("signed lines", v.signed),
+            ("checked with public key", v.key or "no key given"), ("trust", v.trust)]
+    replay = ""
+    if report.replayed:
+        done = [e.replay for e in report.entries if e.replay is not None and not e.replay.skipped]
+        good = sum(r.ok for r in done)
+        replay = (f"<p>Replay from the seed and the data: {good} of {len(done)} releases reproduced exactly"
+                  f"{'; ' + _e(report.replay_error) if report.replay_error else ''}.</p>")
+    return f"<p>Status: {status}.</p>{_fields('Signature and chain', rows)}{replay}"
+
+
+def render_report(report: ReviewReport) -> str:
+    """The report as one self-contained HTML document (see the module docstring)."""
+    releases = "".join(_release(e, report) for e in report.entries) or "<p>The log holds no verified record.</p>"
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>securedp audit report: {_e(Path(report.log).name)}</title><style>{_STYLE}</style></head><body><main>"
+        f"<h1>Audit report: {_e(Path(report.log).name)}</h1>"
+        f"<h2>Verification</h2>{_verification(report)}"
+        f"<h2>Budget over time</h2>{_budget_plots(report)}{_budget_table(report)}"
+        f"<h2>Releases</h2>{releases}"
+        "</main></body></html>\n"
+    )
+
+
+def write_report(
+    log: str | Path, output: str | Path, *, public_key: Any = None, head: Any = None, seed: bytes | None = None,
+    data: str | Path | None = None,
+) -> ReviewReport:
+    """Verify (and optionally replay) ``log`` and write its HTML report to ``output``; returns the report."""
+    report = build_report(log, public_key=public_key, head=head, seed=seed, data=data)
+    Path(output).write_text(render_report(report), encoding="utf-8")
+    return report
