@@ -27,6 +27,7 @@ from securedp._version import __version__
 
 # Random sources (layer 0).
 from securedp.hazmat.bits import ChaChaSource, RandomSource, SystemSource
+from securedp.hazmat.exact.rational import InexactFloatWarning
 
 # Layer 2: lattice values, releases, selection, the drop-in generator.
 from securedp.lattice import Lattice
@@ -62,7 +63,7 @@ __all__ = [  # noqa: RUF022 - grouped by what a user looks for, not alphabetical
     # randomness
     "ChaChaSource", "RandomSource", "SystemSource",
     # values and releases
-    "Lattice", "Release", "PreparedRelease",
+    "Lattice", "Release", "PreparedRelease", "InexactFloatWarning",
     "count", "sum", "mean", "variance", "histogram",
     "prepare_count", "prepare_sum", "prepare_mean", "prepare_variance", "prepare_histogram",
     # grouped tables (the aggregations are in securedp.tables)

@@ -23,6 +23,13 @@ gmpy2 ``mpz``
 ``bool`` is refused (``True`` is not a scale), as are NaN, infinities,
 complex numbers, ``None`` and anything else, with an error naming the
 parameter. Conversion never rounds and never consults a float.
+
+A float whose exact value differs from the shortest decimal that prints it
+(``0.1``, ``1e-5``: almost every float written as a decimal) is converted
+exactly all the same, with an :class:`InexactFloatWarning` naming the
+parameter, its exact value and the string to pass instead (``"0.1"``).
+Floats that are short dyadic rationals (``0.5``, ``0.25``, ``3.0``) convert
+silently: they mean what they say.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from __future__ import annotations
 import decimal
 import numbers
 import re
+import sys
+import warnings
 from fractions import Fraction
 from typing import Any
 
@@ -47,6 +56,36 @@ _MPFR = type(gmpy2.mpfr(0))
 # A decimal exponent beyond this is refused: "1e999999999" would otherwise
 # allocate a gigantic integer.
 _MAX_DECIMAL_EXPONENT = 10_000
+
+
+class InexactFloatWarning(UserWarning):
+    """A float parameter's exact binary value is not the decimal it prints as (``0.1`` is not one tenth)."""
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside securedp (the caller who wrote the float)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "securedp":
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    return level
+
+
+def _exact_float(value: float | np.floating[Any], name: str) -> Fraction:
+    """The exact value of a finite float, warning when it differs from the decimal the float prints as."""
+    num, den = value.as_integer_ratio()
+    exact = Fraction(int(num), int(den))
+    written = repr(float(value)) if isinstance(value, float) else str(value)  # the shortest round-trip decimal
+    try:
+        shown = _parse_string(written, name)
+    except ValueError:  # a form the parser does not read (never for a finite float): no claim either way
+        return exact
+    if shown != exact:
+        near = decimal.Context(prec=25).divide(decimal.Decimal(exact.numerator), decimal.Decimal(exact.denominator))
+        warnings.warn(
+            f"{name}={written} is a float: it is used exactly, as its binary value {near}..., not {written}; "
+            f"pass the string {written!r} (or a Fraction) to mean the decimal",
+            InexactFloatWarning, stacklevel=_caller_level())
+    return exact
 
 
 def to_rational(value: Any, name: str) -> Fraction:
@@ -80,11 +119,8 @@ def to_rational(value: Any, name: str) -> Fraction:
         if isinstance(value, _MPFR):
             q = value.as_integer_ratio()
             return Fraction(int(q[0]), int(q[1]))
-        if isinstance(value, np.floating):
-            # Exact for every NumPy float, longdouble included (never via float64).
-            num, den = value.as_integer_ratio()
-            return Fraction(int(num), int(den))
-        return Fraction(value)
+        # Exact for every NumPy float, longdouble included (never via float64).
+        return _exact_float(value, name)
     if isinstance(value, numbers.Rational):
         return Fraction(int(value.numerator), int(value.denominator))
     raise TypeError(
