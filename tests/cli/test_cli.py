@@ -222,6 +222,7 @@ def test_demo_runs_quickly_and_reports_the_budget(work: Path) -> None:
     result = run("demo", cwd=work)
     assert result.returncode == 0, result.stderr
     assert "remaining" in result.stdout and "epsilon" in result.stdout and "spent" in result.stdout
+    assert "first row" not in result.stdout and "smallest salted SHA-256 digest" in result.stdout  # the rule kept
 
 
 def test_selftest_prints_a_table_and_no_progress_frames_when_stderr_is_not_a_terminal(work: Path) -> None:

@@ -34,8 +34,15 @@ SEPARATORS = {"&&", "||", ";", "|"}
 SEED = bytes(range(32))
 
 
+SEED_LINE = ["head", "-c", "32", "/dev/urandom"]
+
+
 def commands_in(text: str) -> list[list[str]]:
-    """The ``securedp ...`` commands of the shell blocks of ``text``, as argument lists, in order."""
+    """The ``securedp ...`` commands of the shell blocks of ``text``, as argument lists, in order.
+
+    A line that makes a new seed file (``head -c 32 /dev/urandom > NAME``) is kept as ``["seed", NAME]``,
+    so that a page's commands run against the files its reader would have made.
+    """
     found: list[list[str]] = []
     for block in SHELL_BLOCK.findall(text):
         for line in block.replace("\\\n", " ").splitlines():
@@ -45,6 +52,8 @@ def commands_in(text: str) -> list[list[str]]:
                 if token in SEPARATORS:
                     if segment[:1] == ["securedp"]:
                         found.append(segment)
+                    elif segment[:4] == SEED_LINE and len(segment) == 5:
+                        found.append(["seed", segment[4]])
                     segment = []
                 elif not re.match(r"^\d?[<>]", token):  # drop redirections
                     segment.append(token)
@@ -109,6 +118,9 @@ def test_documented_commands_run_and_release_correctly(page: Path, tmp_path: Pat
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(reader_directory(tmp_path))
     for argv in commands_in(page.read_text(encoding="utf-8")):
+        if argv[0] == "seed":
+            Path(argv[1]).write_bytes(bytes(reversed(SEED)))  # a new seed, as the page's reader makes one
+            continue
         assert_correct(run_and_check(argv, capsys), f"{page.name}: `{shlex.join(argv)}`")
 
 

@@ -53,3 +53,15 @@ def test_control_an_example_without_ids_over_repeated_persons_is_caught() -> Non
     assert len(problems) == 2 and all("without ids" in p for p in problems)
     safe_page = "```python\n" + body.format(ids=", ids=age.ids") + "```\n"
     assert run_page(safe_page, "control") == []
+
+
+def test_the_analyst_facing_block_of_releases_md_runs_within_its_budget() -> None:
+    """The block declares its budget and spends it; it used to overspend (three releases of 1/2 under 1)."""
+    block = next(b for b in BLOCK.findall((DOCS / "releases.md").read_text(encoding="utf-8"))
+                 if "analyst_facing=True" in b)
+    namespace: dict[str, object] = {"Session": __import__("securedp").Session, "rows": ["a", "b", "zz", None],
+                                    "incomes": [1.5, None, float("nan"), "n/a", 10**400],
+                                    "hours": [40, None, 12]}
+    exec(compile(block, "releases.md[analyst-facing block]", "exec"), namespace)  # noqa: S102 - the docs are ours
+    session = namespace["s"]
+    assert session.remaining == 0  # type: ignore[attr-defined]
