@@ -55,7 +55,8 @@ def run_demo(write: Callable[[str], Any] = print) -> int:
     region = read_column(PATH, "region", "person_id")
     people = len(set(age.ids or ()))
     write(f"securedp demo: {len(age.values)} rows, {people} people ({PATH.name}, synthetic)")
-    write(f"one session with a total budget of epsilon = {TOTAL}; each person counted once (a person with more rows keeps the one of smallest salted SHA-256 digest)")
+    write(f"one session with a total budget of epsilon = {TOTAL}; each person counted once "
+          "(a person with more rows keeps the one of smallest salted SHA-256 digest)")
     write("")
     session = Session(epsilon=TOTAL)
     steps: list[tuple[str, Callable[[], Release]]] = [
