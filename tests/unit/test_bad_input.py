@@ -6,24 +6,24 @@ import decimal
 import importlib
 import math
 import re
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import gmpy2
 import numpy as np
 import pytest
 
-import securedp
 from securedp import ChaChaSource
-from securedp.hazmat.exact.rational import to_rational
 from securedp.hazmat import samplers
+from securedp.hazmat.exact.rational import to_rational
 
 
 def short_id(value: Any) -> str:
     """A stable, short test id (no memory addresses, no 10,000-digit integers)."""
     if isinstance(value, Fraction) and value.numerator.bit_length() > 1000:
         return "huge-fraction"
-    return type(value).__name__ if type(value) is object else repr(value)[:40]
+    return type(value).__name__ if type(value) is object else re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))[:40]
 
 
 def rng() -> ChaChaSource:

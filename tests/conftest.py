@@ -1,0 +1,17 @@
+"""Markers that decide where a test runs: the README's fast set, or CI's sequential set.
+
+Every test of a module whose file name contains ``timing`` measures running time (the release-level
+(output, time) audits of ``tests/security``): it is marked ``timing`` here, so that it never shares the
+machine with parallel workers. ``python -m pytest`` (the README's command) runs the fast set in
+parallel; ``.ci/run`` then runs ``-m "slow or timing" -n 0``: every remaining test, one at a time.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "timing" in item.path.name:
+            item.add_marker(pytest.mark.timing)
