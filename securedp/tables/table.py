@@ -65,6 +65,7 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import to_rational
 from securedp.mechanisms.accuracy import check_alpha
 from securedp.mechanisms.contributions import analyst_facing, data_policy, positive_count
+from securedp.mechanisms.data_phase import reading_data
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_threshold
 from securedp.mechanisms.noise import Cost, privacy_cost
 from securedp.mechanisms.partition_selection import (
@@ -73,6 +74,7 @@ from securedp.mechanisms.partition_selection import (
     laplace_threshold,
     optimal_selection,
 )
+from securedp.mechanisms.records import check_missing_policy
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import release_function
 from securedp.tables.cells import Aggregates, Column, cells_of, commitment_parts, noise_records, release_cells
@@ -201,11 +203,6 @@ def prepare_table(
     columns = _columns(aggregations)
     public = public_keys(keys, group_by) if not private and group_by else None
 
-    analyst = analyst_facing()
-    missing = data_policy(missing)[0]  # analyst-facing: "raise" acts as "drop"
-    engine = engine_for(data, id_column, Bounds(group_by, k, m, analyst), _engine_specs(columns), public, missing,
-                        fill)
-
     def part(name: str) -> tuple[Fraction | None, Fraction | None]:
         share = shares[name]
         return (cost.epsilon * share if cost.epsilon is not None else None,
@@ -223,6 +220,13 @@ def prepare_table(
         eps_s, rho_s = part("partition_selection")
         plan = (gaussian_threshold(rho_s, dlt, k) if rule == "gaussian"
                 else laplace_threshold(eps_s, dlt, k) if rule == "laplace" else optimal_selection(eps_s, dlt, k))
+
+    for c in columns:
+        check_missing_policy(c.step, c.lo_u, c.hi_u, missing, fill)
+    reading_data()  # every public input is checked above; the table is read from here on
+    missing = data_policy(missing)[0]  # analyst-facing: "raise" acts as "drop"
+    engine = engine_for(data, id_column, Bounds(group_by, k, m, analyst_facing()), _engine_specs(columns), public,
+                        missing, fill)
 
     def execution(source: RandomSource) -> Execution:
         """One execution: the salt first, then step (1), selection and noise; its own input commitment."""
