@@ -197,7 +197,8 @@ def prepare_table(
     elif delta is not None:
         raise ValueError("delta= is only used to select private keys; with public keys= the release is pure")
     from securedp.engines.digest import draw_salt
-    from securedp.tables.engines import Bounds, engine_for, public_keys
+    from securedp.tables.engines import Bounds, engine_for
+    from securedp.tables.keys import public_keys
 
     shares = _shares(aggregations, private, selection_share)
     columns = _columns(aggregations)
@@ -234,7 +235,7 @@ def prepare_table(
         aggregates = Aggregates(engine, columns, salt, same_rows=missing != "drop")
         counted = aggregates.counts
         committed = commitment_parts("", counted)
-        cells = cells_of(counted, public, group_by)
+        cells = cells_of(counted, engine.public, group_by)
         extra: dict[str, list[Any]] = {}
         if plan is not None:
             persons = np.array([counted.persons[i] for i in cells.index], dtype=np.int64)
