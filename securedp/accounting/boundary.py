@@ -44,7 +44,7 @@ from typing import TypeVar
 
 from securedp.accounting.errors import DataRefused
 from securedp.mechanisms.contributions import analyst_facing_scope
-from securedp.mechanisms.data_phase import phase_scope
+from securedp.mechanisms.data_phase import PublicArgumentsChecked, phase_scope
 
 T = TypeVar("T")
 
@@ -68,3 +68,18 @@ def data_boundary(analyst_facing: bool, prepare: Callable[[], T], *, reading: bo
             if not (analyst_facing and phase.reading):
                 raise
     raise DataRefused()  # reached only from the handler above; raised here, it has no cause and no context
+
+
+def check_public_arguments(prepare: Callable[[], object]) -> None:
+    """Run ``prepare()`` (analyst-facing) only up to the point where it would start to read its data.
+
+    Its public arguments are checked exactly as a real preparation checks
+    them, and their errors raised as they are; no record is read, so ``prepare``
+    may be given a placeholder for the data (an empty column or table). The
+    command uses it to check every option before it opens the data file.
+    """
+    with analyst_facing_scope(True), phase_scope(checking=True):
+        try:
+            prepare()
+        except PublicArgumentsChecked:
+            return

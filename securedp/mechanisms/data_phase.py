@@ -33,9 +33,21 @@ from securedp.mechanisms.contributions import length_mismatch
 
 @dataclass
 class Phase:
-    """The phase of one preparation: ``reading`` once its data has started to be read."""
+    """The phase of one preparation: ``reading`` once its data has started to be read.
+
+    ``checking``: the preparation only checks its public arguments; it stops
+    (:class:`PublicArgumentsChecked`) where the data would start to be read.
+    """
 
     reading: bool = False
+    checking: bool = False
+
+
+class PublicArgumentsChecked(BaseException):
+    """Raised by :func:`reading_data` in a checking phase: the public arguments passed, no data was read.
+
+    A :class:`BaseException`, so that no ``except Exception`` of the preparation intercepts it.
+    """
 
 
 _PHASE: ContextVar[Phase | None] = ContextVar("securedp_data_phase", default=None)
@@ -45,6 +57,8 @@ def reading_data() -> None:
     """Mark that the public arguments are validated and the data is about to be read (see the module docstring)."""
     phase = _PHASE.get()
     if phase is not None:
+        if phase.checking:
+            raise PublicArgumentsChecked
         phase.reading = True
 
 
@@ -76,9 +90,10 @@ def _sized(column: Any) -> bool:
 
 
 @contextlib.contextmanager
-def phase_scope(reading: bool = False) -> Iterator[Phase]:
-    """A fresh :class:`Phase` for the enclosed preparation (already ``reading`` if asked), restored on exit."""
-    phase = Phase(reading)
+def phase_scope(reading: bool = False, checking: bool = False) -> Iterator[Phase]:
+    """A fresh :class:`Phase` for the enclosed preparation (already ``reading``, or only ``checking``, if asked),
+    restored on exit."""
+    phase = Phase(reading, checking)
     token = _PHASE.set(phase)
     try:
         yield phase
