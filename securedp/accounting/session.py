@@ -45,6 +45,13 @@ array instead of one column, ``ids`` or ``by`` of another length than the
 data. Each is raised before anything is charged or drawn. Sub-sessions of a
 partition inherit the mode.
 
+This is enforced in one place, the error boundary of
+:mod:`securedp.accounting.boundary` around every preparation and around the
+reading of a partition: public arguments and the input's shape are checked
+before any record is read, and any exception raised once the data has started
+to be read becomes :class:`~securedp.accounting.errors.DataRefused`, one
+fixed message with no chained cause.
+
 Parallel composition: :meth:`Session.partition` splits the data by a
 public key into disjoint parts, charges the parent once and gives every
 part its own sub-session with that budget. With an audit, the parent's
