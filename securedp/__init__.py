@@ -52,7 +52,7 @@ from securedp.mechanisms.variance import prepare_variance, variance
 from securedp.tables import prepare_table, table
 
 # Layer 3: accounting.
-from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
+from securedp.accounting.errors import BudgetExceeded, DataRefused, IncompatibleCost
 from securedp.accounting.session import Session
 
 # Layer 4: audit.
@@ -75,7 +75,7 @@ __all__ = [  # noqa: RUF022 - grouped by what a user looks for, not alphabetical
     # drop-in noise source
     "SecureGenerator",
     # accounting
-    "Session", "BudgetExceeded", "IncompatibleCost",
+    "Session", "BudgetExceeded", "DataRefused", "IncompatibleCost",
     # audit
     "AuditLog", "AuditLogError", "verify_log",
 ]

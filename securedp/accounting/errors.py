@@ -1,4 +1,4 @@
-"""Accounting errors."""
+"""Accounting errors, and the one error an analyst-facing session raises about its data."""
 
 
 class BudgetExceeded(RuntimeError):
@@ -7,3 +7,23 @@ class BudgetExceeded(RuntimeError):
 
 class IncompatibleCost(ValueError):
     """A release's privacy cost cannot be charged to this budget (e.g. a zCDP release on a pure-epsilon budget)."""
+
+
+DATA_REFUSED = ("the data could not be used for this release; in an analyst-facing session the reason is "
+                "withheld, because it may depend on the data")
+"""The message of every :class:`DataRefused`: it names no value, row, column type or count."""
+
+
+class DataRefused(ValueError):
+    """An analyst-facing release failed while reading its data; the reason is withheld.
+
+    Raised by the error boundary (:func:`securedp.accounting.boundary.data_boundary`)
+    in place of any exception raised once the data has started to be read,
+    always with the message :data:`DATA_REFUSED` and with no cause or context
+    attached, so that neither its type, its message nor its traceback tells
+    anything about the data. A :class:`ValueError`, so that existing
+    ``except ValueError`` clauses still catch it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(DATA_REFUSED)

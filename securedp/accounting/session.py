@@ -45,6 +45,13 @@ array instead of one column, ``ids`` or ``by`` of another length than the
 data. Each is raised before anything is charged or drawn. Sub-sessions of a
 partition inherit the mode.
 
+This is enforced in one place, the error boundary of
+:mod:`securedp.accounting.boundary` around every preparation and around the
+reading of a partition: public arguments and the input's shape are checked
+before any record is read, and any exception raised once the data has started
+to be read becomes :class:`~securedp.accounting.errors.DataRefused`, one
+fixed message with no chained cause.
+
 Parallel composition: :meth:`Session.partition` splits the data by a
 public key into disjoint parts, charges the parent once and gives every
 part its own sub-session with that budget. With an audit, the parent's
@@ -66,6 +73,7 @@ from typing import Any, Concatenate, ParamSpec
 
 import numpy as np
 
+from securedp.accounting.boundary import data_boundary
 from securedp.accounting.budget import EPSILON, RHO, Budget, DeltaLedger
 from securedp.accounting.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
 from securedp.accounting.schema import (
@@ -80,9 +88,10 @@ from securedp.engines.messages import draw_salt
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational
-from securedp.lattice.columns import as_records
+from securedp.lattice.columns import ONE_COLUMN_HINT, as_records
 from securedp.mechanisms.contributions import (
-    analyst_facing_scope,
+    PendingParts,
+    analyst_facing,
     check_max_contributions,
     length_mismatch,
     pending_parts,
@@ -90,6 +99,7 @@ from securedp.mechanisms.contributions import (
     refuse_rows,
 )
 from securedp.mechanisms.count import prepare_count
+from securedp.mechanisms.data_phase import check_shape, reading_data
 from securedp.mechanisms.exponential import prepare_exponential_mechanism
 from securedp.mechanisms.histogram import prepare_histogram
 from securedp.mechanisms.mean import prepare_mean
@@ -234,9 +244,14 @@ class Session:
 
     # -- releases -----------------------------------------------------------
     def _prepare(self, prepare: Callable[P, PreparedRelease], *args: P.args, **options: P.kwargs) -> PreparedRelease:
-        """``prepare(*args, **options)``, in this session's error mode (analyst-facing or not)."""
-        with analyst_facing_scope(self._analyst_facing):
-            return prepare(*args, **options)
+        """``prepare(*args, **options)`` in this session's error mode, behind the error boundary.
+
+        Analyst-facing, an exception raised once the data has started to be
+        read becomes :class:`~securedp.accounting.errors.DataRefused`; the
+        public arguments are validated before that and their errors pass
+        (:mod:`securedp.accounting.boundary`).
+        """
+        return data_boundary(self._analyst_facing, lambda: prepare(*args, **options))
 
     def _release(self, prepared: PreparedRelease) -> Release:
         """Charge, draw (refunding on failure), audit, and return the release."""
@@ -341,38 +356,14 @@ class Session:
             raise TypeError("partition keys must be hashable") from None
         if len(keys) != len(declared):
             raise ValueError("partition keys must be distinct")
-        with analyst_facing_scope(self._analyst_facing):
-            records = as_records(data)
-            refuse_rows(records)
-            labels = as_records(by, "by", hint="pass one key per row (tuples, for keys made of several columns)")
-            if len(labels) != len(records):
-                raise length_mismatch("by", len(labels), len(records))
-            id_rows = None if ids is None else as_records(ids, "ids")
-            person, has_id = (None, None) if ids is None else person_ids(ids, len(records))
         position = {key: i for i, key in enumerate(keys)}
-
-        def look(key: Any) -> int:
-            try:
-                return position.get(key, -1)
-            except TypeError:  # an unhashable key is no declared key
-                return -1
-
-        label_list = labels.tolist() if isinstance(labels, np.ndarray) else labels
-        where = np.fromiter(map(look, label_list), dtype=np.int64, count=len(label_list))
-        if unknown == "raise" and not self._analyst_facing and (where < 0).any():
-            outside = np.flatnonzero(where < 0)
-            raise ValueError(
-                f"row {int(outside[0])} has a key that is not a declared part ({outside.size} such row(s)); "
-                "declare it or pass unknown='drop'"
-            )
-        if has_id is not None:
-            where[~has_id] = -1  # analyst-facing only: a row without a usable person id belongs to no part
-        inside = np.flatnonzero(where >= 0)
-        rule = None if person is None else pending_parts(person[inside], where[inside], k)
+        records, id_rows, where, rule = data_boundary(
+            self._analyst_facing, lambda: _read_parts(data, by, ids, position, unknown, k))
         charge = share * k
         opens = os.urandom(16).hex()
         with self._budget.charging(charge) as state:  # refunded if the salt or the audit raises: no part handed out
             if rule is not None:
+                inside = np.flatnonzero(where >= 0)
                 where[inside[~rule.kept(draw_salt(self._rng))]] = -1
             if self._audit is not None:
                 fields = BudgetFields.charged_to(state, charge, SessionPath(self._path, self._partition_id))
@@ -391,6 +382,47 @@ class Session:
                 ),
             )
         return out
+
+
+_BY_HINT = "pass one key per row (tuples, for keys made of several columns)"
+
+
+def _read_parts(data: Any, by: Any, ids: Any, position: dict[Any, int], unknown: str,
+                k: int) -> tuple[Any, Any, np.ndarray, PendingParts | None]:
+    """The reading section of :meth:`Session.partition` (every public argument is checked before it).
+
+    ``(records, id rows or None, part index of each row (-1: none), the pending choice of parts or None)``.
+    The shapes of ``data``, ``by`` and ``ids`` are checked before any record is read.
+    """
+    check_shape([("data", data, ONE_COLUMN_HINT), ("by", by, _BY_HINT), ("ids", ids, ONE_COLUMN_HINT)])
+    reading_data()
+    records = as_records(data)
+    refuse_rows(records)
+    labels = as_records(by, "by", hint=_BY_HINT)
+    if len(labels) != len(records):
+        raise length_mismatch("by", len(labels), len(records))
+    id_rows = None if ids is None else as_records(ids, "ids")
+    person, has_id = (None, None) if ids is None else person_ids(ids, len(records))
+
+    def look(key: Any) -> int:
+        try:
+            return position.get(key, -1)
+        except TypeError:  # an unhashable key is no declared key
+            return -1
+
+    label_list = labels.tolist() if isinstance(labels, np.ndarray) else labels
+    where = np.fromiter(map(look, label_list), dtype=np.int64, count=len(label_list))
+    if unknown == "raise" and not analyst_facing() and (where < 0).any():
+        outside = np.flatnonzero(where < 0)
+        raise ValueError(
+            f"row {int(outside[0])} has a key that is not a declared part ({outside.size} such row(s)); "
+            "declare it or pass unknown='drop'"
+        )
+    if has_id is not None:
+        where[~has_id] = -1  # analyst-facing only: a row without a usable person id belongs to no part
+    inside = np.flatnonzero(where >= 0)
+    rule = None if person is None else pending_parts(person[inside], where[inside], k)
+    return records, id_rows, where, rule
 
 
 def _select(rows: Any, mask: np.ndarray) -> Any:

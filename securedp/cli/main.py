@@ -4,6 +4,14 @@ Every failure is reported as one line, ``securedp: error: <message>``, on
 standard error: exit status 2 for a usage error (unknown option, missing
 argument), 1 for anything else (unreadable file, bad column or number,
 exhausted budget, failed verification or replay). No traceback is printed.
+
+``securedp release --analyst-facing`` runs the release as an analyst-facing
+session does (:mod:`securedp.accounting.boundary`): unusable records, ids
+and keys are dropped instead of refused, and every public argument is
+checked before the data file is opened; from then on any failure that is
+not about the budget file, the audit log or the command's own options is
+reported as the one fixed line of :class:`~securedp.accounting.errors.DataRefused`,
+naming no value, row, column type or count.
 """
 
 from __future__ import annotations
@@ -15,8 +23,16 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from securedp._version import __version__
+from securedp.accounting.boundary import check_public_arguments, data_boundary
+from securedp.accounting.budget_file import BudgetError
+from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.audit.log import AuditLogError
+from securedp.audit.table import Column
 from securedp.cli import commands, table_command
+
+PUBLIC_STATE = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError)
+"""What ``--analyst-facing`` reports as it is after the data was read: the command's own failures (about its
+options), the budget file's and the audit log's errors; never raised by a reader of the data."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--signing-key", help="sign the audit record with this Ed25519 key (from `securedp audit keygen`)")
     rel.add_argument("--seed-file", help="32-byte seed (raw or hex) for a replayable ChaCha20 stream")
     rel.add_argument("--json", action="store_true", help="print the release record as JSON")
+    rel.add_argument("--analyst-facing", action="store_true",
+                     help="withhold every error that may depend on the data (one fixed message), and drop "
+                          "unusable records, ids and keys instead of refusing them")
     table_command.add_table_options(rel)
     rel.set_defaults(run=_release)
 
@@ -175,6 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(attach_negative_values(sys.argv[1:] if argv is None else argv, parser))
     try:
+        if getattr(args, "analyst_facing", False):
+            return _analyst_facing(args)
         return int(args.run(args))
     except commands.Failure as failure:
         return _fail(str(failure))
@@ -184,6 +205,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(_one_line(exc))
     except Exception as exc:
         return _fail(f"internal error ({type(exc).__name__}): {_one_line(exc)}")
+
+
+def _analyst_facing(args: argparse.Namespace) -> int:
+    """``securedp release --analyst-facing``: the public arguments checked first, then the release behind the
+    error boundary (see the module docstring)."""
+    if table_command.wants_table(args):
+        import polars as pl
+
+        table = table_command.table_query(args)
+        check_public_arguments(lambda: table.prepare(pl.DataFrame()))  # stops before reading the empty table
+    elif args.column is not None and args.stat is not None:
+        query = commands._query(args)  # the query of a one-column release, from the options only
+        check_public_arguments(lambda: query.prepare(Column([], None if query.id_column is None else [])))
+    return int(data_boundary(True, lambda: args.run(args), reading=True, passes=PUBLIC_STATE))
 
 
 def _one_line(exc: BaseException) -> str:

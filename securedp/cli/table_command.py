@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,8 @@ from securedp.cli.commands import Failure, _audit_log, _charged, _source
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
 
 if TYPE_CHECKING:  # Polars and the table modules load only when a table is released
+    import polars as pl
+
     from securedp.audit.table_query import AggregationQuery, TableQuery
 
 AGGREGATIONS = ("count", "persons", "sum", "mean", "variance", "median", "quantile")
@@ -107,12 +110,40 @@ def _data(args: argparse.Namespace, query: TableQuery) -> Any:
     return args.data
 
 
+_FORMULA_START = r"^[=+\-@\t\r]"  # what makes a spreadsheet read a CSV cell as a formula (OWASP, CSV injection)
+_PLAIN_NUMBER = r"^-?[0-9]+(\.[0-9]+)?(/[0-9]+)?$"
+
+
+def neutralised(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with every text cell and column name that begins with ``=``, ``+``, ``-``, ``@``, a tab or a
+    carriage return prefixed with a single quote ``'``, so that a spreadsheet shows it as text instead of running
+    it as a formula (OWASP's guidance on CSV injection).
+
+    The cells of integer and decimal columns are numbers and are left alone, and so is text that is a plain
+    number (``-3``, ``-1.5``, ``-1/3``: the exact values of the release), which no spreadsheet runs.
+    """
+    import polars as pl
+
+    def risky(text: str) -> bool:
+        return re.match(_FORMULA_START, text) is not None and re.match(_PLAIN_NUMBER, text) is None
+
+    columns = []
+    for name, dtype in frame.schema.items():
+        column = pl.col(name)
+        if dtype == pl.String:
+            flagged = column.str.contains(_FORMULA_START) & ~column.str.contains(_PLAIN_NUMBER)
+            column = pl.when(flagged).then(pl.concat_str([pl.lit("'"), column])).otherwise(column)
+        columns.append(column.alias(f"'{name}" if risky(name) else name))
+    return frame.select(columns)
+
+
 def _write(result: Any, args: argparse.Namespace) -> None:
     import polars as pl
 
     frame = result.frame
     if not isinstance(frame, pl.DataFrame):
         frame = pl.from_pandas(frame.toPandas()) if hasattr(frame, "toPandas") else pl.from_dataframe(frame)
+    frame = neutralised(frame)  # the CSV cells; the JSON output below keeps the exact values
     if args.output is None:
         sys.stdout.write(frame.write_csv())
     elif str(args.output).lower().endswith(".json"):

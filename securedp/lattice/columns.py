@@ -69,6 +69,18 @@ def _not_one_column(data: Any) -> str | None:
     return None
 
 
+def check_one_column(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT) -> None:
+    """Raise :class:`NotOneColumnError` if ``data`` is a table or not 1-D, judging by its type and shape only.
+
+    No record is read, so a release can check this before it starts reading
+    its data (:mod:`securedp.mechanisms.data_phase`); the message never
+    depends on the number of rows or on a value.
+    """
+    what = _not_one_column(data)
+    if what is not None:
+        raise NotOneColumnError(f"{name} must be one column, not {what}; {hint}")
+
+
 def as_records(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT) -> np.ndarray | list[Any]:
     """``data`` as a 1-D NumPy array (arrays, pandas/polars Series via ``to_numpy``) or a list.
 
@@ -81,9 +93,7 @@ def as_records(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT) -> np
     flattened. Whether the records are themselves rows is checked by
     :func:`first_row_record`, not here.
     """
-    what = _not_one_column(data)
-    if what is not None:
-        raise NotOneColumnError(f"{name} must be one column, not {what}; {hint}")
+    check_one_column(data, name, hint)
     if isinstance(data, np.ndarray):
         return data
     if callable(getattr(type(data), "to_pylist", None)):  # a pyarrow Array or ChunkedArray: exact Python values

@@ -59,6 +59,7 @@ from securedp.lattice import Lattice, screen_units
 from securedp.lattice.columns import ONE_COLUMN_HINT, as_records, first_row_record
 from securedp.mechanisms.contributions import analyst_facing, bound_rows, check_max_contributions, data_policy
 from securedp.mechanisms.noise import Cost, Noise, privacy_cost
+from securedp.mechanisms.records import check_missing_policy
 from securedp.mechanisms.release import PreparedRelease
 from securedp.mechanisms.statistic import Pending, Statistic, bounded, public_function, release_function
 
@@ -195,10 +196,10 @@ class Histogram(Statistic[HistogramAggregate]):
             if isinstance(categories, (str, bytes)) or not hasattr(categories, "__iter__"):
                 raise TypeError("categories must be a sequence of declared labels")
             return cls(cost, m, tuple(categories), None, None, unknown).prepare_data(data, ids)
-        records = as_records(data)  # a table is refused before the edges are read
         edges = _edges(bins)
-        return cls(cost, m, None, tuple(edges), _edge_lattice(edges, lattice), unknown, missing,
-                   fill).prepare_data(records, ids)
+        lat = _edge_lattice(edges, lattice)
+        check_missing_policy(lat.step, int(edges[0] / lat.step), int(edges[-1] / lat.step), missing, fill)
+        return cls(cost, m, None, tuple(edges), lat, unknown, missing, fill).prepare_data(data, ids)
 
     @property
     def noise(self) -> Noise:
@@ -216,14 +217,16 @@ class Histogram(Statistic[HistogramAggregate]):
             return self.categories
         return tuple(itertools.pairwise(self.edges))
 
+    @property
+    def column_hint(self) -> str:
+        if self.categories is not None and any(isinstance(c, tuple) for c in self.categories):
+            return "for tuple categories pass one column whose records are tuples, e.g. list(zip(df['a'], df['b']))"
+        return ONE_COLUMN_HINT
+
     def aggregate(self, data: Any, ids: Any = None) -> HistogramAggregate | Pending[HistogramAggregate]:
         if self.categories is not None:
-            declared = self.categories
-            tuple_hint = ("for tuple categories pass one column whose records are tuples, e.g. "
-                          "list(zip(df['a'], df['b']))")
-            records = as_records(data, hint=tuple_hint if any(isinstance(c, tuple) for c in declared)
-                                 else ONE_COLUMN_HINT)
-            idx, usable = _category_index(records, declared, self.unknown)
+            records = as_records(data, hint=self.column_hint)
+            idx, usable = _category_index(records, self.categories, self.unknown)
         else:
             assert self.edges is not None and self.lattice is not None
             records = as_records(data)

@@ -50,6 +50,7 @@ class LatticeColumn:
         lo, hi = parse_bounds(bounds)
         lat = resolve_lattice(lattice, lo, hi)
         lo_u, hi_u = lat.bounds_units(lo, hi)
+        check_missing_policy(lat.step, lo_u, hi_u, missing, fill)
         return cls(lat, lo, hi, lo_u, hi_u, m, missing, fill)
 
     @property
@@ -84,6 +85,17 @@ class LatticeColumn:
         if bounded is None:
             return units, None
         return units[bounded.settled], bounded.choices(units)
+
+
+def check_missing_policy(step: Fraction, lo_u: int, hi_u: int, missing: str, fill: Any) -> None:
+    """Validate ``missing`` and ``fill`` as :func:`~securedp.lattice.screen_units` does, before any data is read.
+
+    They are public arguments: checking them on no records raises exactly
+    the error the screen would raise, while the data is still untouched (the
+    analyst-facing error boundary passes such errors through,
+    :mod:`securedp.accounting.boundary`).
+    """
+    screen_units((), step, lo_u, hi_u, missing=missing, fill=fill)
 
 
 def parse_bounds(bounds: Any) -> tuple[Fraction, Fraction]:

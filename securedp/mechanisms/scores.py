@@ -22,6 +22,7 @@ import numpy as np
 from securedp.hazmat.exact.rational import positive_rational, to_rational
 from securedp.hazmat.samplers import FloatGaps
 from securedp.lattice import round_half_even
+from securedp.mechanisms.data_phase import reading_data
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -205,9 +206,10 @@ def selection_inputs(
     eps = positive_rational(epsilon, "epsilon")
     sens = positive_rational(sensitivity, "sensitivity")
     cands = None if candidates is None else list(candidates)
-    if callable(scores):
-        if cands is None:
-            raise TypeError("a utility function needs candidates=[...] to score")
+    if callable(scores) and cands is None:
+        raise TypeError("a utility function needs candidates=[...] to score")
+    reading_data()  # the public inputs are checked; the scores (or the data a utility scores) are read from here
+    if callable(scores) and cands is not None:
         utility: Callable[[Any, Any], Any] = scores
         scores = [utility(data, c) for c in cands]
     parsed = parse_scores(scores)

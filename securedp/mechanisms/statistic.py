@@ -69,7 +69,9 @@ import numpy as np
 
 from securedp.engines.messages import draw_salt
 from securedp.hazmat.bits.source import RandomSource
+from securedp.lattice.columns import ONE_COLUMN_HINT
 from securedp.mechanisms.contributions import PendingRows
+from securedp.mechanisms.data_phase import check_shape, reading_data
 from securedp.mechanisms.noise import GAUSSIAN, LAPLACE, Cost
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, canonical_input
 
@@ -154,6 +156,11 @@ class Statistic(ABC, Generic[A]):
         """The exact public parameters, as recorded (scale, sensitivity, lattice step ...)."""
 
     @property
+    def column_hint(self) -> str:
+        """What to pass instead when ``data`` is not one column (:func:`~securedp.lattice.columns.check_one_column`)."""
+        return ONE_COLUMN_HINT
+
+    @property
     def labels(self) -> tuple[Any, ...] | None:
         """The labels of a release with several values (bins, quantile levels), else None."""
         return None
@@ -198,7 +205,14 @@ class Statistic(ABC, Generic[A]):
                                self.input_bytes(aggregate))
 
     def prepare_data(self, data: Any, ids: Any = None) -> PreparedRelease:
-        """Both steps on one column: ``noise_step(aggregate(data, ids))``."""
+        """Both steps on one column: ``noise_step(aggregate(data, ids))``.
+
+        The public inputs are validated when the statistic is built, and the
+        shape of ``data`` and ``ids`` (one column each) here; their records
+        are read from here on (:func:`~securedp.mechanisms.data_phase.reading_data`).
+        """
+        check_shape([("data", data, self.column_hint), ("ids", ids, ONE_COLUMN_HINT)])
+        reading_data()
         return self.noise_step(self.aggregate(data, ids))
 
 

@@ -28,6 +28,7 @@ from securedp.engines import bounding
 from securedp.engines import spark as spark_engine
 from securedp.lattice import screen_units
 from securedp.tables.frames import exact_frame, read_table
+from securedp.tables.keys import PublicKeys
 
 PERSON = "_securedp_person"
 UNITS = "_units"
@@ -45,6 +46,9 @@ class ColumnSpec:
 
 class Engine(Protocol):
     """What a table release needs of an engine (see the module docstring)."""
+
+    public: pl.DataFrame | None
+    """The public keys in the types of the group columns (:meth:`~securedp.tables.keys.PublicKeys.typed`)."""
 
     def counts(self, salt: bytes) -> bounding.KeyAggregates: ...
 
@@ -71,12 +75,13 @@ class PolarsEngine:
     """Step (1) in memory, on Polars (pandas, polars, pyarrow tables; CSV and Parquet files)."""
 
     def __init__(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
-                 public: Any, missing: str, fill: Any) -> None:
+                 public: PublicKeys | None, missing: str, fill: Any) -> None:
         frames = read_table(data, PERSON, id_column, bounds.group_by, [c.column for c in columns],
                             drop_bad_keys=bounds.analyst_facing)
         frame = frames.frame
-        if public is not None:
-            frame = frame.join(_public_frame(public, bounds.group_by, frame), on=bounds.group_by, how="semi")
+        self.public = None if public is None else public.typed(frame.schema)  # rows or none: item 6 of issue 16
+        if self.public is not None:
+            frame = frame.join(self.public, on=bounds.group_by, how="semi")
         self.kind, self.bounds = frames.kind, bounds
         self.base = frame.select([PERSON, *bounds.group_by])
         self.columns = [self._screen(frame, spec, missing, fill) for spec in columns]
@@ -116,37 +121,16 @@ class PolarsEngine:
         return exact_frame(names, rows, self.kind, keys, steps)
 
 
-def _public_frame(public: pl.DataFrame, group_by: list[str], frame: pl.DataFrame) -> pl.DataFrame:
-    return public.cast({c: frame.schema[c] for c in group_by}) if frame.height else public
-
-
-def public_keys(keys: Any, group_by: list[str]) -> pl.DataFrame:
-    """The caller's public keys as a Polars frame of the ``group_by`` columns; no nulls, no repeats."""
-    if isinstance(keys, pl.DataFrame):
-        table = keys
-    elif type(keys).__module__.split(".")[0] in ("pandas", "pyarrow"):
-        table = bounding.to_polars(keys)
-    else:
-        rows = [k if isinstance(k, tuple) else (k,) for k in keys]
-        if any(len(r) != len(group_by) for r in rows):
-            raise ValueError(f"every public key must have {len(group_by)} value(s), one per group_by column")
-        table = pl.DataFrame(rows, schema=group_by, orient="row")
-    missing = [c for c in group_by if c not in table.columns]
-    if missing:
-        raise ValueError(f"the public keys lack the group_by column(s) {missing}")
-    table = table.select(group_by)
-    if table.null_count().sum_horizontal().item():
-        raise ValueError("a public key has a missing value")
-    if table.is_duplicated().any():
-        raise ValueError("the public keys repeat a key")
-    return table
+_SPARK_KEY_TYPES: dict[str, pl.DataType] = {
+    "tinyint": pl.Int8(), "smallint": pl.Int16(), "int": pl.Int32(), "bigint": pl.Int64(), "string": pl.String()}
+"""The Polars type whose values a Spark group column of each type holds exactly (others take no public key)."""
 
 
 class SparkEngine:
     """Step (1) on Apache Spark (:mod:`securedp.engines.spark`); only per-key integers reach the driver."""
 
     def __init__(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
-                 public: pl.DataFrame | None, missing: str, fill: Any) -> None:
+                 public: PublicKeys | None, missing: str, fill: Any) -> None:
         from pyspark.sql import functions as f
 
         spark_engine.check_session(data)
@@ -161,8 +145,11 @@ class SparkEngine:
             frame = spark_engine.drop_bad_keys(frame, [PERSON, *bounds.group_by])
         else:
             spark_engine.check_keys(frame, [PERSON, *bounds.group_by], {PERSON: id_column or "row"})
-        if public is not None and bounds.group_by:
-            keys = self.session.createDataFrame(public.rows(), schema=frame.select(*bounds.group_by).schema)
+        schema = frame.select(*bounds.group_by).schema
+        self.public = None if public is None else public.typed(
+            {c: _SPARK_KEY_TYPES.get(schema[c].dataType.simpleString(), pl.Null()) for c in bounds.group_by})
+        if self.public is not None and bounds.group_by:
+            keys = self.session.createDataFrame(self.public.rows(), schema=schema)
             frame = frame.join(keys, on=bounds.group_by, how="left_semi")
         self.base = frame.select(PERSON, *bounds.group_by)
         self.columns = [spark_engine.screened(frame, [PERSON, *bounds.group_by], spec.column,
@@ -214,7 +201,7 @@ def _spark_schema(frame: pl.DataFrame, source: Any) -> Any:
 
 
 def engine_for(data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
-               public: pl.DataFrame | None, missing: str, fill: Any) -> Engine:
+               public: PublicKeys | None, missing: str, fill: Any) -> Engine:
     """The Spark engine for a Spark DataFrame, else the Polars engine."""
     kind = SparkEngine if spark_engine.is_spark_frame(data) else PolarsEngine
     return kind(data, id_column, bounds, columns, public, missing, fill)

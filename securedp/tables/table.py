@@ -65,6 +65,7 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import to_rational
 from securedp.mechanisms.accuracy import check_alpha
 from securedp.mechanisms.contributions import analyst_facing, data_policy, positive_count
+from securedp.mechanisms.data_phase import reading_data
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_threshold
 from securedp.mechanisms.noise import Cost, privacy_cost
 from securedp.mechanisms.partition_selection import (
@@ -73,6 +74,7 @@ from securedp.mechanisms.partition_selection import (
     laplace_threshold,
     optimal_selection,
 )
+from securedp.mechanisms.records import check_missing_policy
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import release_function
 from securedp.tables.cells import Aggregates, Column, cells_of, commitment_parts, noise_records, release_cells
@@ -195,16 +197,12 @@ def prepare_table(
     elif delta is not None:
         raise ValueError("delta= is only used to select private keys; with public keys= the release is pure")
     from securedp.engines.digest import draw_salt
-    from securedp.tables.engines import Bounds, engine_for, public_keys
+    from securedp.tables.engines import Bounds, engine_for
+    from securedp.tables.keys import public_keys
 
     shares = _shares(aggregations, private, selection_share)
     columns = _columns(aggregations)
     public = public_keys(keys, group_by) if not private and group_by else None
-
-    analyst = analyst_facing()
-    missing = data_policy(missing)[0]  # analyst-facing: "raise" acts as "drop"
-    engine = engine_for(data, id_column, Bounds(group_by, k, m, analyst), _engine_specs(columns), public, missing,
-                        fill)
 
     def part(name: str) -> tuple[Fraction | None, Fraction | None]:
         share = shares[name]
@@ -224,13 +222,20 @@ def prepare_table(
         plan = (gaussian_threshold(rho_s, dlt, k) if rule == "gaussian"
                 else laplace_threshold(eps_s, dlt, k) if rule == "laplace" else optimal_selection(eps_s, dlt, k))
 
+    for c in columns:
+        check_missing_policy(c.step, c.lo_u, c.hi_u, missing, fill)
+    reading_data()  # every public input is checked above; the table is read from here on
+    missing = data_policy(missing)[0]  # analyst-facing: "raise" acts as "drop"
+    engine = engine_for(data, id_column, Bounds(group_by, k, m, analyst_facing()), _engine_specs(columns), public,
+                        missing, fill)
+
     def execution(source: RandomSource) -> Execution:
         """One execution: the salt first, then step (1), selection and noise; its own input commitment."""
         salt = draw_salt(source)
         aggregates = Aggregates(engine, columns, salt, same_rows=missing != "drop")
         counted = aggregates.counts
         committed = commitment_parts("", counted)
-        cells = cells_of(counted, public, group_by)
+        cells = cells_of(counted, engine.public, group_by)
         extra: dict[str, list[Any]] = {}
         if plan is not None:
             persons = np.array([counted.persons[i] for i in cells.index], dtype=np.int64)

@@ -1,0 +1,80 @@
+"""``securedp release --analyst-facing``: every error is one line, no traceback, naming no value.
+
+Every option is checked before the data file is read, and its errors stay specific; any failure
+after that, other than the budget file's, the audit log's or the command's own, is the one line of
+``DataRefused``. The same command without the flag is the leaky control: it names the value.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from securedp.accounting.errors import DATA_REFUSED
+from securedp.cli.main import main
+
+REFUSED = f"securedp: error: {DATA_REFUSED}\n"
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    (tmp_path / "d.csv").write_text("person,g,v,w\n1,10,5,1.5\n2,20,HIV+,2\n3,10,7,2.5\n", encoding="utf-8")
+    return tmp_path / "d.csv"
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    status = main(argv)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+FAILING_ON_DATA = {  # each fails on the data (a float id or key column, a column the file lacks)
+    "table-float-ids": ["--group-by", "g", "--count", "--keys", "10,20", "--id-column", "w", "--epsilon", "1"],
+    "table-float-keys": ["--group-by", "w", "--count", "--keys", "1,2", "--epsilon", "1"],
+    "no-such-column": ["--group-by", "nope", "--count", "--keys", "1", "--epsilon", "1"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAILING_ON_DATA))
+def test_a_failure_after_the_data_is_read_is_one_fixed_line(data: Path, case: str,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(["release", str(data), *FAILING_ON_DATA[case], "--analyst-facing"], capsys)
+    assert (status, out, err) == (1, "", REFUSED)
+    status, _, err = run(["release", str(data), *FAILING_ON_DATA[case]], capsys)  # the data holder's mode
+    assert status == 1 and err != REFUSED and err.count("\n") == 1
+
+
+def test_unusable_values_are_dropped_instead_of_named(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["release", str(data), "--column", "v", "--stat", "sum", "--bounds", "0,10", "--epsilon", "1"]
+    status, _, err = run(argv, capsys)
+    assert status == 1 and "non-numeric string" in err  # the leaky control
+    status, out, err = run([*argv, "--analyst-facing"], capsys)
+    assert status == 0 and err == "" and "sum of column 'v'" in out
+    table = ["release", str(data), "--group-by", "g", "--keys", "10,20", "--sum", "v:0,10", "--epsilon", "1"]
+    status, out, err = run([*table, "--analyst-facing"], capsys)
+    assert status == 0 and out.splitlines()[0] == "g,v_sum,v_sum_low,v_sum_high"
+    assert [line.split(",")[0] for line in out.splitlines()[1:]] == ["10", "20"]  # item 14: --keys on ints
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--column", "v", "--stat", "sum", "--bounds", "10,0", "--epsilon", "1"], "bounds are reversed"),
+    (["--column", "v", "--stat", "sum", "--bounds", "0,10", "--epsilon", "-1"], "--epsilon"),
+    (["--group-by", "g", "--count", "--epsilon", "1"], "private keys need delta="),
+    (["--group-by", "g", "--sum", "v:10,0", "--keys", "10", "--epsilon", "1"], "reversed"),
+    (["--group-by", "g", "--sum", "v:0,9", "--keys", "10", "--epsilon", "1", "--missing", "impute"], "fill"),
+    (["--group-by", "g", "--count", "--keys", "10", "--epsilon", "1", "--budget", "1"], "--budget needs"),
+])
+def test_public_argument_errors_stay_specific(data: Path, options: list[str], message: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(["release", str(data), *options, "--analyst-facing"], capsys)
+    assert status == 1 and out == "" and message in err and err.count("\n") == 1 and err != REFUSED
+
+
+def test_the_budget_file_reports_as_usual(data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["release", str(data), "--group-by", "g", "--count", "--keys", "10", "--epsilon", "1", "--analyst-facing",
+            "--budget-file", str(tmp_path / "b.json"), "--budget", "1"]
+    assert run(argv, capsys)[0] == 0
+    status, _, err = run(argv, capsys)
+    assert status == 1 and "budget" in err and err != REFUSED
