@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from securedp.accounting.conversions import pure_to_zcdp
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.accounting.schema import BudgetState, Currency
+from securedp.hazmat.bits.source import watching_draws
 from securedp.hazmat.exact.rational import format_rational, positive_rational
 
 EPSILON = Currency.EPSILON
@@ -133,7 +134,14 @@ class Budget:
 
     @contextlib.contextmanager
     def charging(self, amount: Fraction) -> Iterator[BudgetState]:
-        """Charge ``amount`` and run the body with the store still held; refund if the body raises.
+        """Charge ``amount`` and run the body with the store still held.
+
+        **The charge stands once the body has read its first random bit**, whatever happens next: if
+        the body raises before consuming any randomness (see
+        :func:`~securedp.hazmat.bits.source.watching_draws`), the charge is refunded; if it raises
+        after, the charge stands and the error propagates. A failure after the draw can depend on
+        the noise (an output that cannot be built, an audit hook that raises), so refunding it would
+        let an analyst retry for free and learn from each failure.
 
         The new state is saved before the body runs, so a crash never
         under-counts; other charges wait until the body is done (so, for
@@ -143,11 +151,13 @@ class Budget:
         with self._store.hold() as state:
             after = self._charged(state, amount)
             self._store.save(after)
-            try:
-                yield after
-            except BaseException:
-                self._store.save(state)
-                raise
+            with watching_draws() as draws:
+                try:
+                    yield after
+                except BaseException:
+                    if not draws.used:
+                        self._store.save(state)
+                    raise
 
     @property
     def total(self) -> Fraction:
@@ -192,7 +202,8 @@ class DeltaLedger:
 
     @contextlib.contextmanager
     def charging(self, amount: Fraction) -> Iterator[BudgetState]:
-        """Add ``amount`` and run the body holding the ledger; refund if the body raises (:meth:`Budget.charging`)."""
+        """Add ``amount`` and run the body holding the ledger; refund only if it raises before its first
+        random bit (:meth:`Budget.charging`)."""
         with self._lock:
             before = self._state
             if before.spent + amount > before.total:
@@ -201,11 +212,13 @@ class DeltaLedger:
                     f"{format_rational(before.remaining)} of {format_rational(before.total)} remains"
                 )
             self._state = dataclasses.replace(before, spent=before.spent + amount)
-            try:
-                yield self._state
-            except BaseException:
-                self._state = before
-                raise
+            with watching_draws() as draws:
+                try:
+                    yield self._state
+                except BaseException:
+                    if not draws.used:
+                        self._state = before
+                    raise
 
 
 def _delta(value: Any) -> Fraction:

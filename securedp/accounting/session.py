@@ -10,13 +10,22 @@ errors* below). Every release goes through :meth:`Session._release`:
 2. the cost is **charged under a lock before any noise is drawn**; if it
    would overspend, :class:`BudgetExceeded` is raised and nothing is drawn
    or charged, so concurrent releases from several threads never overspend;
-3. the noise is drawn from the session's source; if that raises, the charge
-   is refunded and the budget is as it was;
+3. the release is executed on the session's source (the salt that bounds
+   contributions, the aggregates, the noise, the output);
 4. ``audit.append(record)`` is called with ``release.record()`` plus the
    exact budget fields (``budget_kind``, ``charged``, ``spent``,
    ``remaining`` just after this charge, as ``"num/den"`` strings). A
-   refused release never reaches the audit. If the audit hook itself
-   raises, the charge stands (the noise was drawn) and the error propagates.
+   refused release never reaches the audit.
+
+**The charge stands once the first random bit is read.** If step 3 or 4
+raises before the release has consumed any randomness, the charge is
+refunded and the budget is as it was; once it has read one bit (or taken
+one pre-drawn value), the charge stands whatever fails next (building the
+output, the audit hook, an interrupt) and the error propagates: a failure
+after the draw can depend on the noise, and a refund would let an analyst
+retry for free and learn from each failure. The rule lives in one place,
+:meth:`securedp.accounting.budget.Budget.charging`, so the budget file of
+the command line follows it too.
 
 **Who reads the errors** (the trust boundary). Error messages are for the
 *data holder*, who is trusted with the data: by default a bad record raises
@@ -254,28 +263,24 @@ class Session:
         return data_boundary(self._analyst_facing, lambda: prepare(*args, **options))
 
     def _release(self, prepared: PreparedRelease) -> Release:
-        """Charge, draw (refunding on failure), audit, and return the release."""
+        """Charge, draw, audit, and return the release (refunded only on a failure before the first random bit)."""
         amount = self._budget.cost(prepared.epsilon, prepared.rho)
         delta: Fraction | None = getattr(prepared, "delta", None)
         if delta is not None and self._delta is None:
             raise ValueError(f"this release spends delta {format_rational(delta)} (partition selection): "
                              "create the session with Session(..., delta=...)")
-        failed: BaseException | None = None
         # The budget is held from the charge to the audit append, so the records of a ledger reach the log
-        # in the order of its charges, even from several threads (the verifier checks that order).
+        # in the order of its charges, even from several threads (the verifier checks that order). Both
+        # charges stand once the execution has read its first random bit, whatever fails after it
+        # (Budget.charging); executing reads the data, so an analyst-facing failure is DataRefused.
         with self._budget.charging(amount) as state, self._delta_charging(delta) as delta_state:
-            release = prepared.execute(self._rng)  # both charges are refunded if the draw raises
+            release = data_boundary(self._analyst_facing, lambda: prepared.execute(self._rng), reading=True)
             if self._audit is not None:
                 fields = BudgetFields.charged_to(state, amount, SessionPath(self._path, self._partition_id))
                 if delta is not None and delta_state is not None:
                     fields = dataclasses.replace(
                         fields, delta=DeltaFields(delta, delta_state.spent, delta_state.remaining))
-                try:
-                    self._audit.append(ChargedRelease.of(release, fields).to_json())
-                except BaseException as error:  # the noise was drawn: the charge stands
-                    failed = error
-        if failed is not None:
-            raise failed
+                self._audit.append(ChargedRelease.of(release, fields).to_json())
         return release
 
     def _delta_charging(self, delta: Fraction | None) -> contextlib.AbstractContextManager[BudgetState | None]:
@@ -339,8 +344,10 @@ class Session:
         just after the charge, ``partition`` (the parent's own path, or
         ``None``), and ``opens``: a fresh random id that every record of the
         sub-sessions carries as ``partition_id``, so two partitions with the
-        same keys keep separate ledgers. If that append raises, the charge is
-        refunded and the error propagates (no part was handed out).
+        same keys keep separate ledgers. If drawing the salt or that append
+        raises, the error propagates and no part is handed out; the charge is
+        refunded only if no salt bit had been read (without ``ids``), else it
+        stands (:meth:`~securedp.accounting.budget.Budget.charging`).
         """
         if unknown not in ("raise", "drop"):
             raise ValueError("unknown must be 'raise' or 'drop'")
@@ -361,7 +368,7 @@ class Session:
             self._analyst_facing, lambda: _read_parts(data, by, ids, position, unknown, k))
         charge = share * k
         opens = os.urandom(16).hex()
-        with self._budget.charging(charge) as state:  # refunded if the salt or the audit raises: no part handed out
+        with self._budget.charging(charge) as state:  # a failure hands out no part; refunded only before the salt
             if rule is not None:
                 inside = np.flatnonzero(where >= 0)
                 where[inside[~rule.kept(draw_salt(self._rng))]] = -1

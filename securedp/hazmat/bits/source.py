@@ -16,11 +16,59 @@ unsigned little-endian integer, and :meth:`RandomSource.randbits` reads
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+
+
+class DrawWatch:
+    """Whether randomness was consumed inside a :func:`watching_draws` scope (``used``).
+
+    Randomness is consumed when a source hands out bytes (:meth:`RandomSource.random_bytes`, through
+    which every word, bit and uniform passes) or a value pre-drawn from a source is taken from its
+    pools (:func:`securedp.hazmat.samplers.pool.pooled`).
+    """
+
+    __slots__ = ("used",)
+
+    def __init__(self) -> None:
+        self.used = False
+
+
+_WATCH: contextvars.ContextVar[DrawWatch | None] = contextvars.ContextVar("securedp_draw_watch", default=None)
+
+
+@contextlib.contextmanager
+def watching_draws() -> Iterator[DrawWatch]:
+    """A scope that records whether any randomness was consumed in it, by this thread or task.
+
+    Nested scopes share the outermost watch (a conservative answer: ``used`` may also count
+    randomness consumed in the outer scope before the inner one began). This is how a charge knows
+    whether it may still be refunded: once the first random bit of a release is read, its charge
+    stands (:meth:`securedp.accounting.budget.Budget.charging`).
+    """
+    current = _WATCH.get()
+    if current is not None:
+        yield current
+        return
+    watch = DrawWatch()
+    token = _WATCH.set(watch)
+    try:
+        yield watch
+    finally:
+        _WATCH.reset(token)
+
+
+def note_draw() -> None:
+    """Record in the current :func:`watching_draws` scope (if any) that randomness was consumed."""
+    watch = _WATCH.get()
+    if watch is not None:
+        watch.used = True
 
 
 class RandomSource(ABC):
@@ -46,6 +94,8 @@ class RandomSource(ABC):
         with self._lock:
             data = self._generate(n)
             self._served += n
+        if n:
+            note_draw()
         return data
 
     def words(self, n: int) -> np.ndarray:

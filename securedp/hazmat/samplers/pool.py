@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.bits.source import RandomSource, note_draw
 
 POOL_BLOCK = 1024
 """Values drawn per refill."""
@@ -98,15 +98,22 @@ def registry(source: RandomSource) -> PoolRegistry:
 
 
 def pooled(source: RandomSource, key: Any, refill: Callable[[int, RandomSource], np.ndarray]) -> Any:
-    """The next pre-drawn value for ``key`` from ``source``'s pools, refilling when empty."""
+    """The next pre-drawn value for ``key`` from ``source``'s pools, refilling when empty.
+
+    Taking a value consumes randomness (:func:`~securedp.hazmat.bits.source.note_draw`) even when no
+    byte is read now: the value was drawn earlier, and this release is the first to see it.
+    """
     pools = registry(source)
     pool = pools.take(key)
     while True:
         if pool:
             try:
-                return pool.pop()
+                value = pool.pop()
             except IndexError:  # emptied by another thread between the test and the pop
                 pass
+            else:
+                note_draw()
+                return value
         pool = refill(POOL_BLOCK, source).tolist()
         pool.reverse()
         pools.put(key, pool)
