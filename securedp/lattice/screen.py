@@ -383,7 +383,7 @@ def _int_array(x: np.ndarray, clamp: Clamp) -> np.ndarray:
     below = x < lo_c
     clipped = np.clip(x, min(lo_c, hi_c), hi_c)
     worst = max(abs(min(lo_c, hi_c)), abs(hi_c))
-    if worst * clamp.den <= INT64_MAX // 2:
+    if clamp.num <= INT64_MAX and worst * clamp.den <= INT64_MAX // 2 and clamp.den <= INT64_MAX:
         n = clipped * clamp.den
         if clamp.num == 1:
             units = n

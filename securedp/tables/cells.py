@@ -213,9 +213,11 @@ def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, 
             table.extend([low, high])
 
     if "persons" in extra:
-        t = CellNoise(k, 1, *part("partition_selection")).halfwidth(alpha)
+        selection = CellNoise(k, 1, *part("partition_selection"))
+        t = selection.halfwidth(alpha)
         noisy = extra["persons"]
-        add("selection_persons", noisy, [v - t for v in noisy], [v + t for v in noisy])
+        add("selection_persons", noisy, [v - t for v in noisy], [v + t for v in noisy],
+            step=selection.output_step(alpha))
     by_name = {c.aggregation.name: c for c in columns}
     indexed: dict[int, list[int]] = {}  # engine column -> each cell's position in its aggregates
     for a in aggregations:
@@ -226,7 +228,7 @@ def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, 
             noise = noises[0]
             noisy = [x + z for x, z in zip(exact, noise.draw(n, source), strict=True)]
             t = noise.halfwidth(alpha)
-            add(a.name, noisy, [v - t for v in noisy], [v + t for v in noisy])
+            add(a.name, noisy, [v - t for v in noisy], [v + t for v in noisy], step=noise.output_step(alpha))
             continue
         if isinstance(a, Quantile):
             eps, rho = part(a.name)

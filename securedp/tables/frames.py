@@ -8,13 +8,25 @@ missing, NaN or blank id or key, or a float key, raises ``ValueError`` or
 ``TypeError`` naming the column before anything is drawn or charged. Without
 an id column every row is its own person.
 
-**Out.** :func:`exact_frame` builds the released table: integers as
-``Int64`` (``Decimal(38, 0)`` past int64), lattice values as exact
-``Decimal`` columns (every step ``2**-a 5**-b`` times an integer has a finite
-decimal form), and ``"num/den"`` strings where no finite decimal exists or 38
-digits do not suffice. The frame is converted to the caller's kind: pandas
-(``Decimal`` objects), pyarrow (``decimal128``) or Polars (for Polars input
-and for files).
+**Out.** :func:`exact_frame` builds the released table. **Every column's type
+follows from the release's public parameters alone**, never from the values
+drawn, so the schema of a release says nothing about its data and building it
+never fails on a released value:
+
+* an integer column (counts, persons) is ``Int64``, or ``Decimal(38, 0)`` when
+  its noise may reach ``2**61`` (decided from the noise law, which then gives it
+  the step ``1``: :meth:`securedp.tables.noise.CellNoise.output_step`);
+* a lattice column whose step has a finite decimal form with ``p <= 38``
+  places (every step ``2**-a 5**-b`` times an integer) is ``Decimal(38, p)``;
+* a lattice column whose step has more than 38 decimal places (``0.1`` given
+  as a float has 55) is exact decimal text, and one whose step has no finite
+  decimal form (``1/3``) is exact ``"num/den"`` text.
+
+A value that does not fit its fixed-width column (beyond ``10**38`` digits, or
+``int64``: possible only past ``2**64`` rows or on noise events of probability
+below ``2**-64``) is a null cell there; the release's ``value`` always holds it
+exactly. The frame is converted to the caller's kind: pandas (``Decimal``
+objects), pyarrow (``decimal128``) or Polars (for Polars input and for files).
 """
 
 from __future__ import annotations
@@ -121,44 +133,51 @@ def _decimal_places(step: Fraction) -> int | None:
     return max(twos, fives) if d == 1 else None
 
 
-def _decimal_series(name: str, scaled: list[int], places: int) -> pl.Series:
-    """An exact ``Decimal(38, places)`` column whose values are ``scaled[i] / 10**places``.
+def _decimal_series(name: str, scaled: list[int | None], places: int) -> pl.Series:
+    """An exact ``Decimal(38, places)`` column whose values are ``scaled[i] / 10**places`` (``None``: null).
 
     Each ``|scaled[i]| < 10**38`` is written as the 128-bit little-endian two's-complement integer
     Arrow's ``decimal128`` stores (from int64 words with their sign extension when all fit), so no
     value passes through a decimal context (which would round it).
     """
+    nulls = [v is None for v in scaled]
+    words = [0 if v is None else v for v in scaled]
     try:
-        low = np.array(scaled, dtype="<i8")
+        low = np.array(words, dtype="<i8")
     except OverflowError:  # some value needs more than 64 bits
-        data = b"".join([v.to_bytes(16, "little", signed=True) for v in scaled])
+        data = b"".join([v.to_bytes(16, "little", signed=True) for v in words])
     else:
         data = np.stack([low, low >> 63], axis=1).tobytes()
-    array = pa.Array.from_buffers(pa.decimal128(38, places), len(scaled), [None, pa.py_buffer(data)])
+    validity = None
+    if any(nulls):
+        validity = pa.py_buffer(np.packbits(~np.array(nulls, dtype=bool), bitorder="little").tobytes())
+    array = pa.Array.from_buffers(pa.decimal128(38, places), len(scaled), [validity, pa.py_buffer(data)],
+                                  null_count=sum(nulls))
     return pl.Series(name, array)
 
 
-def _exact_series(name: str, values: list[Any], step: Fraction | None) -> pl.Series:
-    """One value column, exactly: ``values`` are ints or Fractions (multiples of ``step`` if given).
+def _decimal_text(value: Fraction | int, places: int) -> str:
+    """``value`` (a multiple of ``10**-places``) as exact decimal text: ``-0.0125``."""
+    scaled = value.numerator * 10**places // value.denominator
+    sign, digits = ("-" if scaled < 0 else ""), str(abs(scaled)).rjust(places + 1, "0")
+    return f"{sign}{digits[:-places]}.{digits[-places:]}" if places else f"{sign}{digits}"
 
-    On a step with ``p`` decimal places, ``v`` is the integer ``v * 10**p`` over ``10**p``
-    (``Decimal(38, p)``); an integer column is ``Int64`` (``Decimal(38, 0)`` past int64); else, or
-    past 38 digits, exact ``"num/den"`` text.
+
+def _exact_series(name: str, values: list[Any], step: Fraction | None) -> pl.Series:
+    """One value column, exactly, typed by ``step`` alone (see the module docstring).
+
+    ``values`` are ints or Fractions (multiples of ``step`` if given; ``None``: an int64 column).
     """
-    if step is not None:
-        places = _decimal_places(step)
-        if places is not None:
-            scale = 10**places
-            scaled = [v.numerator * scale // v.denominator for v in values]
-            if max(map(abs, scaled), default=0) < _DIGITS38:
-                return _decimal_series(name, scaled, places)
-    elif set(map(type, values)) <= {int}:
-        if min(values, default=0) >= -_INT64 and max(values, default=0) < _INT64:
-            return pl.Series(name, values, dtype=pl.Int64)
-        if max(map(abs, values)) < _DIGITS38:
-            return _decimal_series(name, values, 0)
-    # no finite decimal form of the step (1/3), or more than 38 digits: exact "num/den" text
-    return pl.Series(name, [format_rational(v) for v in values], dtype=pl.String)
+    if step is None:
+        return pl.Series(name, [v if -_INT64 <= v < _INT64 else None for v in values], dtype=pl.Int64)
+    places = _decimal_places(step)
+    if places is None:  # no finite decimal form (1/3): exact "num/den" text
+        return pl.Series(name, [format_rational(Fraction(v)) for v in values], dtype=pl.String)
+    if places > 38:
+        return pl.Series(name, [_decimal_text(v, places) for v in values], dtype=pl.String)
+    scale = 10**places
+    scaled = [v.numerator * scale // v.denominator for v in values]
+    return _decimal_series(name, [v if abs(v) < _DIGITS38 else None for v in scaled], places)
 
 
 def exact_frame(names: Sequence[str], rows: Sequence[Sequence[Any]], kind: str,

@@ -26,6 +26,8 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.samplers import discrete_gaussian, discrete_laplace
 from securedp.mechanisms.accuracy import gaussian_halfwidth, laplace_halfwidth
 
+_NEGLIGIBLE = Fraction(1, 1 << 64)
+
 
 @dataclass(frozen=True)
 class CellNoise:
@@ -65,6 +67,16 @@ class CellNoise:
         if self.epsilon is not None:
             return laplace_halfwidth(self.parameter, alpha)
         return gaussian_halfwidth(self.parameter, alpha)
+
+    def output_step(self, alpha: Fraction) -> Fraction | None:
+        """The output step of an integer column noised by this law, from the public parameters alone.
+
+        ``None`` (an ``Int64`` column) unless a value or an interval bound may pass ``2**62`` except with
+        probability below ``2**-64`` (the half-width at ``min(alpha, 2**-64)`` reaches ``2**60``; true
+        counts stay below ``2**61``): then ``1``, an exact ``Decimal(38, 0)`` column
+        (:mod:`securedp.tables.frames`).
+        """
+        return None if self.halfwidth(min(alpha, _NEGLIGIBLE)) < 1 << 60 else Fraction(1)
 
     def record(self) -> dict[str, Any]:
         name = "scale_units" if self.epsilon is not None else "variance_units"

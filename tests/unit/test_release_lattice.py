@@ -124,3 +124,13 @@ def test_exact_sums_do_not_overflow_and_ignore_order():
     assert exact_sum_of_squares(np.array([3, -4], dtype=np.int64), 4) == 25
     assert exact_sum_of_squares(np.array([1 << 40, 1], dtype=np.int64), 1 << 40) == (1 << 80) + 1
     assert exact_sum(np.zeros(0, dtype=np.int64), 1) == 0
+
+
+def test_an_integer_array_on_a_step_whose_denominator_passes_int64_is_read_exactly() -> None:
+    """``lattice="1e-40"`` has a denominator of 10**40: the vectorised integer path used to overflow on it."""
+    import numpy as np
+
+    from securedp.lattice import screen_units
+
+    units, kept = screen_units(np.array([0, 1, -1, 0], dtype=np.int64), Fraction(1, 10**40), 0, 10**15)
+    assert kept is None and units.tolist() == [0, 10**15, 0, 0]
