@@ -96,7 +96,7 @@ from securedp.accounting.schema import (
 from securedp.engines.messages import draw_salt
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.rational import format_rational
+from securedp.hazmat.exact.rational import format_rational, positive_rational
 from securedp.lattice.columns import ONE_COLUMN_HINT, as_records
 from securedp.mechanisms.contributions import (
     PendingParts,
@@ -200,13 +200,25 @@ class Session:
         self._partition_id = _partition_id
 
     @classmethod
-    def from_approx_dp(cls, epsilon: Any, delta: Any, **options: Any) -> Session:
+    def from_approx_dp(cls, epsilon: Any, delta: Any, *, selection_delta: Any = None, **options: Any) -> Session:
         """A zCDP session whose whole budget guarantees (``epsilon``, ``delta``)-DP.
 
         Its ``rho`` is :func:`~securedp.accounting.conversions.approx_dp_to_zcdp`,
         rounded down. Pure-epsilon releases are charged ``epsilon**2 / 2``.
+
+        ``selection_delta``: the part of ``delta`` that releases with a delta of their own may spend
+        (tables with private keys, chosen by partition selection); the session's delta ledger. The
+        conversion then uses the rest, ``delta - selection_delta``: ``selection_delta``-approximate
+        ``rho``-zCDP gives (``epsilon``, ``delta``)-DP (see :meth:`approx_dp`). Without it, releases
+        with a delta are refused.
         """
-        return cls(rho=approx_dp_to_zcdp(epsilon, delta), **options)
+        if selection_delta is None:
+            return cls(rho=approx_dp_to_zcdp(epsilon, delta), **options)
+        total, reserved = positive_rational(delta, "delta"), positive_rational(selection_delta, "selection_delta")
+        if reserved >= total:
+            raise ValueError(f"selection_delta ({format_rational(reserved)}) must be below delta "
+                             f"({format_rational(total)}): the rest pays for the conversion from zCDP")
+        return cls(rho=approx_dp_to_zcdp(epsilon, total - reserved), delta=reserved, **options)
 
     # -- budget -----------------------------------------------------------
     @property
@@ -245,11 +257,22 @@ class Session:
         return Fraction(0) if self._delta is None else self._delta.spent
 
     def approx_dp(self, delta: Any) -> Fraction:
-        """For a rho session: an upper bound on the epsilon of (epsilon, ``delta``)-DP spent so far."""
+        """For a rho session: an upper bound on the epsilon of (epsilon, ``delta``)-DP spent so far.
+
+        ``delta`` is the **total** delta of the guarantee, including the delta the releases have spent
+        themselves (:attr:`delta_spent`, partition selection): ``delta_spent``-approximate ``rho``-zCDP
+        implies (``eps(d)``, ``delta_spent + d``)-DP (Bun and Steinke 2016, Def. 8.1 and Prop. 1.3), so
+        the conversion is made at ``d = delta - delta_spent``, which must be positive.
+        """
         if self.kind != RHO:
             raise ValueError("approx_dp applies to a rho (zCDP) session; an epsilon session's spent is its epsilon")
+        total = positive_rational(delta, "delta")
+        left = total - self.delta_spent
+        if left <= 0:
+            raise ValueError(f"delta {format_rational(total)} is not above the delta the releases already spent "
+                             f"({format_rational(self.delta_spent)}): ask for a larger total delta")
         spent = self.spent
-        return zcdp_to_approx_dp(spent, delta) if spent > 0 else Fraction(0)
+        return zcdp_to_approx_dp(spent, left) if spent > 0 else Fraction(0)
 
     # -- releases -----------------------------------------------------------
     def _prepare(self, prepare: Callable[P, PreparedRelease], *args: P.args, **options: P.kwargs) -> PreparedRelease:

@@ -119,7 +119,7 @@ def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence
         exprs.append(next(expr for c, expr, _, role in checked if role == "id").alias(person))
     else:
         exprs.append(pl.int_range(pl.len(), dtype=pl.Int64).alias(person))
-    exprs += [pl.col(c) for c in dict.fromkeys(values) if c not in group_by and c != id_column]
+    exprs += [pl.col(c) for c in dict.fromkeys(values) if c not in group_by]  # the id column too: a column like any
     return Frames(frame.select(exprs), source.kind)
 
 

@@ -183,6 +183,12 @@ def prepare_table(
     for a in aggregations:
         if not isinstance(a, (Count, Persons, Sum, Mean, Variance, Quantile)):
             raise TypeError(f"not an aggregation: {a!r}")
+    if keys is not None and not group_by:
+        raise ValueError("keys= lists the public values of the group_by columns; without group_by there is one "
+                         "cell and no key: drop keys=, or give group_by=")
+    if id_column is not None and id_column in group_by:
+        raise ValueError(f"id_column {id_column!r} is also a group_by column: each person would be their own "
+                         "group; group by another column")
     private = keys is None
     if private and not group_by:
         private = False  # one cell, always released
