@@ -47,8 +47,13 @@ re-checks (i) and (ii) for every ``n`` with exact comparisons
 person touches gives ``(epsilon, delta)``. ``p <= pi`` by induction (``m`` is
 increasing), so the rule is at most a ``2**-96`` rounding below the optimum.
 
-A release is one exact ``bernoulli(p(n))`` per key (keys with ``p(n) = 1``
-draw nothing). Reference: ``epsilon = 1``, ``delta = 1e-9``, ``k = 1`` gives
+A release is one exact ``bernoulli(p(n))`` per key, drawn the same way for
+every key whatever its count, so the time of the selection does not depend on
+the counts: two 64-bit words per key, read as a uniform 96-bit integer ``U``
+(the first word's 64 bits, then the high 32 bits of the second), and the key
+is kept iff ``U < p(n) * 2**96`` (an integer, since ``p(n)`` is a multiple of
+``2**-96``), compared in one vectorised pass; a key with ``p(n) = 1`` draws
+and compares its words like the others. Reference: ``epsilon = 1``, ``delta = 1e-9``, ``k = 1`` gives
 ``tau = 22``; ``p(n) >= 1/2`` from ``n = 21`` and ``p(n) = 1`` from ``n = 41``.
 """
 
@@ -67,7 +72,7 @@ from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.interval import Interval, floor_scaled, rounding_context
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
-from securedp.hazmat.samplers import bernoulli, discrete_laplace
+from securedp.hazmat.samplers import discrete_laplace
 
 GRID_BITS = 96
 """``p(n)`` is a multiple of ``2**-GRID_BITS``."""
@@ -205,19 +210,32 @@ class OptimalSelection:
         return self.probabilities[n] if n < len(self.probabilities) else Fraction(1)
 
     def select(self, persons: Any, rng: RandomSource | None = None) -> np.ndarray:
-        """``keep[i]`` drawn as ``bernoulli(p(persons[i]))``, one exact draw per uncertain key.
+        """``keep[i]`` drawn as ``bernoulli(p(persons[i]))``: the same two words and comparison for every key.
 
-        Keys are drawn by increasing ``n``, in index order within one ``n``, so a seeded source replays.
+        Key ``i`` reads words ``2i`` and ``2i + 1`` of one batch (see the module docstring), so a seeded
+        source replays and the work is the same whatever the counts (no key is skipped when ``p = 1``).
         """
         n = person_counts(persons)
         source = resolve_source(rng)
-        keep = n >= len(self.probabilities)
-        for value in np.unique(n[~keep]):
-            p = self.probabilities[int(value)]
-            if p > 0:
-                where = np.flatnonzero(n == value)
-                keep[where] = bernoulli(p, size=len(where), rng=source).astype(bool)
-        return keep
+        high, low = self._thresholds
+        index = np.minimum(n, len(self.probabilities))  # the last entry stands for p = 1
+        words = source.words(2 * len(n)).reshape(-1, 2)
+        u_high, u_low = words[:, 0], words[:, 1] >> np.uint64(32)
+        t_high, t_low = high[index], low[index]
+        return np.asarray((u_high < t_high) | ((u_high == t_high) & (u_low < t_low)), dtype=bool)
+
+    @functools.cached_property
+    def _thresholds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``p(n) * 2**96`` split into its high 64 and low 32 bits, for ``n < len`` and then ``p = 1``.
+
+        ``p = 1`` is written as ``2**96 - 1`` with the comparison ``U <= 2**96 - 1``, i.e. the high part
+        ``2**64 - 1`` and a low part of ``2**32`` that no 32-bit ``u_low`` reaches: always kept.
+        """
+        scaled = [p.numerator << (GRID_BITS - p.denominator.bit_length() + 1) for p in self.probabilities]
+        assert all(Fraction(c, 1 << GRID_BITS) == p for c, p in zip(scaled, self.probabilities, strict=True))
+        high = [c >> 32 for c in scaled] + [(1 << 64) - 1]
+        low = [c & 0xFFFFFFFF for c in scaled] + [1 << 32]
+        return np.array(high, dtype=np.uint64), np.array(low, dtype=np.uint64)
 
 
 @functools.lru_cache(maxsize=64)

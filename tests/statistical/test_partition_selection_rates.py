@@ -74,3 +74,14 @@ def test_optimal_rule_matches_its_law(n: int) -> None:
         check_rate(int(keep.sum()), N, p)
     else:
         assert stats.binomtest(int(keep.sum()), N, float(p)).pvalue > ALPHA  # float-ok: test statistic only
+
+
+def test_optimal_rule_does_the_same_work_for_every_count() -> None:
+    """Item 16.11: no key is skipped when p(n) = 1 or 0; every key reads two words and one comparison."""
+    plan = optimal_selection(EPSILON, DELTA, 1)
+    served = []
+    for counts in ([1] * 50, [10**6] * 50, list(range(1, 51)), [len(plan.probabilities) - 1] * 50):
+        source = seeded("optimal-work")
+        plan.select(np.array(counts, dtype=np.int64), source)
+        served.append(source.bytes_served)
+    assert served == [16 * 50] * 4
