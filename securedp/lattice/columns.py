@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from securedp.reading.columns import column_values
+
 
 class NotOneColumnError(TypeError, ValueError):
     """A table, a 2-D array or a list of rows was given where one column is read.
@@ -82,10 +84,9 @@ def check_one_column(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT)
 
 
 def as_records(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT) -> np.ndarray | list[Any]:
-    """``data`` as a 1-D NumPy array (arrays, pandas/polars Series via ``to_numpy``) or a list.
-
-    A pyarrow Array or ChunkedArray is read with ``to_pylist`` (exact Python
-    values, ``None`` for a null); other iterables with ``list``.
+    """``data`` as a 1-D NumPy array or a list of records, read exactly by
+    :func:`securedp.reading.columns.column_values` (one rule per column kind:
+    a nullable integer column never passes through ``float64``).
 
     A table or an array that is not 1-D raises :class:`TypeError` naming
     ``name`` and saying what to pass instead (``hint``; the error is a
@@ -94,19 +95,13 @@ def as_records(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT) -> np
     :func:`first_row_record`, not here.
     """
     check_one_column(data, name, hint)
-    if isinstance(data, np.ndarray):
-        return data
-    if callable(getattr(type(data), "to_pylist", None)):  # a pyarrow Array or ChunkedArray: exact Python values
-        return list(data.to_pylist())
-    to_numpy = getattr(data, "to_numpy", None)
-    if to_numpy is not None and callable(to_numpy):
-        arr = np.asarray(to_numpy())
-        if arr.ndim != 1:
-            raise NotOneColumnError(f"{name} must be one column, not a {arr.ndim}-D {type(data).__name__}; {hint}")
-        return arr
-    if isinstance(data, (str, bytes)) or not hasattr(data, "__iter__"):
+    if not isinstance(data, np.ndarray) and getattr(data, "to_numpy", None) is None and (
+            isinstance(data, (str, bytes)) or not hasattr(data, "__iter__")):
         raise TypeError(f"{name} must be an iterable of records, not {type(data).__name__}")
-    return data if isinstance(data, list) else list(data)
+    records = column_values(data)
+    if isinstance(records, np.ndarray) and records.ndim != 1:
+        raise NotOneColumnError(f"{name} must be one column, not a {records.ndim}-D {type(data).__name__}; {hint}")
+    return records
 
 
 def first_row_record(records: np.ndarray | list[Any], rows: np.ndarray | None = None) -> tuple[int, int] | None:

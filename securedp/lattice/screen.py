@@ -290,7 +290,7 @@ def screen_units(
     elif fill is not None:
         raise ValueError("fill= is only used with missing='impute'")
     records = as_records(data)
-    units, bad = _units(records, clamp, screen)
+    units, bad = _units(records, clamp, screen, refuse_rows)
     if bad is None or not bad.any():
         return units, None
     if refuse_rows:
@@ -310,10 +310,14 @@ def screen_units(
     return units, None
 
 
-def _units(records: Any, clamp: Clamp, screen: Callable[[Any], int | None]) -> tuple[np.ndarray, np.ndarray | None]:
+def _units(records: Any, clamp: Clamp, screen: Callable[[Any], int | None],
+           refuse_types: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """Units and the mask of unusable records; a bool array is refused (``refuse_types``) or all unusable."""
     dtype = np.int64 if clamp.int64 else object
     if isinstance(records, np.ndarray):
         kind = records.dtype.kind
+        if kind == "b" and not refuse_types:  # analyst-facing: a bool is unusable, as in an object column
+            return np.zeros(records.shape, dtype=dtype), np.ones(records.shape, dtype=bool)
         if kind == "b":
             raise TypeError("data must be numeric, not bool")
         if kind in "cmMV":

@@ -27,7 +27,7 @@ import polars as pl
 from securedp.engines import bounding
 from securedp.engines import spark as spark_engine
 from securedp.lattice import screen_units
-from securedp.tables.frames import exact_frame, read_table
+from securedp.tables.frames import ROW, exact_frame, read_table
 from securedp.tables.keys import PublicKeys
 
 PERSON = "_securedp_person"
@@ -81,21 +81,22 @@ class PolarsEngine:
         frame = frames.frame
         self.public = None if public is None else public.typed(frame.schema)  # rows or none: item 6 of issue 16
         if self.public is not None:
+            untyped = [c for c in bounds.group_by if frame.schema[c] == pl.Null]  # no usable cell: the keys' type
+            frame = frame.with_columns(pl.col(c).cast(self.public.schema[c]) for c in untyped)
             frame = frame.join(self.public, on=bounds.group_by, how="semi")
+        untyped = [c for c in (PERSON, *bounds.group_by) if frame.schema[c] == pl.Null]  # no usable cell, no row
+        frame = frame.with_columns(pl.col(c).cast(pl.Int64) for c in untyped)
         self.kind, self.bounds = frames.kind, bounds
         self.base = frame.select([PERSON, *bounds.group_by])
-        self.columns = [self._screen(frame, spec, missing, fill) for spec in columns]
+        rows = frame[ROW].to_numpy()
+        self.columns = [self._screen(_take(frames.values[spec.column], rows), spec, missing, fill) for spec in columns]
 
-    def _screen(self, frame: pl.DataFrame, spec: ColumnSpec, missing: str, fill: Any) -> pl.DataFrame:
-        values = frame[spec.column]
-        if not (values.dtype.is_numeric() or values.dtype in (pl.String, pl.Null)):
-            raise TypeError(f"value column {spec.column!r} has type {values.dtype}: an aggregated column holds "
-                            "numbers (or numeric strings)")
-        records = values.to_numpy() if values.dtype.is_numeric() else np.array(values.to_list(), dtype=object)
+    def _screen(self, records: np.ndarray | list[Any], spec: ColumnSpec, missing: str, fill: Any) -> pl.DataFrame:
         try:
-            units, kept = screen_units(records, spec.step, spec.lo_u, spec.hi_u, missing=missing, fill=fill)
-        except ValueError as error:  # the data holder's mode: name the column
-            raise ValueError(f"column {spec.column!r}: {error}") from None
+            units, kept = screen_units(records, spec.step, spec.lo_u, spec.hi_u, missing=missing, fill=fill,
+                                       refuse_rows=not self.bounds.analyst_facing)
+        except (ValueError, TypeError) as error:  # the data holder's mode: name the column
+            raise type(error)(f"column {spec.column!r}: {error}") from None
         rows = self.base if kept is None else self.base.filter(pl.Series(kept))
         return rows.with_columns(pl.Series(UNITS, np.asarray(units, dtype=np.int64)))
 
@@ -198,6 +199,14 @@ def _spark_schema(frame: pl.DataFrame, source: Any) -> Any:
             kind = types.LongType()
         fields.append(types.StructField(name, kind, nullable=True))
     return types.StructType(fields)
+
+
+def _take(records: np.ndarray | list[Any], rows: np.ndarray) -> np.ndarray | list[Any]:
+    """The records at positions ``rows`` (a value column aligned with the rows the engine kept)."""
+    if isinstance(records, np.ndarray):
+        taken: np.ndarray = records[rows]
+        return taken
+    return [records[i] for i in rows.tolist()]
 
 
 def engine_for(data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -43,23 +43,90 @@ import pyarrow as pa
 
 from securedp.engines.bounding import to_polars
 from securedp.hazmat.exact.rational import format_rational
+from securedp.reading.columns import column_values
 
 _KEY_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64, pl.String)
 _INT64 = 1 << 63
 _DIGITS38 = 10**38
 
 
+ROW = "_securedp_row"
+"""The column of a read table holding each row's position in the caller's table."""
+
+
 @dataclass(frozen=True)
 class Frames:
-    """The caller's table as Polars (``frame``), and the kind to answer in (pandas, polars or pyarrow)."""
+    """The caller's table as Polars (``frame``), and the kind to answer in (pandas, polars or pyarrow).
+
+    ``values`` (from :func:`read_table`): each value column's records, read exactly from the caller's
+    own column (:func:`securedp.reading.columns.column_values`) and indexed by source row: row ``i``
+    of ``frame`` holds the records at position ``frame[ROW][i]``.
+    """
 
     frame: pl.DataFrame
     kind: str
+    values: Mapping[str, np.ndarray | list[Any]] = field(default_factory=dict)
 
 
 def _kind(data: Any) -> str:
     module = type(data).__module__.split(".")[0]
     return {"pandas": "pandas", "pyarrow": "pyarrow"}.get(module, "polars")
+
+
+def _names(data: Any) -> list[Any]:
+    if isinstance(data, pl.LazyFrame):
+        return list(data.collect_schema().names())
+    names = getattr(data, "column_names", None)  # pyarrow
+    return list(names if names is not None else data.columns)
+
+
+def _split(data: Any, keys: Sequence[str], values: Sequence[str]) -> tuple[pl.DataFrame, dict[str, Any], int]:
+    """An in-memory table's ``keys`` as Polars (only those columns are converted), its ``values`` as exact
+    records read from its own columns, and its number of rows."""
+    names = _names(data)
+    absent = [c for c in dict.fromkeys([*keys, *values]) if c not in names]
+    if absent:
+        raise ValueError(f"column(s) {absent} are not in the table (it has {names})")
+    if isinstance(data, pl.LazyFrame):
+        data = data.select(list(dict.fromkeys([*keys, *values]))).collect()
+    module = type(data).__module__.split(".")[0]
+    if module == "pyarrow":
+        frame = to_polars(data.select(list(keys)))
+        return frame, {c: column_values(data.column(c)) for c in values}, data.num_rows
+    if module == "pandas":
+        frame = pl.DataFrame([_pandas_key_series(data[c], c) for c in keys]) if keys else pl.DataFrame()
+        return frame, {c: column_values(data[c]) for c in values}, len(data)
+    if not isinstance(data, pl.DataFrame):
+        raise TypeError(f"a table must be a polars, pandas or pyarrow table, not {type(data).__name__}")
+    return data.select(list(keys)), {c: column_values(data[c]) for c in values}, data.height
+
+
+def _blank(value: Any) -> bool:
+    return (value is None or (isinstance(value, float) and value != value)
+            or (isinstance(value, str) and not value.strip()))
+
+
+def _pandas_key_series(series: Any, name: str) -> pl.Series:
+    """A pandas id or key column as a Polars column, decided cell by cell for an object or text column.
+
+    Missing and blank cells are unusable whatever the others hold (they never decide the column's
+    type); the usable cells are all integers (an ``Int64`` column) or all text (a ``String`` column).
+    A column holding both is refused: an integer and its text would otherwise be one person or key.
+    """
+    if series.dtype.kind != "O" and not str(series.dtype).startswith(("str", "string")):
+        return to_polars(series.to_frame(name))[name]  # a typed column (NumPy, nullable, Arrow): its own type
+    cells = series.to_numpy(dtype=object, na_value=None).tolist()
+    usable = [c for c in cells if not _blank(c)]
+    if usable and all(isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in usable):
+        ints = [int(c) for c in usable]
+        dtype = pl.Int64 if min(ints) >= -_INT64 and max(ints) < _INT64 else pl.UInt64 if min(ints) >= 0 else None
+        if dtype is None or max(ints) >= 1 << 64:
+            raise TypeError(f"column {name!r} holds integers beyond 64 bits: an id or key column holds 64-bit "
+                            "integers or text")
+        return pl.Series(name, [None if _blank(c) else int(c) for c in cells], dtype=dtype)
+    if all(isinstance(c, str) for c in usable):
+        return pl.Series(name, [c if isinstance(c, str) else None for c in cells], dtype=pl.String)
+    raise TypeError(f"column {name!r} holds both numbers and text: an id or key column holds one or the other")
 
 
 def read_source(data: Any, columns: Sequence[str], delimiter: str = ",") -> Frames:
@@ -84,11 +151,24 @@ def read_source(data: Any, columns: Sequence[str], delimiter: str = ",") -> Fram
 
 
 def _key_expr(frame: pl.DataFrame, column: str, role: str) -> tuple[pl.Expr, pl.Expr]:
-    """The column as an id or key (categoricals as strings) and the mask of its unusable cells."""
+    """The column as an id or key (categoricals as strings) and the mask of its unusable cells.
+
+    A float column holds integer ids or keys with missing values (pandas makes ``float64`` of an integer
+    column with one missing value, and of an empty column): each finite integral value within int64 is
+    that integer, anything else is an unusable cell, so one person's missing id never changes how the
+    others read. Such a column without any usable cell has no type of its own (``Null``): public keys
+    then give it theirs.
+    """
     dtype = frame.schema[column]
     expr = pl.col(column)
     if isinstance(dtype, (pl.Categorical, pl.Enum)):
         expr, dtype = expr.cast(pl.String), pl.String()
+    if dtype.is_float() or dtype == pl.Null:
+        usable = (expr.is_not_null() & expr.is_not_nan() & (expr == expr.floor()) & (expr.abs() < 2.0**63)
+                  ).fill_null(False) if dtype != pl.Null else expr.is_not_null()
+        if not frame.select(usable.any()).item():
+            return expr.cast(pl.Null).alias(column), ~usable
+        return pl.when(usable).then(expr.cast(pl.Int64, strict=False)).alias(column), ~usable
     if dtype not in _KEY_TYPES:
         raise TypeError(f"{role} column {column!r} has type {dtype}: cast it to integers or strings")
     bad = expr.is_null()
@@ -99,28 +179,41 @@ def _key_expr(frame: pl.DataFrame, column: str, role: str) -> tuple[pl.Expr, pl.
 
 def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence[str],
                values: Sequence[str] = (), drop_bad_keys: bool = False) -> Frames:
-    """The table with a person column named ``person``, checked group columns, and the value columns.
+    """The table with a person column named ``person``, checked group columns, and the value columns' records.
+
+    Only the id and group columns are converted to Polars; each value column is read exactly from the
+    caller's own column (:class:`Frames`), so a column the release does not name is never converted
+    and a value column holding ``10**400``, a ``Fraction`` or a stray string reaches the lattice screen
+    as it is.
 
     A missing or blank id or key raises naming its column, or with ``drop_bad_keys`` (analyst-facing
     sessions) drops its row, so that no error depends on the data.
     """
-    needed = list(dict.fromkeys([*([id_column] if id_column else []), *group_by, *values]))
-    source = read_source(data, needed)
-    frame = source.frame
+    keys = list(dict.fromkeys([*([id_column] if id_column else []), *group_by]))
+    values = list(dict.fromkeys(values))
+    if isinstance(data, (str, pathlib.Path)):
+        source = read_source(data, [*keys, *values])
+        frame, records, kind = source.frame, {c: column_values(source.frame[c]) for c in values}, source.kind
+        frame = frame.select(keys)
+        height = source.frame.height
+    else:
+        frame, records, height = _split(data, keys, values)
+        kind = _kind(data)
+    frame = frame.with_columns(pl.int_range(height, dtype=pl.Int64).alias(ROW)) if keys else pl.DataFrame(
+        {ROW: np.arange(height, dtype=np.int64)})
     roles = [(c, "group_by") for c in group_by] + ([(id_column, "id")] if id_column is not None else [])
     checked = [(c, *_key_expr(frame, c, role), role) for c, role in roles]
     if drop_bad_keys and checked:
         frame = frame.filter(~pl.any_horizontal([bad for _, _, bad, _ in checked]))
     for column, _, bad, role in checked:
         if frame.select(bad.any()).item():
-            raise ValueError(f"{role} column {column!r} has missing or blank values")
+            raise ValueError(f"{role} column {column!r} has missing, blank or non-integral values")
     exprs = [expr for c, expr, _, _ in checked if c in group_by]
     if id_column is not None:
         exprs.append(next(expr for c, expr, _, role in checked if role == "id").alias(person))
-    else:
-        exprs.append(pl.int_range(pl.len(), dtype=pl.Int64).alias(person))
-    exprs += [pl.col(c) for c in dict.fromkeys(values) if c not in group_by]  # the id column too: a column like any
-    return Frames(frame.select(exprs), source.kind)
+    else:  # each row is its own person: its position in the caller's table, whatever rows are dropped
+        exprs.append(pl.col(ROW).alias(person))
+    return Frames(frame.select([*exprs, ROW]), kind, records)
 
 
 def _decimal_places(step: Fraction) -> int | None:

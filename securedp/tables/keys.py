@@ -60,6 +60,9 @@ class PublicKeys:
         columns = []
         for j, column in enumerate(self.group_by):
             dtype = schema[column]
+            if dtype == pl.Null:  # a column without any usable cell has no type: the keys give it theirs
+                columns.append(pl.Series(column, [row[j] for row in self.rows], strict=True))
+                continue
             values = [_convert(row[j], column, dtype) for row in self.rows]
             columns.append(pl.Series(column, values, dtype=dtype))
         frame = pl.DataFrame(columns) if columns else pl.DataFrame()

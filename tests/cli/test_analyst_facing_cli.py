@@ -19,7 +19,8 @@ REFUSED = f"securedp: error: {DATA_REFUSED}\n"
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
-    (tmp_path / "d.csv").write_text("person,g,v,w\n1,10,5,1.5\n2,20,HIV+,2\n3,10,7,2.5\n", encoding="utf-8")
+    (tmp_path / "d.csv").write_text("person,g,v,w,b\n1,10,5,1.5,true\n2,20,HIV+,2,false\n3,10,7,2.5,true\n",
+                                    encoding="utf-8")
     return tmp_path / "d.csv"
 
 
@@ -30,9 +31,9 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return status, out, err
 
 
-FAILING_ON_DATA = {  # each fails on the data (a float id or key column, a column the file lacks)
-    "table-float-ids": ["--group-by", "g", "--count", "--keys", "10,20", "--id-column", "w", "--epsilon", "1"],
-    "table-float-keys": ["--group-by", "w", "--count", "--keys", "1,2", "--epsilon", "1"],
+FAILING_ON_DATA = {  # each fails on the data (a bool id or key column, a column the file lacks)
+    "table-bool-ids": ["--group-by", "g", "--count", "--keys", "10,20", "--id-column", "b", "--epsilon", "1"],
+    "table-bool-keys": ["--group-by", "b", "--count", "--keys", "1,2", "--epsilon", "1"],
     "no-such-column": ["--group-by", "nope", "--count", "--keys", "1", "--epsilon", "1"],
 }
 
@@ -44,6 +45,15 @@ def test_a_failure_after_the_data_is_read_is_one_fixed_line(data: Path, case: st
     assert (status, out, err) == (1, "", REFUSED)
     status, _, err = run(["release", str(data), *FAILING_ON_DATA[case]], capsys)  # the data holder's mode
     assert status == 1 and err != REFUSED and err.count("\n") == 1
+
+
+def test_float_ids_and_keys_read_their_integral_values(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 16.7: a float id or key column holds integers; a non-integral cell is unusable, never a new type."""
+    argv = ["release", str(data), "--group-by", "w", "--count", "--keys", "1,2", "--epsilon", "1000"]
+    status, out, err = run([*argv, "--analyst-facing"], capsys)
+    assert status == 0 and err == "" and [line.split(",")[0] for line in out.splitlines()[1:]] == ["1", "2"]
+    status, _, err = run(argv, capsys)  # the data holder is told, naming the column
+    assert status == 1 and "'w'" in err and "non-integral" in err
 
 
 def test_unusable_values_are_dropped_instead_of_named(data: Path, capsys: pytest.CaptureFixture[str]) -> None:

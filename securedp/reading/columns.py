@@ -1,0 +1,77 @@
+"""One column of any in-memory kind, read exactly: the records the lattice screen turns into units.
+
+:func:`column_values` is the one place where a column object becomes records, for one-column releases
+(:func:`securedp.lattice.columns.as_records`) and for the value columns of grouped tables alike. One
+rule per kind, never a converter's accident:
+
+=====================================  ============================================================
+column                                 records
+=====================================  ============================================================
+NumPy array                            itself (``longdouble`` included: the screen reads it exactly)
+pyarrow ``Array``/``ChunkedArray``     ``to_pylist()``: exact Python values, ``None`` for a null
+pandas Series, NumPy dtype             ``to_numpy()``: the column's own int, uint, float, bool or
+                                       object values
+pandas Series, extension dtype         ``Int*``/``UInt*`` without a missing value: an ``int64``/
+(nullable ``Int64``, ``Float64``,      ``uint64`` array; anything else (a missing value, ``Float*``,
+``boolean``, ``string``, Arrow)        ``boolean``, text, Arrow types): Python objects with ``None``
+                                       for a missing value (``to_numpy(dtype=object, na_value=None)``)
+Polars Series                          integers or booleans without a null, and floats:
+                                       ``to_numpy()``; anything else (a null in an integer column,
+                                       decimals, text): Python objects (``to_list()``)
+any other iterable                     ``list(...)``
+=====================================  ============================================================
+
+An integer column with a missing value is **never** read through ``float64`` (pandas 3 and Polars
+both give ``float64`` from ``to_numpy()`` there, rounding every other value above ``2**53``): one
+person's missing value cannot move anyone else's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["column_values"]
+
+_WIDE = {"Int8": "int64", "Int16": "int64", "Int32": "int64", "Int64": "int64",
+         "UInt8": "uint64", "UInt16": "uint64", "UInt32": "uint64", "UInt64": "uint64"}
+
+
+def _module(data: Any) -> str:
+    return type(data).__module__.split(".")[0]
+
+
+def _pandas_values(series: Any) -> np.ndarray:
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype):
+        return np.asarray(series.to_numpy())
+    wide = _WIDE.get(str(dtype))
+    if wide is not None and not series.isna().any():
+        return np.asarray(series.to_numpy(dtype=wide))
+    return np.asarray(series.to_numpy(dtype=object, na_value=None), dtype=object)
+
+
+def _polars_values(series: Any) -> np.ndarray | list[Any]:
+    dtype = series.dtype
+    exact = dtype.is_integer() or type(dtype).__name__ == "Boolean"  # polars is not imported here
+    if dtype.is_float() or (exact and series.null_count() == 0):
+        return np.asarray(series.to_numpy())
+    return list(series.to_list())
+
+
+def column_values(data: Any) -> np.ndarray | list[Any]:
+    """The records of the one column ``data`` (see the module docstring); ``data`` is known to be one column."""
+    if isinstance(data, np.ndarray):
+        return data
+    if callable(getattr(type(data), "to_pylist", None)):  # a pyarrow Array or ChunkedArray
+        return list(data.to_pylist())
+    module = _module(data)
+    if module == "pandas" and type(data).__name__ == "Series":
+        return _pandas_values(data)
+    if module == "polars" and type(data).__name__ == "Series":
+        return _polars_values(data)
+    to_numpy = getattr(data, "to_numpy", None)
+    if to_numpy is not None and callable(to_numpy):
+        return np.asarray(to_numpy())
+    return data if isinstance(data, list) else list(data)
