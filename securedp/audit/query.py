@@ -68,6 +68,8 @@ class Query:
     max_contributions: int = 1
     id_column: str | None = None
     rho: Fraction | None = None
+    encoding: str = "utf-8"
+    """The CSV file's declared encoding (:func:`securedp.reading.files.read_file`); recorded when not UTF-8."""
 
     @property
     def currency(self) -> Currency:
@@ -134,6 +136,7 @@ class Query:
             "categories": None if self.categories is None else list(self.categories),
             "max_contributions": self.max_contributions,
             "id_column": self.id_column,
+            **({"encoding": self.encoding} if self.encoding != "utf-8" else {}),
         }
 
     @classmethod
@@ -156,6 +159,7 @@ class Query:
                 categories=None if categories is None else tuple(str(c) for c in categories),
                 max_contributions=to_int(data.get("max_contributions", 1), "max_contributions"),
                 id_column=data.get("id_column"),
+                encoding=str(data.get("encoding", "utf-8")),
             ).check()
         except (KeyError, IndexError, TypeError) as exc:
             raise ValueError(f"malformed query: {exc}") from None

@@ -84,7 +84,7 @@ def _prepared(query: Any, data: str | Path) -> PreparedRelease:
 
         return TableQuery.from_json(query).prepare(data)
     one = Query.from_json(query)
-    return one.prepare(read_column(data, one.column, one.id_column))
+    return one.prepare(read_column(data, one.column, one.id_column, encoding=one.encoding))
 
 
 def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path) -> Replayed:

@@ -1,10 +1,12 @@
-"""Reading one column (and optionally a person-id column) of a CSV file, for the command and replay."""
+"""Reading one column (and optionally a person-id column) of a data file, for the command and replay."""
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
+
+from securedp.mechanisms.contributions import analyst_facing
+from securedp.reading.files import MissingColumns, read_file
 
 
 class DataError(ValueError):
@@ -21,36 +23,37 @@ class Column:
     """
 
     values: list[str]
-    ids: list[int] | None
+    ids: list[int | None] | None
 
 
-def read_column(path: str | Path, column: str, id_column: str | None = None) -> Column:
-    """Read ``column`` (and ``id_column``) from the CSV file at ``path``, which must have a header row.
+def read_column(path: str | Path, column: str, id_column: str | None = None, *, encoding: str = "utf-8") -> Column:
+    """Read ``column`` (and ``id_column``) from the CSV (with a header row) or Parquet file at ``path``.
 
-    Cells are returned verbatim (as strings): the release functions read
-    numeric strings exactly and refuse the others. Raises :class:`DataError`
-    naming the file and column on any problem.
+    The file is read by the one file reader, :func:`securedp.reading.files.read_file` (needed columns
+    only, cells as text exactly as written, UTF-8 or the declared ``encoding``, never lossy). Cells are
+    returned as strings (an empty cell as ``""``): the release functions read numeric strings exactly
+    and refuse the others. Raises :class:`DataError` naming the file on any problem.
     """
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            header = reader.fieldnames
-            if not header:
-                raise DataError(f"{path}: empty file, expected a header row")
-            for name in (column, id_column):
-                if name is not None and name not in header:
-                    raise DataError(f"{path}: no column {name!r} (columns: {', '.join(header)})")
-            values: list[str] = []
-            raw_ids: list[str] = []
-            for row in reader:
-                values.append(row[column] if row[column] is not None else "")
-                if id_column is not None:
-                    raw_ids.append(row[id_column] or "")
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        frame = read_file(path, [column, *([id_column] if id_column is not None else [])], encoding=encoding)
+    except MissingColumns as missing:
+        raise DataError(f"{path}: no column {missing.absent[0]!r} (columns: {', '.join(missing.names)})") from None
+    except (OSError, ValueError) as exc:
         raise DataError(f"cannot read {path}: {exc}") from None
+    except Exception as exc:  # the CSV parser's own errors: an empty file, a malformed row
+        empty = type(exc).__name__ == "NoDataError"
+        raise DataError(f"{path}: empty file, expected a header row" if empty
+                        else f"cannot read {path}: {type(exc).__name__}") from None
+    values = ["" if v is None else str(v) for v in frame[column].to_list()]
     if id_column is None:
         return Column(values, None)
-    blank = [i for i, raw in enumerate(raw_ids) if not raw.strip()]
+    raw_ids = ["" if v is None else str(v) for v in frame[id_column].to_list()]
+    blank = [i for i, raw in enumerate(raw_ids) if not raw.strip() or "\ufffd" in raw]
+    if blank and analyst_facing():  # no error depends on the data: a row without a usable id is dropped
+        numbered: dict[str, int] = {}
+        unusable = set(blank)
+        return Column(values, [None if i in unusable else numbered.setdefault(raw, len(numbered))
+                               for i, raw in enumerate(raw_ids)])
     if blank:  # a blank id is no person: numbering it would merge every row without an id into one person
         raise DataError(
             f"{path}: column {id_column!r} is blank in data row {blank[0] + 1} ({len(blank)} row(s) without a "

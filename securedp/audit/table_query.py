@@ -106,6 +106,8 @@ class TableQuery:
     missing: str = "raise"
     fill: Fraction | None = None
     delimiter: str = ","
+    encoding: str = "utf-8"
+    """The CSV file's declared encoding (:func:`securedp.reading.files.read_file`); recorded when not UTF-8."""
 
     statistic = "table"
 
@@ -113,15 +115,22 @@ class TableQuery:
     def currency(self) -> Currency:
         return Currency.EPSILON if self.epsilon is not None else Currency.RHO
 
+    def columns(self) -> list[str]:
+        """The columns this query reads: the id column, the group columns and the aggregated columns."""
+        named = (getattr(a.build(), "column", None) for a in self.aggregations)
+        return list(dict.fromkeys([*([self.id_column] if self.id_column else []), *self.group_by,
+                                   *(c for c in named if isinstance(c, str))]))
+
     def prepare(self, data: Any) -> PreparedTable:
         """The priced, not yet drawn, table release of this query on ``data`` (a table or a file path).
 
         A CSV file is read with this query's :attr:`delimiter`.
         """
-        if isinstance(data, (str, Path)):
-            data = read_source(data, [], self.delimiter).frame
+        aggregations = [a.build() for a in self.aggregations]
+        if isinstance(data, (str, Path)):  # only the columns the query names are read
+            data = read_source(data, self.columns(), self.delimiter, self.encoding).frame
         return prepare_table(
-            data, group_by=list(self.group_by), aggregations=[a.build() for a in self.aggregations],
+            data, group_by=list(self.group_by), aggregations=aggregations,
             keys=None if self.keys is None else list(self.keys), id_column=self.id_column,
             max_groups=self.max_groups, max_rows=self.max_rows, epsilon=self.epsilon, rho=self.rho,
             delta=self.delta, selection=self.selection, alpha=self.alpha, missing=self.missing, fill=self.fill,
@@ -139,6 +148,8 @@ class TableQuery:
         }
         if self.delimiter != ",":
             out["delimiter"] = self.delimiter
+        if self.encoding != "utf-8":
+            out["encoding"] = self.encoding
         return out
 
     @classmethod
@@ -157,6 +168,7 @@ class TableQuery:
             max_rows=to_int(data.get("max_rows", 1), "max_rows"), selection=_rule(data.get("selection")),
             alpha=to_rational(data.get("alpha", "1/20"), "alpha"), missing=str(data.get("missing", "raise")),
             fill=_rational(data.get("fill"), "fill"), delimiter=str(data.get("delimiter", ",")),
+            encoding=str(data.get("encoding", "utf-8")),
         )
 
 

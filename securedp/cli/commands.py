@@ -23,6 +23,7 @@ from securedp.cli.show import show_release
 from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
+from securedp.reading.files import check_encoding
 
 STAT_CHOICES = frozenset(STATISTICS)
 
@@ -62,6 +63,7 @@ def _query(args: argparse.Namespace) -> Query:
         categories=None if args.categories is None else tuple(args.categories.split(",")),
         max_contributions=to_int(args.max_contributions, "--max-contributions"),
         id_column=args.id_column,
+        encoding=check_encoding(args.encoding),
     ).check()
 
 
@@ -94,7 +96,7 @@ def release(args: argparse.Namespace) -> int:
     text output writes values as :func:`securedp.cli.show.number` does.
     """
     query = _query(args)
-    prepared = query.prepare(read_column(args.data, query.column, query.id_column))
+    prepared = query.prepare(read_column(args.data, query.column, query.id_column, encoding=query.encoding))
     cost = cost_in(query.currency, prepared.epsilon, prepared.rho)
     if cost != query.cost:  # the mechanisms price exactly what was asked
         raise Failure(f"{query.statistic} is not priced in {query.currency}")

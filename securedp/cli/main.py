@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--categories", help="histogram categories: A,B,... (cells compared verbatim)")
     rel.add_argument("--max-contributions", default="1", help="rows one person may contribute (default 1)")
     rel.add_argument("--id-column", help="person-id column: enforce --max-contributions per person")
+    rel.add_argument("--encoding", default="utf-8",
+                     help="the CSV file's text encoding (default utf-8, strictly; e.g. latin-1): never decoded lossily")
     rel.add_argument("--budget-file", help="JSON file persisting the total and spent budget")
     rel.add_argument(
         "--budget",

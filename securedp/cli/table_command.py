@@ -24,7 +24,6 @@ aggregates there.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import re
 import sys
@@ -34,6 +33,7 @@ from securedp.accounting.budget import cost_in
 from securedp.accounting.schema import BudgetFields, ChargedRelease
 from securedp.cli.commands import Failure, _audit_log, _charged, _source
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
+from securedp.reading.files import check_encoding, read_csv_bytes
 
 if TYPE_CHECKING:  # Polars and the table modules load only when a table is released
     import polars as pl
@@ -58,7 +58,8 @@ def _keys(args: argparse.Namespace, group_by: tuple[str, ...]) -> tuple[tuple[An
             raise Failure("--keys A,B,... needs exactly one --group-by column; use --keys-file for several")
         return tuple((k,) for k in args.keys.split(","))
     if args.keys_file is not None:
-        frame = read_source(args.keys_file, list(group_by), args.delimiter).frame.select(list(group_by))
+        frame = read_source(args.keys_file, list(group_by), args.delimiter,
+                            check_encoding(args.encoding)).frame.select(list(group_by))
         return tuple(frame.iter_rows())
     return None
 
@@ -91,6 +92,7 @@ def table_query(args: argparse.Namespace) -> TableQuery:
         selection=args.selection,
         alpha=to_rational(args.alpha, "--alpha"), missing=args.missing,
         fill=None if args.fill is None else to_rational(args.fill, "--fill"), delimiter=args.delimiter,
+        encoding=check_encoding(args.encoding),
     )
 
 
@@ -102,11 +104,12 @@ def _data(args: argparse.Namespace, query: TableQuery) -> Any:
         reader = spark.read
         if str(args.data).lower().endswith((".parquet", ".pq")):
             return reader.parquet(args.data)
-        return reader.option("header", True).option("sep", query.delimiter).option("inferSchema", True).csv(args.data)
+        # every cell as text, as the in-memory reader reads a CSV: no type inferred from the data
+        return (reader.option("header", True).option("sep", query.delimiter).option("inferSchema", False)
+                .option("encoding", query.encoding).option("mode", "PERMISSIVE").csv(args.data))
     if args.data == "-":
-        import polars as pl
-
-        return pl.read_csv(io.BytesIO(sys.stdin.buffer.read()), separator=query.delimiter)
+        return read_csv_bytes(sys.stdin.buffer.read(), query.columns(), delimiter=query.delimiter,
+                              encoding=query.encoding)
     return args.data
 
 

@@ -61,6 +61,9 @@ _DECIMAL = "decimal(38,0)"
 _INTEGRAL = ("tinyint", "smallint", "int", "bigint")
 _SPLIT = 1 << 32
 
+_REPLACEMENT = "\ufffd"
+"""The character a lossy decoder writes for bytes it cannot decode (never part of an id or key)."""
+
 
 def require_pyspark() -> None:
     """Raise a clear ImportError where pyspark is missing (the engine's only optional dependency)."""
@@ -313,23 +316,28 @@ def check_keys(frame: DataFrame, columns: Sequence[str], labels: dict[str, str])
 
     texts = [_text(frame, c) for c in columns]
     checks = [f.max(t.isNull().cast("int")).alias(f"null{i}") for i, t in enumerate(texts)]
-    checks += [f.max((f.trim(t) == f.lit("")).cast("int")).alias(f"blank{i}") for i, t in enumerate(texts)]
+    checks += [f.max(((f.trim(t) == f.lit("")) | t.contains(_REPLACEMENT)).cast("int")).alias(f"blank{i}")
+               for i, t in enumerate(texts)]
     found = frame.agg(*checks).first()
     for i, column in enumerate(columns):
         name = labels.get(column, column)
         if found is not None and found[f"null{i}"]:
             raise ValueError(f"column {name!r} has missing values")
         if found is not None and found[f"blank{i}"]:
-            raise ValueError(f"column {name!r} has blank values")
+            raise ValueError(f"column {name!r} has blank values, or text a decoder could not read (U+FFFD)")
 
 
 def drop_bad_keys(frame: DataFrame, columns: Sequence[str]) -> DataFrame:
-    """``frame`` without the rows whose id or key is missing or blank (analyst-facing: nothing raises)."""
+    """``frame`` without the rows whose id or key is missing, blank or undecodable (analyst-facing: nothing raises).
+
+    Spark's CSV reader writes U+FFFD for bytes its encoding cannot decode, so two distinct ids could read
+    alike: a cell holding U+FFFD is no id or key (:mod:`securedp.reading.files` states the rule).
+    """
     from pyspark.sql import functions as f
 
     for column in columns:
         text = _text(frame, column)
-        frame = frame.filter(text.isNotNull() & (f.trim(text) != f.lit("")))
+        frame = frame.filter(text.isNotNull() & (f.trim(text) != f.lit("")) & ~text.contains(_REPLACEMENT))
     return frame
 
 

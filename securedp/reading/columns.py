@@ -16,8 +16,10 @@ pandas Series, extension dtype         ``Int*``/``UInt*`` without a missing valu
 ``boolean``, ``string``, Arrow)        ``boolean``, text, Arrow types): Python objects with ``None``
                                        for a missing value (``to_numpy(dtype=object, na_value=None)``)
 Polars Series                          integers or booleans without a null, and floats:
-                                       ``to_numpy()``; anything else (a null in an integer column,
-                                       decimals, text): Python objects (``to_list()``)
+                                       ``to_numpy()``; text whose every cell is a decimal integer of
+                                       at most 18 digits: those integers, exactly; anything else (a
+                                       null in an integer column, decimals, other text): Python
+                                       objects (``to_list()``), read record by record
 any other iterable                     ``list(...)``
 =====================================  ============================================================
 
@@ -53,10 +55,13 @@ def _pandas_values(series: Any) -> np.ndarray:
 
 
 def _polars_values(series: Any) -> np.ndarray | list[Any]:
+    import polars as pl  # loaded already: ``series`` is a Polars Series
+
     dtype = series.dtype
-    exact = dtype.is_integer() or type(dtype).__name__ == "Boolean"  # polars is not imported here
-    if dtype.is_float() or (exact and series.null_count() == 0):
+    if dtype.is_float() or ((dtype.is_integer() or dtype == pl.Boolean) and series.null_count() == 0):
         return np.asarray(series.to_numpy())
+    if dtype == pl.String and series.null_count() == 0 and series.str.contains(r"^-?[0-9]{1,18}$").all():
+        return np.asarray(series.cast(pl.Int64).to_numpy())  # text of integers (a CSV column): parsed exactly at once
     return list(series.to_list())
 
 

@@ -44,6 +44,7 @@ import pyarrow as pa
 from securedp.engines.bounding import to_polars
 from securedp.hazmat.exact.rational import format_rational
 from securedp.reading.columns import column_values
+from securedp.reading.files import read_file
 
 _KEY_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64, pl.String)
 _INT64 = 1 << 63
@@ -129,25 +130,11 @@ def _pandas_key_series(series: Any, name: str) -> pl.Series:
     raise TypeError(f"column {name!r} holds both numbers and text: an id or key column holds one or the other")
 
 
-def read_source(data: Any, columns: Sequence[str], delimiter: str = ",") -> Frames:
-    """The needed ``columns`` of ``data`` (a table or a CSV/Parquet path) as Polars, and the answer kind."""
-    if isinstance(data, (str, pathlib.Path)):
-        path = pathlib.Path(data)
-        if not path.exists():
-            raise FileNotFoundError(f"no such table file: {path}")
-        if path.suffix.lower() in (".parquet", ".pq"):
-            frame = pl.read_parquet(path)
-        else:
-            frame = pl.read_csv(path, separator=delimiter, encoding="utf8-lossy", infer_schema_length=10000)
-            if frame.columns and frame.columns[0].startswith("\ufeff"):
-                frame = frame.rename({frame.columns[0]: frame.columns[0].lstrip("\ufeff")})
-        kind = "polars"
-    else:
-        frame, kind = to_polars(data), _kind(data)
-    absent = [c for c in columns if c not in frame.columns]
-    if absent:
-        raise ValueError(f"column(s) {absent} are not in the table (it has {list(frame.columns)})")
-    return Frames(frame, kind)
+def read_source(path: str | pathlib.Path, columns: Sequence[str] | None, delimiter: str = ",",
+                encoding: str = "utf-8") -> Frames:
+    """The needed ``columns`` (all if ``None``) of the CSV or Parquet file at ``path``, read by
+    :func:`securedp.reading.files.read_file`, as Polars (tables read from a file answer in Polars)."""
+    return Frames(read_file(path, columns, delimiter=delimiter, encoding=encoding), "polars")
 
 
 def _key_expr(frame: pl.DataFrame, column: str, role: str) -> tuple[pl.Expr, pl.Expr]:
@@ -172,8 +159,8 @@ def _key_expr(frame: pl.DataFrame, column: str, role: str) -> tuple[pl.Expr, pl.
     if dtype not in _KEY_TYPES:
         raise TypeError(f"{role} column {column!r} has type {dtype}: cast it to integers or strings")
     bad = expr.is_null()
-    if dtype == pl.String:
-        bad = bad | (expr.str.strip_chars() == "")
+    if dtype == pl.String:  # blank, or holding U+FFFD (undecodable bytes, securedp.reading.files): no id or key
+        bad = bad | (expr.str.strip_chars() == "") | expr.str.contains("\ufffd", literal=True)
     return expr.alias(column), bad
 
 
@@ -194,8 +181,7 @@ def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence
     if isinstance(data, (str, pathlib.Path)):
         source = read_source(data, [*keys, *values])
         frame, records, kind = source.frame, {c: column_values(source.frame[c]) for c in values}, source.kind
-        frame = frame.select(keys)
-        height = source.frame.height
+        frame, height = frame.select(keys), frame.height
     else:
         frame, records, height = _split(data, keys, values)
         kind = _kind(data)

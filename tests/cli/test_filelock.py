@@ -25,6 +25,7 @@ REPO = Path(securedp.__file__).resolve().parent.parent
 
 FAKE_MSVCRT = """
 import sys, types
+import subprocess  # before the fake: subprocess (which the CSV reader loads) takes any msvcrt for Windows
 calls = []
 msvcrt = types.ModuleType("msvcrt")
 msvcrt.LK_LOCK, msvcrt.LK_UNLCK, msvcrt.LK_NBLCK = 1, 0, 2

@@ -122,7 +122,8 @@ def _unsafe_table(seen: Seen) -> str | None:
     person column."""
     columns, persons, most = _example()
     frame = seen.data
-    if set(getattr(frame, "columns", ())) != set(columns) or len(frame) != len(persons):
+    names = set(getattr(frame, "columns", ()))
+    if not names or not names <= set(columns) or len(frame) != len(persons):  # files are read for the needed columns
         return None
     if seen.ids != "person_id":
         return (f"a table of the example data with id_column {seen.ids!r} counts each row as a person, but one "
