@@ -122,11 +122,14 @@ def test_release_values_and_candidates():
 # -- underflow and absorption ----------------------------------------------------------------------
 
 def test_huge_gaps_keep_a_nonzero_probability():
-    """exp(-10**9) and exp(-2**300) are not rounded to zero: their entries keep envelope mass."""
+    """exp(-10**9) and exp(-2**300) are not rounded to zero: their entries keep envelope mass.
+
+    (Masses are in units of 2**-(K + 64) since slot envelopes are tight: a far entry weighs 2**64 units.)
+    """
     plan = ExpCategorical(np.array([0, 10**9], dtype=np.int64), Fraction(1, 2))
-    assert plan.ends[-1] - plan.ends[-2] == 1 and plan.table.hi[-1] == 1
+    assert plan.ends[-1] - plan.ends[-2] == 1 << 64 and plan.table.hi[-1] == 1
     plan = ExpCategorical(np.array([0, 2**300], dtype=object), Fraction(1))
-    assert plan.ends[-1] - plan.ends[-2] == 1
+    assert plan.ends[-1] - plan.ends[-2] == 1 << 64
 
 
 @pytest.mark.parametrize("above, expected", [(False, 1), (True, 0)])
@@ -137,8 +140,8 @@ def test_underflowing_candidate_is_chosen_exactly_at_its_threshold(above, expect
     uniform that agrees with it on its first 1,600 bits is still classified correctly.
     """
     plan = ExpCategorical(np.array([0, 1000], dtype=np.int64), Fraction(1))
-    assert plan.K == 128 and plan.total == (1 << 128) + 1
-    proposal = (1 << 128).to_bytes(17, "little")  # V = 2**128: the far slot, entry 1
+    assert plan.K == 128 and plan.total == (1 << 192) + (1 << 64)  # units of 2**-(K + 64): gap 0 weighs 2**192
+    proposal = (1 << 192).to_bytes(25, "little")  # V = 2**192: the far slot, entry 1
     nwords = 25
     with gmpy2.context(precision=4000, round=gmpy2.RoundDown):
         threshold = int(gmpy2.floor(gmpy2.exp(-1000) * gmpy2.mpfr(2) ** (128 + 64 * nwords)))

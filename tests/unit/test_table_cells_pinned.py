@@ -164,16 +164,16 @@ def render(case: str) -> str:
 PINNED = {
     'big_bounds_pandas': '616550f4d3103e9724a11a5c9e61acebb50865cfc4d510cdb0c449e1ee59227a',
     'big_bounds_rho': 'ea817b05c6787b2dc8e382a469a529285a8ae261c080f970e281f2f4d4edca7a',
-    'empty_no_group_by_pandas': '542d9eab366993b9fdd0484a2199a4d4523518455fc2c88fbc0ccd69936ad817',
-    'empty_public': '53ac5e162a618f3f8c854e6f5239d6cfc4772f7741f42a0914c5c527bcf6f908',
+    'empty_no_group_by_pandas': '9705205fe3ef77c78681db1d2fef559c381d85acb66b5e6ad7a400c989ce4d95',
+    'empty_public': '7b44b11303bd8bd7d0e695e90bf5ee68399dfeea4e344cd0d8957b6598af3392',
     'missing_drop_shares': 'bf0c34e9590ae41558c9def1b3a4903cbe5e6d3029cececde7270a23748ccab7',
-    'no_group_by': '9065b7900a73d54acda5718a18c9180cdf8ed25a0a2d8d075f6f74ab524c4973',
-    'private_laplace': '49cfd835f1fd0f4a18f26966153e079fbdc7a8d2976e9b01b31b9a637292e53e',
+    'no_group_by': 'f4ece52e27786b322bcd005c5e6e536125e9264f5862db66fd0eb695236b42a4',
+    'private_laplace': 'd0fdd8173a2c68f3a33eebb66c9fa91b3b6c9e75b4a7396210affafa7c34d496',
     'private_nothing_kept': 'b2dd8e8f2740b857637b8e3d662a2a68bea1783354cb381211e3f84d610ca028',
-    'private_optimal_pandas': 'f61a0d08cf563de21ca8400543a1afb9d5e6522891873bf57ac4dbf1387b551a',
-    'public_all_pandas': '286076c112dca976ec045db5945f7b739ed8596a682a3ae1c967ec207f91a58a',
-    'public_all_polars': '150f65a2a2d99a845a8f32a6a69269a2148c509f689fa4786703790abb9909d4',
-    'public_all_pyarrow': 'ffbed4e8eb96169e45e52451c6e016c5f6d5cea58aa21cf3a40709b77a921c89',
+    'private_optimal_pandas': '27d0a7f6b82798018649c93a8710f2b7908c194d04380ddacccd98859b53df44',
+    'public_all_pandas': '15305fd6840470010a15ca25ed7aa0b7bd5fac37ff5307ebc2b8aa46d7bdd4ab',
+    'public_all_polars': '1eade7beb8c74c98570a2b0b01fc0427e04a941662f5b77c58c4cbe2c97113fb',
+    'public_all_pyarrow': '824aa4568b44c53518abf771139c4f6290d1da2bba7ec4720a85a51d0375d597',
     'rho_moments': '656852818b3e392fc387401d40d71f2afdec174bd85fb05664a9ab2c89c3b85d',
     'rho_pyarrow_no_id': '0444e2184165cf3a7b142317a5b6a6b8a2babe66d856f06c69f6fd39580fa773',
     'step_2_pow_minus_30': '45a4c33de7e07976437be5536e89a199adc4f18b4ddc9cc8e05ef832ebd0fc0a',
@@ -181,7 +181,7 @@ PINNED = {
     'step_third': 'acaa01befa84091ff73d29eaf093d6de8594b35996d6378b596a48491a61a00b',
     'step_third_pyarrow': '97a6b18b1433680061dcf2b7fd2f8932423b368f10d84f6f91a7ddaa6967db5b',
     'tiny_epsilon_clamped': 'e661d0a3d169200ee00dd8ef0f6c0c96a0ed25e4799384a64e359e4ef4ca6f03',
-    'two_keys_public': '38561a08824cde25414261a12e1c4bba09d8c9870ee202e3041c34f243cdc989',
+    'two_keys_public': '6903fab0d4296e8213331beef71f237d571ee0af4ccf15c31e88d99f153ed882',
 }
 
 

@@ -48,6 +48,22 @@ the pair accepted (classical rejection sampling). The comparison is exact:
 ``u < lo`` gives ``U < (u + 1) / 2**64 <= a_i``, ``u >= hi`` gives
 ``U >= a_i``, and the resolver decides ``[U < a_i]`` exactly otherwise.
 
+**The tight envelope of integer gaps** (:class:`SlotGroups`). A near slot's
+proposal weight is not ``2**-e`` but its tabulated upper bound
+``hi * 2**-(e + 64) >= w`` (``2**63 <= hi``, ``hi - lo <= 2``), and a proposal
+is accepted with probability ``w * 2**(e + 64) / hi > 1 - 2**-61`` (decided
+by the same fixed-width comparison, against ``floor(lo * 2**64 / hi)``).
+The proof above holds for any envelope that bounds the weights (a round
+yields ``(i, j)`` with probability ``w_i / E``), and with this one a draw
+takes **one round** except with probability below ``2**-60`` (a rejected
+near proposal, or a proposal in the far slot, at most ``2**-72`` of the mass),
+**whatever the scores**. With the loose ``2**-e`` envelope the number of
+rounds was geometric with a success probability ``S / E`` that depended on
+the scores (tied scores: always one round; one score one higher: two or
+more rounds in 39 % of draws), which told neighbouring datasets apart at the
+(output, time) level. :class:`ExponentGroups` (float scores and wide integer
+gaps) keep the ``2**-e`` envelope: their round count still follows ``S / E``.
+
 **Two ways of choosing the groups** (a strategy fixed once, when the plan is built).
 
 * :class:`SlotGroups` (integer gaps with ``rate`` such that the far boundary
@@ -64,7 +80,8 @@ the pair accepted (classical rejection sampling). The comparison is exact:
   a fixed sequence of MPFR operations at 128 bits, directed rounding,
   ``hi - lo <= 2`` for ``e_i < K``).
 
-**Efficiency and the far group.** ``S / E > (1/2 - 2**-16) (1 - 2**-72)``:
+**Efficiency and the far group** (exponent groups; slot groups accept near
+proposals with probability above ``1 - 2**-61``). ``S / E > (1/2 - 2**-16) (1 - 2**-72)``:
 near entries accept with probability ``> 1/2 - 2**-16``, and the entries with
 ``e_i = K`` carry at most ``sum m * 2**-K <= 2**-72`` of ``E`` while
 ``E >= 1`` (the entry with gap 0 has ``e = 0``). Fewer than 2.0001 rounds
@@ -98,7 +115,7 @@ from typing import Any
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.interval import exp_neg
+from securedp.hazmat.exact.interval import Interval, Real, exp_neg
 from securedp.hazmat.exact.kernels import exp_neg_window
 from securedp.hazmat.exact.rational import to_mpq
 from securedp.hazmat.samplers.decide import WORD_BITS, below
@@ -117,30 +134,56 @@ _DENSE_LIMIT = 1 << 16
 
 
 class SlotGroups:
-    """One group per near gap value and one far group: windows tabulated in a :class:`SlotTable`."""
+    """One group per near gap value and one far group: windows tabulated in a :class:`SlotTable`.
 
-    def __init__(self, table: SlotTable) -> None:
+    **A tight envelope.** A near slot's envelope is not ``2**-e`` but its tabulated upper bound
+    ``hi * 2**-(e + 64) >= w`` (``hi >= 2**63``, ``hi - lo <= window``), so a proposal from it is
+    accepted with probability ``w * 2**(e + 64) / hi > 1 - 2**-61``: a draw takes one round except
+    with probability below ``2**-60``, whatever the scores (the far slot keeps ``2**-K`` and carries at
+    most ``2**-72`` of the mass). The round count of 0.2, geometric with a success probability that
+    depended on the scores (ties: always one round; one score one higher: two or more in 39 % of
+    draws), told neighbours apart at the (output, time) level.
+    """
+
+    def __init__(self, table: SlotTable, cap: int) -> None:
         self.table = table
         self.shift = table.shift
-        self.window = table.window
         self._far = len(table.values)
+        near = range(self._far)
+        self.unit = [table.hi[g] << (cap - table.shift[g]) for g in near] + [1 << WORD_BITS]
+        """Envelope mass of one point of each group, in units of ``2**-(K + 64)``."""
+        self.low = [(table.lo[g] << WORD_BITS) // table.hi[g] for g in near] + [table.lo[self._far]]
+        self.high = [1 << WORD_BITS for _ in near] + [table.hi[self._far]]
+        self.window = max((h - lo for lo, h, e in zip(self.low, self.high, self.shift, strict=True) if e < cap),
+                          default=1)
+        """The widest comparison window of a slot below the cap (slots at ``e = K`` count in the far share)."""
 
     def per_entry(self, group: int) -> bool:
         """Whether the weight depends on the entry: only in the far slot (a near slot's gap is its index)."""
         return group == self._far
 
     def bounds(self, group: int, x: Any) -> tuple[int, int]:  # noqa: ARG002 - one window per slot
-        """``lo <= exp(-x) * 2**(e + 64) <= hi`` for an entry of ``group`` (the slot's tabulated window)."""
-        return self.table.lo[group], self.table.hi[group]
+        """``low <= a * 2**64 <= high`` for the acceptance probability ``a`` of an entry of ``group``."""
+        return self.low[group], self.high[group]
+
+    def acceptance(self, group: int, x: Any) -> Real:
+        """The exact acceptance probability: ``exp(-x) * 2**(e + 64) / hi`` near, ``exp(-x) * 2**K`` far."""
+        shift = self.shift[group]
+        if group == self._far:
+            return exp_neg(x, shift)
+        scale, hi = 1 << (shift + WORD_BITS), self.table.hi[group]
+        return Real(lambda prec: (-Interval.exact(x, prec)).exp() * scale / hi, name=f"exp(-x)*2**{shift + 64}/{hi}")
 
 
 class ExponentGroups:
-    """One group per envelope exponent ``0 .. K``: windows computed per proposal."""
+    """One group per envelope exponent ``0 .. K``: windows computed per proposal (envelope ``2**-e``)."""
 
     window = 2
 
     def __init__(self, cap: int) -> None:
         self.shift = range(cap + 1)
+        self.unit = [1 << (cap - e) for e in self.shift]
+        """Envelope mass of one point of each group, in units of ``2**-K``."""
 
     def per_entry(self, group: int) -> bool:  # noqa: ARG002 - every group holds many weights
         """Whether the weight depends on the entry: always."""
@@ -149,6 +192,10 @@ class ExponentGroups:
     def bounds(self, group: int, x: Any) -> tuple[int, int]:
         """``lo <= exp(-x) * 2**(e + 64) <= hi`` by a fixed MPFR evaluation (``e = group``)."""
         return exp_neg_window(x, group)
+
+    def acceptance(self, group: int, x: Any) -> Real:
+        """The exact acceptance probability ``exp(-x) * 2**e`` of an entry of ``group``."""
+        return exp_neg(x, group)
 
 
 class LocateIndex:
@@ -224,7 +271,7 @@ class ExpCategorical:
         if present is not None:
             near &= present
         self.table = DENSE_TABLES.get(self.rate, self.K, far_from)
-        self.groups: SlotGroups | ExponentGroups = SlotGroups(self.table)
+        self.groups: SlotGroups | ExponentGroups = SlotGroups(self.table, self.K)
         near_slots = gaps[near].astype(np.int64)
         self.far_slot = far_from
         slot_of = np.full(self.size, self.far_slot, dtype=np.int32)
@@ -263,11 +310,12 @@ class ExpCategorical:
         return [int(c) for c in acc]
 
     def _masses(self, per_group: list[int]) -> None:
-        """Envelope masses ``m_G * 2**(K - e_G)`` and their running sums."""
-        masses = [c << (self.K - e) for c, e in zip(per_group, self.groups.shift, strict=True)]
+        """Envelope masses ``m_G * unit_G`` and their running sums."""
+        masses = [c * u for c, u in zip(per_group, self.groups.unit, strict=True)]
         self.ends = list(accumulate(masses))
         self.total = self.ends[-1]
-        self.far_share = masses[-1] / self.total  # float-ok: a documented bound, not a decision
+        capped = sum(m for m, e in zip(masses, self.groups.shift, strict=True) if e == self.K)
+        self.far_share = capped / self.total  # float-ok: a documented bound, not a decision
         self.slow_path_bound = self.groups.window * 2.0**-WORD_BITS + self.far_share  # float-ok: documented bound
 
     def _x(self, i: int) -> Any:
@@ -303,14 +351,13 @@ class ExpCategorical:
         if self._drawn and self._index is None:
             self._index = LocateIndex(self.slot_of, self.counts, len(self.ends))
         self._drawn = True
-        shifts = self.groups.shift
+        groups, units = self.groups, self.groups.unit
         while True:
             v = uniform_below_one(self.total, source)
             group = bisect_right(self.ends, v)
-            shift = shifts[group]
-            position = (v - (self.ends[group - 1] if group else 0)) >> (self.K - shift)
-            located = self._locate(group, position) if self.groups.per_entry(group) else None
+            position = (v - (self.ends[group - 1] if group else 0)) // units[group]
+            located = self._locate(group, position) if groups.per_entry(group) else None
             x = self._x(located[0]) if located is not None else self._rate_q * group  # near slot: gap = group
-            low, high = self.groups.bounds(group, x)
-            if below(source.word(), low, high, partial(exp_neg, x, shift), WORD_BITS, source):
+            low, high = groups.bounds(group, x)
+            if below(source.word(), low, high, partial(groups.acceptance, group, x), WORD_BITS, source):
                 return located if located is not None else self._locate(group, position)

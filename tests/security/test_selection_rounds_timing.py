@@ -1,0 +1,117 @@
+"""Issue 16.5: the exponential mechanism's work, rounds included, does not depend on the scores.
+
+Two audits, each with a control that shows it can fail:
+
+* **Rounds, counted exactly** (no clock): every proposal draws one uniform below the envelope's total
+  (``uniform_below_one``); over tied scores and over the neighbouring scores with one score one higher,
+  every one of thousands of draws takes exactly one round (a second round has probability below
+  ``2**-60`` per draw). Control: float scores still use the loose ``2**-e`` envelope, whose round count
+  follows ``S / E``, and the same count sees two or more rounds.
+* **(output, time) at the release level**: medians of neighbouring data (one record added), interleaved
+  and in random order, garbage collector off; for the most frequent common output, runtimes binned at
+  1 µs must show no event certified to be more than ``e**1`` times likelier on one side (false-failure
+  rate below 1e-6). Control: the same audit on a release that does 20 µs of extra work on one side.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import securedp
+import securedp.hazmat.samplers.categorical as categorical
+from _audit import certified_violations
+from securedp import ChaChaSource
+
+DRAWS = 3000
+
+
+def rounds_per_draw(scores: list[Any], monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
+    calls: list[int] = []
+    real = categorical.uniform_below_one
+
+    def counted(n: int, source: Any) -> int:
+        calls.append(1)
+        return real(n, source)
+
+    monkeypatch.setattr(categorical, "uniform_below_one", counted)
+    plan = securedp.prepare_exponential_mechanism(scores, epsilon=2, sensitivity=1)
+    source = ChaChaSource(bytes(32))
+    rounds: Counter[int] = Counter()
+    for _ in range(DRAWS):
+        calls.clear()
+        plan.execute(source)
+        rounds[len(calls)] += 1
+    return rounds
+
+
+@pytest.mark.parametrize("scores", [[0] * 8, [1] + [0] * 7, [5, 3, 0, 0, 1, 2, 0, 4], list(range(200))])
+def test_integer_scores_take_one_round_whatever_they_are(scores: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    assert rounds_per_draw(scores, monkeypatch) == Counter({1: DRAWS})
+
+
+def test_control_the_loose_envelope_of_float_scores_is_seen_to_take_more_rounds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rounds = rounds_per_draw([0.5] + [0.0] * 7, monkeypatch)
+    assert rounds[1] < DRAWS and sum(n for r, n in rounds.items() if r >= 2) > DRAWS // 20
+
+
+def _timed_pair(release: Callable[[int], Any], n: int) -> tuple[dict[Any, list[int]], dict[Any, list[int]]]:
+    """Interleaved, randomly ordered timings of ``release(0)`` and ``release(1)``, by output."""
+    out: tuple[dict[Any, list[int]], dict[Any, list[int]]] = ({}, {})
+    order = [0, 1] * n
+    random.Random(7).shuffle(order)  # test scheduling only, not a sampling path
+    gc.disable()
+    try:
+        for side in order:
+            start = time.perf_counter_ns()
+            value = release(side)
+            out[side].setdefault(value, []).append((time.perf_counter_ns() - start) // 1000)
+    finally:
+        gc.enable()
+    return out
+
+
+def _violations(release: Callable[[int], Any], n: int = 4000) -> int:
+    a, b = _timed_pair(release, n)
+    common = max(set(a) & set(b), key=lambda v: min(len(a[v]), len(b[v])))
+    return len(certified_violations(a[common], b[common], 1.0))
+
+
+DATA = [[3, 5, 7, 7, 9, 12, 15], [3, 5, 7, 7, 9, 12, 15, 30]]  # neighbours: one record added
+
+
+PREPARED = [securedp.prepare_median(data, bounds=(0, 40), lattice=1, epsilon=1) for data in DATA]
+
+
+def _median(side: int, source: ChaChaSource) -> Any:
+    """The release's draw (its noise and selection step: step 1, reading the data, is not defended)."""
+    return PREPARED[side].execute(source).value
+
+
+@pytest.mark.slow
+def test_medians_of_neighbouring_data_take_the_same_time_for_the_same_output() -> None:
+    source = ChaChaSource(bytes(32))
+    _median(0, source)
+    assert _violations(lambda side: _median(side, source)) == 0
+
+
+@pytest.mark.slow
+def test_control_the_audit_catches_extra_work_on_one_side() -> None:
+    source = ChaChaSource(bytes(32))
+
+    def leaky(side: int) -> Any:
+        value = _median(side, source)
+        if side:
+            end = time.perf_counter_ns() + 20_000
+            while time.perf_counter_ns() < end:
+                pass
+        return value
+
+    assert _violations(leaky) > 0
