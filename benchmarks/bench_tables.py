@@ -40,8 +40,8 @@ import numpy as np
 import polars as pl
 
 import securedp.engines.bounding as bounding
-import securedp.engines.digest as digest
-from securedp.engines.digest import draw_salt
+import securedp.bounding.digest as digest
+from securedp.bounding.digest import draw_salt
 from securedp.hazmat.bits import ChaChaSource
 from securedp.hazmat.samplers import discrete_laplace
 from securedp.tables import Count, Mean, Sum, TableRelease, prepare_table

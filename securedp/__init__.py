@@ -4,10 +4,15 @@ Layers, bottom up (imports only point downwards; ``tests/test_layers.py``):
 
 0. ``securedp.hazmat.exact``, ``securedp.hazmat.bits``: exact numbers, random bits
 1. ``securedp.hazmat.samplers``: exact, timing-hardened samplers (no privacy accounting)
-2. ``securedp.lattice``, ``securedp.mechanisms``: fixed-point values, releases and their privacy maps
-3. ``securedp.accounting``: budgets and sessions
-4. ``securedp.audit``: hash-chained audit log, verification, replay
-5. ``securedp.cli``: the ``securedp`` command
+2. ``securedp.reading``: the one exact reader of every input kind
+3. ``securedp.lattice``: fixed-point values
+4. ``securedp.bounding``: the per-person bounding rule
+5. ``securedp.mechanisms``: releases and their privacy maps
+6. ``securedp.engines``: exact per-key aggregates of grouped tables (Polars, Spark)
+7. ``securedp.tables``: grouped-table releases
+8. ``securedp.accounting``: budgets and sessions
+9. ``securedp.audit``: hash-chained audit log, verification, replay
+10. ``securedp.cli``: the ``securedp`` command
 
 **Where to stand.** The top level exports what an analyst or data holder
 uses: the releases (``count`` ... ``quantiles``, each with its

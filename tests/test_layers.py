@@ -16,20 +16,21 @@ import securedp
 
 ROOT = pathlib.Path(securedp.__file__).parent
 
-LAYERS = {
+LAYERS = {  # one layer per package
     "securedp.hazmat.exact": 0,
     "securedp.hazmat.bits": 0,
     "securedp.hazmat.samplers": 1,
-    "securedp.lattice": 2,
     "securedp.reading": 2,
-    "securedp.mechanisms": 2,
-    "securedp.engines": 2,
-    "securedp.tables": 2,
-    "securedp.accounting": 3,
-    "securedp.audit": 4,
-    "securedp.cli": 5,
+    "securedp.lattice": 3,
+    "securedp.bounding": 4,
+    "securedp.mechanisms": 5,
+    "securedp.engines": 6,
+    "securedp.tables": 7,
+    "securedp.accounting": 8,
+    "securedp.audit": 9,
+    "securedp.cli": 10,
 }
-TOP = 6  # securedp/__init__.py and securedp/__main__.py sit above everything
+TOP = 11  # securedp/__init__.py and securedp/__main__.py sit above everything
 
 
 def layer_of(module: str) -> int:

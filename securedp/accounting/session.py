@@ -93,7 +93,7 @@ from securedp.accounting.schema import (
     PartitionRecord,
     SessionPath,
 )
-from securedp.engines.messages import draw_salt
+from securedp.bounding.messages import draw_salt
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational, positive_rational

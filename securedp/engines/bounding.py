@@ -11,7 +11,7 @@ groups (keys) and at most ``max_rows`` rows in each kept group:
   whichever of them is kept).
 
 Digests are SHA-256 of a secret salt and the canonical encoding of the
-person, the key and the row's lattice units (:mod:`securedp.engines.digest`),
+person, the key and the row's lattice units (:mod:`securedp.bounding.digest`),
 so the choice for a person depends only on that person's own rows and the
 salt, never on row order or on other persons, and an engine computing the
 same digests (Spark ``sha2``, DuckDB ``sha256``) keeps the same rows. Digests
@@ -55,15 +55,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from securedp.engines.digest import (
+from securedp.bounding.digest import (
     canonical_text,
     field,
     message_digests,
     message_heads,
 )
-from securedp.engines.messages import run_keys, run_starts, salt_text
+from securedp.bounding.limits import positive_count
+from securedp.bounding.messages import run_keys, run_starts, salt_text
 from securedp.engines.pair_codes import PAIR, PairCodes, code_pairs
-from securedp.mechanisms.contributions import positive_count
 
 _UNITS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
 _PARTS = ["_hh", "_hl", "_ll"]
@@ -215,7 +215,7 @@ def _pair_aggregates(frame: pl.DataFrame, units: str | None, squares: bool) -> l
 
 def _field_texts(values: pl.Series | pl.DataFrame) -> pl.Series:
     """``field(v1) || field(v2) || ...`` of each row of the given column(s) (the netstrings of
-    :mod:`securedp.engines.digest`), as one String Series."""
+    :mod:`securedp.bounding.digest`), as one String Series."""
     frame = values.to_frame() if isinstance(values, pl.Series) else values
     parts = [part for c in frame.columns for part in field(canonical_text(c, frame.schema[c]))]
     return frame.select(pl.concat_str(parts).alias("_fields")).to_series()

@@ -18,7 +18,7 @@ the keys; if that would reach ``2**63 / size(person)``, the key tuples are
 coded by their position among the sorted distinct tuples instead. The pair
 code is ``person * keys + key``. Codes only group and order rows inside the
 engine; which rows bounding keeps is decided by digests of the values
-(:mod:`securedp.engines.digest`), never by codes.
+(:mod:`securedp.bounding.digest`), never by codes.
 """
 
 from __future__ import annotations

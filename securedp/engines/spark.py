@@ -10,7 +10,7 @@ driver, with securedp's own samplers, exactly as for a Polars table.
 
 **Same rows kept as in memory.** Bounding follows the rule of
 :mod:`securedp.engines.bounding`, with digests computed by Spark's ``sha2``
-over the byte-identical messages of :mod:`securedp.engines.digest`
+over the byte-identical messages of :mod:`securedp.bounding.digest`
 (``hex(salt)`` then netstring fields; ``octet_length`` counts UTF-8 bytes as
 the netstring does). Rows are chosen by ``row_number`` over windows ordered by
 the digest, so the kept set depends on no partitioning and no row order. Rows
@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from securedp.bounding.digest import SALT_BYTES
 from securedp.engines.bounding import KeyAggregates, UnitCounts
-from securedp.engines.digest import SALT_BYTES
 
 if TYPE_CHECKING:  # pyspark is an optional dependency: ``pip install "securedp[spark]"``
     from pyspark.sql import Column, DataFrame
@@ -167,7 +167,7 @@ def _screened_units(spec: UnitSpec) -> Callable[[Column], Column]:
 
 
 def _text(frame: DataFrame, column: str) -> Column:
-    """The canonical text of an id or key column (:func:`securedp.engines.digest.canonical_text`)."""
+    """The canonical text of an id or key column (:func:`securedp.bounding.digest.canonical_text`)."""
     from pyspark.sql import functions as f
 
     dtype = frame.schema[column].dataType.simpleString()

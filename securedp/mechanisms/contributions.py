@@ -7,13 +7,13 @@ that bound. With ``ids`` (one person id per row) the library enforces it:
 
 **Rule (salted SHA-256, as for the grouped tables).** A release with
 ``ids`` draws a secret 16-byte salt from its random source when it executes
-(:func:`securedp.engines.messages.draw_salt`, before any noise). A person
+(:func:`securedp.bounding.messages.draw_salt`, before any noise). A person
 with at most ``m = max_contributions`` usable rows keeps them all; a person
 with more keeps the ``m`` rows whose *row digests*
 ``SHA-256(hex(salt) || field(person) || field(u))`` are smallest, where ``u``
 is the row's canonical integer (its lattice units for a numeric column, the
 index of its declared category or bin for a histogram) and the message
-format is that of :mod:`securedp.engines.digest` with no key columns (so
+format is that of :mod:`securedp.bounding.digest` with no key columns (so
 :func:`securedp.engines.bounding.bound_and_aggregate` with no keys keeps the
 same rows for the same salt). Rows with equal ``u`` have equal digests and
 are interchangeable: every aggregate is the same whichever is kept. Whether
@@ -63,35 +63,19 @@ from __future__ import annotations
 
 import contextlib
 import decimal
-from collections.abc import Iterator
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from securedp.engines.messages import smallest_per_person
-from securedp.hazmat.exact.rational import to_int
+from securedp.bounding.limits import positive_count as positive_count  # re-exported: read here by the statistics
+from securedp.bounding.messages import smallest_per_person
 from securedp.lattice.columns import as_records, first_row_record, rows_error
+from securedp.reading.mode import analyst_facing as analyst_facing  # re-exported: the mode, defined below
+from securedp.reading.mode import analyst_facing_scope as analyst_facing_scope
 
-_ANALYST_FACING: ContextVar[bool] = ContextVar("securedp_analyst_facing", default=False)
 _FLOAT_ID_LIMIT = 1 << 53  # floats below this hold distinct integers exactly
 _MISSING_TYPE_NAMES = frozenset({"NAType", "NaTType"})
-
-
-def analyst_facing() -> bool:
-    """Whether the current ``prepare_*`` call runs for an analyst-facing session (see the module docstring)."""
-    return _ANALYST_FACING.get()
-
-
-@contextlib.contextmanager
-def analyst_facing_scope(enabled: bool = True) -> Iterator[None]:
-    """Run the enclosed preparation with data-dependent errors withheld (``enabled``) or shown."""
-    token = _ANALYST_FACING.set(bool(enabled))
-    try:
-        yield
-    finally:
-        _ANALYST_FACING.reset(token)
 
 
 def data_policy(missing: str) -> tuple[str, bool]:
@@ -110,16 +94,6 @@ def refuse_rows(records: np.ndarray | list[Any], name: str = "data") -> None:
         found = first_row_record(records)
         if found is not None:
             raise rows_error(records, found, name)
-
-
-def positive_count(value: Any, name: str) -> int:
-    """A per-person bound (``max_contributions``, ``max_groups``, ``max_rows``) as an int >= 1."""
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an integer, not a bool")
-    m = to_int(value, name)
-    if m < 1:
-        raise ValueError(f"{name} must be >= 1, got {m}")
-    return m
 
 
 def check_max_contributions(value: Any) -> int:
@@ -241,7 +215,7 @@ class PendingRows:
 
     Each listed person has more than ``limit`` entries (rows, or distinct
     parts); :meth:`kept` keeps ``limit`` of each, those with the smallest
-    digests (:func:`securedp.engines.messages.smallest_per_person`).
+    digests (:func:`securedp.bounding.messages.smallest_per_person`).
     ``values`` are the entries' canonical integers (int64, or Python ints).
     """
 

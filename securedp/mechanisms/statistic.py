@@ -67,7 +67,7 @@ from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
 
 import numpy as np
 
-from securedp.engines.messages import draw_salt
+from securedp.bounding.messages import draw_salt
 from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice.columns import ONE_COLUMN_HINT
 from securedp.mechanisms.contributions import PendingRows

@@ -28,7 +28,7 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-from securedp.mechanisms.contributions import analyst_facing
+from securedp.reading.mode import analyst_facing
 
 __all__ = ["MissingColumns", "check_encoding", "read_csv_bytes", "read_file"]
 

@@ -202,7 +202,7 @@ def prepare_table(
         dlt = to_rational(delta, "delta")
     elif delta is not None:
         raise ValueError("delta= is only used to select private keys; with public keys= the release is pure")
-    from securedp.engines.digest import draw_salt
+    from securedp.bounding.digest import draw_salt
     from securedp.tables.engines import Bounds, engine_for
     from securedp.tables.keys import public_keys
 

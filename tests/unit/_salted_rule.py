@@ -3,7 +3,7 @@
 A person with more than ``m`` rows keeps the ``m`` rows whose digests
 ``SHA-256(hex(salt) || field(person) || field(value))`` are smallest, a field
 being the netstring ``<UTF-8 byte length>:<decimal text>,`` (see
-``securedp/engines/digest.py``); rows with equal digests are kept in row order.
+``securedp/bounding/digest.py``); rows with equal digests are kept in row order.
 """
 
 from __future__ import annotations

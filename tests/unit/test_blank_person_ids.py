@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import securedp
 from securedp import ChaChaSource, Session
-from securedp.engines.messages import draw_salt
+from securedp.bounding.messages import draw_salt
 
 pd = pytest.importorskip("pandas")
 

@@ -20,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from securedp import ChaChaSource
+from securedp.bounding.digest import EXAMPLE, draw_salt, hashlib_digests, hex_digests, message, polars_hash_digests
 from securedp.engines.bounding import bound_and_aggregate
-from securedp.engines.digest import EXAMPLE, draw_salt, hashlib_digests, hex_digests, message, polars_hash_digests
 
 SALT = hashlib.sha256(b"bounding-tests").digest()[:16]
 Table = dict[tuple, list[int]]  # key -> [rows, persons, total, total_squares]
@@ -253,7 +253,7 @@ def test_pyarrow_table_input() -> None:
 
 def test_without_polars_hash_hashlib_keeps_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the optional plugin every digest (group heads, row heads, full digests) comes from hashlib."""
-    import securedp.engines.digest as digest
+    import securedp.bounding.digest as digest
 
     rows = [(i % 5, (i * 7) % 9, (i * 31) % 17 - 8) for i in range(300)]
     with_plugin = engine(int_frame(rows), 2, 2)

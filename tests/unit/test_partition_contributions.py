@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import securedp
 from securedp import ChaChaSource
-from securedp.engines.messages import SALT_BYTES, draw_salt
+from securedp.bounding.messages import SALT_BYTES, draw_salt
 from securedp.mechanisms.contributions import pending_parts
 
 ROWS = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3)), max_size=40)

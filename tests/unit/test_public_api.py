@@ -144,3 +144,13 @@ def test_a_selection_is_the_noise_step_of_its_scores() -> None:
         assert from_scores == function(scores, epsilon=1, sensitivity=1, candidates=list("abcde"), rng=seeded())
         with pytest.raises(ValueError, match="5 candidates but 2 scores"):
             selection.noise_step(parse_scores([1, 2]))
+
+
+@pytest.mark.parametrize(("old", "new", "name"), [("securedp.engines.messages", "securedp.bounding.messages", "SALT_BYTES"),
+                                                  ("securedp.engines.digest", "securedp.bounding.digest", "message")])
+def test_the_moved_bounding_modules_keep_their_old_names_for_one_release(old: str, new: str, name: str) -> None:
+    import importlib
+
+    with pytest.warns(DeprecationWarning, match=new):
+        value = getattr(importlib.import_module(old), name)
+    assert value is getattr(importlib.import_module(new), name)

@@ -11,7 +11,7 @@ from _salted_rule import kept_rows
 import securedp
 from securedp import BudgetExceeded, ChaChaSource, Lattice, Session
 from securedp.accounting.conversions import approx_dp_to_zcdp, pure_to_zcdp, zcdp_to_approx_dp
-from securedp.engines.messages import draw_salt
+from securedp.bounding.messages import draw_salt
 
 
 def rng(label="t"):

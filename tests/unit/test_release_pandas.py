@@ -11,7 +11,7 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource
-from securedp.engines.messages import SALT_BYTES
+from securedp.bounding.messages import SALT_BYTES
 
 pd = pytest.importorskip("pandas")
 

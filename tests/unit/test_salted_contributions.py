@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 import securedp
 from securedp import ChaChaSource
-from securedp.engines import messages
-from securedp.engines.messages import draw_salt
+from securedp.bounding import messages
+from securedp.bounding.messages import draw_salt
 from securedp.mechanisms.contributions import bound_rows
 from securedp.mechanisms.noise import privacy_cost
 from securedp.mechanisms.records import LatticeColumn
@@ -64,7 +64,7 @@ def test_digest_known_answer() -> None:
 
 
 def test_documented_example_from_the_bytes_encoder() -> None:
-    from securedp.engines.digest import EXAMPLE
+    from securedp.bounding.digest import EXAMPLE
 
     assert messages.message_text(EXAMPLE["salt"], [EXAMPLE["person"], *EXAMPLE["key"]]) == EXAMPLE["group_message"]
     assert messages.message_text(EXAMPLE["salt"], [EXAMPLE["person"], *EXAMPLE["key"], EXAMPLE["units"]]) == \
@@ -75,7 +75,7 @@ def test_documented_example_from_the_bytes_encoder() -> None:
 @given(st.lists(st.tuples(st.integers(0, 2**63 - 1), st.integers(-(2**63), 2**63 - 1)), min_size=1, max_size=20))
 def test_bytes_encoder_and_polars_expression_give_identical_digests(rows: list[tuple[int, int]]) -> None:
     pl = pytest.importorskip("polars")
-    from securedp.engines.digest import hex_digests
+    from securedp.bounding.digest import hex_digests
 
     frame = pl.DataFrame({"person": [p for p, _ in rows], "units": [u for _, u in rows]},
                          schema={"person": pl.Int64, "units": pl.Int64})
@@ -107,7 +107,7 @@ def test_many_pairs_are_hashed_by_polars_with_the_same_choice(monkeypatch: pytes
     persons = np.array([i % 97 for i in range(3000)] + [2**62, 2**62, -5, -5, -5], dtype=np.int64)
     values = np.array([(i * 7919) % 211 - 100 for i in range(3000)] + [1, 1, 0, 0, 2], dtype=np.int64)
     by_hashlib = messages.smallest_per_person(SALT, persons, values, 3)
-    from securedp.engines import digest
+    from securedp.bounding import digest
 
     calls, original = [], digest.digest_words
     monkeypatch.setattr(digest, "digest_words", lambda *a: calls.append(1) or original(*a))
