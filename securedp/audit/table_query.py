@@ -209,5 +209,7 @@ def describe(query: TableQuery) -> Sequence[str]:
         cost += f", delta {format_rational(query.delta)}"
     rule = query.selection or ("laplace" if query.epsilon is not None else "gaussian")
     keys = f"private (partition selection: {rule})" if query.keys is None else "public"
-    return [f"group by {', '.join(query.group_by) or '(none)'}; keys {keys}",
-            f"cost {cost}; per person at most {query.max_groups} group(s) x {query.max_rows} row(s)"]
+    unit = (f"privacy unit: the person of column {query.id_column!r}, at most {query.max_groups} group(s) x "
+            f"{query.max_rows} row(s) each" if query.id_column is not None
+            else "privacy unit: one row (no --id-column: every row counts as a different person)")
+    return [f"group by {', '.join(query.group_by) or '(none)'}; keys {keys}", f"cost {cost}; {unit}"]

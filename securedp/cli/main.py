@@ -178,13 +178,41 @@ def attach_negative_values(argv: Sequence[str], parser: argparse.ArgumentParser)
     return out
 
 
+_ID_LIKE = re.compile(r"(^|[_\W])(id|pid|uid|person|persons|user|customer|patient|subject|member)([_\W]|$)",
+                      re.IGNORECASE)
+
+
+def _warn_about_the_privacy_unit(args: argparse.Namespace) -> None:
+    """Without ``--id-column`` each row is a person: say so when the file has a column named like an id."""
+    if args.id_column is not None or args.data == "-":
+        return
+    from securedp.reading.files import column_names
+
+    try:
+        names = column_names(args.data, delimiter=getattr(args, "delimiter", ","))
+    except Exception:  # the release itself reports an unreadable file
+        return
+    alike = [n for n in names if _ID_LIKE.search(n)]
+    if alike:
+        print(f"securedp: warning: no --id-column, so every row counts as a different person, but column "
+              f"{alike[0]!r} looks like a person id: pass --id-column {alike[0]} if a person can have several "
+              "rows", file=sys.stderr)
+
+
 def _release(args: argparse.Namespace) -> int:
-    """A grouped table if table options are given, else one statistic of one column."""
+    """A grouped table if table options are given, else one statistic of one column.
+
+    After a release made without ``--id-column``, a warning names a column that looks like a person id
+    (an error stays one line: the warning follows a release, never a failure).
+    """
     if table_command.wants_table(args):
-        return table_command.release_table(args)
-    if args.column is None or args.stat is None:
+        status = table_command.release_table(args)
+    elif args.column is None or args.stat is None:
         raise commands.Failure("give --column and --stat (one statistic), or --group-by/--count/--sum ... (a table)")
-    return commands.release(args)
+    else:
+        status = commands.release(args)
+    _warn_about_the_privacy_unit(args)
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:

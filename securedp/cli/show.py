@@ -94,7 +94,10 @@ def show_release(release: Release, query: Query, budget: Budget | None) -> str:
         lines += [f"  {text:<{width}}  {number(v)}" for text, v in zip(texts, release.value, strict=True)]
     else:
         lines.append(f"  value    {number(release.value)}")
-    lines.append(f"  privacy  {cost}, {release.mechanism}, max_contributions {release.max_contributions}")
+    unit = (f"the person of column {query.id_column!r}" if query.id_column is not None
+            else "one row (no --id-column: every row counts as a different person)")
+    lines.append(f"  privacy  {cost}, {release.mechanism}, max_contributions {release.max_contributions}; "
+                 f"privacy unit: {unit}")
     if budget is not None:
         lines.append(
             f"  budget   spent {format_rational(budget.spent)} of {format_rational(budget.total)}, "

@@ -30,7 +30,7 @@ from typing import Any
 
 from securedp.reading.mode import analyst_facing
 
-__all__ = ["MissingColumns", "check_encoding", "read_csv_bytes", "read_file"]
+__all__ = ["MissingColumns", "check_encoding", "column_names", "read_csv_bytes", "read_file"]
 
 
 class MissingColumns(ValueError):
@@ -99,6 +99,21 @@ def read_csv_bytes(data: bytes, columns: Sequence[str] | None, *, where: str = "
                                  f"line {invalid}); if the file is in another encoding, declare it (encoding=, or "
                                  "--encoding latin-1 ...)")
     return frame
+
+
+def column_names(path: str | pathlib.Path, *, delimiter: str = ",") -> list[str]:
+    """The column names of the CSV (its header, decoded leniently: names are public) or Parquet file."""
+    import polars as pl
+
+    file = pathlib.Path(path)
+    if file.suffix.lower() in (".parquet", ".pq"):
+        return list(pl.read_parquet_schema(file))
+    with open(file, "rb") as handle:
+        head = handle.read(1 << 16)
+    if head.startswith(codecs.BOM_UTF8):
+        head = head[len(codecs.BOM_UTF8):]
+    return pl.read_csv(io.BytesIO(head), separator=delimiter, n_rows=0, infer_schema=False,
+                       encoding="utf8-lossy").columns
 
 
 def read_file(path: str | pathlib.Path, columns: Sequence[str] | None, *, delimiter: str = ",",

@@ -483,3 +483,18 @@ def test_values_print_exactly(work: Path) -> None:
     quantile = release(work, "--column", "age", "--stat", "quantile", "--q", "0.25", "--bounds", "18,90",
                        "--epsilon", "1").stdout
     assert "at q = 0.25" in quantile
+
+
+def test_without_an_id_column_the_privacy_unit_is_said_to_be_one_row(work: Path) -> None:
+    """Issue 19.3: say "privacy unit: one row" plainly, and warn when a column is named like a person id."""
+    for argv in (["--column", "age", "--stat", "count"], ["--group-by", "region", "--count", "--keys", "north"]):
+        result = run("release", str(EXAMPLE), *argv, "--epsilon", "1", "--output", "t.csv", cwd=work) if \
+            "--group-by" in argv else run("release", str(EXAMPLE), *argv, "--epsilon", "1", cwd=work)
+        assert result.returncode == 0, result.stderr
+        assert "privacy unit: one row" in result.stdout + result.stderr
+        assert "per person at most" not in result.stdout + result.stderr
+        assert "column 'person_id' looks like a person id: pass --id-column person_id" in result.stderr
+        bounded = run("release", str(EXAMPLE), *argv, "--epsilon", "1", "--id-column", "person_id",
+                      *(["--output", "t.csv"] if "--group-by" in argv else []), cwd=work)
+        assert bounded.returncode == 0 and "looks like a person id" not in bounded.stderr
+        assert "privacy unit: the person of column 'person_id'" in bounded.stdout + bounded.stderr
