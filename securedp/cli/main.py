@@ -199,13 +199,47 @@ def _warn_about_the_privacy_unit(args: argparse.Namespace) -> None:
               "rows", file=sys.stderr)
 
 
+_TABLE_ONLY = {"keys": "--keys", "keys_file": "--keys-file", "delta": "--delta", "selection": "--selection",
+               "fill": "--fill", "output": "--output"}
+_TABLE_DEFAULTS = {"max_groups": ("--max-groups", "1"), "max_rows": ("--max-rows", "1"),
+                   "alpha": ("--alpha", "0.05"), "missing": ("--missing", "raise"), "delimiter": ("--delimiter", ","),
+                   "engine": ("--engine", "memory")}
+_COLUMN_ONLY = {"bounds": "--bounds", "q": "--q", "bins": "--bins", "categories": "--categories"}
+
+
+def _refuse_other_mode(args: argparse.Namespace, table: bool) -> None:
+    """Refuse every option of the other mode (one statistic of one column, or a grouped table), naming the
+    option that does apply, rather than ignoring it."""
+    if table:
+        given = [flag for name, flag in _COLUMN_ONLY.items() if getattr(args, name) is not None]
+        if args.max_contributions != "1":
+            given.append("--max-contributions")
+        if given:
+            raise commands.Failure(
+                f"{given[0]} applies to one statistic of one column (--column/--stat), not to a table: in a table, "
+                "bounds go with each aggregation (--sum COLUMN:LO,HI ...) and the per-person bound is "
+                "--max-groups/--max-rows")
+        return
+    given = [flag for name, flag in _TABLE_ONLY.items() if getattr(args, name, None) is not None]
+    given += [flag for name, (flag, default) in _TABLE_DEFAULTS.items() if getattr(args, name, default) != default]
+    if given:
+        raise commands.Failure(
+            f"{given[0]} applies to a grouped table (--group-by and aggregations such as --count), not to one "
+            "statistic of one column (--column/--stat): "
+            + ("the per-person bound here is --max-contributions" if given[0] in ("--max-groups", "--max-rows")
+               else "the result is printed (or --json); drop the option" if given[0] == "--output"
+               else "drop the option, or release a table"))
+
+
 def _release(args: argparse.Namespace) -> int:
     """A grouped table if table options are given, else one statistic of one column.
 
     After a release made without ``--id-column``, a warning names a column that looks like a person id
     (an error stays one line: the warning follows a release, never a failure).
     """
-    if table_command.wants_table(args):
+    table = table_command.wants_table(args)
+    _refuse_other_mode(args, table)
+    if table:
         status = table_command.release_table(args)
     elif args.column is None or args.stat is None:
         raise commands.Failure("give --column and --stat (one statistic), or --group-by/--count/--sum ... (a table)")

@@ -498,3 +498,20 @@ def test_without_an_id_column_the_privacy_unit_is_said_to_be_one_row(work: Path)
                       *(["--output", "t.csv"] if "--group-by" in argv else []), cwd=work)
         assert bounded.returncode == 0 and "looks like a person id" not in bounded.stderr
         assert "privacy unit: the person of column 'person_id'" in bounded.stdout + bounded.stderr
+
+
+@pytest.mark.parametrize(("argv", "flag", "instead"), [
+    (["--group-by", "region", "--count", "--keys", "north", "--max-contributions", "4"], "--max-contributions",
+     "--max-groups/--max-rows"),
+    (["--group-by", "region", "--count", "--keys", "north", "--bounds", "0,1"], "--bounds", "--sum COLUMN:LO,HI"),
+    (["--column", "age", "--stat", "mean", "--bounds", "0,100", "--output", "x.csv"], "--output", "drop the option"),
+    (["--column", "age", "--stat", "count", "--max-rows", "3"], "--max-rows", "--max-contributions"),
+    (["--column", "age", "--stat", "count", "--keys", "a"], "--keys", "release a table"),
+])
+def test_an_option_of_the_other_mode_is_refused_naming_what_applies(work: Path, argv: list[str], flag: str,
+                                                                    instead: str) -> None:
+    """Issue 19.2: options for the other mode used to be ignored (a table ran with max_rows 1; no file written)."""
+    result = run("release", str(EXAMPLE), *argv, "--epsilon", "1", cwd=work)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"securedp: error: {flag} applies to") and instead in result.stderr
+    assert not (work / "x.csv").exists()
