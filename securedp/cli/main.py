@@ -285,9 +285,29 @@ def _analyst_facing(args: argparse.Namespace) -> int:
     return int(data_boundary(True, lambda: args.run(args), reading=True, passes=PUBLIC_STATE))
 
 
+_PYTHON_WORDS = [  # the library's keyword arguments, as the command's flags (one place for every message)
+    (re.compile(r"\b(\w+)\.prepare\(\) got an unexpected keyword argument '(\w+)'"),
+     lambda m: f"--{m.group(2).replace('_', '-')} does not apply to --stat {m.group(1).lower()}"),
+    (re.compile(r"\bor pass unknown='drop'"), lambda _: "or run with --analyst-facing, which drops it"),
+    (re.compile(r"\b(missing|selection|engine)='(\w+)'"), lambda m: f"--{m.group(1)} {m.group(2)}"),
+    (re.compile(r"\b(fill|delta|keys|rho|epsilon|bins|categories|bounds|alpha)=(<[^>]*>)?"),
+     lambda m: f"--{m.group(1)}" + (f" {m.group(2)}" if m.group(2) else "")),
+    (re.compile(r"\b(max_contributions|max_groups|max_rows|id_column|group_by|keys_file)\b"),
+     lambda m: "--" + m.group(1).replace("_", "-")),
+]
+
+
+def cli_words(message: str) -> str:
+    """A library message in the command's words: keyword arguments become flags (``missing='drop'`` is
+    ``--missing drop``, ``delta=`` is ``--delta``), an unexpected keyword names the flag that does not apply."""
+    for pattern, replace in _PYTHON_WORDS:
+        message = pattern.sub(replace, message)
+    return message
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+    return cli_words(text[0]) if text else type(exc).__name__
 
 
 def _fail(message: str, status: int = 1) -> int:

@@ -72,7 +72,7 @@ def test_unusable_values_are_dropped_instead_of_named(data: Path, capsys: pytest
 @pytest.mark.parametrize(("options", "message"), [
     (["--column", "v", "--stat", "sum", "--bounds", "10,0", "--epsilon", "1"], "bounds are reversed"),
     (["--column", "v", "--stat", "sum", "--bounds", "0,10", "--epsilon", "-1"], "--epsilon"),
-    (["--group-by", "g", "--count", "--epsilon", "1"], "private keys need delta="),
+    (["--group-by", "g", "--count", "--epsilon", "1"], "private keys need --delta"),  # issue 19.4: flags
     (["--group-by", "g", "--sum", "v:10,0", "--keys", "10", "--epsilon", "1"], "reversed"),
     (["--group-by", "g", "--sum", "v:0,9", "--keys", "10", "--epsilon", "1", "--missing", "impute"], "fill"),
     (["--group-by", "g", "--count", "--keys", "10", "--epsilon", "1", "--budget", "1"], "--budget needs"),

@@ -120,7 +120,7 @@ def test_budget_file_persists_and_refuses_overspending(work: Path) -> None:
         (("--column", "region", "--stat", "mean", "--epsilon", "1", "--bounds", "0,1"), ("non-numeric",)),
         (("--column", "age", "--stat", "histogram", "--epsilon", "1"), ("--bins",)),
         (("--column", "age", "--stat", "count", "--epsilon", "1", "--q", "0.5"), ("--q",)),
-        (("--column", "age", "--stat", "count", "--epsilon", "1", "--max-contributions", "0"), ("max_contributions",)),
+        (("--column", "age", "--stat", "count", "--epsilon", "1", "--max-contributions", "0"), ("--max-contributions",)),
         (("--column", "age", "--stat", "count", "--epsilon", "1", "--budget", "1"), ("--budget-file",)),
         (("--column", "age", "--stat", "count", "--epsilon", "1", "--budget-file", "new.json"), ("--budget TOTAL",)),
         (("--column", "age", "--stat", "count", "--epsilon", "1", "--seed-file", "missing"), ("missing",)),
@@ -515,3 +515,19 @@ def test_an_option_of_the_other_mode_is_refused_naming_what_applies(work: Path, 
     assert result.returncode == 1 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith(f"securedp: error: {flag} applies to") and instead in result.stderr
     assert not (work / "x.csv").exists()
+
+
+@pytest.mark.parametrize(("csv", "argv", "words", "python"), [
+    ("x\n1\n", ["--column", "x", "--stat", "count", "--bounds", "0,1"], "--bounds does not apply to --stat count",
+     "unexpected keyword"),
+    ("g,x\na,1\n", ["--group-by", "g", "--count"], "need --delta", "delta="),
+    ("x\n1\nabc\n", ["--column", "x", "--stat", "sum", "--bounds", "0,5"], "--missing drop or --missing impute with --fill",
+     "missing='drop'"),
+    ("x\nb\n", ["--column", "x", "--stat", "histogram", "--categories", "a"], "--analyst-facing", "unknown='drop'"),
+])
+def test_errors_speak_the_commands_flags(work: Path, csv: str, argv: list[str], words: str, python: str) -> None:
+    """Issue 19.4: every error names flags, not the library's keyword arguments, in one line."""
+    (work / "d.csv").write_text(csv, encoding="utf-8")
+    result = run("release", "d.csv", *argv, "--epsilon", "1", cwd=work)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert words in result.stderr and python not in result.stderr
