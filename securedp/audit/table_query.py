@@ -106,6 +106,8 @@ class TableQuery:
     missing: str = "raise"
     fill: Fraction | None = None
     delimiter: str = ","
+    missing_keys: str = "raise"
+    """``"drop"``: rows whose group key is missing or blank are dropped (recorded when not ``"raise"``)."""
     encoding: str = "utf-8"
     """The CSV file's declared encoding (:func:`securedp.reading.files.read_file`); recorded when not UTF-8."""
 
@@ -134,6 +136,7 @@ class TableQuery:
             keys=None if self.keys is None else list(self.keys), id_column=self.id_column,
             max_groups=self.max_groups, max_rows=self.max_rows, epsilon=self.epsilon, rho=self.rho,
             delta=self.delta, selection=self.selection, alpha=self.alpha, missing=self.missing, fill=self.fill,
+            missing_keys=self.missing_keys,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -150,6 +153,8 @@ class TableQuery:
             out["delimiter"] = self.delimiter
         if self.encoding != "utf-8":
             out["encoding"] = self.encoding
+        if self.missing_keys != "raise":
+            out["missing_keys"] = self.missing_keys
         return out
 
     @classmethod
@@ -168,7 +173,7 @@ class TableQuery:
             max_rows=to_int(data.get("max_rows", 1), "max_rows"), selection=_rule(data.get("selection")),
             alpha=to_rational(data.get("alpha", "1/20"), "alpha"), missing=str(data.get("missing", "raise")),
             fill=_rational(data.get("fill"), "fill"), delimiter=str(data.get("delimiter", ",")),
-            encoding=str(data.get("encoding", "utf-8")),
+            encoding=str(data.get("encoding", "utf-8")), missing_keys=str(data.get("missing_keys", "raise")),
         )
 
 

@@ -203,7 +203,7 @@ _TABLE_ONLY = {"keys": "--keys", "keys_file": "--keys-file", "delta": "--delta",
                "fill": "--fill", "output": "--output"}
 _TABLE_DEFAULTS = {"max_groups": ("--max-groups", "1"), "max_rows": ("--max-rows", "1"),
                    "alpha": ("--alpha", "0.05"), "missing": ("--missing", "raise"), "delimiter": ("--delimiter", ","),
-                   "engine": ("--engine", "memory")}
+                   "engine": ("--engine", "memory"), "missing_keys": ("--missing-keys", "raise")}
 _COLUMN_ONLY = {"bounds": "--bounds", "q": "--q", "bins": "--bins", "categories": "--categories"}
 
 

@@ -92,7 +92,7 @@ def table_query(args: argparse.Namespace) -> TableQuery:
         selection=args.selection,
         alpha=to_rational(args.alpha, "--alpha"), missing=args.missing,
         fill=None if args.fill is None else to_rational(args.fill, "--fill"), delimiter=args.delimiter,
-        encoding=check_encoding(args.encoding),
+        encoding=check_encoding(args.encoding), missing_keys=args.missing_keys,
     )
 
 
@@ -208,6 +208,8 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
                        help="unusable values: refuse (default), drop, or impute --fill")
     table.add_argument("--fill", help="the public value imputed with --missing impute")
     table.add_argument("--delimiter", default=",", help="CSV delimiter (default ,)")
+    table.add_argument("--missing-keys", default="raise", choices=["raise", "drop"],
+                       help="rows whose --group-by value is missing or blank: raise (default) or drop them")
     table.add_argument("--output", help="write the table here (CSV, or JSON for .json) instead of standard output")
     table.add_argument("--engine", default="memory", choices=["memory", "spark"],
                        help="where the aggregates are computed (spark: the standard Spark configuration)")

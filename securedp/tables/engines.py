@@ -69,6 +69,8 @@ class Bounds:
     max_rows: int
     analyst_facing: bool = False
     """Drop rows whose id or key is missing or blank instead of raising (no error depends on the data)."""
+    drop_missing_keys: bool = False
+    """Drop rows whose group key is missing or blank (``missing_keys="drop"``), in either mode."""
 
 
 class PolarsEngine:
@@ -77,7 +79,7 @@ class PolarsEngine:
     def __init__(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
                  public: PublicKeys | None, missing: str, fill: Any) -> None:
         frames = read_table(data, PERSON, id_column, bounds.group_by, [c.column for c in columns],
-                            drop_bad_keys=bounds.analyst_facing)
+                            drop_bad_keys=bounds.analyst_facing, drop_missing_keys=bounds.drop_missing_keys)
         frame = frames.frame
         self.public = None if public is None else public.typed(frame.schema)  # rows or none: item 6 of issue 16
         if self.public is not None:
@@ -145,6 +147,8 @@ class SparkEngine:
         if bounds.analyst_facing:
             frame = spark_engine.drop_bad_keys(frame, [PERSON, *bounds.group_by])
         else:
+            if bounds.drop_missing_keys:
+                frame = spark_engine.drop_bad_keys(frame, bounds.group_by)
             spark_engine.check_keys(frame, [PERSON, *bounds.group_by], {PERSON: id_column or "row"})
         schema = frame.select(*bounds.group_by).schema
         self.public = None if public is None else public.typed(

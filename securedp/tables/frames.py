@@ -165,7 +165,7 @@ def _key_expr(frame: pl.DataFrame, column: str, role: str) -> tuple[pl.Expr, pl.
 
 
 def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence[str],
-               values: Sequence[str] = (), drop_bad_keys: bool = False) -> Frames:
+               values: Sequence[str] = (), drop_bad_keys: bool = False, drop_missing_keys: bool = False) -> Frames:
     """The table with a person column named ``person``, checked group columns, and the value columns' records.
 
     Only the id and group columns are converted to Polars; each value column is read exactly from the
@@ -174,7 +174,8 @@ def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence
     as it is.
 
     A missing or blank id or key raises naming its column, or with ``drop_bad_keys`` (analyst-facing
-    sessions) drops its row, so that no error depends on the data.
+    sessions) drops its row, so that no error depends on the data; ``drop_missing_keys`` (the caller's
+    ``missing_keys="drop"``) drops the rows whose group key is missing or blank, in either mode.
     """
     keys = list(dict.fromkeys([*([id_column] if id_column else []), *group_by]))
     values = list(dict.fromkeys(values))
@@ -189,8 +190,9 @@ def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence
         {ROW: np.arange(height, dtype=np.int64)})
     roles = [(c, "group_by") for c in group_by] + ([(id_column, "id")] if id_column is not None else [])
     checked = [(c, *_key_expr(frame, c, role), role) for c, role in roles]
-    if drop_bad_keys and checked:
-        frame = frame.filter(~pl.any_horizontal([bad for _, _, bad, _ in checked]))
+    dropped = [bad for c, _, bad, role in checked if drop_bad_keys or (drop_missing_keys and role == "group_by")]
+    if dropped:  # a rule of each row alone: its own id or key is unusable
+        frame = frame.filter(~pl.any_horizontal(dropped))
     for column, _, bad, role in checked:
         if frame.select(bad.any()).item():
             raise ValueError(f"{role} column {column!r} has missing, blank or non-integral values")

@@ -167,12 +167,19 @@ def prepare_table(
     alpha: Any = "0.05",
     missing: str = "raise",
     fill: Any = None,
+    missing_keys: str = "raise",
 ) -> PreparedTable:
     """Validate and price a grouped table release; see the module docstring.
 
     ``selection`` (private keys): ``"laplace"`` (the default with ``epsilon``), ``"optimal"``, or
     ``"gaussian"`` (the default, and the only rule, with ``rho``).
+
+    ``missing_keys``: ``"raise"`` (default: a missing or blank group key is refused for the data holder,
+    dropped in an analyst-facing session) or ``"drop"`` (the rows whose group key is missing or blank
+    are dropped, in either mode, by a rule of each row alone; a missing person id is still refused).
     """
+    if missing_keys not in ("raise", "drop"):
+        raise ValueError(f"missing_keys must be 'raise' or 'drop', got {missing_keys!r}")
     cost = privacy_cost(epsilon, rho)
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     level = check_alpha(alpha)
@@ -232,8 +239,8 @@ def prepare_table(
         check_missing_policy(c.step, c.lo_u, c.hi_u, missing, fill)
     reading_data()  # every public input is checked above; the table is read from here on
     missing = data_policy(missing)[0]  # analyst-facing: "raise" acts as "drop"
-    engine = engine_for(data, id_column, Bounds(group_by, k, m, analyst_facing()), _engine_specs(columns), public,
-                        missing, fill)
+    bounds = Bounds(group_by, k, m, analyst_facing(), missing_keys == "drop")
+    engine = engine_for(data, id_column, bounds, _engine_specs(columns), public, missing, fill)
 
     def execution(source: RandomSource) -> Execution:
         """One execution: the salt first, then step (1), selection and noise; its own input commitment."""
