@@ -17,8 +17,8 @@ class DataError(ValueError):
 class Column:
     """The cells of one column, as strings in file order, and the rows' person ids (or ``None``).
 
-    Ids are the ``id_column`` cells numbered in order of first appearance
-    (0, 1, 2, ...), since the release functions take integer ids; a blank
+    Ids are the ``id_column`` cells as integers by :func:`person_code` (a rule of each cell alone),
+    since the release functions take integer ids; a blank
     (empty or whitespace-only) id cell is refused with :class:`DataError`.
     """
 
@@ -50,14 +50,30 @@ def read_column(path: str | Path, column: str, id_column: str | None = None, *, 
     raw_ids = ["" if v is None else str(v) for v in frame[id_column].to_list()]
     blank = [i for i, raw in enumerate(raw_ids) if not raw.strip() or "\ufffd" in raw]
     if blank and analyst_facing():  # no error depends on the data: a row without a usable id is dropped
-        numbered: dict[str, int] = {}
         unusable = set(blank)
-        return Column(values, [None if i in unusable else numbered.setdefault(raw, len(numbered))
-                               for i, raw in enumerate(raw_ids)])
+        return Column(values, [None if i in unusable else person_code(raw) for i, raw in enumerate(raw_ids)])
     if blank:  # a blank id is no person: numbering it would merge every row without an id into one person
         raise DataError(
             f"{path}: column {id_column!r} is blank in data row {blank[0] + 1} ({len(blank)} row(s) without a "
             "person id); blank ids would merge different people into one: fill them in or remove those rows"
         )
-    numbering: dict[str, int] = {}
-    return Column(values, [numbering.setdefault(raw, len(numbering)) for raw in raw_ids])
+    return Column(values, [person_code(raw) for raw in raw_ids])
+
+
+_INT64 = 1 << 63
+
+
+def person_code(text: str) -> int:
+    """The integer person id of the id cell ``text``: a rule of that text alone.
+
+    Canonical decimal text of ``n < 2**63`` (``0``, ``17``: no sign, no leading zero, no space) is
+    ``n``; any other text ``t`` is ``2**63`` plus the big-endian integer of the byte ``0x01`` followed by
+    the UTF-8 bytes of ``t``. Distinct texts get distinct codes, and a row's code never depends on other
+    rows: numbering ids by first appearance (as before) let one added person renumber everyone after
+    them, and so move their salted digests and the rows they keep.
+    """
+    if text.isascii() and text.isdigit() and (text == "0" or text[0] != "0"):
+        n = int(text)
+        if n < _INT64:
+            return n
+    return _INT64 + int.from_bytes(b"\x01" + text.encode("utf-8"), "big")

@@ -41,7 +41,24 @@ def test_the_command_refuses_a_blank_id_with_a_one_line_error(tmp_path: Path) ->
     assert len(lines) == 1 and "column 'person' is blank in data row 2" in lines[0], result.stderr
 
 
-def test_distinct_ids_are_still_numbered_in_order(tmp_path: Path) -> None:
+def test_distinct_ids_stay_distinct_and_equal_ids_equal(tmp_path: Path) -> None:
+    """(Ids used to be numbered by first appearance; they are now coded from their own text.)"""
+    from securedp.audit.table import person_code
+
     path = tmp_path / "data.csv"
     path.write_text("person,x\nann,1\nbob,2\nann,3\n", encoding="utf-8")
-    assert read_column(path, "x", "person").ids == [0, 1, 0]
+    ann, bob = person_code("ann"), person_code("bob")
+    assert read_column(path, "x", "person").ids == [ann, bob, ann] and ann != bob
+
+
+def test_an_added_person_renumbers_no_one(tmp_path: Path) -> None:
+    """Ids are coded from their own text: adding a person before others changes no other person's id."""
+    from securedp.audit.table import person_code
+
+    path = tmp_path / "a.csv"
+    path.write_text("person,x\nbob,1\nann,2\n7,3\n", encoding="utf-8")
+    before = read_column(path, "x", "person").ids
+    path.write_text("person,x\nzoe,0\nbob,1\nann,2\n7,3\n", encoding="utf-8")
+    after = read_column(path, "x", "person").ids
+    assert before == after[1:] and after[3] == 7
+    assert len({person_code(t) for t in ["1", "01", "ann", "ann ", "Zo\u00eb", "Zoe\u0308"]}) == 6
