@@ -62,7 +62,6 @@ row index or count.
 from __future__ import annotations
 
 import contextlib
-import decimal
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,11 +70,11 @@ import numpy as np
 from securedp.bounding.limits import positive_count as positive_count  # re-exported: read here by the statistics
 from securedp.bounding.messages import smallest_per_person
 from securedp.lattice.columns import as_records, first_row_record, rows_error
+from securedp.reading.cells import is_blank
 from securedp.reading.mode import analyst_facing as analyst_facing  # re-exported: the mode, defined below
 from securedp.reading.mode import analyst_facing_scope as analyst_facing_scope
 
 _FLOAT_ID_LIMIT = 1 << 53  # floats below this hold distinct integers exactly
-_MISSING_TYPE_NAMES = frozenset({"NAType", "NaTType"})
 
 
 def data_policy(missing: str) -> tuple[str, bool]:
@@ -119,18 +118,14 @@ def _classify_id(v: Any) -> int:
     if isinstance(v, (int, np.integer)):
         i = int(v)
         return i if i >= 0 else _NEGATIVE
-    if v is None or type(v).__name__ in _MISSING_TYPE_NAMES:
+    if is_blank(v):
         return _BLANK
     if isinstance(v, str):
-        return _BLANK if not v.strip() else _NOT_INT
+        return _NOT_INT
     if isinstance(v, (float, np.floating)):
-        if v != v:
-            return _BLANK
         if not np.isfinite(v) or v % 1 != 0 or abs(v) >= _FLOAT_ID_LIMIT:  # exact tests, any float width
             return _NOT_INT
         return int(v) if v >= 0 else _NEGATIVE
-    if isinstance(v, decimal.Decimal) and v.is_nan():
-        return _BLANK
     return _NOT_INT
 
 

@@ -40,6 +40,7 @@ class MissingColumns(ValueError):
         super().__init__(f"column(s) {absent} are not in the table (it has {names})")
         self.absent, self.names = absent, names
 
+
 _UTF8 = "utf-8"
 _REPLACEMENT = "\ufffd"
 
@@ -79,9 +80,7 @@ def read_csv_bytes(data: bytes, columns: Sequence[str] | None, *, where: str = "
     if data.startswith(codecs.BOM_UTF8) and encoding == _UTF8:
         data = data[len(codecs.BOM_UTF8):]
     data, invalid = _utf8(data, encoding)
-    header = pl.read_csv(io.BytesIO(data), separator=delimiter, n_rows=0, infer_schema=False,
-                         encoding="utf8-lossy")
-    names = header.columns
+    names = _header(data, delimiter)
     absent = [c for c in dict.fromkeys(columns or ()) if c not in names]
     if absent:
         raise MissingColumns(absent, names)
@@ -101,6 +100,14 @@ def read_csv_bytes(data: bytes, columns: Sequence[str] | None, *, where: str = "
     return frame
 
 
+def _header(data: bytes, delimiter: str) -> list[str]:
+    """The column names of CSV ``data`` (its header row; names are public, decoded leniently)."""
+    import polars as pl
+
+    return pl.read_csv(io.BytesIO(data), separator=delimiter, n_rows=0, infer_schema=False,
+                       encoding="utf8-lossy").columns
+
+
 def column_names(path: str | pathlib.Path, *, delimiter: str = ",") -> list[str]:
     """The column names of the CSV (its header, decoded leniently: names are public) or Parquet file."""
     import polars as pl
@@ -110,10 +117,7 @@ def column_names(path: str | pathlib.Path, *, delimiter: str = ",") -> list[str]
         return list(pl.read_parquet_schema(file))
     with open(file, "rb") as handle:
         head = handle.read(1 << 16)
-    if head.startswith(codecs.BOM_UTF8):
-        head = head[len(codecs.BOM_UTF8):]
-    return pl.read_csv(io.BytesIO(head), separator=delimiter, n_rows=0, infer_schema=False,
-                       encoding="utf8-lossy").columns
+    return _header(head[len(codecs.BOM_UTF8):] if head.startswith(codecs.BOM_UTF8) else head, delimiter)
 
 
 def read_file(path: str | pathlib.Path, columns: Sequence[str] | None, *, delimiter: str = ",",

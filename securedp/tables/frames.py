@@ -43,6 +43,7 @@ import pyarrow as pa
 
 from securedp.engines.bounding import to_polars
 from securedp.hazmat.exact.rational import format_rational
+from securedp.reading.cells import is_blank
 from securedp.reading.columns import column_values
 from securedp.reading.files import read_file
 
@@ -102,11 +103,6 @@ def _split(data: Any, keys: Sequence[str], values: Sequence[str]) -> tuple[pl.Da
     return data.select(list(keys)), {c: column_values(data[c]) for c in values}, data.height
 
 
-def _blank(value: Any) -> bool:
-    return (value is None or (isinstance(value, float) and value != value)
-            or (isinstance(value, str) and not value.strip()))
-
-
 def _pandas_key_series(series: Any, name: str) -> pl.Series:
     """A pandas id or key column as a Polars column, decided cell by cell for an object or text column.
 
@@ -117,14 +113,14 @@ def _pandas_key_series(series: Any, name: str) -> pl.Series:
     if series.dtype.kind != "O" and not str(series.dtype).startswith(("str", "string")):
         return to_polars(series.to_frame(name))[name]  # a typed column (NumPy, nullable, Arrow): its own type
     cells = series.to_numpy(dtype=object, na_value=None).tolist()
-    usable = [c for c in cells if not _blank(c)]
+    usable = [c for c in cells if not is_blank(c)]
     if usable and all(isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) for c in usable):
         ints = [int(c) for c in usable]
         dtype = pl.Int64 if min(ints) >= -_INT64 and max(ints) < _INT64 else pl.UInt64 if min(ints) >= 0 else None
         if dtype is None or max(ints) >= 1 << 64:
             raise TypeError(f"column {name!r} holds integers beyond 64 bits: an id or key column holds 64-bit "
                             "integers or text")
-        return pl.Series(name, [None if _blank(c) else int(c) for c in cells], dtype=dtype)
+        return pl.Series(name, [None if is_blank(c) else int(c) for c in cells], dtype=dtype)
     if all(isinstance(c, str) for c in usable):
         return pl.Series(name, [c if isinstance(c, str) else None for c in cells], dtype=pl.String)
     raise TypeError(f"column {name!r} holds both numbers and text: an id or key column holds one or the other")

@@ -37,6 +37,7 @@ import numpy as np
 import polars as pl
 
 from securedp.engines.bounding import to_polars
+from securedp.reading.cells import is_missing
 
 _CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]*")
 _INT_RANGES: dict[type[pl.DataType], tuple[int, int]] = {
@@ -70,14 +71,6 @@ class PublicKeys:
             raise ValueError(f"two public keys are the same key once converted to the types of the group "
                              f"column(s) {list(self.group_by)}")
         return frame
-
-
-def _is_missing(value: Any) -> bool:
-    if value is None or type(value).__name__ in ("NAType", "NaTType"):
-        return True
-    if isinstance(value, (float, np.floating)):
-        return bool(value != value)
-    return isinstance(value, decimal.Decimal) and value.is_nan()
 
 
 def _exact_integer(value: Any) -> int | None:
@@ -137,7 +130,7 @@ def public_keys(keys: Any, group_by: Sequence[str]) -> PublicKeys:
         rows = [k if isinstance(k, tuple) else (k,) for k in keys]
         if any(len(r) != len(group_by) for r in rows):
             raise ValueError(f"every public key must have {len(group_by)} value(s), one per group_by column")
-    if any(_is_missing(v) for r in rows for v in r):
+    if any(is_missing(v) for r in rows for v in r):
         raise ValueError("a public key has a missing value")
     try:
         repeated = len(set(rows)) != len(rows)

@@ -205,12 +205,20 @@ ONE_COLUMN: dict[str, Callable[[Session, Any, Any], Any]] = {
 }
 
 
+def pandas_series(values: list[Any]) -> Any:
+    """The Series pandas makes of ``values``; object where pandas < 3 cannot infer (an int beyond float range)."""
+    try:
+        return pd.Series(values)
+    except OverflowError:
+        return pd.Series(values, dtype=object)
+
+
 def one_column_outcomes(rows: list[tuple[Any, Any, Any]], kind: str) -> dict[str, tuple[str, ...]]:
     ids, _, values = columns(rows)
     data: Any = values
     id_column: Any = ids
     if kind == "pandas":
-        data, id_column = pd.Series(values), pd.Series(ids)  # pandas chooses the dtypes (float64 with a NaN ...)
+        data, id_column = pandas_series(values), pandas_series(ids)  # pandas chooses (float64 with a NaN ...)
     elif kind == "numpy":
         data, id_column = np.array(values, dtype=object), np.array(ids, dtype=object)
     return {name: outcome(functools.partial(f, session(), data, id_column)) for name, f in ONE_COLUMN.items()}
@@ -255,7 +263,7 @@ def test_polars_tables_of_neighbours_have_the_same_outcome_class(pair: tuple[Any
 
 def pandas_frame(rows: list[tuple[Any, Any, Any]]) -> Any:
     ids, keys, values = columns(rows)
-    return pd.DataFrame({"id": ids, "g": keys, "v": values})  # pandas chooses every column's dtype
+    return pd.DataFrame({"id": pandas_series(ids), "g": pandas_series(keys), "v": pandas_series(values)})
 
 
 @PROFILE

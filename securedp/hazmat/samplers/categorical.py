@@ -149,10 +149,9 @@ class SlotGroups:
         self.table = table
         self.shift = table.shift
         self._far = len(table.values)
-        self.unit, self.low, self.high, self.window = _TIGHT.get(table, cap)
-        """``unit``: the envelope mass of one point of each group, in units of ``2**-(K + 64)``; ``low``,
-        ``high``: the comparison window of each group's acceptance; ``window``: the widest one below the
-        cap (slots at ``e = K`` count in the far share)."""
+        assert table.shift[-1] == cap  # the table was built for this cap: its tight envelope is this plan's
+        self.unit, self.low, self.high = table.unit, table.accept_lo, table.accept_hi
+        self.window = table.accept_window
 
     def per_entry(self, group: int) -> bool:
         """Whether the weight depends on the entry: only in the far slot (a near slot's gap is its index)."""
@@ -169,37 +168,6 @@ class SlotGroups:
             return exp_neg(x, shift)
         scale, hi = 1 << (shift + WORD_BITS), self.table.hi[group]
         return Real(lambda prec: (-Interval.exact(x, prec)).exp() * scale / hi, name=f"exp(-x)*2**{shift + 64}/{hi}")
-
-
-def _tight(table: SlotTable, cap: int) -> tuple[list[int], list[int], list[int], int]:
-    """The tight envelope of a slot table (see :class:`SlotGroups`), computed once per cached table."""
-    far = len(table.values)
-    near = range(far)
-    unit = [table.hi[g] << (cap - table.shift[g]) for g in near] + [1 << WORD_BITS]
-    low = [(table.lo[g] << WORD_BITS) // table.hi[g] for g in near] + [table.lo[far]]
-    high = [1 << WORD_BITS for _ in near] + [table.hi[far]]
-    window = max((h - lo for lo, h, e in zip(low, high, table.shift, strict=True) if e < cap), default=1)
-    return unit, low, high, window
-
-
-class _TightCache:
-    """:func:`_tight` per slot table (tables are themselves cached, so their identity is a key)."""
-
-    def __init__(self) -> None:
-        self._cache: dict[tuple[int, int], tuple[SlotTable, tuple[list[int], list[int], list[int], int]]] = {}
-
-    def get(self, table: SlotTable, cap: int) -> tuple[list[int], list[int], list[int], int]:
-        key = (id(table), cap)
-        found = self._cache.get(key)
-        if found is None or found[0] is not table:
-            if len(self._cache) > 256:
-                self._cache.clear()
-            found = (table, _tight(table, cap))
-            self._cache[key] = found
-        return found[1]
-
-
-_TIGHT = _TightCache()
 
 
 class ExponentGroups:

@@ -67,6 +67,9 @@ class SlotTable:
     ``lo = 0``, ``hi = 1``. :attr:`window` is the widest ``hi - lo``. The
     weights are bounded in fixed point at ``K + 64 + 16 + log2(len(values))``
     bits, so the bounds of every slot with ``e <= K`` are within a unit or two.
+
+    :attr:`unit`, :attr:`accept_lo`, :attr:`accept_hi` and :attr:`accept_window` are the tight envelope
+    built from these bounds (:class:`~securedp.hazmat.samplers.categorical.SlotGroups`), cached with the table.
     """
 
     def __init__(self, rate: Fraction, cap: int, values: list[int]) -> None:
@@ -86,6 +89,15 @@ class SlotTable:
         self.lo.append(0)
         self.hi.append(1)
         self.window = max(h - lo for lo, h in zip(self.lo, self.hi, strict=True))
+        # The tight envelope of securedp.hazmat.samplers.categorical.SlotGroups, built once with the table:
+        # a point of near slot s weighs hi[s] * 2**(cap - e) units of 2**-(cap + 64) (a far point 2**64), and is
+        # accepted with probability a, floor(lo * 2**64 / hi) <= a * 2**64 <= 2**64 (far: lo, hi as above).
+        near = range(len(values))
+        self.unit = [self.hi[s] << (cap - self.shift[s]) for s in near] + [1 << WORD_BITS]
+        self.accept_lo = [(self.lo[s] << WORD_BITS) // self.hi[s] for s in near] + [self.lo[-1]]
+        self.accept_hi = [1 << WORD_BITS for _ in near] + [self.hi[-1]]
+        self.accept_window = max((h - lo for lo, h, e in zip(self.accept_lo, self.accept_hi, self.shift, strict=True)
+                                  if e < cap), default=1)
 
 
 def _dense_table(rate: Fraction, cap: int, size: int) -> SlotTable:
