@@ -1,7 +1,8 @@
 """The budget unit and the budget fields of audit records: one typed schema for every producer and the verifier.
 
-:class:`Currency` is the unit a budget counts: ``epsilon`` (pure DP) or
-``rho`` (zCDP). Records name it ``budget_kind``; budget files ``currency``.
+:class:`~securedp.mechanisms.noise.Currency` (defined with the cost type it counts) is the unit a
+budget counts: ``epsilon`` (pure DP) or ``rho`` (zCDP). Records name it ``budget_kind``; budget files
+``currency``.
 
 A record of the audit log is one of
 
@@ -34,10 +35,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from securedp.mechanisms.noise import Currency as Currency  # the budget unit, defined with the cost type
 from securedp.mechanisms.record_schema import (
     Json,
     ReleaseRecord,
@@ -51,26 +52,6 @@ from securedp.mechanisms.release import jsonable
 
 if TYPE_CHECKING:
     from securedp.mechanisms.release import Release
-
-
-class Currency(str, Enum):
-    """The unit of a budget: ``epsilon`` (pure DP, costs add) or ``rho`` (zCDP, costs add)."""
-
-    EPSILON = "epsilon"
-    RHO = "rho"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-    @classmethod
-    def parse(cls, value: object, name: str = "budget_kind") -> Currency:
-        """``value`` (``"epsilon"`` or ``"rho"``) as a :class:`Currency`, or :class:`SchemaError` naming ``name``."""
-        if isinstance(value, str) and value in (cls.EPSILON.value, cls.RHO.value):
-            return cls(value)
-        raise SchemaError(name, f"must be 'epsilon' or 'rho', got {value!r}")
 
 
 @dataclass(frozen=True)

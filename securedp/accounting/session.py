@@ -111,6 +111,7 @@ from securedp.mechanisms.count import prepare_count
 from securedp.mechanisms.data_phase import check_shape, reading_data
 from securedp.mechanisms.exponential import prepare_exponential_mechanism
 from securedp.mechanisms.histogram import prepare_histogram
+from securedp.mechanisms.iqr import prepare_iqr
 from securedp.mechanisms.mean import prepare_mean
 from securedp.mechanisms.noise import privacy_cost
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max
@@ -188,8 +189,8 @@ class Session:
         """
         if not isinstance(analyst_facing, (bool, np.bool_)):
             raise TypeError(f"analyst_facing must be True or False, not {type(analyst_facing).__name__}")
-        eps, rho_q = privacy_cost(epsilon, rho)
-        self._budget = Budget(EPSILON, eps) if eps is not None else Budget(RHO, rho_q)
+        cost = privacy_cost(epsilon, rho)
+        self._budget = Budget(cost.currency, cost.amount)
         self._delta = None if delta is None else DeltaLedger(delta)
         self._rng = resolve_source(rng)
         if audit is not None and not callable(getattr(audit, "append", None)):
@@ -319,6 +320,7 @@ class Session:
     median = session_method(prepare_median)
     quantile = session_method(prepare_quantile)
     quantiles = session_method(prepare_quantiles)
+    iqr = session_method(prepare_iqr)
     exponential_mechanism = session_method(prepare_exponential_mechanism)
     report_noisy_max = session_method(prepare_report_noisy_max)
     permute_and_flip = session_method(prepare_permute_and_flip)
@@ -375,8 +377,8 @@ class Session:
         if unknown not in ("raise", "drop"):
             raise ValueError("unknown must be 'raise' or 'drop'")
         k = check_max_contributions(max_partitions)
-        epsilon, rho = privacy_cost(budget, None) if self.kind == EPSILON else privacy_cost(None, budget)
-        share = self._budget.cost(epsilon, rho)  # the given budget itself: it has this session's kind
+        given = privacy_cost(budget, None) if self.kind == EPSILON else privacy_cost(None, budget)
+        share = self._budget.cost(given.epsilon, given.rho)  # the given budget itself: it has this session's kind
         if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
             raise TypeError("parts must be a sequence of declared keys")
         declared = list(parts)

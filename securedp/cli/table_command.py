@@ -40,12 +40,20 @@ if TYPE_CHECKING:  # Polars and the table modules load only when a table is rele
 
     from securedp.audit.table_query import AggregationQuery, TableQuery
 
-AGGREGATIONS = ("count", "persons", "sum", "mean", "variance", "median", "quantile")
+def _kinds(takes: tuple[str, ...]) -> tuple[str, ...]:
+    from securedp.tables.spec import KINDS
+
+    return tuple(name for name, kind in KINDS.items() if kind.takes in takes)
+
+
+AGGREGATIONS = _kinds(("nothing", "column", "level"))
+"""Every aggregation option (``--count``, ``--sum`` ...): the names of :data:`securedp.tables.spec.KINDS`."""
+COLUMN_AGGREGATIONS = _kinds(("column", "level"))
 
 
 def wants_table(args: argparse.Namespace) -> bool:
     """True if the arguments ask for a grouped table rather than one statistic of one column."""
-    return bool(args.group_by or args.count or args.persons or any(getattr(args, k) for k in AGGREGATIONS[2:]))
+    return bool(args.group_by or any(getattr(args, k) for k in AGGREGATIONS))
 
 
 def _keys(args: argparse.Namespace, group_by: tuple[str, ...]) -> tuple[tuple[Any, ...], ...] | None:
@@ -70,12 +78,12 @@ def table_query(args: argparse.Namespace) -> TableQuery:
 
     group_by = tuple(c for text in args.group_by or () for c in text.split(",") if c)
     aggregations: list[AggregationQuery] = []
-    if args.count:
-        aggregations.append(AggregationQuery("count"))
-    if args.persons:
-        aggregations.append(AggregationQuery("persons"))
-    for kind in AGGREGATIONS[2:]:
-        aggregations += [parse_aggregation(kind, text) for text in getattr(args, kind) or ()]
+    for kind in AGGREGATIONS:
+        given = getattr(args, kind)
+        if kind not in COLUMN_AGGREGATIONS:
+            aggregations += [AggregationQuery(kind)] if given else []
+        else:
+            aggregations += [parse_aggregation(kind, text) for text in given or ()]
     if not aggregations:
         raise Failure("give at least one aggregation: --count, --persons, --sum/--mean/--variance/--median "
                       "COLUMN:LO,HI or --quantile COLUMN:Q:LO,HI")
@@ -191,10 +199,14 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
     """The options of a table release, added to ``securedp release``."""
     table = rel.add_argument_group("grouped tables (give --group-by and/or aggregations instead of --stat)")
     table.add_argument("--group-by", action="append", help="group column(s): A or A,B (repeatable)")
-    table.add_argument("--count", action="store_true", help="rows per group")
-    table.add_argument("--persons", action="store_true", help="distinct persons per group")
-    for kind in AGGREGATIONS[2:]:
-        shape = "COLUMN:Q:LO,HI[:STEP]" if kind == "quantile" else "COLUMN:LO,HI[:STEP]"
+    from securedp.tables.spec import KINDS
+
+    for kind in AGGREGATIONS:
+        spec = KINDS[kind]
+        if spec.takes == "nothing":
+            table.add_argument(f"--{kind}", action="store_true", help=(spec.make.__doc__ or kind).strip().rstrip("."))
+            continue
+        shape = "COLUMN:Q:LO,HI[:STEP]" if spec.takes == "level" else "COLUMN:LO,HI[:STEP]"
         table.add_argument(f"--{kind}", action="append", metavar=shape, help=f"{kind} of a column (repeatable)")
     table.add_argument("--keys", help="public keys of the one group column: A,B,... (default: private keys)")
     table.add_argument("--keys-file", help="public keys: a CSV or Parquet table of the group columns")
