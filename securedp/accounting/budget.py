@@ -122,7 +122,7 @@ class Budget:
             store = MemoryStore(self.currency, positive_rational(total, self.currency.value),
                                 None if delta is None else delta_rational(delta))
         elif total is not None or delta is not None or store.currency is not self.currency:
-            raise ValueError("a stored budget takes its currency, total and delta from its store")
+            raise ValueError("a stored budget takes its currency and total from its store, and its delta ledger")
         self._store = store
 
     @property

@@ -105,11 +105,17 @@ class BudgetFile:
 
     @property
     def ledger(self) -> str:
-        """The file's ledger id (read under the lock; for a file that ``total`` will create, the id it will
-        be created with). From then on this object refuses a file with another ledger."""
-        with self.hold() as state:
-            assert state.ledger is not None  # every stored state has one
-            return state.ledger
+        """The file's ledger id (for a file that ``total`` will create, the id it will be created with).
+
+        The first time, the file is read and checked as :meth:`hold` reads it, but without the lock: the
+        file is only ever replaced atomically, so the read sees one whole version. From then on this
+        object keeps that id and refuses, under the lock, a file with another ledger (one created or
+        replaced meanwhile), before anything is charged.
+        """
+        if self._ledger is None:
+            self._read()
+        assert self._ledger is not None  # set by every successful read
+        return self._ledger
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[BudgetState]:
