@@ -235,7 +235,7 @@ def test_a_valid_delta_ledger_is_charged_exactly_and_written_canonically(tmp_pat
         with BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 1000)):
             pass
     write(path, delta_total=None, delta_spent=None)
-    with pytest.raises(BudgetError, match="has no delta budget .* --budget-delta"):
+    with pytest.raises(BudgetError, match=r"has no delta budget .* --budget-delta"):
         with BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 10000)):
             pass
 
@@ -264,8 +264,8 @@ def test_a_session_over_a_budget_file_charges_it_with_its_delta(tmp_path: Path) 
     session = Session(budget=Budget("epsilon", store=store), rng=ChaChaSource(bytes(32)), audit=log)
     assert (session.kind, session.total, session.delta, session.delta_spent) == \
         ("epsilon", 1, Fraction(1, 100000), 0)
-    session.table(pd.DataFrame({"p": list(range(20)), "g": ["a", "b"] * 10}), group_by=["g"], id_column="p", epsilon="1/4",
-                  delta="1/1000000", aggregations=[Count()])
+    frame = pd.DataFrame({"p": list(range(20)), "g": ["a", "b"] * 10})
+    session.table(frame, group_by=["g"], id_column="p", epsilon="1/4", delta="1/1000000", aggregations=[Count()])
     session.count([1, 2, 3], epsilon="1/4")
     assert (session.spent, session.delta_spent) == (Fraction(1, 2), Fraction(1, 1000000))
     assert (stored(path)["spent"], stored(path)["delta_spent"]) == ("1/2", "1/1000000")
@@ -274,8 +274,7 @@ def test_a_session_over_a_budget_file_charges_it_with_its_delta(tmp_path: Path) 
     assert "delta_charged" not in count
     assert verify_log(tmp_path / "log.jsonl").ok
     with pytest.raises(BudgetExceeded, match="delta exhausted"):
-        session.table(pd.DataFrame({"p": [1], "g": ["a"]}), group_by=["g"], id_column="p", epsilon="1/4", delta="1/10000",
-                      aggregations=[Count()])
+        session.table(frame, group_by=["g"], id_column="p", epsilon="1/4", delta="1/10000", aggregations=[Count()])
     assert session.spent == Fraction(1, 2)
 
 
