@@ -136,6 +136,9 @@ class Budget:
 
     def _charged(self, state: BudgetState, amount: Fraction, delta: Fraction | None = None) -> BudgetState:
         """``state`` after charging ``amount`` and ``delta``, or the refusal (nothing is changed)."""
+        if delta is not None and state.delta_total is None:
+            raise IncompatibleCost(
+                f"this release spends delta {format_rational(delta)} (partition selection): {self._store.delta_hint}")
         if state.spent + amount > state.total:
             raise BudgetExceeded(
                 f"budget exhausted: this release needs {self.currency} {format_rational(amount)} but only "
@@ -143,9 +146,7 @@ class Budget:
             )
         if delta is None:
             return dataclasses.replace(state, spent=state.spent + amount)
-        if state.delta_total is None:
-            raise IncompatibleCost(
-                f"this release spends delta {format_rational(delta)} (partition selection): {self._store.delta_hint}")
+        assert state.delta_total is not None  # refused above
         if state.delta_spent + delta > state.delta_total:
             raise BudgetExceeded(
                 f"delta exhausted: this release needs delta {format_rational(delta)} but only "

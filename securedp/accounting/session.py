@@ -3,13 +3,18 @@
 ``Session(epsilon=E)`` (pure DP) or ``Session(rho=R)`` (zCDP), plus
 ``rng=`` (default: the system CSPRNG), ``audit=`` (any object with
 ``.append(record: dict)``) and ``analyst_facing=`` (see *Who reads the
-errors* below). Every release goes through :meth:`Session._release`:
+errors* below); or ``Session(budget=Budget(...))``, for instance a budget
+kept in a budget file (:mod:`securedp.accounting.budget_file`). Every
+release goes through :meth:`Session._release`, those of the command
+``securedp release`` too (a session over its budget file):
 
 1. its exact cost is computed (``prepare_*`` has already validated the
    input; a bad input raises before this point, so nothing is charged);
-2. the cost is **charged under a lock before any noise is drawn**; if it
-   would overspend, :class:`BudgetExceeded` is raised and nothing is drawn
-   or charged, so concurrent releases from several threads never overspend;
+2. the cost, and the release's own delta if it has one (partition
+   selection), are **charged under the budget's lock before any noise is
+   drawn**; if either would overspend, :class:`BudgetExceeded` is raised and
+   nothing is drawn or charged, so concurrent releases from several threads
+   (or processes, on a budget file) never overspend;
 3. the release is executed on the session's source (the salt that bounds
    contributions, the aggregates, the noise, the output);
 4. ``audit.append(record)`` is called with ``release.record()`` plus the
