@@ -10,9 +10,8 @@ file is opened (the command opens it in the unit of the release; the
 charge itself follows the rules of :mod:`securedp.accounting.budget`,
 written once). A file without ``currency`` (written before rho releases
 existed) counts ``epsilon``. ``ledger`` names the budget in audit records
-(it is the audit
-log's ``writer`` for every release charged to this file), so that
-``securedp audit verify`` checks the spending across invocations; a
+(it is the audit log's ``writer`` for every release charged to this file),
+so that ``securedp audit verify`` checks the spending across invocations; a
 :class:`BudgetFile` object keeps the ledger it first read (or created) and
 refuses a file that another budget has replaced since.
 
@@ -43,10 +42,13 @@ grant extra budget).
 **Locking and atomic writes.** :meth:`BudgetFile.hold` holds an exclusive
 lock on ``FILE.lock`` (``flock`` on POSIX, ``msvcrt.locking`` on Windows:
 :mod:`securedp.hazmat.bits.filelock`) while it reads the file;
-:meth:`BudgetFile.charge` charges under it (:meth:`Budget.charging`), refusing a
-charge that would overspend before anything is drawn, and
-:meth:`BudgetFile.save` writes the new state atomically: a temporary file in the same directory, ``fsync``, then
-``os.replace``.
+every charge is made under it (:meth:`Budget.charging`, for
+:meth:`BudgetFile.charge` and for a :class:`~securedp.Session` over the
+file alike), refusing a charge that would overspend before anything is
+drawn, and :meth:`BudgetFile.save` writes the new state atomically: a
+temporary file in the same directory, ``fsync``, then ``os.replace``.
+Because every write is such a replacement, :attr:`BudgetFile.ledger` may
+read the file without the lock.
 """
 
 from __future__ import annotations
@@ -76,7 +78,8 @@ _MAX_BYTES = 1 << 16
 
 
 class BudgetError(ValueError):
-    """The budget file is missing, malformed, does not match ``--budget``, or would be overspent."""
+    """The budget file is missing, malformed, does not match ``--budget`` or ``--budget-delta``, was replaced by
+    another budget, or would be overspent (or charged a delta it has no ledger for, by :meth:`BudgetFile.charge`)."""
 
 
 class BudgetFile:
