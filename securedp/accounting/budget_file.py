@@ -102,8 +102,8 @@ class BudgetFile:
         self.total = None if total is None else positive_rational(total, "budget")
         self.currency = Currency(currency)
         self.delta = None if delta is None else delta_rational(delta, "budget delta")
-        self.delta_hint = (f"{self.path} has no delta budget (it was created without --budget-delta); "
-                           "use a new budget file, created with --budget TOTAL --budget-delta D")
+        self.delta_hint = (f"{self.path} has no delta budget: a budget file gets one only when it is created, "
+                           "by --budget TOTAL --budget-delta D")
         self._ledger: str | None = None
 
     @property
