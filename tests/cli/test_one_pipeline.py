@@ -235,7 +235,7 @@ def test_a_valid_delta_ledger_is_charged_exactly_and_written_canonically(tmp_pat
         with BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 1000)):
             pass
     write(path, delta_total=None, delta_spent=None)
-    with pytest.raises(BudgetError, match=r"has no delta budget .* --budget-delta"):
+    with pytest.raises(BudgetError, match=r"has no delta budget: .* --budget-delta D"):
         with BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 10000)):
             pass
 
