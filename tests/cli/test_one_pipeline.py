@@ -95,8 +95,9 @@ def test_overspending_delta_is_refused_before_anything_is_drawn(work: Path, caps
     status, _, err = run(capsys, *PRIVATE, *create)
     assert status == 0, err
     before = (work / "b.json").read_bytes()
+    # a fresh seeded source has no pre-drawn values: every bit it could give passes through random_bytes
     monkeypatch.setattr(RandomSource, "random_bytes", lambda *_: pytest.fail("a bit was drawn"))
-    status, _, err = run(capsys, *PRIVATE, "--budget-file", "b.json", "--audit-log", "log.jsonl")
+    status, _, err = run(capsys, *PRIVATE, "--budget-file", "b.json", "--audit-log", "log.jsonl", "--seed-file", "seed")
     assert status == 1 and err.count("\n") == 1
     assert "delta exhausted: this release needs delta 1/1000000 but only 1/2000000 of 3/2000000 remains" in err
     assert (work / "b.json").read_bytes() == before and not (work / "log.jsonl").exists()
