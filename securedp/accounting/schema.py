@@ -56,16 +56,30 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class BudgetState:
-    """A budget at one moment: exact ``total`` and ``spent`` in ``currency``; ``ledger`` names a stored budget."""
+    """A budget at one moment: exact ``total`` and ``spent`` in ``currency``; ``ledger`` names a stored budget.
+
+    ``delta_total`` and ``delta_spent``: its delta ledger (the delta that releases selected by partition
+    selection may spend, and have spent); ``delta_total`` is ``None`` for a budget without one.
+    """
 
     total: Fraction
     spent: Fraction
     ledger: str | None = None
     currency: Currency = Currency.EPSILON
+    delta_total: Fraction | None = None
+    delta_spent: Fraction = Fraction(0)
 
     @property
     def remaining(self) -> Fraction:
         return self.total - self.spent
+
+    def delta_fields(self, charged: Fraction | None) -> DeltaFields | None:
+        """The record's :class:`DeltaFields` just after a release that spent ``charged`` delta, or ``None`` if it
+        spent none (``charged`` is ``None``); a charged delta implies a delta ledger."""
+        if charged is None:
+            return None
+        assert self.delta_total is not None  # a budget without a delta ledger refuses a delta charge
+        return DeltaFields(charged, self.delta_spent, self.delta_total - self.delta_spent)
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from securedp.accounting.budget import cost_in
-from securedp.accounting.schema import BudgetFields, ChargedRelease
-from securedp.cli.commands import Failure, _audit_log, _charged, _source
+from securedp.cli.commands import Failure, session
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
 from securedp.reading.files import check_encoding, read_csv_bytes
 
@@ -166,27 +165,20 @@ def _write(result: Any, args: argparse.Namespace) -> None:
 
 
 def release_table(args: argparse.Namespace) -> int:
-    """Validate, charge the budget file, bound and aggregate, draw, log, write the table."""
+    """Validate, then charge the budget file (epsilon or rho, and the delta of private keys), bound and
+    aggregate, draw and log (:func:`securedp.cli.commands.session`), write the table."""
     from securedp.audit.table_query import describe
 
     query = table_query(args)
     prepared = query.prepare(_data(args, query))
-    cost = cost_in(query.currency, prepared.epsilon, prepared.rho)
-    if prepared.delta is not None and args.budget_file is not None:
-        raise Failure("--budget-file counts epsilon or rho, not delta: a table with private keys "
-                      "(--delta) cannot be charged to it yet; pass --keys or drop --budget-file")
-    source = _source(args)
-    with _charged(args, query.currency, cost) as budget:
-        log = _audit_log(args, None if budget is None else budget.ledger)
-        result = prepared.execute(source)
-        fields = None if budget is None else BudgetFields(
-            budget.spent, budget.remaining, budget.currency, total=budget.total)
-        record = ChargedRelease.of(result, fields, query.to_json()).to_json()
-        entry = None if log is None else log.append(record)
+    charged_to, recorder = session(args, query.currency, cost_in(query.currency, prepared.epsilon, prepared.rho),
+                                   prepared.delta)
+    result = charged_to._release(prepared, query=query.to_json())
     if args.json:
-        print(json.dumps(record, indent=2))
+        print(json.dumps(recorder.record, indent=2))
         return 0
     _write(result, args)
+    entry = recorder.entry
     if args.output is not None or entry is not None:
         for line in describe(query):
             print(f"  {line}", file=sys.stderr)
