@@ -82,7 +82,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Concatenate, ParamSpec
+from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -118,30 +118,46 @@ from securedp.mechanisms.record_schema import Json
 from securedp.mechanisms.release import PreparedRelease, Release, jsonable
 from securedp.mechanisms.sum import prepare_sum
 from securedp.mechanisms.variance import prepare_variance
-from securedp.tables.table import prepare_table
+from securedp.tables.table import TableRelease, prepare_table
 
 P = ParamSpec("P")
 
 
-def session_method(prepare: Callable[P, PreparedRelease]) -> Callable[Concatenate[Session, P], Release]:
+RL = TypeVar("RL", bound=Release)
+
+
+@overload
+def session_method(prepare: Callable[P, PreparedRelease]) -> Callable[Concatenate[Session, P], Release]: ...
+
+
+@overload
+def session_method(prepare: Callable[P, PreparedRelease],
+                   result: type[RL]) -> Callable[Concatenate[Session, P], RL]: ...
+
+
+def session_method(prepare: Callable[P, PreparedRelease],
+                   result: type[Release] = Release) -> Callable[Concatenate[Session, P], Release]:
     """The ``Session`` method of a statistic: ``prepare``'s parameters, charged to the session.
 
     ``session.x(*args, **kwargs)`` prepares the release in the session's
     error mode (analyst-facing or not), then charges, draws and audits it
     (:meth:`Session._release`). Its signature is ``prepare``'s, so
-    ``help(Session.x)`` and type checkers see every parameter.
+    ``help(Session.x)`` and type checkers see every parameter; ``result`` is
+    the type of the release it returns (a :class:`~securedp.tables.table.TableRelease` for a table).
     """
     name = prepare.__name__.removeprefix("prepare_")
 
     def method(self: Session, /, *args: P.args, **kwargs: P.kwargs) -> Release:
-        return self._release(self._prepare(prepare, *args, **kwargs))
+        released = self._release(self._prepare(prepare, *args, **kwargs))
+        assert isinstance(released, result)
+        return released
 
     signature = inspect.signature(prepare)
     method.__name__, method.__qualname__ = name, f"Session.{name}"
     method.__doc__ = f":func:`securedp.{name}`, charged to this session."
     method.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *signature.parameters.values()],
-        return_annotation="Release")
+        return_annotation=result.__name__)
     return method
 
 
@@ -354,7 +370,7 @@ class Session:
     exponential_mechanism = session_method(prepare_exponential_mechanism)
     report_noisy_max = session_method(prepare_report_noisy_max)
     permute_and_flip = session_method(prepare_permute_and_flip)
-    table = session_method(prepare_table)
+    table = session_method(prepare_table, TableRelease)
 
     # -- parallel composition -------------------------------------------------
     def partition(

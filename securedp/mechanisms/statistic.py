@@ -64,7 +64,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
+from typing import Any, ClassVar, Generic, ParamSpec, TypeVar, overload
 
 import numpy as np
 
@@ -343,20 +343,36 @@ RNG_PARAMETER = inspect.Parameter("rng", inspect.Parameter.KEYWORD_ONLY, default
                                   annotation="RandomSource | None")
 
 
-def release_function(prepare: Callable[..., PreparedRelease], name: str, doc: str) -> Callable[..., Release]:
+RL = TypeVar("RL", bound=Release)
+
+
+@overload
+def release_function(prepare: Callable[..., PreparedRelease], name: str, doc: str) -> Callable[..., Release]: ...
+
+
+@overload
+def release_function(prepare: Callable[..., PreparedRelease], name: str, doc: str,
+                     result: type[RL]) -> Callable[..., RL]: ...
+
+
+def release_function(prepare: Callable[..., PreparedRelease], name: str, doc: str,
+                     result: type[Release] = Release) -> Callable[..., Release]:
     """The module-level release function of ``prepare``: its parameters plus ``rng``, then ``.execute(rng)``.
 
     ``rng`` is the random source (default: the system CSPRNG); see
-    :meth:`~securedp.mechanisms.release.PreparedRelease.execute`.
+    :meth:`~securedp.mechanisms.release.PreparedRelease.execute`. ``result`` is the type of the release
+    it returns (a :class:`~securedp.tables.table.TableRelease` for a table), so type checkers see it.
     """
 
     def release(*args: Any, rng: RandomSource | None = None, **kwargs: Any) -> Release:
-        return prepare(*args, **kwargs).execute(rng)
+        released = prepare(*args, **kwargs).execute(rng)
+        assert isinstance(released, result)
+        return released
 
     signature = inspect.signature(prepare)
     release.__name__ = release.__qualname__ = name
     release.__module__ = prepare.__module__
     release.__doc__ = doc
     release.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[*signature.parameters.values(), RNG_PARAMETER], return_annotation="Release")
+        parameters=[*signature.parameters.values(), RNG_PARAMETER], return_annotation=result.__name__)
     return release

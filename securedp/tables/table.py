@@ -118,6 +118,12 @@ class PreparedTable(PreparedRelease):
     each output's half-widths or rank error bound, and with private keys the threshold and release
     probabilities. Nothing is drawn or charged to compute it."""
 
+    def execute(self, rng: Any = None) -> TableRelease:
+        """Draw the table from ``rng`` (default: the system source): :meth:`PreparedRelease.execute`."""
+        release = super().execute(rng)
+        assert isinstance(release, TableRelease)
+        return release
+
 
 def _columns(aggregations: Sequence[Aggregation]) -> list[Column]:
     """The value-column aggregations; those on the same column, lattice and bounds share one engine column."""
@@ -301,7 +307,7 @@ TABLE_DOC = """Release a grouped table: :func:`prepare_table`, then ``.execute(r
 
 ``rng`` is the random source (default: the system CSPRNG; a :class:`~securedp.ChaChaSource` replays).
 """
-table = release_function(prepare_table, "table", TABLE_DOC)
+table = release_function(prepare_table, "table", TABLE_DOC, TableRelease)
 
 
 def _selection_rule(selection: str | None, cost: Cost) -> str:
