@@ -24,6 +24,7 @@ aggregates there.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import re
 import sys
@@ -55,6 +56,21 @@ def wants_table(args: argparse.Namespace) -> bool:
     return bool(args.group_by or any(getattr(args, k) for k in AGGREGATIONS))
 
 
+def keys_option(text: str) -> list[str]:
+    """The keys of ``--keys``: one CSV line, so a key holding a comma is quoted (``'"A, B",C'``).
+
+    A key that begins or ends with a space is refused: it is what splitting ``"A, B"`` at its comma makes
+    (the release would then hold noise-only rows for keys that exist nowhere); ``--keys-file`` takes any key.
+    """
+    keys = next(csv.reader([text]), [])
+    padded = next((k for k in keys if k != k.strip()), None)
+    if padded is not None or not keys:
+        shown = f"the key {padded!r} begins or ends with a space" if padded is not None else "no key given"
+        raise Failure(f"--keys: {shown}; a comma inside a key? quote that key, as in a CSV line "
+                      "(--keys '\"Craftsmen, Foremen\",Sales'), or list the keys in --keys-file")
+    return keys
+
+
 def _keys(args: argparse.Namespace, group_by: tuple[str, ...]) -> tuple[tuple[Any, ...], ...] | None:
     from securedp.tables.frames import read_source
 
@@ -63,7 +79,7 @@ def _keys(args: argparse.Namespace, group_by: tuple[str, ...]) -> tuple[tuple[An
     if args.keys is not None:
         if len(group_by) != 1:
             raise Failure("--keys A,B,... needs exactly one --group-by column; use --keys-file for several")
-        return tuple((k,) for k in args.keys.split(","))
+        return tuple((k,) for k in keys_option(args.keys))
     if args.keys_file is not None:
         frame = read_source(args.keys_file, list(group_by), args.delimiter,
                             check_encoding(args.encoding)).frame.select(list(group_by))
@@ -205,7 +221,8 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
             continue
         shape = "COLUMN:Q:LO,HI[:STEP]" if spec.takes == "level" else "COLUMN:LO,HI[:STEP]"
         table.add_argument(f"--{kind}", action="append", metavar=shape, help=f"{kind} of a column (repeatable)")
-    table.add_argument("--keys", help="public keys of the one group column: A,B,... (default: private keys)")
+    table.add_argument("--keys", help="public keys of the one group column, one CSV line: A,B,... (quote a key "
+                                      "holding a comma: '\"A, B\",C'; default: private keys)")
     table.add_argument("--keys-file", help="public keys: a CSV or Parquet table of the group columns")
     table.add_argument("--max-groups", default="1", help="groups one person may contribute to (default 1)")
     table.add_argument("--max-rows", default="1", help="rows one person may contribute per group (default 1)")

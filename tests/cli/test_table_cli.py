@@ -117,3 +117,16 @@ def test_median_and_quantile_options(table, capsys):
     status, _, err = run(["release", str(table / "t.parquet"), "--group-by", "region", "--keys", "north",
                           "--quantile", "income:0,200000", "--epsilon", "1"], capsys)
     assert status == 1 and "quantile" in err
+
+
+def test_keys_are_one_csv_line_and_a_split_key_is_refused(tmp_path, capsys):
+    """Issue 19.1: ``--keys "A, B,C"`` split "A, B" at its comma and released noise-only rows for made-up keys."""
+    data = tmp_path / "jobs.csv"
+    data.write_text("job\n\"Craftsmen, Foremen\"\nSales\nSales\n", encoding="utf-8")
+    status, _, err = run(["release", str(data), "--group-by", "job", "--count", "--epsilon", "1",
+                          "--keys", "Craftsmen, Foremen,Sales"], capsys)
+    assert status == 1 and "' Foremen' begins or ends with a space" in err and "--keys-file" in err
+    status, out, err = run(["release", str(data), "--group-by", "job", "--count", "--epsilon", "1000000",
+                            "--keys", '"Craftsmen, Foremen",Sales'], capsys)
+    assert status == 0, err
+    assert out.splitlines()[1:] == ['"Craftsmen, Foremen",1,1,1', "Sales,2,2,2"]
