@@ -88,8 +88,12 @@ def read_csv_bytes(data: bytes, columns: Sequence[str] | None, *, where: str = "
     read = wanted or names[:1]  # at least one column, so that the frame keeps its number of rows
     # Invalid bytes become U+FFFD, which no id, key or number holds: such a cell is unusable by a rule of its
     # own row (tables.frames and the Spark engine drop ids and keys holding it, the screen refuses the text).
-    frame = pl.read_csv(io.BytesIO(data), separator=delimiter, columns=read, infer_schema=False,
-                        encoding="utf8-lossy" if invalid is not None else "utf8")
+    try:
+        frame = pl.read_csv(io.BytesIO(data), separator=delimiter, columns=read, infer_schema=False,
+                            encoding="utf8-lossy" if invalid is not None else "utf8")
+    except pl.exceptions.ComputeError:  # a line with more fields than the header: a delimiter in a cell
+        raise ValueError(f"{where}: a line has more fields than the header ({len(names)}): is a {delimiter!r} "
+                         "inside a cell that is not quoted? quote such cells (\"A, B\") as CSV does") from None
     if invalid is not None and not analyst_facing():  # the data holder is told, if a needed cell is concerned
         for column in wanted:
             hit = frame[column].str.contains(_REPLACEMENT, literal=True).fill_null(False)

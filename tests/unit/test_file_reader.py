@@ -126,3 +126,10 @@ def test_an_undecodable_id_is_data_refused_nowhere(tmp_path: Path) -> None:
         _table(session, _latin1_people(tmp_path, True))
     except DataRefused:  # pragma: no cover - the assertion below explains
         pytest.fail("an analyst-facing table over a file with invalid bytes must be released")
+
+
+def test_a_line_with_more_fields_than_the_header_is_named_not_an_internal_error(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.csv"
+    path.write_text("job\nCraftsmen, Foremen\nSales\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"more fields than the header \(1\).*quote such cells"):
+        securedp.table(str(path), group_by=["job"], keys=["Sales"], epsilon=1)
