@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from securedp.accounting.budget import cost_in
 from securedp.cli.commands import Failure, session
+from securedp.cli.progress import Stages
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
 from securedp.reading.files import check_encoding, read_csv_bytes
 
@@ -186,19 +187,22 @@ def release_table(args: argparse.Namespace) -> int:
     from securedp.audit.table_query import describe
 
     query = table_query(args)
-    prepared = query.prepare(_data(args, query))
-    if args.dry_run:
-        assert prepared.plan is not None
-        print("\n".join(["table: dry run, nothing drawn, nothing charged, no audit record",
-                         *(f"  {line}" for line in prepared.plan.lines())]))
-        return 0
-    charged_to, recorder = session(args, query.currency, cost_in(query.currency, prepared.epsilon, prepared.rho),
-                                   prepared.delta)
-    result = charged_to._release(prepared, query=query.to_json())
-    if args.json:
-        print(json.dumps(recorder.record, indent=2))
-        return 0
-    _write(result, args)
+    with Stages(["read and check the table", "bound, aggregate and noise", "write"]) as stages:
+        prepared = query.prepare(_data(args, query))
+        stages.next()
+        if args.dry_run:
+            assert prepared.plan is not None
+            print("\n".join(["table: dry run, nothing drawn, nothing charged, no audit record",
+                             *(f"  {line}" for line in prepared.plan.lines())]))
+            return 0
+        charged_to, recorder = session(args, query.currency,
+                                       cost_in(query.currency, prepared.epsilon, prepared.rho), prepared.delta)
+        result = charged_to._release(prepared, query=query.to_json())
+        stages.next()
+        if args.json:
+            print(json.dumps(recorder.record, indent=2))
+            return 0
+        _write(result, args)
     entry = recorder.entry
     if args.output is not None or entry is not None:
         for line in describe(query):
