@@ -16,7 +16,7 @@ one salt their integers are identical; everything after step (1) is shared.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
@@ -213,8 +213,18 @@ def _take(records: np.ndarray | list[Any], rows: np.ndarray) -> np.ndarray | lis
     return [records[i] for i in rows.tolist()]
 
 
+EngineKind = Callable[[Any, "str | None", Bounds, Sequence[ColumnSpec], "PublicKeys | None", str, Any], Engine]
+
+ENGINES: list[tuple[str, Callable[[Any], bool], EngineKind]] = [
+    ("spark", spark_engine.is_spark_frame, SparkEngine),
+    ("polars", lambda _: True, PolarsEngine),
+]
+"""The engines, in the order they are asked: ``(name, accepts(data), engine class)``. A new engine adds
+one entry (before the in-memory default, which accepts every table and file)."""
+
+
 def engine_for(data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
                public: PublicKeys | None, missing: str, fill: Any) -> Engine:
-    """The Spark engine for a Spark DataFrame, else the Polars engine."""
-    kind = SparkEngine if spark_engine.is_spark_frame(data) else PolarsEngine
+    """The first engine of :data:`ENGINES` that accepts ``data`` (Spark for a Spark DataFrame, else Polars)."""
+    kind = next(kind for _, accepts, kind in ENGINES if accepts(data))
     return kind(data, id_column, bounds, columns, public, missing, fill)
