@@ -62,17 +62,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.rational import to_rational
-from securedp.mechanisms.accuracy import check_alpha
-from securedp.mechanisms.contributions import analyst_facing, data_policy, positive_count
+from securedp.mechanisms.contributions import analyst_facing, data_policy
 from securedp.mechanisms.data_phase import reading_data
-from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_threshold
-from securedp.mechanisms.noise import Cost, Noise, privacy_cost
+from securedp.mechanisms.gaussian_threshold import GaussianThreshold
 from securedp.mechanisms.partition_selection import (
     LaplaceThreshold,
-    OptimalSelection,
-    laplace_threshold,
-    optimal_selection,
 )
 from securedp.mechanisms.records import check_missing_policy
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
@@ -82,18 +76,17 @@ from securedp.tables.cells import (
     Column,
     cells_of,
     commitment_parts,
-    definitions,
     noise_records,
     release_cells,
 )
-from securedp.tables.plan import TablePlan, selection_plan, table_plan
-from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Persons
+from securedp.tables.plan import TablePlan
+from securedp.tables.pricing import SELECTION_RULES as SELECTION_RULES  # re-exported: the rules' one list
+from securedp.tables.pricing import price_table
+from securedp.tables.spec import Aggregation, Count
 
 if TYPE_CHECKING:  # the engines load Polars (and Spark) only when a table is prepared
     from securedp.tables.engines import ColumnSpec
 
-SELECTION_RULES = ("laplace", "optimal", "gaussian")
-"""Partition selection rules: the first two are priced in ``epsilon``, ``"gaussian"`` in ``rho``."""
 
 
 @dataclass(frozen=True)
@@ -125,21 +118,6 @@ class PreparedTable(PreparedRelease):
         return release
 
 
-def _columns(aggregations: Sequence[Aggregation]) -> list[Column]:
-    """The value-column aggregations; those on the same column, lattice and bounds share one engine column."""
-    columns: list[Column] = []
-    specs: dict[tuple[str, Fraction, int, int], int] = {}
-    for a in aggregations:
-        if isinstance(a, ColumnAggregation):
-            lattice = a.lattice_column()
-            step, lo_u, hi_u = lattice.lattice.step, lattice.lo_u, lattice.hi_u
-            if max(abs(lo_u), abs(hi_u)) >= 1 << 62:
-                raise ValueError(f"{a.name}: the bounds reach 2**62 lattice units; choose a coarser lattice")
-            index = specs.setdefault((a.column, step, lo_u, hi_u), len(specs))
-            columns.append(Column(a, step, lo_u, hi_u, index))
-    return columns
-
-
 def _engine_specs(columns: list[Column]) -> list[ColumnSpec]:
     from securedp.tables.engines import ColumnSpec
 
@@ -147,27 +125,6 @@ def _engine_specs(columns: list[Column]) -> list[ColumnSpec]:
     for c in columns:
         specs.setdefault(c.index, ColumnSpec(c.aggregation.column, c.step, c.lo_u, c.hi_u))
     return [specs[i] for i in range(len(specs))]
-
-
-def _shares(aggregations: Sequence[Aggregation], private: bool, selection_share: Any) -> dict[str, Fraction]:
-    given: dict[str, Fraction | None] = {}
-    if private:
-        given["partition_selection"] = (Fraction(1, 2) if selection_share is None
-                                        else to_rational(selection_share, "selection_share"))
-    for a in aggregations:
-        if a.name in given:
-            raise ValueError(f"two aggregations are both named {a.name!r}")
-        given[a.name] = None if a.share is None else to_rational(a.share, f"{a.name} share")
-    fixed = sum((v for v in given.values() if v is not None), Fraction(0))
-    free = [n for n, v in given.items() if v is None]
-    if any(v is not None and not 0 < v <= 1 for v in given.values()):
-        raise ValueError("every share must lie in (0, 1]")
-    if free and fixed >= 1:
-        raise ValueError(f"the given shares already add up to {fixed}: nothing is left for {free}")
-    shares = {n: (v if v is not None else (1 - fixed) / len(free)) for n, v in given.items()}
-    if sum(shares.values()) != 1:
-        raise ValueError(f"the shares must add up to exactly 1, not {sum(shares.values())}")
-    return shares
 
 
 def prepare_table(
@@ -200,55 +157,21 @@ def prepare_table(
     """
     if missing_keys not in ("raise", "drop"):
         raise ValueError(f"missing_keys must be 'raise' or 'drop', got {missing_keys!r}")
-    cost = privacy_cost(epsilon, rho)
-    k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
-    level = check_alpha(alpha)
-    group_by = [group_by] if isinstance(group_by, str) else list(group_by)
-    aggregations = list(aggregations)
-    if not aggregations:
-        raise ValueError("give at least one aggregation")
-    for a in aggregations:
-        if not isinstance(a, (Count, Persons, ColumnAggregation)):
-            raise TypeError(f"not an aggregation: {a!r}")
-    if keys is not None and not group_by:
-        raise ValueError("keys= lists the public values of the group_by columns; without group_by there is one "
-                         "cell and no key: drop keys=, or give group_by=")
-    if id_column is not None and id_column in group_by:
+    priced = price_table(group_by=group_by, aggregations=aggregations, keys=keys, max_groups=max_groups,
+                         max_rows=max_rows, epsilon=epsilon, rho=rho, delta=delta, selection=selection,
+                         selection_share=selection_share, alpha=alpha)
+    if id_column is not None and id_column in priced.group_by:
         raise ValueError(f"id_column {id_column!r} is also a group_by column: each person would be their own "
                          "group; group by another column")
-    private = keys is None
-    if private and not group_by:
-        private = False  # one cell, always released
-    if selection is not None and selection not in SELECTION_RULES:
-        raise ValueError(f"selection must be one of {SELECTION_RULES}, got {selection!r}")
-    rule = _selection_rule(selection, cost) if private else None
-    if private:
-        if delta is None:
-            raise ValueError("private keys need delta= (partition selection is (epsilon, delta)-DP, or "
-                             "delta-approximate rho-zCDP); or pass the public keys with keys=")
-        dlt = to_rational(delta, "delta")
-    elif delta is not None:
-        raise ValueError("delta= is only used to select private keys; with public keys= the release is pure")
+    cost, k, m, level, group_by = priced.cost, priced.k, priced.m, priced.alpha, priced.group_by
+    aggregations, private, rule, dlt, shares = (priced.aggregations, priced.private, priced.rule, priced.delta,
+                                                priced.shares)
+    columns, defined, plan, selection_noise = priced.columns, priced.defined, priced.selection, priced.selection_noise
     from securedp.bounding.digest import draw_salt
     from securedp.tables.engines import Bounds, engine_for
     from securedp.tables.keys import public_keys
 
-    shares = _shares(aggregations, private, selection_share)
-    columns = _columns(aggregations)
     public = public_keys(keys, group_by) if not private and group_by else None
-
-    def part(name: str) -> Cost:
-        return cost.share(shares[name])
-
-    defined = definitions(aggregations, part, k, m)
-    plan: LaplaceThreshold | OptimalSelection | GaussianThreshold | None = None
-    selection_noise = None
-    if private:
-        selection_cost = part("partition_selection")
-        eps_s, rho_s = selection_cost.epsilon, selection_cost.rho
-        selection_noise = Noise.of(1, selection_cost, k)
-        plan = (gaussian_threshold(rho_s, dlt, k) if rule == "gaussian"
-                else laplace_threshold(eps_s, dlt, k) if rule == "laplace" else optimal_selection(eps_s, dlt, k))
 
     for c in columns:
         check_missing_policy(c.step, c.lo_u, c.hi_u, missing, fill)
@@ -276,7 +199,7 @@ def prepare_table(
             cells = cells.subset(np.flatnonzero(keep))
         names, rows, steps = release_cells(cells, counted, aggregates, columns, aggregations, defined,
                                            selection_noise, level, source, extra, group_by, committed)
-        parameters = {
+        parameters: dict[str, Any] = {
             "group_by": list(group_by), "keys": "private" if private else "public", "max_groups": k,
             "max_rows": m, "privacy_unit": id_column or "row", "alpha": level, "shares": dict(shares),
             "salt_commitment": hashlib.sha256(salt).hexdigest(),
@@ -294,13 +217,11 @@ def prepare_table(
         release = TableRelease(value=tuple(rows), statistic="table", mechanism=cost.mechanism,
                                parameters=parameters, epsilon=cost.epsilon, rho=cost.rho, max_contributions=k * m,
                                labels=tuple(names), source=source.describe(), frame=frame_out,
-                               delta=dlt if private else None)
+                               delta=dlt)
         return Execution(release, lambda: encode_input("table", committed))
 
-    selected = None if plan is None or rule is None else selection_plan(rule, plan, dlt)
-    stated = table_plan(aggregations, defined, level, cost.epsilon, cost.rho, shares, selected)
     return PreparedTable("table", cost.epsilon, cost.rho, lambda source: execution(source).release, None,
-                         dlt if private else None, shares, stated, execution=execution)
+                         dlt, shares, priced.plan(), execution=execution)
 
 
 TABLE_DOC = """Release a grouped table: :func:`prepare_table`, then ``.execute(rng)``.
@@ -308,18 +229,3 @@ TABLE_DOC = """Release a grouped table: :func:`prepare_table`, then ``.execute(r
 ``rng`` is the random source (default: the system CSPRNG; a :class:`~securedp.ChaChaSource` replays).
 """
 table = release_function(prepare_table, "table", TABLE_DOC, TableRelease)
-
-
-def _selection_rule(selection: str | None, cost: Cost) -> str:
-    """The partition selection rule of a table with private keys: the given one, if its currency is the table's."""
-    if cost.epsilon is None:
-        if selection not in (None, "gaussian"):
-            raise ValueError(f"selection={selection!r} is priced in epsilon; a rho table selects its private keys "
-                             "by Gaussian thresholding (selection='gaussian', its default)")
-        return "gaussian"
-    if selection == "gaussian":
-        raise ValueError("selection='gaussian' is priced in rho (zCDP); an epsilon table selects its private keys "
-                         "with 'laplace' (the default) or 'optimal'")
-    return selection or "laplace"
-
-

@@ -1,0 +1,165 @@
+"""A table query priced from its public parameters alone: shares, statistics, partition selection.
+
+:func:`price_table` validates everything a table release takes that is not data (the cost, the
+bounds per person, the aggregations and their shares of the budget, the keys' mode, the partition
+selection rule and its threshold) and returns a :class:`PricedTable`. :func:`securedp.tables.table.prepare_table`
+prices its query with it before it reads a row, and :func:`securedp.tables.plan.plan_table` and the
+epsilon planner use it without any data at all.
+
+**Budget.** The total ``epsilon`` (or ``rho``) is split across the aggregations (and partition
+selection, for private keys, ``1/2`` by default) in exact rational shares: an aggregation's
+``share=`` fixes its fraction of the total, and the rest is divided equally among those without
+one; the shares must add up to exactly 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from securedp.hazmat.exact.rational import to_rational
+from securedp.mechanisms.accuracy import check_alpha
+from securedp.mechanisms.contributions import positive_count
+from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_threshold
+from securedp.mechanisms.noise import Cost, Noise, privacy_cost
+from securedp.mechanisms.partition_selection import (
+    LaplaceThreshold,
+    OptimalSelection,
+    laplace_threshold,
+    optimal_selection,
+)
+from securedp.tables.cells import Column, definitions
+from securedp.tables.plan import TablePlan, selection_plan, table_plan
+from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Definition, Persons
+
+SELECTION_RULES = ("laplace", "optimal", "gaussian")
+"""Partition selection rules: the first two are priced in ``epsilon``, ``"gaussian"`` in ``rho``."""
+
+Selection = LaplaceThreshold | OptimalSelection | GaussianThreshold
+
+
+@dataclass(frozen=True)
+class PricedTable:
+    """A table query's public parameters, validated and priced (see the module docstring)."""
+
+    cost: Cost
+    k: int
+    m: int
+    alpha: Fraction
+    group_by: list[str]
+    aggregations: list[Aggregation]
+    private: bool
+    rule: str | None
+    delta: Fraction | None
+    shares: dict[str, Fraction]
+    columns: list[Column]
+    defined: dict[str, Definition]
+    selection: Selection | None
+    selection_noise: Noise | None
+
+    def plan(self) -> TablePlan:
+        """What the release will state before it draws (:mod:`securedp.tables.plan`)."""
+        selected = (None if self.selection is None or self.rule is None or self.delta is None
+                    else selection_plan(self.rule, self.selection, self.delta))
+        return table_plan(self.aggregations, self.defined, self.alpha, self.cost.epsilon, self.cost.rho,
+                          self.shares, selected)
+
+
+def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Aggregation] = (Count(),),
+                keys: Any = None, max_groups: Any = 1, max_rows: Any = 1, epsilon: Any = None, rho: Any = None,
+                delta: Any = None, selection: str | None = None, selection_share: Any = None,
+                alpha: Any = "0.05") -> PricedTable:
+    """Validate and price a table query's public parameters (the arguments of
+    :func:`~securedp.tables.table.prepare_table` that are not data); raises before anything is read."""
+    cost = privacy_cost(epsilon, rho)
+    k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
+    level = check_alpha(alpha)
+    group_by = [group_by] if isinstance(group_by, str) else list(group_by)
+    aggregations = list(aggregations)
+    if not aggregations:
+        raise ValueError("give at least one aggregation")
+    for a in aggregations:
+        if not isinstance(a, (Count, Persons, ColumnAggregation)):
+            raise TypeError(f"not an aggregation: {a!r}")
+    if keys is not None and not group_by:
+        raise ValueError("keys= lists the public values of the group_by columns; without group_by there is one "
+                         "cell and no key: drop keys=, or give group_by=")
+    private = keys is None and bool(group_by)  # without group_by: one cell, always released
+    if selection is not None and selection not in SELECTION_RULES:
+        raise ValueError(f"selection must be one of {SELECTION_RULES}, got {selection!r}")
+    rule = _selection_rule(selection, cost) if private else None
+    dlt = None
+    if private:
+        if delta is None:
+            raise ValueError("private keys need delta= (partition selection is (epsilon, delta)-DP, or "
+                             "delta-approximate rho-zCDP); or pass the public keys with keys=")
+        dlt = to_rational(delta, "delta")
+    elif delta is not None:
+        raise ValueError("delta= is only used to select private keys; with public keys= the release is pure")
+    shares = _shares(aggregations, private, selection_share)
+
+    def part(name: str) -> Cost:
+        return cost.share(shares[name])
+
+    defined = definitions(aggregations, part, k, m)
+    plan: Selection | None = None
+    noise = None
+    if private and dlt is not None:
+        chosen = part("partition_selection")
+        noise = Noise.of(1, chosen, k)
+        plan = (gaussian_threshold(chosen.rho, dlt, k) if rule == "gaussian"
+                else laplace_threshold(chosen.epsilon, dlt, k) if rule == "laplace"
+                else optimal_selection(chosen.epsilon, dlt, k))
+    return PricedTable(cost, k, m, level, group_by, aggregations, private, rule, dlt, shares,
+                       _columns(aggregations), defined, plan, noise)
+
+
+def _shares(aggregations: Sequence[Aggregation], private: bool, selection_share: Any) -> dict[str, Fraction]:
+    given: dict[str, Fraction | None] = {}
+    if private:
+        given["partition_selection"] = (Fraction(1, 2) if selection_share is None
+                                        else to_rational(selection_share, "selection_share"))
+    for a in aggregations:
+        if a.name in given:
+            raise ValueError(f"two aggregations are both named {a.name!r}")
+        given[a.name] = None if a.share is None else to_rational(a.share, f"{a.name} share")
+    fixed = sum((v for v in given.values() if v is not None), Fraction(0))
+    free = [n for n, v in given.items() if v is None]
+    if any(v is not None and not 0 < v <= 1 for v in given.values()):
+        raise ValueError("every share must lie in (0, 1]")
+    if free and fixed >= 1:
+        raise ValueError(f"the given shares already add up to {fixed}: nothing is left for {free}")
+    shares = {n: (v if v is not None else (1 - fixed) / len(free)) for n, v in given.items()}
+    if sum(shares.values()) != 1:
+        raise ValueError(f"the shares must add up to exactly 1, not {sum(shares.values())}")
+    return shares
+
+
+def _columns(aggregations: Sequence[Aggregation]) -> list[Column]:
+    """The value-column aggregations; those on the same column, lattice and bounds share one engine column."""
+    columns: list[Column] = []
+    specs: dict[tuple[str, Fraction, int, int], int] = {}
+    for a in aggregations:
+        if isinstance(a, ColumnAggregation):
+            lattice = a.lattice_column()
+            step, lo_u, hi_u = lattice.lattice.step, lattice.lo_u, lattice.hi_u
+            if max(abs(lo_u), abs(hi_u)) >= 1 << 62:
+                raise ValueError(f"{a.name}: the bounds reach 2**62 lattice units; choose a coarser lattice")
+            index = specs.setdefault((a.column, step, lo_u, hi_u), len(specs))
+            columns.append(Column(a, step, lo_u, hi_u, index))
+    return columns
+
+
+def _selection_rule(selection: str | None, cost: Cost) -> str:
+    """The partition selection rule of a table with private keys: the given one, if its currency is the table's."""
+    if cost.epsilon is None:
+        if selection not in (None, "gaussian"):
+            raise ValueError(f"selection={selection!r} is priced in epsilon; a rho table selects its private keys "
+                             "by Gaussian thresholding (selection='gaussian', its default)")
+        return "gaussian"
+    if selection == "gaussian":
+        raise ValueError("selection='gaussian' is priced in rho (zCDP); an epsilon table selects its private keys "
+                         "with 'laplace' (the default) or 'optimal'")
+    return selection or "laplace"
