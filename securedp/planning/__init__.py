@@ -14,6 +14,7 @@ from securedp.planning.bounds import prepare_private_bounds, private_bounds
 from securedp.planning.contributions import (
     Candidate,
     ContributionReport,
+    ReportPlan,
     analyze_contributions,
     prepare_contribution_histogram,
 )
@@ -21,6 +22,7 @@ from securedp.planning.contributions import (
 __all__ = [
     "Candidate",
     "ContributionReport",
+    "ReportPlan",
     "analyze_contributions",
     "prepare_contribution_histogram",
     "prepare_private_bounds",

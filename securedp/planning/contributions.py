@@ -100,11 +100,20 @@ def _check_public(id_column: Any, group_by: Any) -> list[str]:
 class Profile(Protocol):
     """What a report is computed from: totals, the two distributions, and the kept rows and persons."""
 
-    rows: Fraction
-    persons: Fraction
-    cells: Fraction
-    groups_per_person: dict[int, int]
-    rows_per_pair: dict[int, int]
+    @property
+    def rows(self) -> Fraction: ...
+
+    @property
+    def persons(self) -> Fraction: ...
+
+    @property
+    def cells(self) -> Fraction: ...
+
+    @property
+    def groups_per_person(self) -> dict[int, int]: ...
+
+    @property
+    def rows_per_pair(self) -> dict[int, int]: ...
 
     def kept_rows(self, k: int, m: int) -> Fraction: ...
 
@@ -196,11 +205,11 @@ class NoisyProfile:
 
     @property
     def groups_per_person(self) -> dict[int, int]:
-        return {g: n for g, n in enumerate(self.groups, 1)}
+        return dict(enumerate(self.groups, 1))
 
     @property
     def rows_per_pair(self) -> dict[int, int]:
-        return {r: n for r, n in enumerate(self.pairs_by_rows, 1)}
+        return dict(enumerate(self.pairs_by_rows, 1))
 
     def _per_pair(self, m: int) -> Fraction:
         """``E_B[min(r, m)]``: rows kept per pair at ``m`` (0 without any pair)."""
@@ -309,31 +318,36 @@ def _powers_up_to(top: int) -> list[int]:
     return sorted({*(1 << i for i in range(max(top, 1).bit_length()) if 1 << i <= top), max(top, 1)})
 
 
-def _candidates(candidates: Any, top_groups: int, top_rows: int) -> list[tuple[int, int]]:
+def _candidates(candidates: Any) -> tuple[tuple[int, int], ...] | None:
+    """The given candidates, checked (``None``: the default, fixed by the profile)."""
     if candidates is None:
-        return [(k, m) for k in _powers_up_to(top_groups) for m in _powers_up_to(top_rows)]
+        return None
     if isinstance(candidates, (str, bytes)) or not hasattr(candidates, "__iter__"):
         raise TypeError("candidates must be a sequence of (max_groups, max_rows) pairs")
     pairs = []
     for pair in candidates:
-        if isinstance(pair, (str, bytes)) or len(pair) != 2:
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
             raise ValueError(f"a candidate is a (max_groups, max_rows) pair, not {pair!r}")
         pairs.append((positive_count(pair[0], "max_groups"), positive_count(pair[1], "max_rows")))
     if not pairs:
         raise ValueError("give at least one candidate (max_groups, max_rows) pair")
-    return list(dict.fromkeys(pairs))
+    return tuple(dict.fromkeys(pairs))
 
 
 @dataclass(frozen=True)
-class _Plan:
-    """The public inputs of the predictions: the planned release's epsilon and alpha, and a sum's lattice."""
+class ReportPlan:
+    """The public inputs of a report, checked before any data is read: the planned table release's
+    ``release_epsilon`` and ``alpha``, a sum's lattice ``(step, W in units, W)`` and the candidates."""
 
     release_epsilon: Fraction
     alpha: Fraction
-    sum_lattice: tuple[Fraction, int, Fraction] | None  # (step, W in units, W)
+    sum_lattice: tuple[Fraction, int, Fraction] | None
+    candidates: tuple[tuple[int, int], ...] | None
 
     @classmethod
-    def of(cls, release_epsilon: Any, alpha: Any, column: str | None, bounds: Any) -> _Plan:
+    def of(cls, *, column: str | None = None, bounds: Any = None, candidates: Any = None, release_epsilon: Any = 1,
+           alpha: Any = "0.05") -> ReportPlan:
+        """The options of :func:`analyze_contributions`, checked."""
         if (column is None) != (bounds is None):
             raise ValueError("give both column= and bounds= to predict a sum's error, or neither")
         lattice = None
@@ -341,9 +355,11 @@ class _Plan:
             step_lattice, lo_u, hi_u = Sum(column, bounds).lattice_of()
             width_u = max(abs(lo_u), abs(hi_u), 1)
             lattice = (step_lattice.step, width_u, width_u * step_lattice.step)
-        return cls(positive_rational(release_epsilon, "release_epsilon"), check_alpha(alpha), lattice)
+        return cls(positive_rational(release_epsilon, "release_epsilon"), check_alpha(alpha), lattice,
+                   _candidates(candidates))
 
     def candidate(self, profile: Profile, k: int, m: int) -> Candidate:
+        """The predictions for bounding ``profile`` at ``(k, m)``."""
         rows, kept, cells = profile.rows, profile.kept_rows(k, m), profile.cells
         bias = (rows - kept) / cells if cells else Fraction(0)
         t = laplace_halfwidth(Fraction(k * m) / self.release_epsilon, self.alpha)
@@ -356,11 +372,14 @@ class _Plan:
                          profile.whole_persons(k, m) / profile.persons if profile.persons else Fraction(1),
                          bias, t, sum_bias, sum_half)
 
-    def report(self, profile: Profile, given: Any, release: Release | None) -> ContributionReport:
-        """The report of ``profile`` for the ``given`` candidates (default: up to the largest values seen)."""
-        top_g = max((g for g, n in profile.groups_per_person.items() if n), default=1)
-        top_r = max((r for r, n in profile.rows_per_pair.items() if n), default=1)
-        candidates = tuple(self.candidate(profile, k, m) for k, m in _candidates(given, top_g, top_r))
+    def report(self, profile: Profile, release: Release | None) -> ContributionReport:
+        """The report of ``profile`` (default candidates: powers of two up to the largest values seen)."""
+        pairs = self.candidates
+        if pairs is None:
+            top_g = max((g for g, n in profile.groups_per_person.items() if n), default=1)
+            top_r = max((r for r, n in profile.rows_per_pair.items() if n), default=1)
+            pairs = tuple((k, m) for k in _powers_up_to(top_g) for m in _powers_up_to(top_r))
+        candidates = tuple(self.candidate(profile, k, m) for k, m in pairs)
 
         def rank(c: Candidate) -> tuple[Fraction, int, int]:
             error = c.sum_error if c.sum_error is not None else c.count_error
@@ -369,6 +388,14 @@ class _Plan:
         return ContributionReport(release is not None, profile.rows, profile.persons, profile.cells,
                                   profile.groups_per_person, profile.rows_per_pair, candidates,
                                   min(candidates, key=rank), self.release_epsilon, self.alpha, release)
+
+    def from_histogram(self, release: Release) -> ContributionReport:
+        """The private report computed from a contribution histogram ``release`` alone (post-processing:
+        no data is read and nothing is charged)."""
+        if release.statistic != "contribution_histogram":
+            raise ValueError("a contribution report is computed from a contribution_histogram release, "
+                             f"not from a {release.statistic!r} release")
+        return self.report(NoisyProfile.of(release, self.alpha), release)
 
 
 def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Sequence[str] | str, epsilon: Any,
@@ -436,22 +463,23 @@ def analyze_contributions(
     mode, audited), else drawn from ``rng``; the report is computed from it and carries it as ``release``.
     """
     groups = _check_public(id_column, group_by)
-    plan = _Plan.of(release_epsilon, alpha, column, bounds)
-    if candidates is not None:
-        _candidates(candidates, 1, 1)  # checked before anything is read or charged
+    plan = ReportPlan.of(column=column, bounds=bounds, candidates=candidates, release_epsilon=release_epsilon,
+                         alpha=alpha)
     if epsilon is None:
         if analyst_facing() or (session is not None and session.analyst_facing):
             raise AnalystFacingRefused(
                 "the exact contribution analysis reads the raw data and is not private: it is for the data "
                 "holder; an analyst-facing session runs it with epsilon= (a private contribution histogram)")
-        if session is not None:
-            raise ValueError("session= charges the private analysis: give epsilon= too, or drop session=")
+        if session is not None or rng is not None:
+            raise ValueError("session= and rng= go with the private analysis: give epsilon= too, or drop them")
         pairs = _read_pairs(data, id_column, groups, [column] if column else [])
-        return plan.report(ExactProfile.of(pairs, groups), candidates, None)
+        return plan.report(ExactProfile.of(pairs, groups), None)
+    if session is not None and rng is not None:
+        raise ValueError("give session= (its source draws) or rng=, not both")
     options = {"id_column": id_column, "group_by": groups, "epsilon": epsilon, "groups_cap": groups_cap,
                "rows_cap": rows_cap}
     if session is not None:
         release = _charged(session, data, **options)
     else:
         release = prepare_contribution_histogram(data, **options).execute(rng)
-    return plan.report(NoisyProfile.of(release, plan.alpha), candidates, release)
+    return plan.from_histogram(release)
