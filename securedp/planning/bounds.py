@@ -8,35 +8,43 @@ lattice screen of every release: values beyond the range clamp to its ends), bou
 and release an exact ``epsilon``:
 
 * ``method="histogram"`` (the default): a **signed magnitude histogram**, as Tumult Analytics'
-  ``get_bounds`` (counts of ``|x|`` in bins ``[2**i, 2**(i+1))``), kept apart by sign: the
-  :func:`securedp.prepare_histogram` of the bins ``[-2**(i+1), -2**i)``, ``[-2**e, 2**e)``,
-  ``[2**i, 2**(i+1))`` for ``e <= i < E``, exact discrete Laplace noise of scale
-  ``max_contributions / epsilon`` on each. The threshold ``tau`` is the smallest integer with
+  ``get_bounds`` (counts of ``|x|`` in bins ``[2**i, 2**(i+1))``) but kept apart by sign: the
+  :func:`securedp.prepare_histogram` of the bins ``[-2**(i+1), -2**i)``, ``[-2**e, 0)``, ``[0, 2**e)`` and
+  ``[2**i, 2**(i+1))`` for ``e <= i < E`` (the last closed at ``2**E``), with exact discrete Laplace noise of
+  scale ``max_contributions / epsilon`` on each. The threshold ``tau`` is the smallest integer with
   ``P(|Z| > tau) <= beta / bins`` (:func:`securedp.mechanisms.accuracy.laplace_halfwidth`), so with
-  probability at least ``1 - beta`` no empty bin's noisy count exceeds it. ``hi`` is the upper edge
-  ``2**(i+1)`` of the highest positive bin whose noisy count exceeds ``tau`` (``2**e`` if none), ``lo`` the
-  lower edge of the lowest such negative bin (``-2**e`` if none): with probability at least ``1 - beta``
-  each bound is at most twice the largest magnitude on its side (or ``2**e``).
+  probability at least ``1 - beta`` no empty bin's noisy count exceeds it. ``lo`` is the lower edge of the
+  lowest bin whose noisy count exceeds ``tau``, ``hi`` the upper edge of the highest (``(-2**e, 2**e)`` if
+  none does): with probability at least ``1 - beta`` both lie within the bins the data occupies, so
+  ``|lo|`` and ``|hi|`` are at most twice the largest magnitude (or ``2**e``); nonnegative data gets
+  ``lo >= 0``.
 * ``method="quantiles"``: the exponential-mechanism quantiles at ``quantiles`` (default ``(0.05, 0.95)``,
   ``epsilon / 2`` each) over every point of the lattice (:func:`securedp.prepare_quantiles`; McSherry and
   Talwar 2007, Smith 2011), sorted so that ``lo <= hi``.
 
-**Why the histogram is the default** (``benchmarks/bench_bounds.py``, ``epsilon = 1``; the error is that of a
-sum released with the chosen bounds at ``epsilon = 1``, clamping bias plus the 95% noise half-width, over
-the true sum; median of 20 seeds):
+**Why the histogram is the default.** Measured by ``benchmarks/bench_bounds.py``: bounds chosen at
+``epsilon = 1`` with the default exponents, each scored by the error of a sum released with them at
+``epsilon = 1`` (clamping bias plus the 95% noise half-width) over ``sum |x|``; median of 20 seeds:
 
-=====================================  =====================  ===================
-data (n = 100,000)                     histogram              quantiles 5%-95%
-=====================================  =====================  ===================
-lognormal incomes ``exp(N(10, 1))``    0.0023 (no clamping)   0.0957 (top 5% cut)
-normal ``N(0, 1000**2)``               sum error 2.2e-4 of    1.2e-3 of
-                                       ``sum |x|``            ``sum |x|``
-=====================================  =====================  ===================
+===========================  =======  ===========================  ===========================
+data                         n        histogram (rows clamped)     quantiles 5%, 95% (clamped)
+===========================  =======  ===========================  ===========================
+lognormal ``exp(N(10, 1))``  1,000    0.042 (0.3%)                 61,934 (bounds +-6e11)
+lognormal ``exp(N(10, 1))``  10,000   0.0079 (0.08%)               0.097 (10%)
+lognormal ``exp(N(10, 1))``  100,000  0.00095 (0.01%)              0.099 (10%)
+normal ``N(0, 1000**2)``     1,000    0.016 (0%)                   2,996,430 (bounds +-6e11)
+normal ``N(0, 1000**2)``     10,000   0.0015 (0%)                  0.0024 (10%)
+normal ``N(0, 1000**2)``     100,000  0.00015 (0.01%)              0.00015 (10%)
+===========================  =======  ===========================  ===========================
 
 On skewed data the quantile bounds cut the upper tail, which holds a large share of the total, so the
-sum's bias dwarfs the noise; the histogram's bound covers the largest values within a factor 2 at the
-price of a wider noise, which a large ``n`` absorbs. (The quantile bounds are tighter, so they win for a
-mean of few rows of symmetric data; ask for them with ``method="quantiles"``.)
+sum's bias (about 10% here) dwarfs the noise, whatever ``n``; the histogram's bounds cover the largest
+values within a factor 2, and their wider noise shrinks relative to the total as ``n`` grows. On
+symmetric data the two meet at large ``n``. With few rows the exponential mechanism over the ``2**48``
+points of the default lattice fails outright: the far gaps' volume outweighs the utility of the target
+rank (``epsilon / 2 * 0.05 n / 2`` must exceed ``ln 2**48``), while the histogram's ``2 (E - e) + 2``
+bins cost nothing in resolution. Quantiles remain available (``method="quantiles"``) for large ``n``
+and a narrow ``exponents`` range, where they give tighter bounds (a mean's range).
 """
 
 from __future__ import annotations
@@ -73,9 +81,9 @@ def _exponents(exponents: Any) -> tuple[int, int]:
 
 
 def _signed_edges(low: int, high: int) -> list[Fraction]:
-    """``-2**E, ..., -2**(e+1), -2**e, 2**e, 2**(e+1), ..., 2**E``."""
+    """``-2**E, ..., -2**(e+1), -2**e, 0, 2**e, 2**(e+1), ..., 2**E``."""
     powers = [Fraction(2) ** i for i in range(low, high + 1)]
-    return [-p for p in reversed(powers)] + powers
+    return [*(-p for p in reversed(powers)), Fraction(0), *powers]
 
 
 def _finish(inner: PreparedRelease, finish: Callable[[Release], Release]) -> PreparedRelease:
@@ -125,14 +133,12 @@ def prepare_private_bounds(
     level = check_alpha(beta)
     tau = laplace_halfwidth(Fraction(m) / eps, level / bins)
     inner = prepare_histogram(data, bins=edges, epsilon=eps, ids=ids, max_contributions=m, missing=missing, fill=fill)
-    middle = bins // 2  # the bin [-2**e, 2**e)
+    zero = bins // 2  # the index of the edge 0, and of the bin [0, 2**e)
 
     def from_histogram(release: Release) -> Release:
-        counts = release.value
-        above = [i for i, c in enumerate(counts) if c > tau]
-        hi = edges[max([i for i in above if i > middle], default=middle) + 1]
-        lo = edges[min([i for i in above if i < middle], default=middle)]
-        parameters = {**common, **release.parameters, "beta": level, "threshold": tau, "noisy_counts": counts}
+        above = [i for i, c in enumerate(release.value) if c > tau]
+        lo, hi = (edges[min(above)], edges[max(above) + 1]) if above else (edges[zero - 1], edges[zero + 1])
+        parameters = {**common, **release.parameters, "beta": level, "threshold": tau, "noisy_counts": release.value}
         return dataclasses.replace(release, value=(_exact(lo), _exact(hi)), statistic="bounds",
                                    labels=("lo", "hi"), parameters=parameters)
 
