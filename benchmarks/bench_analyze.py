@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench_analyze.py [rows]`` (default 10**7): persons with 1..10 rows, each row in
 one of 10**4 groups. Timed, each the median of 3 runs (wall seconds, CPU seconds of all threads in
 brackets): the table release ``prepare_table(..., max_groups=3, max_rows=5, keys=range(10**4))`` of a
-count alone, and of a count, a sum and a mean; the exact ``analyze_contributions`` (9 x 11 default
+count alone, and of a count, a sum and a mean; the exact ``analyze_contributions`` (default
 candidates) and the private one (``epsilon=1``).
 """
 
