@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -22,18 +21,13 @@ from securedp.accounting.budget_file import BudgetError
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.accounting.schema import BudgetFields, ChargedRelease, Currency
 from securedp.audit.log import AuditLogError
-from securedp.audit.table import read_column
+from securedp.audit.planning_query import BoundsQuery, HistogramQuery
 from securedp.cli import commands
 from securedp.cli.show import exact_text
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
-from securedp.mechanisms.release import PreparedRelease, Release
-from securedp.planning.bounds import DEFAULT_EXPONENTS, METHODS, prepare_private_bounds
-from securedp.planning.contributions import (
-    ContributionReport,
-    ReportPlan,
-    analyze_contributions,
-    prepare_contribution_histogram,
-)
+from securedp.mechanisms.release import Release
+from securedp.planning.bounds import DEFAULT_EXPONENTS, METHODS
+from securedp.planning.contributions import ContributionReport, ReportPlan, analyze_contributions
 from securedp.reading.files import check_encoding
 
 PASSES = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError)
@@ -102,13 +96,14 @@ def _bounds(text: str | None) -> tuple[Fraction, Fraction] | None:
     return parts[0], parts[1]
 
 
-def _run(args: argparse.Namespace, prepare: Callable[[Any], PreparedRelease], read: Callable[[], Any]) -> Release:
-    """The release ``prepare(read())``, charged to ``--budget-file`` and logged; behind the analyst-facing
-    error boundary with ``--analyst-facing`` (public arguments checked first, on an empty placeholder)."""
+def _run(args: argparse.Namespace, query: BoundsQuery | HistogramQuery) -> Release:
+    """The release of ``query`` on the file, charged to ``--budget-file`` and logged with the query (so that
+    ``securedp audit replay`` re-derives it); behind the analyst-facing error boundary with
+    ``--analyst-facing`` (public arguments checked first, on an empty placeholder)."""
     import polars as pl
 
     def release() -> Release:
-        prepared = prepare(read())
+        prepared = query.prepare(query.read(args.data))
         assert prepared.epsilon is not None  # both releases are priced in epsilon
         with commands._charged(args, Currency.EPSILON, prepared.epsilon) as budget:
             log = commands._audit_log(args, None if budget is None else budget.ledger)
@@ -116,12 +111,12 @@ def _run(args: argparse.Namespace, prepare: Callable[[Any], PreparedRelease], re
             fields = None if budget is None else BudgetFields(budget.spent, budget.remaining, budget.currency,
                                                               total=budget.total)
             if log is not None:
-                log.append(ChargedRelease.of(result, fields).to_json())
+                log.append(ChargedRelease.of(result, fields, query.to_json()).to_json())
         return result
 
     if not args.analyst:
         return release()
-    check_public_arguments(lambda: prepare(pl.DataFrame()))
+    check_public_arguments(lambda: query.prepare(pl.DataFrame()))
     return data_boundary(True, release, reading=True, passes=PASSES)
 
 
@@ -145,11 +140,9 @@ def analyze_command(args: argparse.Namespace) -> int:
         data = _file(args.data, [args.id_column, *group_by, *_listed(args.column)], encoding)
         report = analyze_contributions(data, id_column=args.id_column, group_by=group_by, **options)
     else:
-        epsilon = positive_rational(args.epsilon, "--epsilon")
-        caps = {"groups_cap": to_int(args.groups_cap, "--groups-cap"), "rows_cap": to_int(args.rows_cap, "--rows-cap")}
-        release = _run(args, lambda data: prepare_contribution_histogram(
-            data, id_column=args.id_column, group_by=group_by, epsilon=epsilon, **caps),
-            lambda: _file(args.data, [args.id_column, *group_by], encoding))
+        query = HistogramQuery(args.id_column, tuple(group_by), positive_rational(args.epsilon, "--epsilon"),
+                               to_int(args.groups_cap, "--groups-cap"), to_int(args.rows_cap, "--rows-cap"), encoding)
+        release = _run(args, query)
         report = plan.from_histogram(release)
     print(json.dumps(report.record(), indent=2) if args.json else show_report(report))
     return 0
@@ -168,25 +161,18 @@ def _file(path: str, columns: list[str], encoding: str) -> Any:
 
 def bounds_command(args: argparse.Namespace) -> int:
     """``securedp bounds``: the private bounds of one column, as a release."""
-    epsilon = positive_rational(args.epsilon, "--epsilon")
     try:
-        exponents = tuple(int(p) for p in args.exponents.split(","))
+        low, high = (int(p) for p in args.exponents.split(","))
     except ValueError:
         raise commands.Failure(f"--exponents: expected two integers e,E, got {args.exponents!r}") from None
-    options = {"epsilon": epsilon, "max_contributions": to_int(args.max_contributions, "--max-contributions"),
-               "method": args.method, "exponents": exponents, "quantiles": tuple(args.quantiles.split(",")),
-               "beta": to_rational(args.beta, "--beta")}
-    encoding = check_encoding(args.encoding)
-
-    def prepare(data: Any) -> PreparedRelease:
-        values, ids = data if isinstance(data, tuple) else ([], None if args.id_column is None else [])
-        return prepare_private_bounds(values, ids=ids, **options)
-
-    def read() -> tuple[list[str], Any]:
-        column = read_column(args.data, args.column, args.id_column, encoding=encoding)
-        return column.values, column.ids
-
-    release = _run(args, prepare, read)
+    try:
+        q_lo, q_hi = (to_rational(q, "--quantiles") for q in args.quantiles.split(","))
+    except ValueError:
+        raise commands.Failure(f"--quantiles: expected two levels Q1,Q2, got {args.quantiles!r}") from None
+    query = BoundsQuery(args.column, positive_rational(args.epsilon, "--epsilon"), args.id_column,
+                        to_int(args.max_contributions, "--max-contributions"), args.method, (low, high),
+                        (q_lo, q_hi), to_rational(args.beta, "--beta"), check_encoding(args.encoding))
+    release = _run(args, query)
     if args.json:
         print(json.dumps(release.record(), indent=2))
     else:

@@ -74,3 +74,22 @@ def test_bounds_command(data: Path, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert status == 1 and err.startswith("securedp: error: ") and err.count("\n") == 1
     status, _, err = run(["bounds", str(data), "--column", "income", "--epsilon", "1", "--exponents", "3"], capsys)
     assert status == 1 and "exponents" in err and err.count("\n") == 1
+
+
+def test_logged_planning_releases_replay(data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    seed, log = tmp_path / "seed.bin", tmp_path / "log.jsonl"
+    seed.write_bytes(bytes(range(32)))
+    logged = ["--seed-file", str(seed), "--audit-log", str(log)]
+    assert run(["bounds", str(data), "--column", "income", "--epsilon", "1/2", "--id-column", "person",
+                "--max-contributions", "6", *logged], capsys)[0] == 0
+    assert run(["bounds", str(data), "--column", "income", "--epsilon", "1/2", "--method", "quantiles",
+                "--exponents", "0,12", "--quantiles", "0.1,0.9", *logged], capsys)[0] == 0
+    assert run(["analyze", str(data), "--id-column", "person", "--group-by", "region", "--epsilon", "1",
+                *logged], capsys)[0] == 0
+    records = [json.loads(line)["record"] for line in log.read_text().splitlines()]
+    assert [r["query"]["statistic"] for r in records] == ["bounds", "bounds", "contribution_histogram"]
+    status, out, _ = run(["audit", "replay", str(log), "--seed-file", str(seed), "--data", str(data)], capsys)
+    assert status == 0 and "all 3 releases reproduced exactly" in out
+    data.write_text(data.read_text().replace("\n0,r0,0.5\n", "\n0,r0,999999.5\n", 1))
+    status, _, err = run(["audit", "replay", str(log), "--seed-file", str(seed), "--data", str(data)], capsys)
+    assert status == 1 and "data differs" in err
