@@ -134,9 +134,14 @@ def analyze_command(args: argparse.Namespace) -> int:
         if args.analyst:
             raise commands.Failure("the exact analysis reads the raw data and is not private: with "
                                    "--analyst-facing, give --epsilon (a private contribution histogram)")
-        if args.budget_file or args.budget or args.audit_log or args.seed_file or args.signing_key:
-            raise commands.Failure("the exact analysis releases nothing: --budget-file, --audit-log and "
-                                   "--seed-file go with --epsilon")
+        given = [flag for flag, value in [("--budget-file", args.budget_file), ("--budget", args.budget),
+                                          ("--audit-log", args.audit_log), ("--seed-file", args.seed_file),
+                                          ("--signing-key", args.signing_key),
+                                          ("--groups-cap", args.groups_cap != "16"),
+                                          ("--rows-cap", args.rows_cap != "16")] if value]
+        if given:
+            raise commands.Failure(f"{given[0]} applies to the private analysis (--epsilon); the exact analysis "
+                                   "releases nothing")
         data = _file(args.data, [args.id_column, *group_by, *_listed(args.column)], encoding)
         report = analyze_contributions(data, id_column=args.id_column, group_by=group_by, **options)
     else:

@@ -152,15 +152,17 @@ def _exact(q: Fraction) -> int | Fraction:
 _charged: Callable[..., Release] = session_method(prepare_private_bounds)
 
 
-def private_bounds(data: Any, *, epsilon: Any, ids: Any = None, session: Session | None = None,
-                   rng: RandomSource | None = None, **options: Any) -> Release:
+def private_bounds(
+    data: Any, *, epsilon: Any, ids: Any = None, max_contributions: Any = 1, method: str = "histogram",
+    exponents: Sequence[int] = DEFAULT_EXPONENTS, quantiles: Sequence[Any] = ("0.05", "0.95"), beta: Any = "0.05",
+    missing: str = "raise", fill: Any = None, session: Session | None = None, rng: RandomSource | None = None,
+) -> Release:
     """Choose clamping bounds privately: the release of :func:`prepare_private_bounds`, whose ``value`` is
-    ``(lo, hi)``; charged to ``session`` (in its error mode, audited) if given, else drawn from ``rng``.
-
-    ``options``: ``max_contributions``, ``method``, ``exponents``, ``quantiles``, ``beta``, ``missing``, ``fill``.
-    """
+    ``(lo, hi)``; charged to ``session`` (in its error mode, audited) if given, else drawn from ``rng``."""
+    options = {"epsilon": epsilon, "ids": ids, "max_contributions": max_contributions, "method": method,
+               "exponents": exponents, "quantiles": quantiles, "beta": beta, "missing": missing, "fill": fill}
     if session is not None:
         if rng is not None:
             raise ValueError("give session= (its source draws) or rng=, not both")
-        return _charged(session, data, epsilon=epsilon, ids=ids, **options)
-    return prepare_private_bounds(data, epsilon=epsilon, ids=ids, **options).execute(rng)
+        return _charged(session, data, **options)
+    return prepare_private_bounds(data, **options).execute(rng)

@@ -454,8 +454,10 @@ def analyze_contributions(
     """The contribution report of ``data`` (a pandas, Polars or pyarrow table, or a CSV or Parquet path).
 
     See the module docstring. ``release_epsilon`` and ``alpha`` describe the planned table release whose
-    error is predicted; ``column`` and ``bounds`` add a sum's prediction. ``candidates``: the
-    ``(max_groups, max_rows)`` pairs to evaluate (default: powers of two and the largest value).
+    error is predicted: ``release_epsilon`` is the epsilon the count (or the sum) receives, its share of
+    the table's epsilon. ``column`` and ``bounds`` add a sum's prediction (the column must be in
+    ``data``; the bias bound uses the bounds alone). ``candidates``: the ``(max_groups, max_rows)`` pairs
+    to evaluate (default: powers of two up to the largest value seen, and that value).
 
     Without ``epsilon``: the exact report, refused (``ValueError``) in an analyst-facing session or mode.
     With ``epsilon``: the contribution histogram (:func:`prepare_contribution_histogram`, capped at
