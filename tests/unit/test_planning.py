@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 from fractions import Fraction
 
 import numpy as np
@@ -149,3 +150,19 @@ def test_private_bounds_rejects_bad_options() -> None:
         prepare_private_bounds([1.0], epsilon=1, exponents=(4, 2))
     with pytest.raises(ValueError, match="two levels"):
         prepare_private_bounds([1.0], epsilon=1, method="quantiles", quantiles=("0.9", "0.1"))
+
+
+def test_planning_releases_in_a_verified_audit_log(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "log.jsonl"
+    session = Session(epsilon=2, rng=seed(6), audit=securedp.AuditLog(path))
+    x = np.random.default_rng(5).normal(0, 10, 2000)
+    bounds = securedp.private_bounds(x, epsilon="1/2", session=session)
+    report = analyze_contributions(grid(500, 2, 2), id_column="pid", group_by="region", epsilon="1/2",
+                                   session=session)
+    assert session.spent == 1 and report.release is not None
+    report_check = securedp.verify_log(path)
+    assert report_check.ok and report_check.valid == 2
+    records = [entry["record"] for entry in report_check.entries]
+    assert records[0]["statistic"] == "bounds" and records[0]["value"] == list(
+        securedp.mechanisms.release.jsonable(bounds.value))
+    assert records[1]["statistic"] == "contribution_histogram" and records[1]["spent"] == 1
