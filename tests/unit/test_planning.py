@@ -15,11 +15,6 @@ from securedp.planning import analyze_contributions, prepare_contribution_histog
 from securedp.reading.mode import analyst_facing_scope
 
 
-class Log(list):  # type: ignore[type-arg]
-    def append(self, record: object) -> None:
-        super().append(record)
-
-
 def seed(n: int) -> ChaChaSource:
     return ChaChaSource(n.to_bytes(32, "big"))
 
@@ -84,7 +79,7 @@ def test_exact_analysis_is_refused_analyst_facing() -> None:
 
 
 def test_private_analysis_is_charged_its_epsilon_and_audited() -> None:
-    log = Log()
+    log: list[dict[str, object]] = []
     session = Session(epsilon=2, rng=seed(1), audit=log, analyst_facing=True)
     report = analyze_contributions(grid(3000, 3, 4), id_column="pid", group_by="region", epsilon="1/2",
                                    session=session)
@@ -117,7 +112,7 @@ def test_public_arguments_are_checked_before_reading() -> None:
 @pytest.mark.parametrize("method", ["histogram", "quantiles"])
 def test_private_bounds_release(method: str) -> None:
     x = np.random.default_rng(3).lognormal(10, 1, 20_000).round(2)
-    log = Log()
+    log: list[dict[str, object]] = []
     session = Session(epsilon=3, rng=seed(2), audit=log)
     release = securedp.private_bounds(x, epsilon=1, method=method, session=session)
     lo, hi = release.value
