@@ -28,7 +28,7 @@ from securedp.hazmat.exact.rational import positive_rational, to_int, to_rationa
 from securedp.mechanisms.release import Release
 from securedp.planning.bounds import DEFAULT_EXPONENTS, METHODS
 from securedp.planning.contributions import ContributionReport, ReportPlan, analyze_contributions
-from securedp.reading.files import check_encoding
+from securedp.reading.files import check_encoding, read_file
 
 PASSES = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError)
 """Failures about public state (the command's options, the budget file, the audit log), reported as they are."""
@@ -142,7 +142,8 @@ def analyze_command(args: argparse.Namespace) -> int:
         if given:
             raise commands.Failure(f"{given[0]} applies to the private analysis (--epsilon); the exact analysis "
                                    "releases nothing")
-        data = _file(args.data, [args.id_column, *group_by, *_listed(args.column)], encoding)
+        named = [args.id_column, *group_by, *([] if args.column is None else [args.column])]
+        data = read_file(args.data, list(dict.fromkeys(named)), encoding=encoding)  # cells as text
         report = analyze_contributions(data, id_column=args.id_column, group_by=group_by, **options)
     else:
         query = HistogramQuery(args.id_column, tuple(group_by), positive_rational(args.epsilon, "--epsilon"),
@@ -151,17 +152,6 @@ def analyze_command(args: argparse.Namespace) -> int:
         report = plan.from_histogram(release)
     print(json.dumps(report.record(), indent=2) if args.json else show_report(report))
     return 0
-
-
-def _listed(column: str | None) -> list[str]:
-    return [] if column is None else [column]
-
-
-def _file(path: str, columns: list[str], encoding: str) -> Any:
-    """The needed columns of the file, read by the one file reader (cells as written)."""
-    from securedp.reading.files import read_file
-
-    return read_file(path, list(dict.fromkeys(columns)), encoding=encoding)
 
 
 def bounds_command(args: argparse.Namespace) -> int:

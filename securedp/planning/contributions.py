@@ -49,6 +49,7 @@ evaluated from those small joint tables.
 
 from __future__ import annotations
 
+import pathlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -66,6 +67,7 @@ from securedp.mechanisms.contributions import analyst_facing, positive_count
 from securedp.mechanisms.data_phase import reading_data
 from securedp.mechanisms.noise import LAPLACE
 from securedp.mechanisms.release import PreparedRelease, Release, canonical_input, jsonable
+from securedp.reading.files import column_names
 from securedp.tables.frames import read_table
 from securedp.tables.spec import Sum
 
@@ -79,11 +81,21 @@ class AnalystFacingRefused(ValueError):
     """The exact (not private) analysis was asked for in an analyst-facing session or mode."""
 
 
-def _read_pairs(data: Any, id_column: str, group_by: list[str], values: list[str]) -> pl.DataFrame:
+def _read_pairs(data: Any, id_column: str, group_by: list[str]) -> pl.DataFrame:
     """Rows per (person, group) pair, with each person's number of groups ``g``: one row per pair."""
-    frames = read_table(data, PERSON, id_column, group_by, values, drop_bad_keys=analyst_facing())
+    frames = read_table(data, PERSON, id_column, group_by, drop_bad_keys=analyst_facing())
     return (frames.frame.lazy().group_by([PERSON, *group_by]).agg(pl.len().alias(ROWS))
             .with_columns(pl.len().over(PERSON).alias(GROUPS)).collect())
+
+
+def _column_names(data: Any) -> list[str]:
+    """The column names of a table or file (names are public; no value is read)."""
+    if isinstance(data, (str, pathlib.Path)):
+        return column_names(data)
+    if isinstance(data, pl.LazyFrame):
+        return list(data.collect_schema().names())
+    names = getattr(data, "column_names", None)  # pyarrow
+    return [str(c) for c in (names if names is not None else data.columns)]
 
 
 def _check_public(id_column: Any, group_by: Any) -> list[str]:
@@ -420,7 +432,7 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
     shares = [eps * s for s in HISTOGRAM_SHARES]
     scales = [1 / shares[0], cap_g / shares[1], cap_g / shares[2]]
     reading_data()
-    pairs = _read_pairs(data, id_column, groups, [])
+    pairs = _read_pairs(data, id_column, groups)
     persons = pairs.group_by(PERSON).agg(pl.col(GROUPS).first())
     a = np.bincount(np.minimum(persons[GROUPS].to_numpy(), cap_g) - 1, minlength=cap_g).astype(np.int64)
     light = pairs.filter(pl.col(GROUPS) <= cap_g)
@@ -456,8 +468,9 @@ def analyze_contributions(
     See the module docstring. ``release_epsilon`` and ``alpha`` describe the planned table release whose
     error is predicted: ``release_epsilon`` is the epsilon the count (or the sum) receives, its share of
     the table's epsilon. ``column`` and ``bounds`` add a sum's prediction (the column must be in
-    ``data``; the bias bound uses the bounds alone). ``candidates``: the ``(max_groups, max_rows)`` pairs
-    to evaluate (default: powers of two up to the largest value seen, and that value).
+    ``data``; its values are not read: the bias bound uses the bounds alone). ``candidates``: the
+    ``(max_groups, max_rows)`` pairs to evaluate (default: powers of two up to the largest value seen,
+    and that value).
 
     Without ``epsilon``: the exact report, refused (``ValueError``) in an analyst-facing session or mode.
     With ``epsilon``: the contribution histogram (:func:`prepare_contribution_histogram`, capped at
@@ -474,7 +487,9 @@ def analyze_contributions(
                 "holder; an analyst-facing session runs it with epsilon= (a private contribution histogram)")
         if session is not None or rng is not None:
             raise ValueError("session= and rng= go with the private analysis: give epsilon= too, or drop them")
-        pairs = _read_pairs(data, id_column, groups, [column] if column else [])
+        if column is not None and column not in _column_names(data):
+            raise ValueError(f"column {column!r} is not in the table")
+        pairs = _read_pairs(data, id_column, groups)
         return plan.report(ExactProfile.of(pairs, groups), None)
     if session is not None and rng is not None:
         raise ValueError("give session= (its source draws) or rng=, not both")
