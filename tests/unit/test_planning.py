@@ -161,3 +161,23 @@ def test_planning_releases_in_a_verified_audit_log(tmp_path: pathlib.Path) -> No
     assert records[0]["statistic"] == "bounds" and records[0]["value"] == list(
         securedp.mechanisms.release.jsonable(bounds.value))
     assert records[1]["statistic"] == "contribution_histogram" and records[1]["spent"] == 1
+
+
+def test_private_report_is_computed_from_the_noisy_counts_alone() -> None:
+    from securedp.planning import ReportPlan
+
+    # persons by groups (caps 3): 100 with 1 group, 50 with 2; pairs by rows (cap 2): 150 with 1, 50 with 2;
+    # 10 cells; a noisy count at most its threshold (4 at scale 1) reads as 0: the 3 persons with 3 groups
+    release = securedp.Release(value=(100, 50, 3, 150, 50, 10), statistic="contribution_histogram",
+                               mechanism="discrete_laplace", parameters={"groups_cap": 3, "rows_cap": 2,
+                                                                         "scales": [1, 1, 1]},
+                               epsilon=Fraction(1), rho=None, max_contributions=1)
+    report = ReportPlan.of(candidates=[(1, 1), (2, 2)]).from_histogram(release)
+    assert report.groups_per_person == {1: 100, 2: 50, 3: 0} and report.rows_per_pair == {1: 150, 2: 50}
+    per_pair = Fraction(150 + 2 * 50, 200)  # E_B[min(r, 2)]
+    assert report.rows == (100 + 2 * 50) * per_pair and report.cells == 10
+    one, two = report.candidates
+    assert one.rows_kept == Fraction(150, 200 * per_pair)  # 150 persons keep one group, one row in it
+    assert one.persons_whole == Fraction(100, 150) * Fraction(150, 200)  # g = 1 and P_B(r <= 1)
+    assert two.rows_kept == 1 and two.persons_whole == 1
+    assert report.recommended == two and report.label.startswith("private")
