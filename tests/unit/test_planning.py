@@ -181,3 +181,12 @@ def test_private_report_is_computed_from_the_noisy_counts_alone() -> None:
     assert one.persons_whole == Fraction(100, 150) * Fraction(150, 200)  # g = 1 and P_B(r <= 1)
     assert two.rows_kept == 1 and two.persons_whole == 1
     assert report.recommended == two and report.label.startswith("private")
+
+
+def test_a_missing_id_is_refused_for_the_data_holder_and_dropped_analyst_facing() -> None:
+    data = pl.DataFrame({"pid": [1, 1, None, 2], "region": ["a", "b", "a", "a"]})
+    with pytest.raises(ValueError, match="id column 'pid'"):
+        analyze_contributions(data, id_column="pid", group_by="region")
+    session = Session(epsilon=1, rng=seed(8), analyst_facing=True)
+    report = analyze_contributions(data, id_column="pid", group_by="region", epsilon=1, session=session)
+    assert report.release is not None and session.spent == 1
