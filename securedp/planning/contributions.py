@@ -423,8 +423,12 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
     * ``C``: the group keys among those pairs: sensitivity ``G``.
 
     Each part gets an exact third of ``epsilon`` and independent discrete Laplace noise of scale
-    ``sensitivity / (epsilon / 3)`` (:func:`securedp.hazmat.samplers.discrete_laplace`): the release is
-    ``epsilon``-DP for adding or removing one person with any number of rows (basic composition of the three).
+    ``sensitivity / (epsilon / 3)`` (:func:`securedp.hazmat.samplers.discrete_laplace`, sampled exactly as
+    Canonne, Kamath and Steinke 2020): each part is ``epsilon / 3``-DP by the geometric mechanism (Ghosh,
+    Roughgarden and Sundararajan 2009, the discrete Laplace mechanism of Dwork, McSherry, Nissim and Smith
+    2006), and the release is ``epsilon``-DP for adding or removing one person with any number of rows
+    (basic composition of the three). Its ``max_contributions`` is recorded as 1, as for any release whose
+    privacy unit is the person: no row bound is assumed.
     """
     groups = _check_public(id_column, group_by)
     eps = positive_rational(epsilon, "epsilon")
