@@ -427,8 +427,8 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
     Canonne, Kamath and Steinke 2020): each part is ``epsilon / 3``-DP by the geometric mechanism (Ghosh,
     Roughgarden and Sundararajan 2009, the discrete Laplace mechanism of Dwork, McSherry, Nissim and Smith
     2006), and the release is ``epsilon``-DP for adding or removing one person with any number of rows
-    (basic composition of the three). Its ``max_contributions`` is recorded as 1, as for any release whose
-    privacy unit is the person: no row bound is assumed.
+    (basic composition of the three). The record's ``max_contributions`` is 1 (the field is a row bound);
+    the guarantee above needs none: it holds for a person with any number of rows.
     """
     groups = _check_public(id_column, group_by)
     eps = positive_rational(epsilon, "epsilon")
