@@ -190,3 +190,40 @@ def test_a_missing_id_is_refused_for_the_data_holder_and_dropped_analyst_facing(
     session = Session(epsilon=1, rng=seed(8), analyst_facing=True)
     report = analyze_contributions(data, id_column="pid", group_by="region", epsilon=1, session=session)
     assert report.release is not None and session.spent == 1
+
+
+class ExplodingCell:
+    """A person id whose conversion raises quoting a secret (a stand-in for any reader's failure)."""
+
+    def __repr__(self) -> str:
+        raise RuntimeError("secret 4242")
+
+    __str__ = __repr__
+
+
+class ExplodingColumn:
+    def __iter__(self) -> object:
+        raise RuntimeError("secret 4242")
+
+    def __len__(self) -> int:
+        return 3
+
+
+@pytest.mark.parametrize("path", ["analyze", "bounds"])
+def test_a_reading_failure_is_one_fixed_error_analyst_facing(path: str) -> None:
+    import pandas as pd
+
+    table = pd.DataFrame({"id": [1, ExplodingCell(), 3], "g": ["a", "b", "a"]})
+
+    def run(session: Session) -> object:
+        if path == "analyze":
+            return analyze_contributions(table, id_column="id", group_by="g", epsilon=1, session=session)
+        return securedp.private_bounds(ExplodingColumn(), epsilon=1, session=session)
+
+    guarded = Session(epsilon=2, analyst_facing=True)
+    with pytest.raises(securedp.DataRefused) as info:
+        run(guarded)
+    assert "4242" not in repr(info.value) and info.value.__cause__ is None and guarded.spent == 0
+    with pytest.raises(Exception) as shown:  # the data holder's mode lets the original through
+        run(Session(epsilon=2))
+    assert not isinstance(shown.value, securedp.DataRefused)
