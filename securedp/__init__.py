@@ -41,6 +41,7 @@ from securedp.mechanisms.count import count, prepare_count
 from securedp.mechanisms.exponential import exponential_mechanism, prepare_exponential_mechanism
 from securedp.mechanisms.generator import SecureGenerator
 from securedp.mechanisms.histogram import histogram, prepare_histogram
+from securedp.mechanisms.iqr import iqr, prepare_iqr
 from securedp.mechanisms.mean import mean, prepare_mean
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max, report_noisy_max
 from securedp.mechanisms.permute_and_flip import permute_and_flip, prepare_permute_and_flip
@@ -76,9 +77,9 @@ __all__ = [  # noqa: RUF022 - grouped by what a user looks for, not alphabetical
     # grouped tables (the aggregations are in securedp.tables)
     "table", "prepare_table",
     # selection
-    "exponential_mechanism", "report_noisy_max", "permute_and_flip", "median", "quantile", "quantiles",
+    "exponential_mechanism", "report_noisy_max", "permute_and_flip", "median", "quantile", "quantiles", "iqr",
     "prepare_exponential_mechanism", "prepare_report_noisy_max", "prepare_permute_and_flip",
-    "prepare_median", "prepare_quantile", "prepare_quantiles",
+    "prepare_median", "prepare_quantile", "prepare_quantiles", "prepare_iqr",
     # drop-in noise source
     "SecureGenerator",
     # accounting

@@ -13,7 +13,13 @@ by the command's budget file and by the audit verifier:
   DP): :class:`IncompatibleCost`;
 * **refusal**: a charge that would make ``spent`` exceed ``total`` raises
   :class:`BudgetExceeded` and changes nothing;
-* **refund**: a charge whose release failed is given back.
+* **delta**: a release with a delta of its own (partition selection) also
+  charges it to the budget's delta ledger (``delta_total``, ``delta_spent``:
+  deltas add, by basic composition), in the same state as its epsilon or
+  rho, refused the same way; a budget without a delta ledger refuses it
+  (:class:`IncompatibleCost`);
+* **refund**: a charge whose release failed before reading its first random
+  bit is given back; once a bit is read it stands (:meth:`Budget.charging`).
 
 The state (:class:`~securedp.accounting.schema.BudgetState`) lives in a :class:`BudgetStore`: in memory
 (:class:`MemoryStore`, a lock per budget) or in a file
@@ -59,9 +65,15 @@ def cost_in(currency: Currency, epsilon: Fraction | None, rho: Fraction | None) 
 
 class BudgetStore(Protocol):
     """Where a budget's state is kept. ``hold()`` gives exclusive access to the current state;
-    ``save(state)`` replaces it and is called only while the store is held."""
+    ``save(state)`` replaces it and is called only while the store is held.
+
+    ``delta_hint`` ends the refusal of a release that spends delta when the
+    state has no delta ledger (``delta_total`` is ``None``): how to get a
+    budget that has one.
+    """
 
     currency: Currency
+    delta_hint: str
 
     def hold(self) -> contextlib.AbstractContextManager[BudgetState]: ...
 
@@ -69,11 +81,13 @@ class BudgetStore(Protocol):
 
 
 class MemoryStore:
-    """A budget kept in memory, held with a (re-entrant) thread lock."""
+    """A budget kept in memory, held with a (re-entrant) thread lock; ``delta``: its delta ledger's total."""
 
-    def __init__(self, currency: Currency, total: Fraction) -> None:
+    delta_hint = "create the session with Session(..., delta=...)"
+
+    def __init__(self, currency: Currency, total: Fraction, delta: Fraction | None = None) -> None:
         self.currency = currency
-        self._state = BudgetState(total, Fraction(0), None, currency)
+        self._state = BudgetState(total, Fraction(0), None, currency, delta)
         self._lock = threading.RLock()
 
     @contextlib.contextmanager
@@ -88,18 +102,27 @@ class MemoryStore:
 class Budget:
     """``total`` of ``kind`` (``"epsilon"`` or ``"rho"``) in memory, or the budget kept in ``store``.
 
-    With ``store``, ``kind`` must be the store's currency and ``total`` is
-    not given (the store holds it).
+    ``delta`` (in memory only): the total delta that releases with a delta
+    of their own (tables with private keys, chosen by partition selection)
+    may spend beside ``total``, exactly, in ``(0, 1)``; without it such
+    releases are refused. Basic composition adds the deltas of
+    (epsilon, delta)-DP releases and of delta-approximate zCDP releases
+    (Bun and Steinke 2016), so the budget guarantees (``total``, ``delta``)-DP,
+    or ``delta``-approximate ``total``-zCDP.
+
+    With ``store``, ``kind`` must be the store's currency and neither
+    ``total`` nor ``delta`` is given (the store holds them).
     """
 
-    def __init__(self, kind: str, total: Any = None, *, store: BudgetStore | None = None) -> None:
+    def __init__(self, kind: str, total: Any = None, *, delta: Any = None, store: BudgetStore | None = None) -> None:
         if kind not in (EPSILON.value, RHO.value):
             raise ValueError("kind must be 'epsilon' or 'rho'")
         self.currency = Currency(kind)
         if store is None:
-            store = MemoryStore(self.currency, positive_rational(total, self.currency.value))
-        elif total is not None or store.currency is not self.currency:
-            raise ValueError("a stored budget takes its currency and total from its store")
+            store = MemoryStore(self.currency, positive_rational(total, self.currency.value),
+                                None if delta is None else delta_rational(delta))
+        elif total is not None or delta is not None or store.currency is not self.currency:
+            raise ValueError("a stored budget takes its currency and total from its store, and its delta ledger")
         self._store = store
 
     @property
@@ -111,13 +134,26 @@ class Budget:
         """The amount a release of cost (``epsilon``, ``rho``) takes from this budget (:func:`cost_in`)."""
         return cost_in(self.currency, epsilon, rho)
 
-    def _charged(self, state: BudgetState, amount: Fraction) -> BudgetState:
+    def _charged(self, state: BudgetState, amount: Fraction, delta: Fraction | None = None) -> BudgetState:
+        """``state`` after charging ``amount`` and ``delta``, or the refusal (nothing is changed)."""
+        if delta is not None and state.delta_total is None:
+            raise IncompatibleCost(
+                f"this release spends delta {format_rational(delta)} (partition selection): {self._store.delta_hint}")
         if state.spent + amount > state.total:
             raise BudgetExceeded(
                 f"budget exhausted: this release needs {self.currency} {format_rational(amount)} but only "
                 f"{format_rational(state.remaining)} of {format_rational(state.total)} remains"
             )
-        return dataclasses.replace(state, spent=state.spent + amount)
+        if delta is None:
+            return dataclasses.replace(state, spent=state.spent + amount)
+        assert state.delta_total is not None  # refused above
+        if state.delta_spent + delta > state.delta_total:
+            raise BudgetExceeded(
+                f"delta exhausted: this release needs delta {format_rational(delta)} but only "
+                f"{format_rational(state.delta_total - state.delta_spent)} of {format_rational(state.delta_total)} "
+                "remains"
+            )
+        return dataclasses.replace(state, spent=state.spent + amount, delta_spent=state.delta_spent + delta)
 
     def charge(self, amount: Fraction) -> BudgetState:
         """Add ``amount`` to the spent budget and return the state just after, or raise
@@ -133,8 +169,14 @@ class Budget:
             self._store.save(dataclasses.replace(state, spent=state.spent - amount))
 
     @contextlib.contextmanager
-    def charging(self, amount: Fraction) -> Iterator[BudgetState]:
-        """Charge ``amount`` and run the body with the store still held.
+    def charging(self, amount: Fraction, delta: Fraction | None = None) -> Iterator[BudgetState]:
+        """Charge ``amount`` (and ``delta``, to the delta ledger) and run the body with the store still held.
+
+        Refused before anything is changed or drawn: a charge that would
+        make ``spent`` exceed ``total``, or the delta spent exceed the delta
+        total (:class:`BudgetExceeded`), and a ``delta`` when the budget has
+        no delta ledger (:class:`IncompatibleCost`, ending with the store's
+        ``delta_hint``). Both charges are one state, saved at once.
 
         **The charge stands once the body has read its first random bit**, whatever happens next: if
         the body raises before consuming any randomness (see
@@ -149,7 +191,7 @@ class Budget:
         of their charges).
         """
         with self._store.hold() as state:
-            after = self._charged(state, amount)
+            after = self._charged(state, amount, delta)
             self._store.save(after)
             with watching_draws() as draws:
                 try:
@@ -174,55 +216,22 @@ class Budget:
         with self._store.hold() as state:
             return state.remaining
 
-
-class DeltaLedger:
-    """The ``delta`` of approximate DP spent beside an epsilon or rho budget: exact, additive, refusing overspend.
-
-    Basic composition adds the deltas of (epsilon, delta)-DP releases, and
-    those of delta-approximate zCDP releases (Bun and Steinke 2016): the
-    session's guarantee is its budget's epsilon (or rho) with the delta spent
-    here. A release that states no delta spends none.
-    """
-
-    def __init__(self, total: Any) -> None:
-        self._state = BudgetState(_delta(total), Fraction(0))
-        self._lock = threading.RLock()
+    @property
+    def delta_total(self) -> Fraction | None:
+        """The total of the delta ledger, or ``None`` when releases that spend delta are refused."""
+        with self._store.hold() as state:
+            return state.delta_total
 
     @property
-    def total(self) -> Fraction:
-        return self._state.total
-
-    @property
-    def spent(self) -> Fraction:
-        return self._state.spent
-
-    @property
-    def remaining(self) -> Fraction:
-        return self._state.remaining
-
-    @contextlib.contextmanager
-    def charging(self, amount: Fraction) -> Iterator[BudgetState]:
-        """Add ``amount`` and run the body holding the ledger; refund only if it raises before its first
-        random bit (:meth:`Budget.charging`)."""
-        with self._lock:
-            before = self._state
-            if before.spent + amount > before.total:
-                raise BudgetExceeded(
-                    f"delta exhausted: this release needs delta {format_rational(amount)} but only "
-                    f"{format_rational(before.remaining)} of {format_rational(before.total)} remains"
-                )
-            self._state = dataclasses.replace(before, spent=before.spent + amount)
-            with watching_draws() as draws:
-                try:
-                    yield self._state
-                except BaseException:
-                    if not draws.used:
-                        self._state = before
-                    raise
+    def delta_spent(self) -> Fraction:
+        """The exact sum of the deltas charged so far (0 without a delta ledger)."""
+        with self._store.hold() as state:
+            return state.delta_spent
 
 
-def _delta(value: Any) -> Fraction:
-    delta = positive_rational(value, "delta")
+def delta_rational(value: Any, name: str = "delta") -> Fraction:
+    """``value`` as the exact total of a delta ledger: a rational in ``(0, 1)``, else :class:`ValueError`."""
+    delta = positive_rational(value, name)
     if delta >= 1:
-        raise ValueError(f"delta must be below 1, got {format_rational(delta)}")
+        raise ValueError(f"{name} must be below 1, got {format_rational(delta)}")
     return delta

@@ -1,26 +1,40 @@
 """The file storage backend of :class:`~securedp.accounting.budget.Budget`: a budget kept across processes.
 
 The file is JSON: ``{"format": "securedp-budget/1", "currency": "epsilon",
-"total": "1", "spent": "1/4", "ledger": "<32 hex>"}`` with exact rationals
-as ``"num/den"`` strings. ``currency`` is ``"epsilon"`` (pure DP, costs add)
-or ``"rho"`` (zCDP, costs add): the unit of ``total`` and ``spent``, fixed by
-the release that creates the file; a release priced in the other unit is
-refused when the file is opened (the command opens it in the unit of the
-release; the charge itself follows the rules of
-:mod:`securedp.accounting.budget`, written once). A file without ``currency`` (written
-before rho releases existed) counts ``epsilon``. ``ledger`` names the budget in audit records (it is the audit
-log's ``writer`` for every release charged to this file), so that
-``securedp audit verify`` checks the spending across invocations.
+"total": "1", "spent": "1/4", "delta_total": "1/1000000", "delta_spent": "0",
+"ledger": "<32 hex>"}`` with exact rationals as ``"num/den"`` strings.
+``currency`` is ``"epsilon"`` (pure DP, costs add) or ``"rho"`` (zCDP,
+costs add): the unit of ``total`` and ``spent``, fixed by the release that
+creates the file; a release priced in the other unit is refused when the
+file is opened (the command opens it in the unit of the release; the
+charge itself follows the rules of :mod:`securedp.accounting.budget`,
+written once). A file without ``currency`` (written before rho releases
+existed) counts ``epsilon``. ``ledger`` names the budget in audit records
+(it is the audit log's ``writer`` for every release charged to this file),
+so that ``securedp audit verify`` checks the spending across invocations; a
+:class:`BudgetFile` object keeps the ledger it first read (or created) and
+refuses a file that another budget has replaced since.
+
+``delta_total`` and ``delta_spent`` (optional, together) are the file's
+**delta ledger**: the delta that releases selected by partition selection
+(a table with private keys, ``--delta``) may spend, and have spent, beside
+``total`` (deltas add, by basic composition). It is created with the file
+(``--budget-delta``) and cannot be added later; a file without it (every
+file written before it existed) is read as before and refuses a release
+that spends delta, naming ``--budget-delta``.
 
 **Validation.** A file is read strictly and any deviation is refused with
 one line naming the file and the field, before anything is charged or
 drawn: the text must be one JSON object (no duplicate keys, no ``NaN`` or
-``Infinity``) with exactly the fields above (``currency`` may be absent);
+``Infinity``) with exactly the fields above (``currency`` may be absent;
+``delta_total`` and ``delta_spent`` both or neither);
 ``format`` must be ``"securedp-budget/1"``; ``currency`` one of
 ``"epsilon"``, ``"rho"``; ``total`` and ``spent`` strings in the canonical
 form the writer uses (``"3"``, ``"1/4"``: lowest terms, positive
 denominator other than 1, no sign on zero, no leading zeros, no spaces, no
-decimals), with ``total > 0`` and ``0 <= spent <= total``; ``ledger`` 32
+decimals), with ``total > 0`` and ``0 <= spent <= total``; ``delta_total``
+and ``delta_spent`` strings of the same form, with ``0 < delta_total < 1``
+and ``0 <= delta_spent <= delta_total``; ``ledger`` 32
 lowercase hex digits. A file that needs a hand edit to be read is thus
 never silently reinterpreted (for example a negative ``spent`` that would
 grant extra budget).
@@ -28,10 +42,13 @@ grant extra budget).
 **Locking and atomic writes.** :meth:`BudgetFile.hold` holds an exclusive
 lock on ``FILE.lock`` (``flock`` on POSIX, ``msvcrt.locking`` on Windows:
 :mod:`securedp.hazmat.bits.filelock`) while it reads the file;
-:meth:`BudgetFile.charge` charges under it (:meth:`Budget.charging`), refusing a
-charge that would overspend before anything is drawn, and
-:meth:`BudgetFile.save` writes the new state atomically: a temporary file in the same directory, ``fsync``, then
-``os.replace``.
+every charge is made under it (:meth:`Budget.charging`, for
+:meth:`BudgetFile.charge` and for a :class:`~securedp.Session` over the
+file alike), refusing a charge that would overspend before anything is
+drawn, and :meth:`BudgetFile.save` writes the new state atomically: a
+temporary file in the same directory, ``fsync``, then ``os.replace``.
+Because every write is such a replacement, :attr:`BudgetFile.ledger` may
+read the file without the lock.
 """
 
 from __future__ import annotations
@@ -46,21 +63,23 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from securedp.accounting.budget import Budget
-from securedp.accounting.errors import BudgetExceeded
+from securedp.accounting.budget import Budget, delta_rational
+from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.accounting.schema import BudgetState, Currency
 from securedp.hazmat.bits.filelock import locked
 from securedp.hazmat.exact.rational import format_rational, positive_rational
 
 FORMAT = "securedp-budget/1"
-FIELDS = frozenset({"format", "currency", "total", "spent", "ledger"})
+FIELDS = frozenset({"format", "currency", "total", "spent", "delta_total", "delta_spent", "ledger"})
+OPTIONAL = frozenset({"currency", "delta_total", "delta_spent"})
 _RATIONAL = re.compile(r"-?(0|[1-9][0-9]{0,999})(/[1-9][0-9]{0,999})?")
 _LEDGER = re.compile(r"[0-9a-f]{32}")
 _MAX_BYTES = 1 << 16
 
 
 class BudgetError(ValueError):
-    """The budget file is missing, malformed, does not match ``--budget``, or would be overspent."""
+    """The budget file is missing, malformed, does not match ``--budget`` or ``--budget-delta``, was replaced by
+    another budget, or would be overspent (or charged a delta it has no ledger for, by :meth:`BudgetFile.charge`)."""
 
 
 class BudgetFile:
@@ -70,14 +89,36 @@ class BudgetFile:
     ``currency`` (``"epsilon"`` or ``"rho"``) is the unit of the releases to
     be charged: it becomes the file's currency when ``total`` creates the
     file, and must equal the recorded currency of an existing file.
+    ``delta`` (from ``--budget-delta``, in ``(0, 1)``) gives a file that
+    ``total`` creates a delta ledger of that total, and must equal the
+    ``delta_total`` of an existing file (a file without one is refused).
     """
 
-    def __init__(self, path: str | os.PathLike[str], total: object | None = None, currency: str = "epsilon") -> None:
+    def __init__(self, path: str | os.PathLike[str], total: object | None = None, currency: str = "epsilon",
+                 delta: object | None = None) -> None:
         if currency not in (Currency.EPSILON.value, Currency.RHO.value):
             raise ValueError(f"currency must be 'epsilon' or 'rho', got {currency!r}")
         self.path = Path(path)
         self.total = None if total is None else positive_rational(total, "budget")
         self.currency = Currency(currency)
+        self.delta = None if delta is None else delta_rational(delta, "budget delta")
+        self.delta_hint = (f"{self.path} has no delta budget: a budget file gets one only when it is created, "
+                           "by --budget TOTAL --budget-delta D")
+        self._ledger: str | None = None
+
+    @property
+    def ledger(self) -> str:
+        """The file's ledger id (for a file that ``total`` will create, the id it will be created with).
+
+        The first time, the file is read and checked as :meth:`hold` reads it, but without the lock: the
+        file is only ever replaced atomically, so the read sees one whole version. From then on this
+        object keeps that id and refuses, under the lock, a file with another ledger (one created or
+        replaced meanwhile), before anything is charged.
+        """
+        if self._ledger is None:
+            self._read()
+        assert self._ledger is not None  # set by every successful read
+        return self._ledger
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[BudgetState]:
@@ -91,11 +132,13 @@ class BudgetFile:
         self._write(state)
 
     @contextlib.contextmanager
-    def charge(self, cost: Fraction) -> Iterator[BudgetState]:
-        """Charge ``cost`` and yield the new state, under the lock (:meth:`Budget.charging`).
+    def charge(self, cost: Fraction, delta: Fraction | None = None) -> Iterator[BudgetState]:
+        """Charge ``cost`` (and ``delta`` to the delta ledger) and yield the new state, under the lock
+        (:meth:`Budget.charging`).
 
         Raises :class:`BudgetError` before yielding if the charge would make
-        ``spent`` exceed ``total``. The new state is written before the
+        ``spent`` exceed ``total`` or the delta spent exceed ``delta_total``,
+        or if ``delta`` is given and the file has no delta ledger. The new state is written before the
         body runs (so a crash never under-counts); if the body raises, the
         previous state is written back.
         """
@@ -103,8 +146,8 @@ class BudgetFile:
             raise ValueError(f"the cost charged to a budget file must be a positive Fraction, got {cost!r}")
         with contextlib.ExitStack() as held:
             try:
-                state = held.enter_context(Budget(self.currency, store=self).charging(cost))
-            except BudgetExceeded as exhausted:
+                state = held.enter_context(Budget(self.currency, store=self).charging(cost, delta))
+            except (BudgetExceeded, IncompatibleCost) as exhausted:
                 raise BudgetError(str(exhausted)) from None
             yield state
 
@@ -112,8 +155,15 @@ class BudgetFile:
         if not self.path.exists():
             if self.total is None:
                 raise BudgetError(f"{self.path} does not exist; create it by passing --budget TOTAL")
-            return BudgetState(self.total, Fraction(0), os.urandom(16).hex(), self.currency)
+            if self._ledger is None:
+                self._ledger = os.urandom(16).hex()
+            return BudgetState(self.total, Fraction(0), self._ledger, self.currency, self.delta)
         state = _parse(self.path)
+        if self._ledger is None:
+            self._ledger = state.ledger
+        elif state.ledger != self._ledger:
+            raise BudgetError(f"{self.path} now holds another budget (ledger {state.ledger}, not {self._ledger}): "
+                              "it was created or replaced meanwhile; run the release again")
         if state.currency is not self.currency:
             flag = "--epsilon" if state.currency is Currency.EPSILON else "--rho"
             raise BudgetError(
@@ -125,19 +175,25 @@ class BudgetFile:
                 f"--budget {format_rational(self.total)} does not match the total {state.currency} "
                 f"{format_rational(state.total)} recorded in {self.path}"
             )
+        if self.delta is not None and self.delta != state.delta_total:
+            recorded = "no delta budget" if state.delta_total is None else \
+                f"the total delta {format_rational(state.delta_total)}"
+            raise BudgetError(f"--budget-delta {format_rational(self.delta)} does not match {recorded} recorded in "
+                              f"{self.path} (a delta budget is created with its file)")
         return state
 
     def _write(self, state: BudgetState) -> None:
-        text = json.dumps(
-            {
-                "format": FORMAT,
-                "currency": state.currency.value,
-                "total": format_rational(state.total),
-                "spent": format_rational(state.spent),
-                "ledger": state.ledger,
-            },
-            indent=1,
-        )
+        fields: dict[str, Any] = {
+            "format": FORMAT,
+            "currency": state.currency.value,
+            "total": format_rational(state.total),
+            "spent": format_rational(state.spent),
+        }
+        if state.delta_total is not None:
+            fields["delta_total"] = format_rational(state.delta_total)
+            fields["delta_spent"] = format_rational(state.delta_spent)
+        fields["ledger"] = state.ledger
+        text = json.dumps(fields, indent=1)
         fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", dir=self.path.parent or ".")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -190,9 +246,12 @@ def _parse(path: Path) -> BudgetState:
         unknown = sorted(set(data) - FIELDS)
         if unknown:
             raise ValueError(f"unknown field {unknown[0]!r}")
-        missing = sorted(FIELDS - {"currency"} - set(data))
+        missing = sorted(FIELDS - OPTIONAL - set(data))
         if missing:
             raise ValueError(f"missing field {missing[0]!r}")
+        if ("delta_total" in data) != ("delta_spent" in data):
+            given, absent = ("delta_total", "delta_spent") if "delta_total" in data else ("delta_spent", "delta_total")
+            raise ValueError(f"{given!r} without {absent!r}: the delta ledger needs both")
         if data["format"] != FORMAT:
             raise ValueError(f"'format' must be {FORMAT!r}, got {data['format']!r}")
         currency = data.get("currency", Currency.EPSILON.value)
@@ -206,9 +265,20 @@ def _parse(path: Path) -> BudgetState:
             raise ValueError(f"'spent' must be >= 0, got {format_rational(spent)}")
         if spent > total:
             raise ValueError(f"'spent' {format_rational(spent)} exceeds 'total' {format_rational(total)}")
+        delta_total, delta_spent = None, Fraction(0)
+        if "delta_total" in data:
+            delta_total = _canonical_rational(data, "delta_total")
+            delta_spent = _canonical_rational(data, "delta_spent")
+            if not 0 < delta_total < 1:
+                raise ValueError(f"'delta_total' must be > 0 and < 1, got {format_rational(delta_total)}")
+            if delta_spent < 0:
+                raise ValueError(f"'delta_spent' must be >= 0, got {format_rational(delta_spent)}")
+            if delta_spent > delta_total:
+                raise ValueError(f"'delta_spent' {format_rational(delta_spent)} exceeds 'delta_total' "
+                                 f"{format_rational(delta_total)}")
         ledger = data["ledger"]
         if not isinstance(ledger, str) or _LEDGER.fullmatch(ledger) is None:
             raise ValueError(f"'ledger' must be 32 lowercase hex digits, got {str(ledger)[:40]!r}")
     except (OSError, ValueError, TypeError, RecursionError) as exc:
         raise BudgetError(f"{path} is not a valid budget file ({exc})") from None
-    return BudgetState(total, spent, ledger, Currency(currency))
+    return BudgetState(total, spent, ledger, Currency(currency), delta_total, delta_spent)

@@ -1,7 +1,8 @@
 """The budget unit and the budget fields of audit records: one typed schema for every producer and the verifier.
 
-:class:`Currency` is the unit a budget counts: ``epsilon`` (pure DP) or
-``rho`` (zCDP). Records name it ``budget_kind``; budget files ``currency``.
+:class:`~securedp.mechanisms.noise.Currency` (defined with the cost type it counts) is the unit a
+budget counts: ``epsilon`` (pure DP) or ``rho`` (zCDP). Records name it ``budget_kind``; budget files
+``currency``.
 
 A record of the audit log is one of
 
@@ -34,10 +35,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from securedp.mechanisms.noise import Currency as Currency  # the budget unit, defined with the cost type
 from securedp.mechanisms.record_schema import (
     Json,
     ReleaseRecord,
@@ -53,38 +54,32 @@ if TYPE_CHECKING:
     from securedp.mechanisms.release import Release
 
 
-class Currency(str, Enum):
-    """The unit of a budget: ``epsilon`` (pure DP, costs add) or ``rho`` (zCDP, costs add)."""
-
-    EPSILON = "epsilon"
-    RHO = "rho"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
-
-    @classmethod
-    def parse(cls, value: object, name: str = "budget_kind") -> Currency:
-        """``value`` (``"epsilon"`` or ``"rho"``) as a :class:`Currency`, or :class:`SchemaError` naming ``name``."""
-        if isinstance(value, str) and value in (cls.EPSILON.value, cls.RHO.value):
-            return cls(value)
-        raise SchemaError(name, f"must be 'epsilon' or 'rho', got {value!r}")
-
-
 @dataclass(frozen=True)
 class BudgetState:
-    """A budget at one moment: exact ``total`` and ``spent`` in ``currency``; ``ledger`` names a stored budget."""
+    """A budget at one moment: exact ``total`` and ``spent`` in ``currency``; ``ledger`` names a stored budget.
+
+    ``delta_total`` and ``delta_spent``: its delta ledger (the delta that releases selected by partition
+    selection may spend, and have spent); ``delta_total`` is ``None`` for a budget without one.
+    """
 
     total: Fraction
     spent: Fraction
     ledger: str | None = None
     currency: Currency = Currency.EPSILON
+    delta_total: Fraction | None = None
+    delta_spent: Fraction = Fraction(0)
 
     @property
     def remaining(self) -> Fraction:
         return self.total - self.spent
+
+    def delta_fields(self, charged: Fraction | None) -> DeltaFields | None:
+        """The record's :class:`DeltaFields` just after a release that spent ``charged`` delta, or ``None`` if it
+        spent none (``charged`` is ``None``); a charged delta implies a delta ledger."""
+        if charged is None:
+            return None
+        assert self.delta_total is not None  # a budget without a delta ledger refuses a delta charge
+        return DeltaFields(charged, self.delta_spent, self.delta_total - self.delta_spent)
 
 
 @dataclass(frozen=True)

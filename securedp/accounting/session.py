@@ -3,13 +3,18 @@
 ``Session(epsilon=E)`` (pure DP) or ``Session(rho=R)`` (zCDP), plus
 ``rng=`` (default: the system CSPRNG), ``audit=`` (any object with
 ``.append(record: dict)``) and ``analyst_facing=`` (see *Who reads the
-errors* below). Every release goes through :meth:`Session._release`:
+errors* below); or ``Session(budget=Budget(...))``, for instance a budget
+kept in a budget file (:mod:`securedp.accounting.budget_file`). Every
+release goes through :meth:`Session._release`, those of the command
+``securedp release`` too (a session over its budget file):
 
 1. its exact cost is computed (``prepare_*`` has already validated the
    input; a bad input raises before this point, so nothing is charged);
-2. the cost is **charged under a lock before any noise is drawn**; if it
-   would overspend, :class:`BudgetExceeded` is raised and nothing is drawn
-   or charged, so concurrent releases from several threads never overspend;
+2. the cost, and the release's own delta if it has one (partition
+   selection), are **charged under the budget's lock before any noise is
+   drawn**; if either would overspend, :class:`BudgetExceeded` is raised and
+   nothing is drawn or charged, so concurrent releases from several threads
+   (or processes, on a budget file) never overspend;
 3. the release is executed on the session's source (the salt that bounds
    contributions, the aggregates, the noise, the output);
 4. ``audit.append(record)`` is called with ``release.record()`` plus the
@@ -71,7 +76,6 @@ charge is recorded too, as a ``{"kind": "partition", ...}`` record (see
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import inspect
 import os
@@ -83,16 +87,9 @@ from typing import Any, Concatenate, ParamSpec
 import numpy as np
 
 from securedp.accounting.boundary import data_boundary
-from securedp.accounting.budget import EPSILON, RHO, Budget, DeltaLedger
+from securedp.accounting.budget import EPSILON, RHO, Budget
 from securedp.accounting.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
-from securedp.accounting.schema import (
-    BudgetFields,
-    BudgetState,
-    ChargedRelease,
-    DeltaFields,
-    PartitionRecord,
-    SessionPath,
-)
+from securedp.accounting.schema import BudgetFields, ChargedRelease, PartitionRecord, SessionPath
 from securedp.bounding.messages import draw_salt
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
@@ -111,11 +108,13 @@ from securedp.mechanisms.count import prepare_count
 from securedp.mechanisms.data_phase import check_shape, reading_data
 from securedp.mechanisms.exponential import prepare_exponential_mechanism
 from securedp.mechanisms.histogram import prepare_histogram
+from securedp.mechanisms.iqr import prepare_iqr
 from securedp.mechanisms.mean import prepare_mean
 from securedp.mechanisms.noise import privacy_cost
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max
 from securedp.mechanisms.permute_and_flip import prepare_permute_and_flip
 from securedp.mechanisms.quantile import prepare_median, prepare_quantile, prepare_quantiles
+from securedp.mechanisms.record_schema import Json
 from securedp.mechanisms.release import PreparedRelease, Release, jsonable
 from securedp.mechanisms.sum import prepare_sum
 from securedp.mechanisms.variance import prepare_variance
@@ -168,17 +167,27 @@ class Session:
     """
 
     def __init__(
-        self, epsilon: Any = None, rho: Any = None, *, delta: Any = None, rng: RandomSource | None = None,
-        audit: Any = None, analyst_facing: bool = False, _path: tuple[Any, ...] = (),
-        _partition_id: str | None = None,
+        self, epsilon: Any = None, rho: Any = None, *, delta: Any = None, budget: Budget | None = None,
+        rng: RandomSource | None = None, audit: Any = None, analyst_facing: bool = False,
+        _path: tuple[Any, ...] = (), _partition_id: str | None = None,
     ) -> None:
-        """A budget of ``epsilon`` (pure DP) or ``rho`` (zCDP), and optionally ``delta``.
+        """A budget of ``epsilon`` (pure DP) or ``rho`` (zCDP), and optionally ``delta``; or ``budget``.
 
         ``delta``: the total delta that releases with a delta (a table with
         private keys, selected by partition selection) may spend; without it
         such releases are refused. Deltas add up (basic composition), so the
         session guarantees (``epsilon``, ``delta``)-DP, or ``delta``-approximate
         ``rho``-zCDP.
+
+        ``budget``: instead of ``epsilon``/``rho`` and ``delta``, a
+        :class:`~securedp.accounting.budget.Budget` to charge, such as one
+        kept in a budget file shared with other processes and with the
+        command line (``Budget(kind, store=BudgetFile(path, ...))``,
+        :mod:`securedp.accounting.budget_file`; its delta ledger is the
+        file's). Every charge is made under the store's lock. For the audit
+        records of such a session to be checked across invocations, give
+        ``audit`` the file's ledger id as its writer
+        (``AuditLog(log, writer=BudgetFile(...).ledger)``).
 
         ``rng``: the random source (default: the system CSPRNG). ``audit``:
         an object with ``.append(record)``. ``analyst_facing``: ``True`` when
@@ -188,9 +197,14 @@ class Session:
         """
         if not isinstance(analyst_facing, (bool, np.bool_)):
             raise TypeError(f"analyst_facing must be True or False, not {type(analyst_facing).__name__}")
-        eps, rho_q = privacy_cost(epsilon, rho)
-        self._budget = Budget(EPSILON, eps) if eps is not None else Budget(RHO, rho_q)
-        self._delta = None if delta is None else DeltaLedger(delta)
+        if budget is None:
+            cost = privacy_cost(epsilon, rho)
+            budget = Budget(cost.currency, cost.amount, delta=delta)
+        elif not isinstance(budget, Budget):
+            raise TypeError(f"budget must be a securedp Budget, not {type(budget).__name__}")
+        elif epsilon is not None or rho is not None or delta is not None:
+            raise TypeError("give a budget, or epsilon/rho (and delta), not both")
+        self._budget = budget
         self._rng = resolve_source(rng)
         if audit is not None and not callable(getattr(audit, "append", None)):
             raise TypeError("audit must have an append(record) method")
@@ -249,12 +263,12 @@ class Session:
     @property
     def delta(self) -> Fraction | None:
         """The total delta of the session (``None``: releases with a delta are refused)."""
-        return None if self._delta is None else self._delta.total
+        return self._budget.delta_total
 
     @property
     def delta_spent(self) -> Fraction:
         """The exact sum of the deltas of the releases made so far."""
-        return Fraction(0) if self._delta is None else self._delta.spent
+        return self._budget.delta_spent
 
     def approx_dp(self, delta: Any) -> Fraction:
         """For a rho session: an upper bound on the epsilon of (epsilon, ``delta``)-DP spent so far.
@@ -285,31 +299,48 @@ class Session:
         """
         return data_boundary(self._analyst_facing, lambda: prepare(*args, **options))
 
-    def _release(self, prepared: PreparedRelease) -> Release:
-        """Charge, draw, audit, and return the release (refunded only on a failure before the first random bit)."""
+    def _release(self, prepared: PreparedRelease, *, query: dict[str, Json] | None = None) -> Release:
+        """Charge, draw, audit, and return the release (refunded only on a failure before the first random bit).
+
+        The one pipeline of every release, of the sessions and of the command
+        ``securedp release``. Its charges (its cost in the budget's currency,
+        and its ``delta``, if it has one, to the delta ledger) are made at
+        once under the budget's lock, refused before anything is drawn if
+        either would overspend (:meth:`~securedp.accounting.budget.Budget.charging`).
+        The record given to the audit is :class:`~securedp.accounting.schema.ChargedRelease`:
+
+        * without ``query`` (a session's release): the budget fields of a
+          session, ``budget_kind``, ``charged``, ``spent``, ``remaining``,
+          ``partition`` (and ``partition_id`` inside a partition), then the
+          ``delta_*`` fields if the release spent delta;
+        * with ``query`` (the command's query, JSON-ready): ``query``, then,
+          if the budget is stored with a ledger (a budget file), the
+          command's budget fields ``budget_kind``, ``total``, ``spent`` and
+          ``remaining`` (the command charges a release only to a budget of
+          its own currency, so its charge is its own cost and is not
+          written), then the ``delta_*`` fields if it spent delta; a budget
+          without a ledger (the command's one-release session) writes none.
+        """
         amount = self._budget.cost(prepared.epsilon, prepared.rho)
         delta: Fraction | None = getattr(prepared, "delta", None)
-        if delta is not None and self._delta is None:
-            raise ValueError(f"this release spends delta {format_rational(delta)} (partition selection): "
-                             "create the session with Session(..., delta=...)")
         # The budget is held from the charge to the audit append, so the records of a ledger reach the log
-        # in the order of its charges, even from several threads (the verifier checks that order). Both
-        # charges stand once the execution has read its first random bit, whatever fails after it
-        # (Budget.charging); executing reads the data, so an analyst-facing failure is DataRefused.
-        with self._budget.charging(amount) as state, self._delta_charging(delta) as delta_state:
+        # in the order of its charges, even from several threads or processes (the verifier checks that
+        # order). Both charges stand once the execution has read its first random bit, whatever fails after
+        # it (Budget.charging); executing reads the data, so an analyst-facing failure is DataRefused.
+        with self._budget.charging(amount, delta) as state:
             release = data_boundary(self._analyst_facing, lambda: prepared.execute(self._rng), reading=True)
             if self._audit is not None:
-                fields = BudgetFields.charged_to(state, amount, SessionPath(self._path, self._partition_id))
-                if delta is not None and delta_state is not None:
-                    fields = dataclasses.replace(
-                        fields, delta=DeltaFields(delta, delta_state.spent, delta_state.remaining))
-                self._audit.append(ChargedRelease.of(release, fields).to_json())
+                if query is None:
+                    fields: BudgetFields | None = BudgetFields.charged_to(
+                        state, amount, SessionPath(self._path, self._partition_id))
+                elif state.ledger is not None:
+                    fields = BudgetFields(state.spent, state.remaining, state.currency, total=state.total)
+                else:
+                    fields = None
+                if fields is not None:
+                    fields = dataclasses.replace(fields, delta=state.delta_fields(delta))
+                self._audit.append(ChargedRelease.of(release, fields, query).to_json())
         return release
-
-    def _delta_charging(self, delta: Fraction | None) -> contextlib.AbstractContextManager[BudgetState | None]:
-        if delta is None or self._delta is None:
-            return contextlib.nullcontext()
-        return self._delta.charging(delta)
 
     count = session_method(prepare_count)
     sum = session_method(prepare_sum)
@@ -319,6 +350,7 @@ class Session:
     median = session_method(prepare_median)
     quantile = session_method(prepare_quantile)
     quantiles = session_method(prepare_quantiles)
+    iqr = session_method(prepare_iqr)
     exponential_mechanism = session_method(prepare_exponential_mechanism)
     report_noisy_max = session_method(prepare_report_noisy_max)
     permute_and_flip = session_method(prepare_permute_and_flip)
@@ -375,8 +407,8 @@ class Session:
         if unknown not in ("raise", "drop"):
             raise ValueError("unknown must be 'raise' or 'drop'")
         k = check_max_contributions(max_partitions)
-        epsilon, rho = privacy_cost(budget, None) if self.kind == EPSILON else privacy_cost(None, budget)
-        share = self._budget.cost(epsilon, rho)  # the given budget itself: it has this session's kind
+        given = privacy_cost(budget, None) if self.kind == EPSILON else privacy_cost(None, budget)
+        share = self._budget.cost(given.epsilon, given.rho)  # the given budget itself: it has this session's kind
         if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
             raise TypeError("parts must be a sequence of declared keys")
         declared = list(parts)
@@ -407,8 +439,8 @@ class Session:
                 data=_select(records, mask),
                 ids=None if id_rows is None else _select(id_rows, mask),
                 session=Session(
-                    **{self.kind: share}, rng=self._rng, audit=self._audit, analyst_facing=self._analyst_facing,
-                    _path=(*self._path, jsonable(key)), _partition_id=opens,
+                    budget=Budget(self.kind, share), rng=self._rng, audit=self._audit,
+                    analyst_facing=self._analyst_facing, _path=(*self._path, jsonable(key)), _partition_id=opens,
                 ),
             )
         return out

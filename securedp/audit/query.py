@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from securedp.accounting.schema import Currency
 from securedp.audit.table import Column
 from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
 from securedp.mechanisms.count import prepare_count
 from securedp.mechanisms.histogram import prepare_histogram
+from securedp.mechanisms.iqr import prepare_iqr
 from securedp.mechanisms.mean import prepare_mean
+from securedp.mechanisms.noise import Cost, Currency
 from securedp.mechanisms.quantile import prepare_median, prepare_quantile
 from securedp.mechanisms.release import PreparedRelease
 from securedp.mechanisms.sum import prepare_sum
@@ -35,11 +36,10 @@ STATISTICS: dict[str, Callable[..., PreparedRelease]] = {
     "median": prepare_median,
     "quantile": prepare_quantile,
     "histogram": prepare_histogram,
+    "iqr": prepare_iqr,
 }
 """The statistics of the command, and the function that prepares each."""
-NEEDS_BOUNDS = frozenset({"sum", "mean", "variance", "median", "quantile"})
-PURE_DP_ONLY = frozenset({"median", "quantile"})
-"""Statistics released by the exponential mechanism: priced in ``epsilon`` only, never in ``rho``."""
+NEEDS_BOUNDS = frozenset({"sum", "mean", "variance", "median", "quantile", "iqr"})
 
 
 def _text(q: Fraction) -> str:
@@ -53,9 +53,9 @@ class Query:
     ``epsilon`` / ``rho``, ``bounds``, ``q`` and ``bins`` are rationals;
     ``categories`` are strings compared with the cells verbatim. Exactly one
     of ``epsilon`` (pure DP, Laplace-type noise) and ``rho`` (zCDP, discrete
-    Gaussian noise) is set; ``rho`` is refused for the pure-DP-only
-    statistics ``median`` and ``quantile``. :meth:`check` enforces which
-    inputs each statistic needs.
+    Gaussian noise) is set (a median or quantile priced in ``rho`` runs its
+    selection at the epsilon :func:`~securedp.mechanisms.quantile.selection_epsilon`
+    gives). :meth:`check` enforces which inputs each statistic needs.
     """
 
     statistic: str
@@ -74,14 +74,12 @@ class Query:
     @property
     def currency(self) -> Currency:
         """What this query's privacy cost is counted in: epsilon or rho."""
-        return Currency.EPSILON if self.epsilon is not None else Currency.RHO
+        return Cost(self.epsilon, self.rho).currency
 
     @property
     def cost(self) -> Fraction:
         """The exact privacy cost in :attr:`currency`."""
-        cost = self.epsilon if self.epsilon is not None else self.rho
-        assert cost is not None
-        return cost
+        return Cost(self.epsilon, self.rho).amount
 
     def check(self) -> Query:
         """Return ``self`` if the inputs fit the statistic, else raise :class:`ValueError`."""
@@ -89,10 +87,6 @@ class Query:
             raise ValueError(f"unknown statistic {self.statistic!r} (choose from {', '.join(STATISTICS)})")
         if (self.epsilon is None) == (self.rho is None):
             raise ValueError("give exactly one of --epsilon (pure DP) and --rho (zCDP)")
-        if self.rho is not None and self.statistic in PURE_DP_ONLY:
-            raise ValueError(
-                f"{self.statistic} is pure-DP only (exponential mechanism): use --epsilon, not --rho"
-            )
         if self.statistic in NEEDS_BOUNDS and self.bounds is None:
             raise ValueError(f"{self.statistic} needs --bounds LO,HI (public bounds on one value)")
         if self.statistic == "quantile" and self.q is None:

@@ -22,13 +22,10 @@ from typing import Any
 from securedp.accounting.schema import Currency
 from securedp.hazmat.exact.rational import format_rational, to_int, to_rational
 from securedp.mechanisms.release import jsonable
-from securedp.tables import Count, Mean, Persons, Quantile, Sum, Variance, prepare_table
+from securedp.tables import prepare_table
 from securedp.tables.frames import read_source
-from securedp.tables.spec import Aggregation
+from securedp.tables.spec import KINDS, Aggregation
 from securedp.tables.table import PreparedTable
-
-COLUMN_KINDS: dict[str, type[Sum] | type[Mean] | type[Variance] | type[Quantile]] = {
-    "sum": Sum, "mean": Mean, "variance": Variance, "median": Quantile, "quantile": Quantile}
 
 
 def _rational(value: Any, name: str) -> Fraction | None:
@@ -37,7 +34,7 @@ def _rational(value: Any, name: str) -> Fraction | None:
 
 @dataclass(frozen=True)
 class AggregationQuery:
-    """One aggregation: ``kind`` (count, persons, sum, mean, variance, median, quantile), its column, bounds,
+    """One aggregation: ``kind`` (a name of :data:`~securedp.tables.spec.KINDS`), its column, bounds,
     lattice, share and (quantile) level ``q``."""
 
     kind: str
@@ -48,18 +45,12 @@ class AggregationQuery:
     q: Fraction | None = None
 
     def build(self) -> Aggregation:
-        if self.kind == "count":
-            return Count(self.share)
-        if self.kind == "persons":
-            return Persons(self.share)
-        if self.kind not in COLUMN_KINDS or self.column is None or self.bounds is None:
-            raise ValueError(f"{self.kind} needs a column and bounds (COLUMN:LO,HI)")
-        if self.kind in ("median", "quantile"):
-            q = Fraction(1, 2) if self.kind == "median" else self.q
-            if q is None:
-                raise ValueError("a quantile needs its level: --quantile COLUMN:Q:LO,HI")
-            return Quantile(self.column, self.bounds, self.lattice, self.share, q)
-        return COLUMN_KINDS[self.kind](self.column, self.bounds, self.lattice, self.share)
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown aggregation {self.kind!r} (choose from {', '.join(KINDS)})")
+        try:
+            return KINDS[self.kind].build(self.column, self.bounds, self.lattice, self.share, self.q)
+        except ValueError as error:
+            raise ValueError(f"{self.kind} {error}") from None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -189,7 +180,7 @@ def parse_aggregation(kind: str, text: str | None) -> AggregationQuery:
     if text is None:
         return AggregationQuery(kind)
     q = None
-    if kind == "quantile":
+    if KINDS[kind].takes == "level":
         column, _, rest = text.partition(":")
         level, _, tail = rest.partition(":")
         if not level:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
-from securedp.accounting.budget import cost_in
+from securedp.accounting.budget import Budget, cost_in
 from securedp.accounting.budget_file import BudgetFile
-from securedp.accounting.schema import BudgetFields, BudgetState, ChargedRelease, Currency
+from securedp.accounting.schema import BudgetFields, BudgetState, Currency
+from securedp.accounting.session import Session
 from securedp.audit.log import AuditLog
 from securedp.audit.query import STATISTICS, Query
 from securedp.audit.replay import read_seed, replay_log
@@ -67,16 +66,55 @@ def _query(args: argparse.Namespace) -> Query:
     ).check()
 
 
-@contextlib.contextmanager
-def _charged(args: argparse.Namespace, currency: Currency, cost: Fraction) -> Iterator[BudgetState | None]:
-    """``cost`` charged to ``--budget-file`` (kept charged if the body succeeds), or nothing without one."""
+class Recorder:
+    """The audit of the command's session: keeps the record of its one release and appends it to
+    ``--audit-log``, if given (:attr:`entry`: the line written, else ``None``)."""
+
+    def __init__(self, log: AuditLog | None) -> None:
+        self.log = log
+        self.record: dict[str, Any] = {}
+        self.entry: dict[str, Any] | None = None
+
+    def append(self, record: dict[str, Any]) -> None:
+        self.record = record
+        self.entry = None if self.log is None else self.log.append(record)
+
+    @property
+    def budget(self) -> BudgetState | None:
+        """The budget file just after the charge, as the record states it, or ``None`` without a budget file."""
+        fields = BudgetFields.from_json(self.record)
+        if fields is None:
+            return None
+        assert fields.total is not None and fields.currency is not None  # the command's budget fields
+        return BudgetState(fields.total, fields.spent, None, fields.currency)
+
+
+def session(args: argparse.Namespace, currency: Currency, cost: Fraction,
+            delta: Fraction | None = None) -> tuple[Session, Recorder]:
+    """The session that the command's one release, of ``cost`` in ``currency`` (and ``delta``), is charged to.
+
+    With ``--budget-file``: a session over that file (created by ``--budget``
+    and ``--budget-delta``, which must match it later; see
+    :class:`~securedp.accounting.budget_file.BudgetFile`), whose ledger id
+    is the audit log's writer. Without: a session whose in-memory budget is
+    exactly the release's ``cost`` and ``delta``, and whose records carry no
+    budget fields. Either way the release goes through the one pipeline,
+    :meth:`Session._release`, on the ``--seed-file`` stream (or the system
+    source), its record kept by the returned :class:`Recorder`.
+    """
+    source = _source(args)
     if args.budget_file is None:
-        if args.budget is not None:
-            raise Failure("--budget needs --budget-file")
-        yield None
-        return
-    with BudgetFile(args.budget_file, args.budget, currency).charge(cost) as state:
-        yield state
+        for flag, value in (("--budget", args.budget), ("--budget-delta", args.budget_delta)):
+            if value is not None:
+                raise Failure(f"{flag} needs --budget-file")
+        budget = Budget(currency.value, cost, delta=delta)
+        writer = None
+    else:
+        store = BudgetFile(args.budget_file, args.budget, currency.value, args.budget_delta)
+        budget = Budget(currency.value, store=store)
+        writer = store.ledger
+    recorder = Recorder(_audit_log(args, writer))
+    return Session(budget=budget, rng=source, audit=recorder, analyst_facing=args.analyst_facing), recorder
 
 
 def _source(args: argparse.Namespace) -> RandomSource | None:
@@ -87,7 +125,7 @@ def _source(args: argparse.Namespace) -> RandomSource | None:
 
 
 def release(args: argparse.Namespace) -> int:
-    """``securedp release``: validate, charge the budget file, draw, log, print.
+    """``securedp release``: validate, then charge the budget file, draw and log (:func:`session`), print.
 
     The release is priced in ``epsilon`` (``--epsilon``, pure DP) or in
     ``rho`` (``--rho``, zCDP); a budget file counts one of the two and
@@ -100,19 +138,13 @@ def release(args: argparse.Namespace) -> int:
     cost = cost_in(query.currency, prepared.epsilon, prepared.rho)
     if cost != query.cost:  # the mechanisms price exactly what was asked
         raise Failure(f"{query.statistic} is not priced in {query.currency}")
-    source = _source(args)
-    with _charged(args, query.currency, cost) as budget:
-        log = _audit_log(args, None if budget is None else budget.ledger)
-        result = prepared.execute(source)
-        fields = None if budget is None else BudgetFields(
-            budget.spent, budget.remaining, budget.currency, total=budget.total
-        )
-        record = ChargedRelease.of(result, fields, query.to_json()).to_json()
-        entry = None if log is None else log.append(record)
+    charged_to, recorder = session(args, query.currency, cost)
+    result = charged_to._release(prepared, query=query.to_json())
     if args.json:
-        print(json.dumps(record, indent=2))
+        print(json.dumps(recorder.record, indent=2))
     else:
-        print(show_release(result, query, budget))
+        print(show_release(result, query, recorder.budget))
+        entry = recorder.entry
         if entry is not None:
             signed = "" if "sig" not in entry else f", signed by {entry['signer'][:16]}…"
             print(f"  audit    record {entry['seq']} appended to {args.audit_log} (hash {entry['hash'][:16]}…{signed})")

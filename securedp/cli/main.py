@@ -70,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--budget",
         help="the total budget, in the release's currency (epsilon or rho; creates --budget-file, must match it later)",
     )
+    rel.add_argument(
+        "--budget-delta",
+        help="with --budget, give the new --budget-file a delta ledger of this total, exact (1e-6): what the tables "
+             "with private keys (--delta) charged to it may spend; must match it later",
+    )
     rel.add_argument("--audit-log", help="append the release to this hash-chained JSON-lines log")
     rel.add_argument("--signing-key", help="sign the audit record with this Ed25519 key (from `securedp audit keygen`)")
     rel.add_argument("--seed-file", help="32-byte seed (raw or hex) for a replayable ChaCha20 stream")
@@ -267,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(failure))
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
-    except (ValueError, TypeError, OSError, ArithmeticError, LookupError, AuditLogError) as exc:
+    except (ValueError, TypeError, OSError, ArithmeticError, LookupError, AuditLogError, BudgetExceeded) as exc:
         return _fail(_one_line(exc))
     except Exception as exc:
         return _fail(f"internal error ({type(exc).__name__}): {_one_line(exc)}")

@@ -19,7 +19,7 @@ from typing import Any
 from securedp.accounting.boundary import check_public_arguments, data_boundary
 from securedp.accounting.budget_file import BudgetError
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
-from securedp.accounting.schema import BudgetFields, ChargedRelease, Currency
+from securedp.accounting.schema import Currency
 from securedp.audit.log import AuditLogError
 from securedp.audit.planning_query import BoundsQuery, HistogramQuery
 from securedp.cli import commands
@@ -97,22 +97,21 @@ def _bounds(text: str | None) -> tuple[Fraction, Fraction] | None:
 
 
 def _run(args: argparse.Namespace, query: BoundsQuery | HistogramQuery) -> Release:
-    """The release of ``query`` on the file, charged to ``--budget-file`` and logged with the query (so that
-    ``securedp audit replay`` re-derives it); behind the analyst-facing error boundary with
-    ``--analyst-facing`` (public arguments checked first, on an empty placeholder)."""
+    """The release of ``query`` on the file through the command's one pipeline (:func:`commands.session`:
+    charged to ``--budget-file``, drawn from ``--seed-file``, appended to ``--audit-log`` with the query, so
+    that ``securedp audit replay`` re-derives it); with ``--analyst-facing``, the public arguments are
+    checked first (on an empty placeholder) and the rest runs behind the analyst-facing error boundary."""
     import polars as pl
+
+    # the pipeline reads the mode and the delta ledger option of `securedp release`; these commands keep their
+    # own flag (main routes `analyst_facing` to the release command's checks) and spend no delta
+    options = argparse.Namespace(**{**vars(args), "analyst_facing": args.analyst, "budget_delta": None})
 
     def release() -> Release:
         prepared = query.prepare(query.read(args.data))
         assert prepared.epsilon is not None  # both releases are priced in epsilon
-        with commands._charged(args, Currency.EPSILON, prepared.epsilon) as budget:
-            log = commands._audit_log(args, None if budget is None else budget.ledger)
-            result = prepared.execute(commands._source(args))
-            fields = None if budget is None else BudgetFields(budget.spent, budget.remaining, budget.currency,
-                                                              total=budget.total)
-            if log is not None:
-                log.append(ChargedRelease.of(result, fields, query.to_json()).to_json())
-        return result
+        charged_to, _ = commands.session(options, Currency.EPSILON, prepared.epsilon)
+        return charged_to._release(prepared, query=query.to_json())
 
     if not args.analyst:
         return release()

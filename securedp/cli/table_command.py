@@ -30,8 +30,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from securedp.accounting.budget import cost_in
-from securedp.accounting.schema import BudgetFields, ChargedRelease
-from securedp.cli.commands import Failure, _audit_log, _charged, _source
+from securedp.cli.commands import Failure, session
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
 from securedp.reading.files import check_encoding, read_csv_bytes
 
@@ -40,12 +39,20 @@ if TYPE_CHECKING:  # Polars and the table modules load only when a table is rele
 
     from securedp.audit.table_query import AggregationQuery, TableQuery
 
-AGGREGATIONS = ("count", "persons", "sum", "mean", "variance", "median", "quantile")
+def _kinds(takes: tuple[str, ...]) -> tuple[str, ...]:
+    from securedp.tables.spec import KINDS
+
+    return tuple(name for name, kind in KINDS.items() if kind.takes in takes)
+
+
+AGGREGATIONS = _kinds(("nothing", "column", "level"))
+"""Every aggregation option (``--count``, ``--sum`` ...): the names of :data:`securedp.tables.spec.KINDS`."""
+COLUMN_AGGREGATIONS = _kinds(("column", "level"))
 
 
 def wants_table(args: argparse.Namespace) -> bool:
     """True if the arguments ask for a grouped table rather than one statistic of one column."""
-    return bool(args.group_by or args.count or args.persons or any(getattr(args, k) for k in AGGREGATIONS[2:]))
+    return bool(args.group_by or any(getattr(args, k) for k in AGGREGATIONS))
 
 
 def _keys(args: argparse.Namespace, group_by: tuple[str, ...]) -> tuple[tuple[Any, ...], ...] | None:
@@ -70,12 +77,12 @@ def table_query(args: argparse.Namespace) -> TableQuery:
 
     group_by = tuple(c for text in args.group_by or () for c in text.split(",") if c)
     aggregations: list[AggregationQuery] = []
-    if args.count:
-        aggregations.append(AggregationQuery("count"))
-    if args.persons:
-        aggregations.append(AggregationQuery("persons"))
-    for kind in AGGREGATIONS[2:]:
-        aggregations += [parse_aggregation(kind, text) for text in getattr(args, kind) or ()]
+    for kind in AGGREGATIONS:
+        given = getattr(args, kind)
+        if kind not in COLUMN_AGGREGATIONS:
+            aggregations += [AggregationQuery(kind)] if given else []
+        else:
+            aggregations += [parse_aggregation(kind, text) for text in given or ()]
     if not aggregations:
         raise Failure("give at least one aggregation: --count, --persons, --sum/--mean/--variance/--median "
                       "COLUMN:LO,HI or --quantile COLUMN:Q:LO,HI")
@@ -158,27 +165,20 @@ def _write(result: Any, args: argparse.Namespace) -> None:
 
 
 def release_table(args: argparse.Namespace) -> int:
-    """Validate, charge the budget file, bound and aggregate, draw, log, write the table."""
+    """Validate, then charge the budget file (epsilon or rho, and the delta of private keys), bound and
+    aggregate, draw and log (:func:`securedp.cli.commands.session`), write the table."""
     from securedp.audit.table_query import describe
 
     query = table_query(args)
     prepared = query.prepare(_data(args, query))
-    cost = cost_in(query.currency, prepared.epsilon, prepared.rho)
-    if prepared.delta is not None and args.budget_file is not None:
-        raise Failure("--budget-file counts epsilon or rho, not delta: a table with private keys "
-                      "(--delta) cannot be charged to it yet; pass --keys or drop --budget-file")
-    source = _source(args)
-    with _charged(args, query.currency, cost) as budget:
-        log = _audit_log(args, None if budget is None else budget.ledger)
-        result = prepared.execute(source)
-        fields = None if budget is None else BudgetFields(
-            budget.spent, budget.remaining, budget.currency, total=budget.total)
-        record = ChargedRelease.of(result, fields, query.to_json()).to_json()
-        entry = None if log is None else log.append(record)
+    charged_to, recorder = session(args, query.currency, cost_in(query.currency, prepared.epsilon, prepared.rho),
+                                   prepared.delta)
+    result = charged_to._release(prepared, query=query.to_json())
     if args.json:
-        print(json.dumps(record, indent=2))
+        print(json.dumps(recorder.record, indent=2))
         return 0
     _write(result, args)
+    entry = recorder.entry
     if args.output is not None or entry is not None:
         for line in describe(query):
             print(f"  {line}", file=sys.stderr)
@@ -191,10 +191,14 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
     """The options of a table release, added to ``securedp release``."""
     table = rel.add_argument_group("grouped tables (give --group-by and/or aggregations instead of --stat)")
     table.add_argument("--group-by", action="append", help="group column(s): A or A,B (repeatable)")
-    table.add_argument("--count", action="store_true", help="rows per group")
-    table.add_argument("--persons", action="store_true", help="distinct persons per group")
-    for kind in AGGREGATIONS[2:]:
-        shape = "COLUMN:Q:LO,HI[:STEP]" if kind == "quantile" else "COLUMN:LO,HI[:STEP]"
+    from securedp.tables.spec import KINDS
+
+    for kind in AGGREGATIONS:
+        spec = KINDS[kind]
+        if spec.takes == "nothing":
+            table.add_argument(f"--{kind}", action="store_true", help=(spec.make.__doc__ or kind).strip().rstrip("."))
+            continue
+        shape = "COLUMN:Q:LO,HI[:STEP]" if spec.takes == "level" else "COLUMN:LO,HI[:STEP]"
         table.add_argument(f"--{kind}", action="append", metavar=shape, help=f"{kind} of a column (repeatable)")
     table.add_argument("--keys", help="public keys of the one group column: A,B,... (default: private keys)")
     table.add_argument("--keys-file", help="public keys: a CSV or Parquet table of the group columns")

@@ -37,16 +37,20 @@ digests* ``SHA-256(hex(salt) || field(person) || field(i))`` are smallest,
 ``i`` the index of the part in the declared ``parts`` (its canonical
 integer), with a salt drawn from the session's source after the charge.
 
-**Person ids** are non-negative integers: Python ints, NumPy integers, or
-floats holding an integer below ``2**53`` exactly (a pandas integer column
-with missing values becomes float64). Map other identifiers to integers
-first (``pandas.factorize``, after removing rows without an id). A row whose
-id is **blank** (``None``, NaN, ``pandas.NA``/``NaT``, ``""`` or a
-whitespace-only string) or **negative** (``pandas.factorize`` codes a missing
-id as -1) is never given a person: blank ids would merge different people
-into one, so that the bound applies to many people at once. Such a row, or
-one whose id is not an integer, raises before anything is drawn or charged,
-with a message naming ``ids`` and the first such row.
+**Person ids** are non-negative integers (Python ints, NumPy integers, or
+floats holding an integer below ``2**53`` exactly: a pandas integer column
+with missing values becomes float64) or text, as in a table's ``id_column``
+(:func:`securedp.tables.frames.read_table`): one column holds one or the
+other, never both (an integer and its text would be one person or two). A
+text id is itself in the row digests, so a one-column release and the
+one-cell table of the same rows keep the same rows for the same salt. A row
+whose id is **blank** (``None``, NaN, ``pandas.NA``/``NaT``, ``""``, a
+whitespace-only string, or text holding U+FFFD, which a decoder wrote for
+bytes it could not read) or **negative** (``pandas.factorize`` codes a
+missing id as -1) is never given a person: blank ids would merge different
+people into one, so that the bound applies to many people at once. Such a
+row, or one whose id is neither an integer nor text, raises before anything
+is drawn or charged, with a message naming ``ids`` and the first such row.
 
 **Who reads errors.** By default error messages are for the *data holder*
 (trusted): they name rows and count offending records. Inside an
@@ -107,21 +111,24 @@ def length_mismatch(name: str, size: int, n: int) -> ValueError:
     return ValueError(f"{name} has {size} entries but the data has {n} rows")
 
 
-# Per-id verdicts of _classify_id (codes >= 0 are person ids).
+# Per-id verdicts of _classify_id (codes >= 0 are person ids; text ids are verdict 0).
 _BLANK, _NEGATIVE, _NOT_INT = -1, -2, -3
 
 
-def _classify_id(v: Any) -> int:
-    """A usable id as a Python int >= 0, or one of ``_BLANK``, ``_NEGATIVE``, ``_NOT_INT``."""
+def _classify_id(v: Any) -> int | str:
+    """A usable id as a Python int >= 0 or a text id, or one of ``_BLANK``, ``_NEGATIVE``, ``_NOT_INT``.
+
+    Text holding U+FFFD (bytes a decoder could not read, :mod:`securedp.reading.files`) is blank: two
+    different ids could read alike."""
     if isinstance(v, (bool, np.bool_)):
         return _NOT_INT
     if isinstance(v, (int, np.integer)):
         i = int(v)
         return i if i >= 0 else _NEGATIVE
-    if is_blank(v):
+    if is_blank(v) or (isinstance(v, str) and "\ufffd" in v):
         return _BLANK
     if isinstance(v, str):
-        return _NOT_INT
+        return v
     if isinstance(v, (float, np.floating)):
         if not np.isfinite(v) or v % 1 != 0 or abs(v) >= _FLOAT_ID_LIMIT:  # exact tests, any float width
             return _NOT_INT
@@ -150,8 +157,8 @@ def _id_problem(verdicts: np.ndarray, values: Any) -> Exception:
                 ">= 0 (pandas.factorize codes a missing id as -1): remove the rows without an id first"
             )
         return TypeError(
-            f"ids: row {first} is not an integer person id ({type(shown).__name__} {shown!r}); "
-            "ids must be integers (map other identifiers to integers first, e.g. pandas.factorize)"
+            f"ids: row {first} is not a person id ({type(shown).__name__} {shown!r}); "
+            "ids are integers or text"
         )
     raise AssertionError("no unusable id")  # pragma: no cover - called only when some verdict is negative
 
@@ -189,12 +196,21 @@ def person_ids(ids: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
         # Per id. Long doubles stay NumPy scalars (``tolist`` would round them to float64).
         values = arr if isinstance(arr, list) else (list(arr) if kind == "f" else arr.tolist())
         classified = [_classify_id(v) for v in values]
-        verdicts = np.fromiter((min(c, 0) for c in classified), dtype=np.int64, count=len(classified))
-        try:
-            codes = np.array(classified, dtype=np.int64) if classified else np.zeros(0, np.int64)
-        except OverflowError:
+        verdicts = np.fromiter((0 if isinstance(c, str) else min(c, 0) for c in classified), dtype=np.int64,
+                               count=len(classified))
+        texts = [isinstance(c, str) for c in classified]
+        if any(texts):
+            if not all(t or c < 0 for t, c in zip(texts, classified, strict=True)):  # type: ignore[operator]
+                raise TypeError("ids hold both integers and text: an id column holds one or the other (an "
+                                "integer and its text would be one person or two)")
             codes = np.empty(len(classified), dtype=object)
-            codes[:] = classified
+            codes[:] = [c if isinstance(c, str) else "" for c in classified]
+        else:
+            try:
+                codes = np.array(classified, dtype=np.int64) if classified else np.zeros(0, np.int64)
+            except OverflowError:
+                codes = np.empty(len(classified), dtype=object)
+                codes[:] = classified
     else:
         raise TypeError(f"ids must be integer person ids, got an array of {kind} dtype")
     if verdicts is None or not verdicts.any():

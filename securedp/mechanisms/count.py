@@ -1,11 +1,14 @@
-"""Private count of rows.
+"""Private count of rows (and, in a table, of distinct persons).
 
 **Privacy map.** Adding or removing one person changes the number of rows
 kept by at most ``m = max_contributions``: sensitivity ``m``. The release is
 ``n + Z`` with ``Z`` discrete Laplace of scale ``m / epsilon``
 (``epsilon``-DP) or discrete Gaussian of variance ``m**2 / (2 rho)``
-(``rho``-zCDP). Rows are counted whatever they hold (``None`` and NaN count
-as rows). The noisy count is not clamped, so it can be negative.
+(``rho``-zCDP); in a table each person changes at most ``k = max_groups``
+cells, and the noise is calibrated to that (:mod:`securedp.mechanisms.noise`).
+Rows are counted whatever they hold (``None`` and NaN count as rows). The
+noisy count is not clamped, so it can be negative. A table's
+:class:`Persons` counts distinct persons per cell: sensitivity 1.
 
 ``data`` is one column: a table (DataFrame), a 2-D array or a list of
 row tuples is refused, never flattened into ``rows * columns`` "rows"
@@ -16,22 +19,22 @@ change the count, so a count draws no salt (unlike the other statistics
 with ``ids``, :mod:`securedp.mechanisms.contributions`).
 
 **Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
-:class:`CountAggregate` (the rows kept); step (2), :meth:`Count.noise_step`,
-adds the noise to it.
+:class:`CountAggregate` (the rows kept); step (2) adds the noise to it, for
+one cell or for every cell of a table (:class:`~securedp.mechanisms.statistic.AdditiveStatistic`),
+with the interval ``n + Z -/+ t`` at level ``1 - alpha`` in a table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
-from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice.columns import as_records
 from securedp.mechanisms.contributions import bound_rows, check_max_contributions, refuse_rows
 from securedp.mechanisms.noise import Cost, Noise, privacy_cost
 from securedp.mechanisms.release import PreparedRelease
-from securedp.mechanisms.statistic import Statistic, public_function, release_function
+from securedp.mechanisms.statistic import AdditiveStatistic, CellColumn, CellSums, public_function, release_function
 
 
 @dataclass(frozen=True)
@@ -42,12 +45,13 @@ class CountAggregate:
 
 
 @dataclass(frozen=True)
-class Count(Statistic[CountAggregate]):
-    """The count's definition: ``rows + Z``, sensitivity ``max_contributions`` (see the module docstring)."""
+class Count(AdditiveStatistic[CountAggregate]):
+    """The count's definition: ``rows + Z``, cell sensitivity ``max_contributions`` (see the module docstring)."""
 
     statistic = "count"
     cost: Cost
     max_contributions: int
+    max_groups: int = field(default=1, kw_only=True)
 
     @classmethod
     def prepare(
@@ -58,7 +62,11 @@ class Count(Statistic[CountAggregate]):
 
     @property
     def noise(self) -> Noise:
-        return Noise(self.max_contributions, *self.cost)
+        return Noise.of(self.max_contributions, self.cost, self.max_groups)
+
+    @property
+    def noises(self) -> tuple[Noise]:
+        return (self.noise,)
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -71,9 +79,34 @@ class Count(Statistic[CountAggregate]):
         rule = bound_rows(n, ids, self.max_contributions)
         return CountAggregate(n if rule is None else rule.kept_rows)
 
-    def sampler(self, aggregate: CountAggregate) -> Callable[[RandomSource], int]:
-        noise = self.noise
-        return lambda source: int(aggregate.rows + noise.draw(source))
+    def exact_cells(self, sums: CellSums) -> list[list[int]]:
+        return [sums.rows]
+
+    def halfwidths(self, alpha: Fraction) -> dict[str, Fraction]:
+        """``{"": t}``: the released interval is ``value -/+ t``."""
+        return {"": Fraction(self.noise.halfwidth(alpha))}
+
+    def finish(self, noisy: list[list[int]], alpha: Fraction | None) -> CellColumn:
+        values = noisy[0]
+        if alpha is None:
+            return CellColumn(values, None, None, None, None)
+        t = self.noise.halfwidth(alpha)
+        return CellColumn(values, [v - t for v in values], [v + t for v in values], None,
+                          self.noise.output_step(alpha))
+
+
+@dataclass(frozen=True)
+class Persons(Count):
+    """The distinct persons of a table's cell: ``persons + Z``, cell sensitivity 1 (one person, one cell)."""
+
+    statistic = "persons"
+
+    @property
+    def noise(self) -> Noise:
+        return Noise.of(1, self.cost, self.max_groups)
+
+    def exact_cells(self, sums: CellSums) -> list[list[int]]:
+        return [sums.persons]
 
 
 prepare_count = public_function(Count.prepare, "prepare_count",

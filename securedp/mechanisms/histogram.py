@@ -203,7 +203,7 @@ class Histogram(Statistic[HistogramAggregate]):
 
     @property
     def noise(self) -> Noise:
-        return Noise(self.max_contributions, *self.cost)
+        return Noise.of(self.max_contributions, self.cost)
 
     @property
     def parameters(self) -> dict[str, Any]:

@@ -12,29 +12,40 @@ Records become units ``u`` in ``[lo_u, hi_u]`` exactly as for
 or with ``rho`` Gaussian variances ``sensitivity**2 / (2 * rho / 2)``). By
 basic composition the pair is ``epsilon``-DP (``rho``-zCDP): the total
 charged is exactly the declared budget. The released mean is the
-post-processing ``step * clamp(c + S~ / max(N~, 1), lo_u, hi_u)``, an exact
-Fraction in ``[lo, hi]``; the set of possible outputs does not depend on the data.
+post-processing ``step * round(clamp(c + S~ / max(N~, 1), lo_u, hi_u))``
+(rounded half to even, :func:`mean_units`): a lattice point in ``[lo, hi]``,
+so the set of possible outputs is the lattice, whatever the data. In a table
+each person changes at most ``k = max_groups`` cells (noise calibrated to
+``k`` times the sensitivities, :mod:`securedp.mechanisms.noise`), and each
+cell's interval at level ``1 - alpha`` comes from the two half-widths at
+``alpha / 2`` each (a union bound).
 
 **Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
-:class:`MeanAggregate` (``N`` and the centred sum, integers); step (2),
-:meth:`Mean.noise_step`, draws both noises and post-processes.
+:class:`MeanAggregate` (``N`` and the centred sum, integers); step (2)
+draws both noises and post-processes, for one cell or every cell of a table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact.kernels import round_half_even
 from securedp.lattice import exact_sum
-from securedp.mechanisms.moments import LatticeStatistic, centre, centred_units, clamp_fraction
+from securedp.mechanisms.moments import LatticeStatistic, centre, centred, centred_units
 from securedp.mechanisms.noise import Noise, split
-from securedp.mechanisms.records import exact_value
-from securedp.mechanisms.statistic import IntegerSums, Pending, bounded, public_function, release_function
+from securedp.mechanisms.statistic import (
+    CellColumn,
+    CellSums,
+    IntegerSums,
+    Pending,
+    bounded,
+    public_function,
+    release_function,
+)
 
 
 @dataclass(frozen=True)
@@ -56,7 +67,8 @@ class Mean(LatticeStatistic[MeanAggregate]):
         """The noise of the count and of the centred sum."""
         share = split(self.cost, 2)
         _, half = centre(self.column)
-        return Noise(self.max_contributions, *share), Noise(self.max_contributions * max(half, 1), *share)
+        m, k = self.max_contributions, self.max_groups
+        return Noise.of(m, share, k), Noise.of(m * max(half, 1), share, k)
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -77,17 +89,57 @@ class Mean(LatticeStatistic[MeanAggregate]):
         c, half = centre(self.column)
         return MeanAggregate(int(units.size), exact_sum(centred_units(units, c, half), half))
 
-    def sampler(self, aggregate: MeanAggregate) -> Callable[[RandomSource], Any]:
+    def exact_cells(self, sums: CellSums) -> list[list[int]]:
+        assert sums.total is not None
+        return [sums.rows, centred(centre(self.column)[0], sums.rows, sums.total)]
+
+    def halfwidths(self, alpha: Fraction) -> dict[str, Fraction]:
+        """The noisy count's and the noisy centred sum's half-widths at ``alpha / 2`` each (the interval of
+        the mean is their corners' range, clamped to the bounds: :func:`mean_units`)."""
         count_noise, sum_noise = self.noises
-        column, c = self.column, centre(self.column)[0]
+        return {"count": Fraction(count_noise.halfwidth(alpha / 2)),
+                "centred_sum": sum_noise.halfwidth(alpha / 2) * self.column.lattice.step}
 
-        def draw(source: RandomSource) -> Any:
-            noisy_n = aggregate.rows + count_noise.draw(source)
-            noisy_s = aggregate.centred_sum_units + sum_noise.draw(source)
-            mean_u = clamp_fraction(c + Fraction(noisy_s, max(noisy_n, 1)), column.lo_u, column.hi_u)
-            return exact_value(mean_u * column.lattice.step)
+    def finish(self, noisy: list[list[int]], alpha: Fraction | None) -> CellColumn:
+        count_noise, sum_noise = self.noises
+        t_n, t_s = (0, 0) if alpha is None else (count_noise.halfwidth(alpha / 2), sum_noise.halfwidth(alpha / 2))
+        column = self.column
+        values, low, high = mean_units(noisy[0], noisy[1], centre(column)[0], column.lo_u, column.hi_u, t_n, t_s)
+        step = column.lattice.step
+        return CellColumn(values, None if alpha is None else low, None if alpha is None else high, step, step)
 
-        return draw
+
+def mean_units(counts: list[int], sums: list[int], c: int, lo_u: int, hi_u: int, t_n: int,
+               t_s: int) -> tuple[list[int], list[int], list[int]]:
+    """Each cell's mean and interval ends in units, from its noisy count ``N~`` and centred sum ``S~``.
+
+    The mean is ``round(clamp(c + S~ / d, lo_u, hi_u))``, ``d = max(N~, 1)``, rounded half to even;
+    the interval is ``[max(lo_u, floor(min K)), min(hi_u, ceil(max K))]`` over the corners
+    ``K = c + s / d'``, ``s in {S~ - t_s, S~ + t_s}``, ``d' in {max(N~ - t_n, 1), N~ + t_n}`` (the
+    whole bounds when ``N~ + t_n < 1``). All in integers (``t_n, t_s >= 0``): rounding half to even
+    is monotone and the bounds are integers, so rounding the clamped mean is clamping
+    ``round((c d + S~) / d)`` (:func:`round_half_even`, a ``divmod``). With ``1 <= d_lo <= d_hi``
+    the least corner is ``s_lo / d_hi`` if ``s_lo >= 0`` else ``s_lo / d_lo``, the greatest
+    ``s_hi / d_lo`` if ``s_hi >= 0`` else ``s_hi / d_hi``; floor and ceil commute with adding the
+    integer ``c`` and are floor divisions (``ceil(a / b) = -(-a // b)``).
+    """
+    values, lows, highs = [], [], []
+    for count, centred_sum in zip(counts, sums, strict=True):
+        d = count if count > 1 else 1
+        mean = round_half_even(c * d + centred_sum, d)
+        values.append(lo_u if mean < lo_u else hi_u if mean > hi_u else mean)
+        d_hi = count + t_n
+        if d_hi < 1:
+            lows.append(lo_u)
+            highs.append(hi_u)
+            continue
+        d_lo = count - t_n if count - t_n > 1 else 1
+        s_lo, s_hi = centred_sum - t_s, centred_sum + t_s
+        low = c + (s_lo // d_hi if s_lo >= 0 else s_lo // d_lo)
+        high = c - (-s_hi // d_lo if s_hi >= 0 else -s_hi // d_hi)
+        lows.append(low if low > lo_u else lo_u)
+        highs.append(high if high < hi_u else hi_u)
+    return values, lows, highs
 
 
 prepare_mean = public_function(Mean.prepare, "prepare_mean",

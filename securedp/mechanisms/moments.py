@@ -16,7 +16,6 @@ stated in :mod:`securedp.mechanisms.mean` and :mod:`securedp.mechanisms.variance
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, TypeVar
 
 import numpy as np
@@ -26,7 +25,7 @@ from securedp.lattice.screen import INT64_MAX
 from securedp.mechanisms.noise import Cost, privacy_cost
 from securedp.mechanisms.records import LatticeColumn
 from securedp.mechanisms.release import PreparedRelease
-from securedp.mechanisms.statistic import Statistic
+from securedp.mechanisms.statistic import AdditiveStatistic, Statistic
 
 A = TypeVar("A")
 
@@ -38,13 +37,15 @@ class ColumnStatistic(Statistic[A]):
     cost: Cost
     column: LatticeColumn
     max_contributions: int = field(init=False)
+    max_groups: int = field(default=1, kw_only=True)
+    """The cells one person can change: 1 for a one-column release, ``max_groups`` in a table."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_contributions", self.column.max_contributions)
 
 
 @dataclass(frozen=True)
-class LatticeStatistic(ColumnStatistic[A]):
+class LatticeStatistic(ColumnStatistic[A], AdditiveStatistic[A]):
     """Sum, mean and variance: their one signature, priced in ``epsilon`` or ``rho``."""
 
     @classmethod
@@ -67,11 +68,6 @@ def centre_of_bounds(lo_u: int, hi_u: int) -> tuple[int, int]:
     return c, max(hi_u - c, c - lo_u)
 
 
-def clamp_fraction(x: Fraction, lo: Fraction | int, hi: Fraction | int) -> Fraction:
-    """``x`` clamped to ``[lo, hi]``."""
-    return Fraction(min(max(x, lo), hi))
-
-
 def centred_units(units: np.ndarray, c: int, half: int) -> np.ndarray:
     """``units - c`` exactly (int64 when ``|u - c| <= half`` fits, else Python ints)."""
     if units.dtype == object or half > INT64_MAX:
@@ -84,3 +80,8 @@ def centred_sums(units: np.ndarray, c: int, half: int) -> tuple[int, int]:
     """``(sum(u - c), sum((u - c)**2))`` over the kept units, exactly."""
     shifted = centred_units(units, c, half)
     return exact_sum(shifted, half), exact_sum_of_squares(shifted, half)
+
+
+def centred(c: int, rows: list[int], total: list[int]) -> list[int]:
+    """Each cell's centred sum ``sum(u - c) = S - c N`` from its row count ``N`` and sum of units ``S``."""
+    return [s - c * x for s, x in zip(total, rows, strict=True)]

@@ -34,6 +34,13 @@ evaluated.
 ``epsilon / len(qs)`` (basic composition: the total is ``epsilon``-DP),
 sorting the data once.
 
+**Priced in rho.** With ``rho=`` each level's selection runs at the largest
+``epsilon = j / 2**32`` with ``epsilon**2 / 2 <= rho / len(qs)``
+(:func:`selection_epsilon`: an ``epsilon``-DP mechanism is
+``epsilon**2 / 2``-zCDP), so the release is ``rho``-zCDP; in a table, where a
+person changes at most ``k`` cells, ``k * epsilon**2 / 2 <= rho / len(qs)``
+(and ``epsilon / k`` per cell for an ``epsilon`` table).
+
 **Timing.** Clamping, sorting and the gap arithmetic are full vectorised
 passes whose time depends on ``n`` only through its size; the selection's
 time does not depend on the point selected (see the sampler).
@@ -46,20 +53,22 @@ step (2), :meth:`Quantiles.noise_step`, cuts it into gaps and selects.
 from __future__ import annotations
 
 import inspect
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar, Concatenate, ParamSpec
 
+import gmpy2
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.rational import positive_rational, probability
+from securedp.hazmat.exact.rational import probability
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.lattice import Lattice
 from securedp.mechanisms.moments import ColumnStatistic
-from securedp.mechanisms.noise import Cost
+from securedp.mechanisms.noise import Cost, privacy_cost, split
 from securedp.mechanisms.records import LatticeColumn, exact_value, parse_bounds, resolve_lattice
 from securedp.mechanisms.release import PreparedRelease
 from securedp.mechanisms.statistic import Pending, bounded, public_function, release_function
@@ -142,6 +151,40 @@ class _Gaps:
         return int(self.starts[j]) + offset
 
 
+ZCDP_CONVERSION = "epsilon-DP is epsilon**2/2-zCDP (Bun and Steinke 2016, Prop. 1.4)"
+_CELL_GRID = 1 << 32
+
+
+def selection_epsilon(cost: Cost, k: int = 1) -> Fraction:
+    """The ``epsilon`` of one exponential-mechanism selection costing ``cost``, in each of ``k`` cells a
+    person can change: ``epsilon / k``; or for ``rho`` the largest ``j / 2**32`` with
+    ``k * (j / 2**32)**2 / 2 <= rho``, exactly ``j = isqrt(floor(2 * rho * 2**64 / k))`` (an
+    ``epsilon``-DP mechanism is ``epsilon**2 / 2``-zCDP, Bun and Steinke 2016, Prop. 1.4, and the ``k``
+    cells compose). Raises if ``rho`` is too small for any positive ``j``."""
+    if cost.epsilon is not None:
+        return cost.epsilon / k
+    rho = cost.rho
+    assert rho is not None
+    j = math.isqrt((2 * rho.numerator * _CELL_GRID * _CELL_GRID) // (k * rho.denominator))
+    if j == 0:
+        raise ValueError(f"a selection's share of rho ({rho}) is too small for {k} cell(s) per person: its "
+                         "exponential mechanism would run at epsilon 0")
+    cell = Fraction(j, _CELL_GRID)
+    assert k * cell * cell / 2 <= rho < k * Fraction(j + 1, _CELL_GRID) ** 2 / 2
+    return cell
+
+
+def rank_error_bound(epsilon: Fraction, sensitivity: int, candidates: int, alpha: Fraction) -> int:
+    """An integer ``r`` with ``P(u(y) < OPT - r) <= alpha`` for the exponential mechanism's output ``y``.
+
+    McSherry and Talwar (2007): ``P(u(y) <= OPT - (2 s / epsilon)(ln |Y| + t)) <= exp(-t)``; with
+    ``t = ln(1 / alpha)`` that is ``(2 s / epsilon) ln(|Y| / alpha)``, rounded up with MPFR.
+    """
+    with gmpy2.context(precision=128, round=gmpy2.RoundUp):
+        bound = 2 * sensitivity * gmpy2.log(gmpy2.mpq(candidates * alpha.denominator, alpha.numerator))
+        return int(gmpy2.ceil(bound / gmpy2.mpq(epsilon.numerator, epsilon.denominator)))
+
+
 def _check_qs(qs: Any) -> list[Fraction]:
     if isinstance(qs, (str, bytes)) or not hasattr(qs, "__iter__"):
         raise TypeError("qs must be a sequence of quantile levels in [0, 1]")
@@ -165,19 +208,24 @@ class Quantiles(ColumnStatistic[SortedUnits]):
     levels: tuple[Fraction, ...]
 
     @classmethod
-    def prepare(cls, data: Any, qs: Sequence[Any], *, bounds: Any = None, epsilon: Any, max_contributions: Any = 1,
-                ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
-        cost = Cost(positive_rational(epsilon, "epsilon"), None)
+    def prepare(cls, data: Any, qs: Sequence[Any], *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
+                max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
+                fill: Any = None) -> PreparedRelease:
+        cost = privacy_cost(epsilon, rho)
         levels = tuple(_check_qs(qs))
         column = LatticeColumn.of(bounds=bounds, lattice=lattice, max_contributions=max_contributions,
                                   missing=missing, fill=fill, default=_default_lattice)
         return cls(cost, column, levels).prepare_data(data, ids)
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.share  # noqa: B018 - a rho too small for any selection is refused when the statistic is defined
+
     @property
     def share(self) -> Fraction:
-        """The ``epsilon`` of each level's selection."""
-        assert self.cost.epsilon is not None  # the exponential mechanism is priced in epsilon
-        return self.cost.epsilon / len(self.levels)
+        """The ``epsilon`` of each level's selection in each cell: :func:`selection_epsilon` of the cost's
+        share of one level, for ``max_groups`` cells per person."""
+        return selection_epsilon(split(self.cost, len(self.levels)), self.max_groups)
 
     @property
     def mechanism(self) -> str:
@@ -187,7 +235,21 @@ class Quantiles(ColumnStatistic[SortedUnits]):
     def parameters(self) -> dict[str, Any]:
         parameters = {**self.column.parameters(), "qs": self.levels, "epsilon_each": self.share,
                       "sensitivity": self.max_contributions, "utility": "-|#{x < y} - q n|"}
+        if self.cost.rho is not None:
+            parameters["conversion"] = ZCDP_CONVERSION
         return {**parameters, "q": self.levels[0]} if self.single else parameters
+
+    def cell_record(self, alpha: Fraction) -> dict[str, Any]:
+        """What a table records of this selection in each cell (one level): its exact ``epsilon_cell``, the
+        number of candidates and the rank error bound at level ``1 - alpha`` (:func:`rank_error_bound`)."""
+        cell, candidates = self.share, self.column.hi_u - self.column.lo_u + 1
+        record: dict[str, Any] = {
+            "noise": [], "selection": "exponential", "q": self.levels[0], "epsilon_cell": cell,
+            "sensitivity": self.max_contributions, "candidates": candidates,
+            "rank_error_bound": rank_error_bound(cell, self.max_contributions, candidates, alpha)}
+        if self.cost.rho is not None:
+            record.update(rho_cells=self.max_groups * cell * cell / 2, conversion=ZCDP_CONVERSION)
+        return record
 
     @property
     def labels(self) -> tuple[Any, ...] | None:
@@ -196,13 +258,19 @@ class Quantiles(ColumnStatistic[SortedUnits]):
     def aggregate(self, data: Any, ids: Any = None) -> SortedUnits | Pending[SortedUnits]:
         return bounded(SortedUnits, *self.column.units(data, ids))
 
-    def sampler(self, aggregate: SortedUnits) -> Callable[[RandomSource], Any]:
+    def points_sampler(self, aggregate: SortedUnits) -> Callable[[RandomSource], tuple[int, ...]]:
+        """The selections' set-up for ``aggregate``: a function drawing each level's lattice point (units),
+        in the order of :attr:`levels`."""
         gaps = _Gaps(aggregate.sorted_units, self.column)
         plans = [gaps.plan(q, self.share, self.max_contributions) for q in self.levels]
+        return lambda source: tuple(gaps.point(p, source) for p in plans)
+
+    def sampler(self, aggregate: SortedUnits) -> Callable[[RandomSource], Any]:
+        points = self.points_sampler(aggregate)
         lattice, single = self.column.lattice, self.single
 
         def draw(source: RandomSource) -> Any:
-            values = tuple(exact_value(lattice.value(gaps.point(p, source))) for p in plans)
+            values = tuple(exact_value(lattice.value(p)) for p in points(source))
             return values[0] if single else values
 
         return draw

@@ -63,6 +63,7 @@ import operator
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
 
 import numpy as np
@@ -72,7 +73,8 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice.columns import ONE_COLUMN_HINT
 from securedp.mechanisms.contributions import PendingRows
 from securedp.mechanisms.data_phase import check_shape, reading_data
-from securedp.mechanisms.noise import GAUSSIAN, LAPLACE, Cost
+from securedp.mechanisms.noise import Cost, Noise
+from securedp.mechanisms.records import exact_value
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, canonical_input
 
 P = ParamSpec("P")
@@ -148,7 +150,7 @@ class Statistic(ABC, Generic[A]):
     def mechanism(self) -> str:
         """The noise or selection mechanism, as recorded: by default the noise of :attr:`cost`
         (discrete Laplace for ``epsilon``, discrete Gaussian for ``rho``)."""
-        return LAPLACE if self.cost.epsilon is not None else GAUSSIAN
+        return self.cost.mechanism
 
     @property
     @abstractmethod
@@ -214,6 +216,105 @@ class Statistic(ABC, Generic[A]):
         check_shape([("data", data, self.column_hint), ("ids", ids, ONE_COLUMN_HINT)])
         reading_data()
         return self.noise_step(self.aggregate(data, ids))
+
+
+@dataclass(frozen=True)
+class CellSums:
+    """A table engine's exact integers per cell (lattice units): rows kept, distinct persons, and for a value
+    column the sum of units and of squared units (``None`` when not computed)."""
+
+    rows: list[int]
+    persons: list[int]
+    total: list[int] | None = None
+    squares: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class CellColumn:
+    """A statistic released over ``n`` cells, in units: the values and their intervals' ends (or ``None``).
+
+    The released value of cell ``i`` is ``values[i] * step`` (``step`` ``None``:
+    an integer statistic, ``values[i]`` itself), exactly; ``low``/``high``
+    bound it at the level the release was asked for. ``frame_step`` fixes the
+    exact type of the column in a table's frame (``None``: ``Int64``; a step:
+    a decimal of that step, :mod:`securedp.tables.frames`). Both depend on
+    public parameters only.
+    """
+
+    values: list[Any]
+    """Integers (units), or with ``step`` ``None`` the exact values themselves (``int`` or ``Fraction``)."""
+    low: list[Any] | None
+    high: list[Any] | None
+    step: Fraction | None
+    frame_step: Fraction | None
+
+
+Draws = Callable[[Noise], list[int]]
+"""The noise of every cell for one noisy integer: ``noise.draw(source, n)`` for ``n`` cells of a table,
+``[noise.draw(source)]`` (the source's pool) for a one-column release."""
+
+
+class AdditiveStatistic(Statistic[A]):
+    """A statistic released as noisy integers plus post-processing, defined once for one cell or many.
+
+    A subclass states :attr:`noises` (the law of each noisy integer, in draw
+    order: its privacy map), :meth:`exact_cells` (its exact integers per cell
+    from a table engine's per-key sums) and :meth:`finish` (the post-processing
+    of the noisy integers, vectorised over cells). A one-column release is its
+    one-cell case (:meth:`sampler`); a table calls :meth:`release_cells`.
+    """
+
+    max_groups: int
+
+    @property
+    @abstractmethod
+    def noises(self) -> tuple[Noise, ...]:
+        """The law of each noisy integer, in draw order (cell sensitivity, cost share, ``max_groups``)."""
+
+    @abstractmethod
+    def exact_cells(self, sums: CellSums) -> list[list[int]]:
+        """The exact integers of each cell, in the order of :attr:`noises`, from a table engine's per-key sums."""
+
+    @abstractmethod
+    def finish(self, noisy: list[list[int]], alpha: Fraction | None) -> CellColumn:
+        """The released cells from the noisy integers (and, with ``alpha``, their intervals)."""
+
+    def draw_cells(self, exact: list[list[int]], draws: Draws, alpha: Fraction | None) -> CellColumn:
+        """Noise each exact integer (one batch per noisy integer, in :attr:`noises` order) and post-process."""
+        noisy = [[x + z for x, z in zip(column, draws(noise), strict=True)]
+                 for column, noise in zip(exact, self.noises, strict=True)]
+        return self.finish(noisy, alpha)
+
+    @abstractmethod
+    def halfwidths(self, alpha: Fraction) -> dict[str, Fraction]:
+        """The half-width of each noisy integer's interval, in output units, at the level the table states
+        (:meth:`finish`): public parameters only, so stated before anything is drawn."""
+
+    def cell_record(self, alpha: Fraction) -> dict[str, Any]:  # noqa: ARG002 - a selection's record depends on it
+        """What a table records of this statistic: the law of each noisy integer."""
+        return {"noise": [noise.record() for noise in self.noises]}
+
+    def release_cells(self, exact: list[list[int]], source: RandomSource, alpha: Fraction) -> CellColumn:
+        """The cells of a table: each noisy integer drawn for all cells in one batch from ``source``."""
+        n = len(exact[0]) if exact else 0
+        return self.draw_cells(exact, lambda noise: noise.draw(source, n), alpha)
+
+    def one_cell(self, aggregate: A) -> list[list[int]]:
+        """The exact integers of the one cell of a one-column release: the aggregate's fields, in order."""
+        return [[getattr(aggregate, f.name)] for f in dataclasses.fields(aggregate)]  # type: ignore[arg-type]
+
+    def released(self, units: int, step: Fraction | None) -> Any:
+        """A one-column release's value: ``units * step`` exactly (an ``int`` when whole)."""
+        return units if step is None else exact_value(units * step)
+
+    def sampler(self, aggregate: A) -> Callable[[RandomSource], Any]:
+        exact = self.one_cell(aggregate)
+
+        def draw(source: RandomSource) -> Any:
+            cell = self.draw_cells(exact, lambda noise: [noise.draw(source)], None)
+            return self.released(cell.values[0], cell.step)
+
+        return draw
 
 
 def public_function(function: Callable[P, R], name: str, doc: str) -> Callable[P, R]:

@@ -13,24 +13,33 @@ the rounded units never leave ``[lo_u, hi_u]``). The release is
 (``rho``-zCDP). The output is a multiple of ``step``, whatever the data.
 
 **Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
-:class:`SumAggregate` (rows kept, ``S`` in units); step (2),
-:meth:`Sum.noise_step`, adds ``Z`` and scales by ``step``.
+:class:`SumAggregate` (rows kept, ``S`` in units); step (2) adds ``Z`` and
+scales by ``step``, for one cell or every cell of a table (where a person
+changes at most ``k = max_groups`` cells: the noise is calibrated to ``k Delta``,
+:mod:`securedp.mechanisms.noise`), with the interval ``(S + Z -/+ t) * step``
+at level ``1 - alpha`` in a table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from securedp.hazmat.bits.source import RandomSource
 from securedp.lattice import exact_sum
 from securedp.mechanisms.moments import LatticeStatistic
 from securedp.mechanisms.noise import Noise
-from securedp.mechanisms.records import exact_value
-from securedp.mechanisms.statistic import IntegerSums, Pending, bounded, public_function, release_function
+from securedp.mechanisms.statistic import (
+    CellColumn,
+    CellSums,
+    IntegerSums,
+    Pending,
+    bounded,
+    public_function,
+    release_function,
+)
 
 
 @dataclass(frozen=True)
@@ -49,7 +58,11 @@ class Sum(LatticeStatistic[SumAggregate]):
 
     @property
     def noise(self) -> Noise:
-        return Noise(self.max_contributions * max(self.column.bound, 1), *self.cost)
+        return Noise.of(self.max_contributions * max(self.column.bound, 1), self.cost, self.max_groups)
+
+    @property
+    def noises(self) -> tuple[Noise]:
+        return (self.noise,)
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -62,9 +75,23 @@ class Sum(LatticeStatistic[SumAggregate]):
         """The aggregate of kept units."""
         return SumAggregate(int(units.size), exact_sum(units, self.column.bound))
 
-    def sampler(self, aggregate: SumAggregate) -> Callable[[RandomSource], Any]:
-        noise, lattice = self.noise, self.column.lattice
-        return lambda source: exact_value(lattice.value(aggregate.sum_units + noise.draw(source)))
+    def exact_cells(self, sums: CellSums) -> list[list[int]]:
+        assert sums.total is not None
+        return [sums.total]
+
+    def one_cell(self, aggregate: SumAggregate) -> list[list[int]]:
+        return [[aggregate.sum_units]]  # the row count is committed to, not released
+
+    def halfwidths(self, alpha: Fraction) -> dict[str, Fraction]:
+        """``{"": t * step}``: the released interval is ``value -/+ t * step``."""
+        return {"": self.noise.halfwidth(alpha) * self.column.lattice.step}
+
+    def finish(self, noisy: list[list[int]], alpha: Fraction | None) -> CellColumn:
+        values, step = noisy[0], self.column.lattice.step
+        if alpha is None:
+            return CellColumn(values, None, None, step, step)
+        t = self.noise.halfwidth(alpha)
+        return CellColumn(values, [v - t for v in values], [v + t for v in values], step, step)
 
 
 prepare_sum = public_function(Sum.prepare, "prepare_sum",

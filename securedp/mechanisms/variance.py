@@ -12,29 +12,38 @@ Records become units ``u`` in ``[lo_u, hi_u]`` exactly as for
 each costing ``epsilon / 3`` (Laplace scale ``sensitivity / (epsilon / 3)``)
 or ``rho / 3`` (Gaussian variance ``sensitivity**2 / (2 * rho / 3)``), so
 the total is exactly the declared budget (basic composition). The release
-is the post-processing ``step**2 * clamp(S2~ / n - (S1~ / n)**2, 0, ((hi_u - lo_u) / 2)**2)``
+is the post-processing ``step**2 * round(clamp(S2~ / n - (S1~ / n)**2, 0, ((hi_u - lo_u) / 2)**2))``
 with ``n = max(N~, 1)`` (the clamp bound is the largest variance of data in
-``[lo, hi]``), an exact Fraction.
+``[lo, hi]``), rounded half to even (:func:`variance_units`): a point of the
+lattice of ``step**2``, whatever the data. In a table each person changes at
+most ``k = max_groups`` cells (noise calibrated to ``k`` times the
+sensitivities, :mod:`securedp.mechanisms.noise`).
 
 **Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
 :class:`VarianceAggregate` (``N`` and the two centred sums, integers); step
-(2), :meth:`Variance.noise_step`, draws the three noises and post-processes.
+(2) draws the three noises and post-processes, for one cell or every cell of a table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.moments import LatticeStatistic, centre, centred_sums, clamp_fraction
+from securedp.hazmat.exact.kernels import round_half_even
+from securedp.mechanisms.moments import LatticeStatistic, centre, centred, centred_sums
 from securedp.mechanisms.noise import Noise, split
-from securedp.mechanisms.records import exact_value
-from securedp.mechanisms.statistic import IntegerSums, Pending, bounded, public_function, release_function
+from securedp.mechanisms.statistic import (
+    CellColumn,
+    CellSums,
+    IntegerSums,
+    Pending,
+    bounded,
+    public_function,
+    release_function,
+)
 
 
 @dataclass(frozen=True)
@@ -56,8 +65,8 @@ class Variance(LatticeStatistic[VarianceAggregate]):
     def noises(self) -> tuple[Noise, Noise, Noise]:
         """The noise of the count, the centred sum and the centred sum of squares."""
         share = split(self.cost, 3)
-        m, h = self.max_contributions, max(centre(self.column)[1], 1)
-        return Noise(m, *share), Noise(m * h, *share), Noise(m * h * h, *share)
+        m, h, k = self.max_contributions, max(centre(self.column)[1], 1), self.max_groups
+        return Noise.of(m, share, k), Noise.of(m * h, share, k), Noise.of(m * h * h, share, k)
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -79,19 +88,43 @@ class Variance(LatticeStatistic[VarianceAggregate]):
         s1, s2 = centred_sums(units, *centre(self.column))
         return VarianceAggregate(int(units.size), s1, s2)
 
-    def sampler(self, aggregate: VarianceAggregate) -> Callable[[RandomSource], Any]:
-        count_noise, sum_noise, square_noise = self.noises
-        top = Fraction(self.column.hi_u - self.column.lo_u, 2) ** 2
+    def exact_cells(self, sums: CellSums) -> list[list[int]]:
+        """``N``, ``sum(u - c) = S - c N`` and ``sum((u - c)**2) = Q - 2 c S + c**2 N`` per cell."""
+        rows, total, squares = sums.rows, sums.total, sums.squares
+        assert total is not None and squares is not None
+        c = centre(self.column)[0]
+        return [rows, centred(c, rows, total),
+                [q - 2 * c * s + c * c * x for q, s, x in zip(squares, total, rows, strict=True)]]
+
+    def halfwidths(self, alpha: Fraction) -> dict[str, Fraction]:
+        """Each noisy moment's half-width at ``alpha`` (the variance itself states no interval)."""
         step = self.column.lattice.step
+        count_noise, sum_noise, square_noise = self.noises
+        return {"count": Fraction(count_noise.halfwidth(alpha)), "centred_sum": sum_noise.halfwidth(alpha) * step,
+                "centred_sum_of_squares": square_noise.halfwidth(alpha) * step**2}
 
-        def draw(source: RandomSource) -> Any:
-            noisy_n = max(aggregate.rows + count_noise.draw(source), 1)
-            noisy_s1 = aggregate.centred_sum_units + sum_noise.draw(source)
-            noisy_s2 = aggregate.centred_sum_of_squares_units + square_noise.draw(source)
-            var_u = clamp_fraction(Fraction(noisy_s2, noisy_n) - Fraction(noisy_s1, noisy_n) ** 2, 0, top)
-            return exact_value(var_u * step**2)
+    def finish(self, noisy: list[list[int]], alpha: Fraction | None) -> CellColumn:  # noqa: ARG002 - no interval
+        """The variances, without intervals (none is stated for a variance)."""
+        column = self.column
+        values = variance_units(noisy[0], noisy[1], noisy[2], column.hi_u - column.lo_u)
+        step = column.lattice.step ** 2
+        return CellColumn(values, None, None, step, step)
 
-        return draw
+
+def variance_units(counts: list[int], s1: list[int], s2: list[int], width: int) -> list[int]:
+    """Each cell's variance in units of ``step**2``: ``round(clamp(S2~ / d - (S1~ / d)**2, 0, (width / 2)**2))``.
+
+    ``d = max(N~, 1)``, rounded half to even. In integers: the variance is ``(S2~ d - S1~**2) / d**2``,
+    and rounding half to even is monotone, so rounding the clamped value is clamping the rounded one
+    to ``[0, round(width**2 / 4)]``.
+    """
+    top = round_half_even(width * width, 4)
+    out = []
+    for count, first, second in zip(counts, s1, s2, strict=True):
+        d = count if count > 1 else 1
+        v = round_half_even(second * d - first * first, d * d)
+        out.append(0 if v < 0 else top if v > top else v)
+    return out
 
 
 prepare_variance = public_function(

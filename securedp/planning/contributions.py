@@ -364,7 +364,8 @@ class ReportPlan:
             raise ValueError("give both column= and bounds= to predict a sum's error, or neither")
         lattice = None
         if column is not None:
-            step_lattice, lo_u, hi_u = Sum(column, bounds).lattice_of()
+            lattice_column = Sum(column, bounds).lattice_column()
+            step_lattice, lo_u, hi_u = lattice_column.lattice, lattice_column.lo_u, lattice_column.hi_u
             width_u = max(abs(lo_u), abs(hi_u), 1)
             lattice = (step_lattice.step, width_u, width_u * step_lattice.step)
         return cls(positive_rational(release_epsilon, "release_epsilon"), check_alpha(alpha), lattice,

@@ -30,23 +30,41 @@ Quantiles spend ``epsilon_a / k`` per cell (a person is in at most ``k``
 cells; each cell's selection is ``epsilon_a / k``-DP for ``m`` rows). In a
 table priced in ``rho``, each cell's selection runs at the largest
 ``epsilon_cell = j / 2**32`` with ``k * epsilon_cell**2 / 2 <= rho_a``
-(:func:`quantile_cell_epsilon`): an ``epsilon``-DP mechanism is
-``epsilon**2 / 2``-zCDP (Bun and Steinke 2016, Prop. 1.4), and the at most
-``k`` cells one person changes compose to ``k * epsilon_cell**2 / 2``.
+(:func:`~securedp.mechanisms.quantile.selection_epsilon`): an ``epsilon``-DP
+mechanism is ``epsilon**2 / 2``-zCDP (Bun and Steinke 2016, Prop. 1.4), and
+the at most ``k`` cells one person changes compose to ``k * epsilon_cell**2 / 2``.
+
+**One definition.** An aggregation here is a *request* (which column, which
+bounds, which share of the budget); the statistic itself, its sensitivities,
+noise and post-processing, is the one-column statistic of
+:mod:`securedp.mechanisms` with ``max_groups = k``
+(:meth:`definition`), so a one-column release is the one-cell table of the
+same statistic. :attr:`reads` names what the engine computes for it:
+``"keys"`` (rows and persons per key), ``"sums"`` (and sums of a value
+column's units), ``"squares"`` (and of their squares) or ``"points"``
+(counts per lattice point, for a selection).
 """
 
 from __future__ import annotations
 
-import math
+import warnings
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from securedp.hazmat.exact.rational import to_rational
-from securedp.lattice import Lattice
+from securedp.mechanisms import count, iqr, mean, quantile, sum, variance  # noqa: A004 - the module securedp.mechanisms.sum
+from securedp.mechanisms.noise import Cost
 from securedp.mechanisms.quantile import _default_lattice as quantile_lattice
+from securedp.mechanisms.quantile import selection_epsilon
 from securedp.mechanisms.records import LatticeColumn
+from securedp.mechanisms.statistic import AdditiveStatistic
+
+Definition = AdditiveStatistic[Any] | quantile.Quantiles
+"""A table cell's statistic: noisy integers (:class:`~securedp.mechanisms.statistic.AdditiveStatistic`) or a
+selection (:class:`~securedp.mechanisms.quantile.Quantiles` at one level)."""
 
 
 @dataclass(frozen=True)
@@ -55,11 +73,16 @@ class Count:
 
     share: Any = None
 
+    reads: ClassVar[str] = "keys"
+    column = None
+
     @property
     def name(self) -> str:
         return "count"
 
-    column = None
+    def definition(self, cost: Cost, k: int, m: int) -> Definition:
+        """The statistic of each cell: :class:`securedp.mechanisms.count.Count` for ``k`` cells per person."""
+        return count.Count(cost, m, max_groups=k)
 
 
 @dataclass(frozen=True)
@@ -68,15 +91,20 @@ class Persons:
 
     share: Any = None
 
+    reads: ClassVar[str] = "keys"
+    column = None
+
     @property
     def name(self) -> str:
         return "persons"
 
-    column = None
+    def definition(self, cost: Cost, k: int, m: int) -> Definition:
+        """The statistic of each cell: :class:`securedp.mechanisms.count.Persons` (sensitivity 1)."""
+        return count.Persons(cost, m, max_groups=k)
 
 
 @dataclass(frozen=True)
-class _Column:
+class ColumnAggregation(ABC):
     """An aggregation of one numeric column clamped to public ``bounds`` on a lattice."""
 
     column: str
@@ -84,51 +112,75 @@ class _Column:
     lattice: Any = None
     share: Any = None
 
-    kind = ""
+    kind: ClassVar[str] = ""
+    reads: ClassVar[str] = "sums"
 
     @property
     def name(self) -> str:
         return f"{self.column}_{self.kind}"
 
-    def lattice_of(self) -> tuple[Lattice, int, int]:
-        """The lattice and the bounds in units, by the rule of the single-column release of the same kind."""
-        column = LatticeColumn.of(bounds=self.bounds, lattice=self.lattice, max_contributions=1, missing="raise",
-                                  fill=None, default=self.default_lattice())
+    def lattice_column(self, m: int = 1) -> LatticeColumn:
+        """The public lattice and bounds of the column, by the rule of the one-column release of the same kind."""
+        return LatticeColumn.of(bounds=self.bounds, lattice=self.lattice, max_contributions=m, missing="raise",
+                                fill=None, default=self.default_lattice())
+
+    def lattice_of(self) -> tuple[Any, int, int]:
+        """Deprecated: ``(lattice, lo_u, hi_u)`` of :meth:`lattice_column`."""
+        warnings.warn("lattice_of() is deprecated: use lattice_column()", DeprecationWarning, stacklevel=2)
+        column = self.lattice_column()
         return column.lattice, column.lo_u, column.hi_u
 
     def default_lattice(self) -> Callable[[Any, Any], Any] | None:
         """The rule choosing a lattice when none is given (None: the rule of sums and means)."""
         return None
 
+    @abstractmethod
+    def definition(self, cost: Cost, k: int, m: int) -> Definition:
+        """The statistic of each cell, on the column's lattice with ``m`` rows and ``k`` cells per person."""
+
 
 @dataclass(frozen=True)
-class Sum(_Column):
+class Sum(ColumnAggregation):
     """The sum of a column per cell."""
 
     kind = "sum"
 
+    def definition(self, cost: Cost, k: int, m: int) -> Definition:
+        lattice = self.lattice_column(m)
+        return sum.Sum(cost, lattice, max_groups=k)
+
 
 @dataclass(frozen=True)
-class Mean(_Column):
+class Mean(ColumnAggregation):
     """The mean of a column per cell (noisy centred sum over noisy count, clamped to the bounds)."""
 
     kind = "mean"
 
+    def definition(self, cost: Cost, k: int, m: int) -> Definition:
+        lattice = self.lattice_column(m)
+        return mean.Mean(cost, lattice, max_groups=k)
+
 
 @dataclass(frozen=True)
-class Variance(_Column):
+class Variance(ColumnAggregation):
     """The population variance of a column per cell (three noisy moments)."""
 
     kind = "variance"
+    reads = "squares"
+
+    def definition(self, cost: Cost, k: int, m: int) -> Definition:
+        lattice = self.lattice_column(m)
+        return variance.Variance(cost, lattice, max_groups=k)
 
 
 @dataclass(frozen=True)
-class Quantile(_Column):
+class Quantile(ColumnAggregation):
     """The ``q``-quantile of a column per cell, by the exact exponential mechanism over the lattice."""
 
     q: Any = Fraction(1, 2)
 
     kind = "quantile"
+    reads = "points"
 
     def default_lattice(self) -> Callable[[Any, Any], Any] | None:
         return quantile_lattice
@@ -138,25 +190,31 @@ class Quantile(_Column):
         q = to_rational(self.q, "q")
         return f"{self.column}_median" if q == Fraction(1, 2) else f"{self.column}_q{float(q):g}"  # float-ok: a name
 
+    def definition(self, cost: Cost, k: int, m: int) -> Definition:
+        lattice = self.lattice_column(m)
+        return quantile.Quantile(cost, lattice, (to_rational(self.q, "q"),), max_groups=k)
 
-_CELL_GRID = 1 << 32
+
+@dataclass(frozen=True)
+class IQR(ColumnAggregation):
+    """The interquartile range of a column per cell: both quartiles selected exactly, released as
+    ``max(Q3 - Q1, 0)`` (:mod:`securedp.mechanisms.iqr`)."""
+
+    kind = "iqr"
+    reads = "points"
+
+    def default_lattice(self) -> Callable[[Any, Any], Any] | None:
+        return quantile_lattice
+
+    def definition(self, cost: Cost, k: int, m: int) -> Definition:
+        return iqr.InterquartileRange.of(cost, self.lattice_column(m), max_groups=k)
 
 
 def quantile_cell_epsilon(epsilon: Fraction | None, rho: Fraction | None, k: int) -> Fraction:
-    """The ``epsilon`` of one cell's exponential mechanism for a quantile whose share is ``epsilon``
-    (``epsilon / k``) or ``rho`` (the largest ``j / 2**32`` with ``k * (j / 2**32)**2 / 2 <= rho``,
-    exactly: ``j = isqrt(floor(2 * rho * 2**64 / k))``); see the module docstring. Raises if ``rho``
-    is too small for any positive ``j``."""
-    if epsilon is not None:
-        return epsilon / k
-    assert rho is not None
-    j = math.isqrt((2 * rho.numerator * _CELL_GRID * _CELL_GRID) // (k * rho.denominator))
-    if j == 0:
-        raise ValueError(f"a quantile's share of rho ({rho}) is too small for max_groups={k}: its exponential "
-                         "mechanism would run at epsilon 0")
-    cell = Fraction(j, _CELL_GRID)
-    assert k * cell * cell / 2 <= rho < k * Fraction(j + 1, _CELL_GRID) ** 2 / 2
-    return cell
+    """Deprecated: :func:`securedp.mechanisms.quantile.selection_epsilon` of ``Cost(epsilon, rho)`` and ``k``."""
+    warnings.warn("quantile_cell_epsilon is deprecated: use securedp.mechanisms.quantile.selection_epsilon",
+                  DeprecationWarning, stacklevel=2)
+    return selection_epsilon(Cost(epsilon, rho), k)
 
 
 def Median(column: str, bounds: tuple[Any, Any], lattice: Any = None, share: Any = None) -> Quantile:  # noqa: N802
@@ -164,4 +222,38 @@ def Median(column: str, bounds: tuple[Any, Any], lattice: Any = None, share: Any
     return Quantile(column, bounds, lattice, share, Fraction(1, 2))
 
 
-Aggregation = Count | Persons | Sum | Mean | Variance | Quantile
+Aggregation = Count | Persons | ColumnAggregation
+"""An aggregation: a count of rows or persons, or an aggregation of one value column."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How the command line and a recorded query name an aggregation: its constructor and what it takes.
+
+    ``takes`` is ``"nothing"`` (``--count``), ``"column"`` (``--sum COLUMN:LO,HI[:STEP]``) or ``"level"``
+    (``--quantile COLUMN:Q:LO,HI[:STEP]``); :func:`build` makes the aggregation.
+    """
+
+    takes: str
+    make: Callable[..., Aggregation]
+
+    def build(self, column: str | None = None, bounds: tuple[Any, Any] | None = None, lattice: Any = None,
+              share: Any = None, q: Any = None) -> Aggregation:
+        if self.takes == "nothing":
+            return self.make(share)
+        if column is None or bounds is None:
+            raise ValueError("needs a column and bounds (COLUMN:LO,HI)")
+        if self.takes == "level":
+            if q is None:
+                raise ValueError("needs its level (COLUMN:Q:LO,HI)")
+            return self.make(column, bounds, lattice, share, q)
+        return self.make(column, bounds, lattice, share)
+
+
+KINDS: dict[str, Kind] = {
+    "count": Kind("nothing", Count), "persons": Kind("nothing", Persons), "sum": Kind("column", Sum),
+    "mean": Kind("column", Mean), "variance": Kind("column", Variance), "median": Kind("column", Median),
+    "quantile": Kind("level", Quantile), "iqr": Kind("column", IQR),
+}
+"""Every aggregation by its name on the command line (``--NAME``) and in recorded queries: the one list
+the command's options, the query parser and replay read."""

@@ -23,7 +23,7 @@ the aggregate/noise boundary:
    delta-approximate rho-zCDP); a threshold rule's noisy person count is
    then released for free (``selection_persons``).
    Every aggregate of every kept cell gets exact noise
-   (:mod:`securedp.tables.noise`), calibrated as :mod:`securedp.tables.spec`
+   (:mod:`securedp.mechanisms.noise`), calibrated as :mod:`securedp.tables.spec`
    states.
 
 **Budget.** The total ``epsilon`` (or ``rho``) is split across the
@@ -67,7 +67,7 @@ from securedp.mechanisms.accuracy import check_alpha
 from securedp.mechanisms.contributions import analyst_facing, data_policy, positive_count
 from securedp.mechanisms.data_phase import reading_data
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_threshold
-from securedp.mechanisms.noise import Cost, privacy_cost
+from securedp.mechanisms.noise import Cost, Noise, privacy_cost
 from securedp.mechanisms.partition_selection import (
     LaplaceThreshold,
     OptimalSelection,
@@ -77,8 +77,17 @@ from securedp.mechanisms.partition_selection import (
 from securedp.mechanisms.records import check_missing_policy
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import release_function
-from securedp.tables.cells import Aggregates, Column, cells_of, commitment_parts, noise_records, release_cells
-from securedp.tables.spec import Aggregation, Count, Mean, Persons, Quantile, Sum, Variance, quantile_cell_epsilon
+from securedp.tables.cells import (
+    Aggregates,
+    Column,
+    cells_of,
+    commitment_parts,
+    definitions,
+    noise_records,
+    release_cells,
+)
+from securedp.tables.plan import TablePlan, selection_plan, table_plan
+from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Persons
 
 if TYPE_CHECKING:  # the engines load Polars (and Spark) only when a table is prepared
     from securedp.tables.engines import ColumnSpec
@@ -104,6 +113,10 @@ class PreparedTable(PreparedRelease):
     delta: Fraction | None = None
     shares: dict[str, Fraction] = field(default_factory=dict)
     """The exact fraction of the total budget each component receives."""
+    plan: TablePlan | None = None
+    """What the release will state, from the public parameters alone (:mod:`securedp.tables.plan`):
+    each output's half-widths or rank error bound, and with private keys the threshold and release
+    probabilities. Nothing is drawn or charged to compute it."""
 
 
 def _columns(aggregations: Sequence[Aggregation]) -> list[Column]:
@@ -111,12 +124,13 @@ def _columns(aggregations: Sequence[Aggregation]) -> list[Column]:
     columns: list[Column] = []
     specs: dict[tuple[str, Fraction, int, int], int] = {}
     for a in aggregations:
-        if isinstance(a, (Sum, Mean, Variance, Quantile)):
-            lattice, lo_u, hi_u = a.lattice_of()
+        if isinstance(a, ColumnAggregation):
+            lattice = a.lattice_column()
+            step, lo_u, hi_u = lattice.lattice.step, lattice.lo_u, lattice.hi_u
             if max(abs(lo_u), abs(hi_u)) >= 1 << 62:
                 raise ValueError(f"{a.name}: the bounds reach 2**62 lattice units; choose a coarser lattice")
-            index = specs.setdefault((a.column, lattice.step, lo_u, hi_u), len(specs))
-            columns.append(Column(a, lattice.step, lo_u, hi_u, index))
+            index = specs.setdefault((a.column, step, lo_u, hi_u), len(specs))
+            columns.append(Column(a, step, lo_u, hi_u, index))
     return columns
 
 
@@ -188,7 +202,7 @@ def prepare_table(
     if not aggregations:
         raise ValueError("give at least one aggregation")
     for a in aggregations:
-        if not isinstance(a, (Count, Persons, Sum, Mean, Variance, Quantile)):
+        if not isinstance(a, (Count, Persons, ColumnAggregation)):
             raise TypeError(f"not an aggregation: {a!r}")
     if keys is not None and not group_by:
         raise ValueError("keys= lists the public values of the group_by columns; without group_by there is one "
@@ -217,21 +231,16 @@ def prepare_table(
     columns = _columns(aggregations)
     public = public_keys(keys, group_by) if not private and group_by else None
 
-    def part(name: str) -> tuple[Fraction | None, Fraction | None]:
-        share = shares[name]
-        return (cost.epsilon * share if cost.epsilon is not None else None,
-                cost.rho * share if cost.rho is not None else None)
+    def part(name: str) -> Cost:
+        return cost.share(shares[name])
 
-    for a in aggregations:
-        if isinstance(a, Quantile):  # a rho share too small for any cell epsilon is refused here
-            try:
-                quantile_cell_epsilon(*part(a.name), k)
-            except ValueError as error:
-                raise ValueError(f"{a.name}: {error}") from None
-
+    defined = definitions(aggregations, part, k, m)
     plan: LaplaceThreshold | OptimalSelection | GaussianThreshold | None = None
+    selection_noise = None
     if private:
-        eps_s, rho_s = part("partition_selection")
+        selection_cost = part("partition_selection")
+        eps_s, rho_s = selection_cost.epsilon, selection_cost.rho
+        selection_noise = Noise.of(1, selection_cost, k)
         plan = (gaussian_threshold(rho_s, dlt, k) if rule == "gaussian"
                 else laplace_threshold(eps_s, dlt, k) if rule == "laplace" else optimal_selection(eps_s, dlt, k))
 
@@ -259,8 +268,8 @@ def prepare_table(
             else:
                 keep = plan.select(persons, source)
             cells = cells.subset(np.flatnonzero(keep))
-        names, rows, steps = release_cells(cells, counted, aggregates, columns, aggregations, part, k, m, level,
-                                     source, extra, group_by, committed)
+        names, rows, steps = release_cells(cells, counted, aggregates, columns, aggregations, defined,
+                                           selection_noise, level, source, extra, group_by, committed)
         parameters = {
             "group_by": list(group_by), "keys": "private" if private else "public", "max_groups": k,
             "max_rows": m, "privacy_unit": id_column or "row", "alpha": level, "shares": dict(shares),
@@ -274,16 +283,18 @@ def prepare_table(
             if isinstance(plan, GaussianThreshold):
                 parameters.update(selection_rho=plan.rho, selection_variance=plan.variance,
                                   guarantee="delta-approximate rho-zCDP (Bun and Steinke 2016, Def. 8.1)")
-        parameters.update(noise_records(columns, aggregations, part, k, m, level))
+        parameters.update(noise_records(columns, aggregations, defined, level))
         frame_out = engine.output(names, rows, steps)
-        release = TableRelease(value=tuple(rows), statistic="table", mechanism=_mechanism(cost.epsilon),
+        release = TableRelease(value=tuple(rows), statistic="table", mechanism=cost.mechanism,
                                parameters=parameters, epsilon=cost.epsilon, rho=cost.rho, max_contributions=k * m,
                                labels=tuple(names), source=source.describe(), frame=frame_out,
                                delta=dlt if private else None)
         return Execution(release, lambda: encode_input("table", committed))
 
+    selected = None if plan is None or rule is None else selection_plan(rule, plan, dlt)
+    stated = table_plan(aggregations, defined, level, cost.epsilon, cost.rho, shares, selected)
     return PreparedTable("table", cost.epsilon, cost.rho, lambda source: execution(source).release, None,
-                         dlt if private else None, shares, execution=execution)
+                         dlt if private else None, shares, stated, execution=execution)
 
 
 TABLE_DOC = """Release a grouped table: :func:`prepare_table`, then ``.execute(rng)``.
@@ -304,9 +315,5 @@ def _selection_rule(selection: str | None, cost: Cost) -> str:
         raise ValueError("selection='gaussian' is priced in rho (zCDP); an epsilon table selects its private keys "
                          "with 'laplace' (the default) or 'optimal'")
     return selection or "laplace"
-
-
-def _mechanism(epsilon: Fraction | None) -> str:
-    return "discrete_laplace" if epsilon is not None else "discrete_gaussian"
 
 

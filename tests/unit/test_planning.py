@@ -227,3 +227,16 @@ def test_a_reading_failure_is_one_fixed_error_analyst_facing(path: str) -> None:
     with pytest.raises(Exception) as shown:  # the data holder's mode lets the original through
         run(Session(epsilon=2))
     assert not isinstance(shown.value, securedp.DataRefused)
+
+
+@pytest.mark.parametrize(("k", "m", "epsilon"), [(1, 1, "1"), (2, 3, "1/2"), (4, 7, "3")])
+def test_predicted_noise_is_the_table_plans(k: int, m: int, epsilon: str) -> None:
+    from securedp.tables import Count, Sum
+
+    data = grid(20, 2, 2)
+    report = analyze_contributions(data, id_column="pid", group_by="region", column="v", bounds=(0, 10),
+                                   candidates=[(k, m)], release_epsilon=epsilon)
+    planned = [securedp.prepare_table(data, group_by="region", keys=["g0"], id_column="pid", aggregations=[agg],
+                                      max_groups=k, max_rows=m, epsilon=epsilon).plan.outputs[0].halfwidths[""]
+               for agg in (Count(), Sum("v", (0, 10)))]
+    assert [report.candidates[0].count_halfwidth, report.candidates[0].sum_halfwidth] == planned

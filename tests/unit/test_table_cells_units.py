@@ -13,7 +13,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from securedp.hazmat.exact.kernels import round_half_even
-from securedp.tables.cells import _on_lattice, mean_units, variance_units
+from securedp.mechanisms.mean import mean_units
+from securedp.mechanisms.variance import variance_units
+from securedp.tables.cells import _on_lattice
 
 big = st.integers(-(2**130), 2**130)
 small = st.integers(-60, 60)
