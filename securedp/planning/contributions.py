@@ -35,7 +35,8 @@ discrete Laplace noise a table adds at ``release_epsilon`` (scale ``k m / releas
 :func:`securedp.mechanisms.accuracy.laplace_halfwidth`). Their sum is the count's predicted error. For a
 sum over ``bounds`` (``W = max(|lo|, |hi|)``, lattice as :class:`securedp.tables.spec.Sum` chooses it),
 the bias is at most ``W`` per dropped row and the noise half-width is that of scale ``k m W_u /
-release_epsilon`` in lattice units, times the step.
+release_epsilon`` in lattice units, times the step. Both half-widths are those the table's own plan
+states (:attr:`securedp.tables.table.PreparedTable.plan`) for a count or a sum at ``release_epsilon``.
 
 **Recommendation rule.** The candidate with the smallest predicted error per cell (of the sum when
 ``bounds`` are given, else of the count); ties go to the smaller ``k m``, then to the smaller ``k``.
