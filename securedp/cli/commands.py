@@ -18,10 +18,11 @@ from securedp.audit.replay import read_seed, replay_log
 from securedp.audit.signing import load_public_key, load_signing_key, make_head, write_key_pair
 from securedp.audit.table import read_column
 from securedp.audit.verify import verify_log
-from securedp.cli.show import show_release
+from securedp.cli.show import number, show_release
 from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
+from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
+from securedp.mechanisms.release import PreparedRelease
 from securedp.reading.files import check_encoding
 
 STAT_CHOICES = frozenset(STATISTICS)
@@ -138,6 +139,10 @@ def release(args: argparse.Namespace) -> int:
     cost = cost_in(query.currency, prepared.epsilon, prepared.rho)
     if cost != query.cost:  # the mechanisms price exactly what was asked
         raise Failure(f"{query.statistic} is not priced in {query.currency}")
+    if args.dry_run:
+        print("\n".join(dry_run_lines(f"{query.statistic} of column {query.column!r}", query.currency, cost,
+                                       prepared)))
+        return 0
     charged_to, recorder = session(args, query.currency, cost)
     result = charged_to._release(prepared, query=query.to_json())
     if args.json:
@@ -149,6 +154,21 @@ def release(args: argparse.Namespace) -> int:
             signed = "" if "sig" not in entry else f", signed by {entry['signer'][:16]}…"
             print(f"  audit    record {entry['seq']} appended to {args.audit_log} (hash {entry['hash'][:16]}…{signed})")
     return 0
+
+
+DRY_RUN_ALPHA = Fraction(1, 20)
+
+
+def dry_run_lines(what: str, currency: Currency, cost: Fraction, prepared: PreparedRelease) -> list[str]:
+    """The plan of a one-column release (``--dry-run``): its cost and its accuracy at level 0.95, from the
+    public parameters alone; nothing is drawn or charged and no record is written."""
+    lines = [f"{what}: dry run, nothing drawn, nothing charged, no audit record",
+             f"  cost     {currency} {format_rational(cost)}"]
+    accuracy = {} if prepared.accuracy is None else prepared.accuracy(DRY_RUN_ALPHA)
+    for name, width in accuracy.items():
+        unit = "rows" if name.startswith("rank_error") or name == "count" else "(column units)"
+        lines.append(f"  accuracy {name or 'value'} +/- {number(width)} {unit} with probability 0.95")
+    return lines
 
 
 def _audit_log(args: argparse.Namespace, writer: str | None) -> AuditLog | None:

@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--signing-key", help="sign the audit record with this Ed25519 key (from `securedp audit keygen`)")
     rel.add_argument("--seed-file", help="32-byte seed (raw or hex) for a replayable ChaCha20 stream")
     rel.add_argument("--json", action="store_true", help="print the release record as JSON")
+    rel.add_argument("--dry-run", action="store_true",
+                     help="validate, price and print the release's plan (accuracy before release); draw nothing, "
+                          "charge nothing, write no audit record")
     rel.add_argument("--analyst-facing", action="store_true",
                      help="withhold every error that may depend on the data (one fixed message), and drop "
                           "unusable records, ids and keys instead of refusing them")

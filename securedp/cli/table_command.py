@@ -171,6 +171,11 @@ def release_table(args: argparse.Namespace) -> int:
 
     query = table_query(args)
     prepared = query.prepare(_data(args, query))
+    if args.dry_run:
+        assert prepared.plan is not None
+        print("\n".join(["table: dry run, nothing drawn, nothing charged, no audit record",
+                         *(f"  {line}" for line in prepared.plan.lines())]))
+        return 0
     charged_to, recorder = session(args, query.currency, cost_in(query.currency, prepared.epsilon, prepared.rho),
                                    prepared.delta)
     result = charged_to._release(prepared, query=query.to_json())

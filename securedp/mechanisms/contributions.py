@@ -40,17 +40,19 @@ integer), with a salt drawn from the session's source after the charge.
 **Person ids** are non-negative integers (Python ints, NumPy integers, or
 floats holding an integer below ``2**53`` exactly: a pandas integer column
 with missing values becomes float64) or text, as in a table's ``id_column``
-(:func:`securedp.tables.frames.read_table`): one column holds one or the
-other, never both (an integer and its text would be one person or two). A
-text id is itself in the row digests, so a one-column release and the
-one-cell table of the same rows keep the same rows for the same salt. A row
-whose id is **blank** (``None``, NaN, ``pandas.NA``/``NaT``, ``""``, a
-whitespace-only string, or text holding U+FFFD, which a decoder wrote for
-bytes it could not read) or **negative** (``pandas.factorize`` codes a
-missing id as -1) is never given a person: blank ids would merge different
-people into one, so that the bound applies to many people at once. Such a
-row, or one whose id is neither an integer nor text, raises before anything
-is drawn or charged, with a message naming ``ids`` and the first such row.
+(:func:`securedp.tables.frames.read_table`). A person **is the canonical
+text of their id** (an integer in decimal, text as it is), the text the row
+digests hash: in a column that holds both, ``7`` and ``"7"`` are one person
+(as a CSV file reads them), and a one-column release and the one-cell table
+of the same rows keep the same rows for the same salt. A row whose id is
+**blank** (``None``, NaN, ``pandas.NA``/``NaT``, ``""``, a whitespace-only
+string, or text holding U+FFFD, which a decoder wrote for bytes it could not
+read) or **negative** (``pandas.factorize`` codes a missing id as -1) is never
+given a person: blank ids would merge different people into one, so that the
+bound applies to many people at once. Such a row, or one whose id is neither
+an integer nor text (a bool, bytes, a fractional float ...), raises before
+anything is drawn or charged, with a message naming ``ids`` and the first
+such row; an analyst-facing session drops it (a rule of the row alone).
 
 **Who reads errors.** By default error messages are for the *data holder*
 (trusted): they name rows and count offending records. Inside an
@@ -198,13 +200,9 @@ def person_ids(ids: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
         classified = [_classify_id(v) for v in values]
         verdicts = np.fromiter((0 if isinstance(c, str) else min(c, 0) for c in classified), dtype=np.int64,
                                count=len(classified))
-        texts = [isinstance(c, str) for c in classified]
-        if any(texts):
-            if not all(t or c < 0 for t, c in zip(texts, classified, strict=True)):  # type: ignore[operator]
-                raise TypeError("ids hold both integers and text: an id column holds one or the other (an "
-                                "integer and its text would be one person or two)")
+        if any(isinstance(c, str) for c in classified):  # a person is the canonical text of their id
             codes = np.empty(len(classified), dtype=object)
-            codes[:] = [c if isinstance(c, str) else "" for c in classified]
+            codes[:] = [c if isinstance(c, str) else str(c) if c >= 0 else "" for c in classified]
         else:
             try:
                 codes = np.array(classified, dtype=np.int64) if classified else np.zeros(0, np.int64)

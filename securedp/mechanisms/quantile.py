@@ -64,7 +64,7 @@ import gmpy2
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.rational import probability
+from securedp.hazmat.exact.rational import format_rational, probability
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.lattice import Lattice
 from securedp.mechanisms.moments import ColumnStatistic
@@ -238,6 +238,12 @@ class Quantiles(ColumnStatistic[SortedUnits]):
         if self.cost.rho is not None:
             parameters["conversion"] = ZCDP_CONVERSION
         return {**parameters, "q": self.levels[0]} if self.single else parameters
+
+    def accuracy(self, alpha: Fraction) -> dict[str, Fraction]:
+        """Each level's rank error bound ``r`` (rows) at ``1 - alpha`` (:func:`rank_error_bound`), by level."""
+        candidates = self.column.hi_u - self.column.lo_u + 1
+        r = rank_error_bound(self.share, self.max_contributions, candidates, alpha)
+        return {f"rank_error_q{format_rational(q)}": Fraction(r) for q in self.levels}
 
     def cell_record(self, alpha: Fraction) -> dict[str, Any]:
         """What a table records of this selection in each cell (one level): its exact ``epsilon_cell``, the

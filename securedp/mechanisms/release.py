@@ -113,6 +113,10 @@ class PreparedRelease:
     (:func:`canonical_input`), computed only when asked for; ``None`` for a
     mechanism that declares none, or whose aggregate is only known per
     execution (then :attr:`execution` gives it)."""
+    accuracy: Callable[[Fraction], Mapping[str, Fraction]] | None = field(default=None, kw_only=True)
+    """The release's accuracy at level ``1 - alpha``, stated from its public parameters before anything
+    is drawn: the half-width of each noisy integer in output units, or a selection's rank error bound
+    (:meth:`~securedp.mechanisms.statistic.Statistic.accuracy`); ``None`` when the mechanism states none."""
     execution: Callable[[RandomSource], Execution] | None = field(default=None, kw_only=True)
     """For a release whose exact aggregate depends on what it draws (a salt
     that bounds contributions, drawn first): one whole execution on a source,

@@ -167,6 +167,10 @@ class Statistic(ABC, Generic[A]):
         """The labels of a release with several values (bins, quantile levels), else None."""
         return None
 
+    def accuracy(self, alpha: Fraction) -> Mapping[str, Fraction]:  # noqa: ARG002 - a statistic may state none
+        """What the release states of its accuracy at level ``1 - alpha`` before it draws (default: nothing)."""
+        return {}
+
     def input_bytes(self, aggregate: A) -> Callable[[], bytes]:
         """The canonical bytes of ``aggregate`` for the input commitment: its fields, by name."""
         parts = {f.name: getattr(aggregate, f.name) for f in dataclasses.fields(aggregate)}  # type: ignore[arg-type]
@@ -201,10 +205,10 @@ class Statistic(ABC, Generic[A]):
                 return Execution(self.release(self.sampler(resolved)(source), source), self.input_bytes(resolved))
 
             return PreparedRelease(self.statistic, epsilon, rho, lambda source: execution(source).release,
-                                   execution=execution)
+                                   execution=execution, accuracy=self.accuracy)
         draw = self.sampler(aggregate)
         return PreparedRelease(self.statistic, epsilon, rho, lambda source: self.release(draw(source), source),
-                               self.input_bytes(aggregate))
+                               self.input_bytes(aggregate), accuracy=self.accuracy)
 
     def prepare_data(self, data: Any, ids: Any = None) -> PreparedRelease:
         """Both steps on one column: ``noise_step(aggregate(data, ids))``.
@@ -289,6 +293,10 @@ class AdditiveStatistic(Statistic[A]):
     def halfwidths(self, alpha: Fraction) -> dict[str, Fraction]:
         """The half-width of each noisy integer's interval, in output units, at the level the table states
         (:meth:`finish`): public parameters only, so stated before anything is drawn."""
+
+    def accuracy(self, alpha: Fraction) -> Mapping[str, Fraction]:
+        """The half-widths of :meth:`halfwidths`."""
+        return self.halfwidths(alpha)
 
     def cell_record(self, alpha: Fraction) -> dict[str, Any]:  # noqa: ARG002 - a selection's record depends on it
         """What a table records of this statistic: the law of each noisy integer."""

@@ -107,8 +107,9 @@ def _pandas_key_series(series: Any, name: str) -> pl.Series:
     """A pandas id or key column as a Polars column, decided cell by cell for an object or text column.
 
     Missing and blank cells are unusable whatever the others hold (they never decide the column's
-    type); the usable cells are all integers (an ``Int64`` column) or all text (a ``String`` column).
-    A column holding both is refused: an integer and its text would otherwise be one person or key.
+    type); the usable cells are all integers (an ``Int64`` column) or text (a ``String`` column; an
+    integer among text cells is its canonical decimal text, so ``7`` and ``"7"`` are one person or key,
+    as the row digests, which hash that text, already treat them).
     """
     if series.dtype.kind != "O" and not str(series.dtype).startswith(("str", "string")):
         return to_polars(series.to_frame(name))[name]  # a typed column (NumPy, nullable, Arrow): its own type
@@ -121,9 +122,12 @@ def _pandas_key_series(series: Any, name: str) -> pl.Series:
             raise TypeError(f"column {name!r} holds integers beyond 64 bits: an id or key column holds 64-bit "
                             "integers or text")
         return pl.Series(name, [None if is_blank(c) else int(c) for c in cells], dtype=dtype)
-    if all(isinstance(c, str) for c in usable):
-        return pl.Series(name, [c if isinstance(c, str) else None for c in cells], dtype=pl.String)
-    raise TypeError(f"column {name!r} holds both numbers and text: an id or key column holds one or the other")
+    if all(isinstance(c, str) or (isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)))
+           for c in usable):  # text, or integers and text: each cell is its canonical text (7 and "7" are one)
+        return pl.Series(name, [None if is_blank(c) else c if isinstance(c, str) else str(int(c)) for c in cells],
+                         dtype=pl.String)
+    raise TypeError(f"column {name!r} holds values that are neither integers nor text: an id or key column "
+                    "holds integers or text")
 
 
 def read_source(path: str | pathlib.Path, columns: Sequence[str] | None, delimiter: str = ",",

@@ -103,13 +103,16 @@ def test_the_salt_is_drawn_after_the_charge_and_only_with_ids():
     assert source.bytes_served == SALT_BYTES and session.spent == Fraction(1, 2)
 
 
-def test_non_integer_ids_are_refused_before_charging():
+def test_ids_that_are_neither_integers_nor_text_are_refused_before_charging():
     session = securedp.Session(epsilon=1)
     try:
-        session.partition([1, 2], by=["a", "a"], parts=["a"], budget="1/2", ids=["x", "y"])
+        session.partition([1, 2], by=["a", "a"], parts=["a"], budget="1/2", ids=[b"x", b"y"])
     except TypeError as error:
-        assert "integer" in str(error)
+        assert "not a person id" in str(error)
     else:
-        raise AssertionError("string ids were accepted")
+        raise AssertionError("bytes ids were accepted")
     assert session.spent == 0
+    parts = session.partition([1, 2], by=["a", "a"], parts=["a"], budget="1/2", ids=["x", "y"])  # text ids are ids
+    assert list(parts["a"].data) == [1, 2] and session.spent == Fraction(1, 2)
+
 
