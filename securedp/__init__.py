@@ -10,7 +10,8 @@ Layers, bottom up (imports only point downwards; ``tests/test_layers.py``):
 5. ``securedp.mechanisms``: releases and their privacy maps
 6. ``securedp.engines``: exact per-key aggregates of grouped tables (Polars, Spark)
 7. ``securedp.tables``: grouped-table releases
-8. ``securedp.accounting``: budgets and sessions
+8. ``securedp.accounting``: budgets and sessions; ``securedp.planning`` beside it: contribution analysis,
+   private bounds
 9. ``securedp.audit``: hash-chained audit log, verification, replay
 10. ``securedp.cli``: the ``securedp`` command
 
@@ -57,9 +58,10 @@ from securedp.mechanisms.sum import prepare_sum, sum  # noqa: A004 - the statist
 from securedp.mechanisms.variance import prepare_variance, variance
 from securedp.tables import prepare_table, table
 
-# Layer 3: accounting.
+# Layer 3: accounting, and planning beside it.
 from securedp.accounting.errors import BudgetExceeded, DataRefused, IncompatibleCost
 from securedp.accounting.session import Session
+from securedp.planning import analyze_contributions, prepare_private_bounds, private_bounds
 
 # Layer 4: audit.
 from securedp.audit import AuditLog, AuditLogError, verify_log
@@ -82,6 +84,8 @@ __all__ = [  # noqa: RUF022 - grouped by what a user looks for, not alphabetical
     "SecureGenerator",
     # accounting
     "Session", "BudgetExceeded", "DataRefused", "IncompatibleCost",
+    # planning (contribution bounds, clamping bounds)
+    "analyze_contributions", "private_bounds", "prepare_private_bounds",
     # audit
     "AuditLog", "AuditLogError", "verify_log",
 ]

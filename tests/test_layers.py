@@ -27,6 +27,7 @@ LAYERS = {  # one layer per package
     "securedp.engines": 6,
     "securedp.tables": 7,
     "securedp.accounting": 8,
+    "securedp.planning": 8,  # beside accounting: it charges its releases to a Session
     "securedp.audit": 9,
     "securedp.cli": 10,
 }

@@ -41,6 +41,8 @@ from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
 from securedp.mechanisms.record_schema import ReleaseRecord
 from securedp.mechanisms.release import PreparedRelease, commit_input
 
+PLANNING = ("bounds", "contribution_histogram")
+"""The statistics of :mod:`securedp.audit.planning_query` (``securedp bounds``, ``securedp analyze --epsilon``)."""
 COMPARED = tuple(f.name for f in dataclasses.fields(ReleaseRecord) if f.name != "input_commitment")
 """The fields of a release record that a replay must reproduce (the input commitment's nonce is fresh)."""
 
@@ -79,6 +81,11 @@ def read_seed(path: str | Path) -> bytes:
 
 def _prepared(query: Any, data: str | Path) -> PreparedRelease:
     """The recorded query (one statistic of one column, or a grouped table) prepared again on ``data``."""
+    if isinstance(query, dict) and query.get("statistic") in PLANNING:
+        from securedp.audit.planning_query import planning_query  # securedp bounds, securedp analyze --epsilon
+
+        planned = planning_query(query)
+        return planned.prepare(planned.read(data))
     if isinstance(query, dict) and query.get("statistic") == "table":
         from securedp.audit.table_query import TableQuery  # Polars loads only when a table is replayed
 

@@ -1,4 +1,4 @@
-"""The ``securedp`` command: ``release``, ``demo``, ``selftest`` and ``audit verify|replay|report|keygen|head``.
+"""The ``securedp`` command: ``release``, ``analyze``, ``bounds``, ``demo``, ``selftest``, ``audit ...``.
 
 Every failure is reported as one line, ``securedp: error: <message>``, on
 standard error: exit status 2 for a usage error (unknown option, missing
@@ -28,7 +28,7 @@ from securedp.accounting.budget_file import BudgetError
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.audit.log import AuditLogError
 from securedp.audit.table import Column
-from securedp.cli import commands, table_command
+from securedp.cli import commands, planning, table_command
 
 PUBLIC_STATE = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError)
 """What ``--analyst-facing`` reports as it is after the data was read: the command's own failures (about its
@@ -87,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "unusable records, ids and keys instead of refusing them")
     table_command.add_table_options(rel)
     rel.set_defaults(run=_release)
+
+    planning.add_commands(sub)  # analyze, bounds
 
     demo = sub.add_parser("demo", help="several releases on the built-in example dataset")
     demo.set_defaults(run=commands.demo)

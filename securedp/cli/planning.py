@@ -1,0 +1,219 @@
+"""``securedp analyze`` (contribution analysis) and ``securedp bounds`` (private clamping bounds).
+
+Both read a CSV or Parquet file through the one file reader. ``analyze`` without ``--epsilon`` is the
+exact report, for the data holder only (refused with ``--analyst-facing``) and labelled *not private*;
+with ``--epsilon`` it releases a contribution histogram, charged to ``--budget-file`` and appended to
+``--audit-log`` like every release, and computes the report from it. ``bounds`` is always a release.
+
+Printed figures are exact or rounded outward: fractions kept rounded down, errors and biases rounded up,
+to the places shown (``--json`` prints them exactly, ``"num/den"``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from fractions import Fraction
+from typing import Any
+
+from securedp.accounting.boundary import check_public_arguments, data_boundary
+from securedp.accounting.budget_file import BudgetError
+from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
+from securedp.accounting.schema import Currency
+from securedp.audit.log import AuditLogError
+from securedp.audit.planning_query import BoundsQuery, HistogramQuery
+from securedp.cli import commands
+from securedp.cli.show import exact_text
+from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
+from securedp.mechanisms.release import Release
+from securedp.planning.bounds import DEFAULT_EXPONENTS, METHODS
+from securedp.planning.contributions import ContributionReport, ReportPlan, analyze_contributions
+from securedp.reading.files import check_encoding, read_file
+
+PASSES = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError)
+"""Failures about public state (the command's options, the budget file, the audit log), reported as they are."""
+
+
+def add_commands(sub: Any) -> None:
+    """Register ``analyze`` and ``bounds`` on the subparsers ``sub`` of the ``securedp`` command."""
+    analyze = sub.add_parser("analyze", help="contributions per person and the (max_groups, max_rows) to choose")
+    analyze.add_argument("data", help="CSV (with a header row) or Parquet file")
+    analyze.add_argument("--id-column", required=True, help="the person column")
+    analyze.add_argument("--group-by", action="append", required=True, help="group column(s): A or A,B (repeatable)")
+    analyze.add_argument("--column", help="with --bounds: also predict the error of this column's sum")
+    analyze.add_argument("--bounds", help="public bounds of --column: LO,HI")
+    analyze.add_argument("--candidates", help="(max_groups, max_rows) pairs to evaluate: 1x1,2x4,... "
+                                              "(default: powers of two up to the largest seen)")
+    analyze.add_argument("--release-epsilon", default="1", help="epsilon of the planned table release (default 1)")
+    analyze.add_argument("--alpha", default="0.05", help="noise half-widths at level 1 - alpha (default 0.05)")
+    analyze.add_argument("--epsilon", help="analyse privately: release a contribution histogram at this epsilon")
+    analyze.add_argument("--groups-cap", default="16", help="private: largest number of groups counted (default 16)")
+    analyze.add_argument("--rows-cap", default="16", help="private: largest number of rows counted (default 16)")
+    _release_options(analyze)
+    analyze.set_defaults(run=analyze_command)
+
+    bounds = sub.add_parser("bounds", help="choose clamping bounds of a column privately")
+    bounds.add_argument("data", help="CSV (with a header row) or Parquet file")
+    bounds.add_argument("--column", required=True, help="the column to choose bounds for")
+    bounds.add_argument("--epsilon", required=True, help="pure-DP cost, exact: 0.5, 1/3, 1e-2")
+    bounds.add_argument("--id-column", help="person-id column: enforce --max-contributions per person")
+    bounds.add_argument("--max-contributions", default="1", help="rows one person may contribute (default 1)")
+    bounds.add_argument("--method", choices=METHODS, default="histogram",
+                        help="signed magnitude histogram (default) or exponential-mechanism quantiles")
+    bounds.add_argument("--exponents", default=",".join(map(str, DEFAULT_EXPONENTS)),
+                        help="e,E: lattice step 2**e, range [-2**E, 2**E] (default -8,40)")
+    bounds.add_argument("--quantiles", default="0.05,0.95", help="quantiles method: the two levels (default 0.05,0.95)")
+    bounds.add_argument("--beta", default="0.05", help="histogram method: failure probability of the threshold")
+    _release_options(bounds)
+    bounds.set_defaults(run=bounds_command)
+
+
+def _release_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--encoding", default="utf-8", help="the CSV file's text encoding (default utf-8)")
+    parser.add_argument("--budget-file", help="JSON file persisting the total and spent epsilon")
+    parser.add_argument("--budget", help="the total epsilon (creates --budget-file, must match it later)")
+    parser.add_argument("--audit-log", help="append the release to this hash-chained JSON-lines log")
+    parser.add_argument("--signing-key", help="sign the audit record with this Ed25519 key")
+    parser.add_argument("--seed-file", help="32-byte seed (raw or hex) for a replayable ChaCha20 stream")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON, exactly")
+    parser.add_argument("--analyst-facing", dest="analyst", action="store_true",
+                        help="withhold every error that may depend on the data (one fixed message)")
+
+
+def _pair(text: str) -> tuple[int, int]:
+    k, sep, m = text.partition("x")
+    if not sep:
+        raise commands.Failure(f"--candidates: expected KxM pairs such as 2x4, got {text!r}")
+    return to_int(k, "--candidates"), to_int(m, "--candidates")
+
+
+def _bounds(text: str | None) -> tuple[Fraction, Fraction] | None:
+    if text is None:
+        return None
+    parts = [to_rational(p, "--bounds") for p in text.split(",")]
+    if len(parts) != 2:
+        raise commands.Failure(f"--bounds: expected LO,HI, got {text!r}")
+    return parts[0], parts[1]
+
+
+def _run(args: argparse.Namespace, query: BoundsQuery | HistogramQuery) -> Release:
+    """The release of ``query`` on the file through the command's one pipeline (:func:`commands.session`:
+    charged to ``--budget-file``, drawn from ``--seed-file``, appended to ``--audit-log`` with the query, so
+    that ``securedp audit replay`` re-derives it); with ``--analyst-facing``, the public arguments are
+    checked first (on an empty placeholder) and the rest runs behind the analyst-facing error boundary."""
+    import polars as pl
+
+    # the pipeline reads the mode and the delta ledger option of `securedp release`; these commands keep their
+    # own flag (main routes `analyst_facing` to the release command's checks) and spend no delta
+    options = argparse.Namespace(**{**vars(args), "analyst_facing": args.analyst, "budget_delta": None})
+
+    def release() -> Release:
+        prepared = query.prepare(query.read(args.data))
+        assert prepared.epsilon is not None  # both releases are priced in epsilon
+        charged_to, _ = commands.session(options, Currency.EPSILON, prepared.epsilon)
+        return charged_to._release(prepared, query=query.to_json())
+
+    if not args.analyst:
+        return release()
+    check_public_arguments(lambda: query.prepare(pl.DataFrame()))
+    return data_boundary(True, release, reading=True, passes=PASSES)
+
+
+def analyze_command(args: argparse.Namespace) -> int:
+    """``securedp analyze``: the exact report (data holder only), or the private one with ``--epsilon``."""
+    group_by = [c for text in args.group_by for c in text.split(",") if c]
+    options: dict[str, Any] = {
+        "column": args.column, "bounds": _bounds(args.bounds),
+        "candidates": None if args.candidates is None else [_pair(p) for p in args.candidates.split(",")],
+        "release_epsilon": positive_rational(args.release_epsilon, "--release-epsilon"),
+        "alpha": to_rational(args.alpha, "--alpha")}
+    plan = ReportPlan.of(**options)  # checked before anything is read or drawn
+    encoding = check_encoding(args.encoding)
+    if args.epsilon is None:
+        if args.analyst:
+            raise commands.Failure("the exact analysis reads the raw data and is not private: with "
+                                   "--analyst-facing, give --epsilon (a private contribution histogram)")
+        given = [flag for flag, value in [("--budget-file", args.budget_file), ("--budget", args.budget),
+                                          ("--audit-log", args.audit_log), ("--seed-file", args.seed_file),
+                                          ("--signing-key", args.signing_key),
+                                          ("--groups-cap", args.groups_cap != "16"),
+                                          ("--rows-cap", args.rows_cap != "16")] if value]
+        if given:
+            raise commands.Failure(f"{given[0]} applies to the private analysis (--epsilon); the exact analysis "
+                                   "releases nothing")
+        named = [args.id_column, *group_by, *([] if args.column is None else [args.column])]
+        data = read_file(args.data, list(dict.fromkeys(named)), encoding=encoding)  # cells as text
+        report = analyze_contributions(data, id_column=args.id_column, group_by=group_by, **options)
+    else:
+        query = HistogramQuery(args.id_column, tuple(group_by), positive_rational(args.epsilon, "--epsilon"),
+                               to_int(args.groups_cap, "--groups-cap"), to_int(args.rows_cap, "--rows-cap"), encoding)
+        release = _run(args, query)
+        report = plan.from_histogram(release)
+    print(json.dumps(report.record(), indent=2) if args.json else show_report(report))
+    return 0
+
+
+def bounds_command(args: argparse.Namespace) -> int:
+    """``securedp bounds``: the private bounds of one column, as a release."""
+    try:
+        low, high = (int(p) for p in args.exponents.split(","))
+    except ValueError:
+        raise commands.Failure(f"--exponents: expected two integers e,E, got {args.exponents!r}") from None
+    try:
+        q_lo, q_hi = (to_rational(q, "--quantiles") for q in args.quantiles.split(","))
+    except ValueError:
+        raise commands.Failure(f"--quantiles: expected two levels Q1,Q2, got {args.quantiles!r}") from None
+    query = BoundsQuery(args.column, positive_rational(args.epsilon, "--epsilon"), args.id_column,
+                        to_int(args.max_contributions, "--max-contributions"), args.method, (low, high),
+                        (q_lo, q_hi), to_rational(args.beta, "--beta"), check_encoding(args.encoding))
+    release = _run(args, query)
+    if args.json:
+        print(json.dumps(release.record(), indent=2))
+    else:
+        lo, hi = release.value
+        print(f"bounds   {exact_text(lo)},{exact_text(hi)}   (--bounds {exact_text(lo)},{exact_text(hi)})")
+        print(f"  method {release.parameters['method']}, epsilon {exact_text(release.epsilon)} (private)")
+    return 0
+
+
+def _down(q: Fraction, places: int) -> str:
+    return exact_text(Fraction(q.numerator * 10**places // q.denominator, 10**places))
+
+
+def _up(q: Fraction, places: int) -> str:
+    return exact_text(Fraction(-(-q.numerator * 10**places // q.denominator), 10**places))
+
+
+def _percent_down(q: Fraction) -> str:
+    return _down(q * 100, 2) + "%"
+
+
+def show_report(report: ContributionReport) -> str:
+    """The report as text: exact counts; fractions kept rounded down, errors rounded up (to 2 places)."""
+    estimate = "" if report.release is None else "~"
+    lines = [f"contribution analysis ({report.label})",
+             f"  rows {estimate}{_up(report.rows, 0)}, persons {estimate}{_up(report.persons, 0)}, "
+             f"cells {estimate}{_up(report.cells, 0)}",
+             "  groups per person: " + _distribution(report.groups_per_person),
+             "  rows per (person, group): " + _distribution(report.rows_per_pair),
+             f"  predicted error per cell at release epsilon {exact_text(report.release_epsilon)}, "
+             f"level 1 - {exact_text(report.alpha)} (bias + noise half-width; kept: rounded down, errors: up)"]
+    has_sum = report.recommended.sum_error is not None
+    header = f"  {'max_groups':>10} {'max_rows':>8} {'rows kept':>10} {'persons whole':>13} {'count error':>12}"
+    lines.append(header + (f" {'sum error':>14}" if has_sum else ""))
+    for c in report.candidates:
+        mark = "  <- recommended" if c == report.recommended else ""
+        row = (f"  {c.max_groups:>10} {c.max_rows:>8} {_percent_down(c.rows_kept):>10} "
+               f"{_percent_down(c.persons_whole):>13} {_up(c.count_error, 2):>12}")
+        if c.sum_error is not None:
+            row += f" {_up(c.sum_error, 2):>14}"
+        lines.append(row + mark)
+    r = report.recommended
+    lines.append(f"recommended: --max-groups {r.max_groups} --max-rows {r.max_rows} "
+                 f"(smallest predicted {'sum' if has_sum else 'count'} error per cell)")
+    return "\n".join(lines)
+
+
+def _distribution(counts: dict[int, int]) -> str:
+    shown = [f"{k}: {n}" for k, n in counts.items() if n]
+    return ", ".join(shown) if shown else "(none)"

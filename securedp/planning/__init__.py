@@ -1,0 +1,30 @@
+"""Planning a release: how to bound each person's contributions, and which clamping bounds to use.
+
+* :func:`analyze_contributions` (:mod:`securedp.planning.contributions`): the distribution of groups per
+  person and of rows per (person, group), and for candidate ``(max_groups, max_rows)`` pairs the rows and
+  persons kept by the bounding of :func:`securedp.prepare_table` and the predicted error per cell; with
+  ``epsilon=`` the same report from a differentially private contribution histogram.
+* :func:`private_bounds` (:mod:`securedp.planning.bounds`): clamping bounds chosen privately from one column.
+
+The package sits beside :mod:`securedp.accounting` (layer 8): it prepares releases with the mechanisms and
+the tables' reader below it, and charges them to a :class:`securedp.Session` when given one.
+"""
+
+from securedp.planning.bounds import prepare_private_bounds, private_bounds
+from securedp.planning.contributions import (
+    Candidate,
+    ContributionReport,
+    ReportPlan,
+    analyze_contributions,
+    prepare_contribution_histogram,
+)
+
+__all__ = [
+    "Candidate",
+    "ContributionReport",
+    "ReportPlan",
+    "analyze_contributions",
+    "prepare_contribution_histogram",
+    "prepare_private_bounds",
+    "private_bounds",
+]
