@@ -114,6 +114,12 @@ class TableQuery:
         return list(dict.fromkeys([*([self.id_column] if self.id_column else []), *self.group_by,
                                    *(c for c in named if isinstance(c, str))]))
 
+    def public(self) -> dict[str, Any]:
+        """The query's public arguments of :func:`~securedp.tables.pricing.price_table` (no data, no cost)."""
+        return {"group_by": list(self.group_by), "aggregations": [a.build() for a in self.aggregations],
+                "keys": None if self.keys is None else list(self.keys), "max_groups": self.max_groups,
+                "max_rows": self.max_rows, "delta": self.delta, "selection": self.selection, "alpha": self.alpha}
+
     def prepare(self, data: Any) -> PreparedTable:
         """The priced, not yet drawn, table release of this query on ``data`` (a table or a file path).
 

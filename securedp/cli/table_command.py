@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from securedp.accounting.budget import cost_in
 from securedp.cli.commands import Failure, session
 from securedp.cli.progress import Stages
-from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
+from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
 from securedp.reading.files import check_encoding, read_csv_bytes
 
 if TYPE_CHECKING:  # Polars and the table modules load only when a table is released
@@ -181,19 +181,54 @@ def _write(result: Any, args: argparse.Namespace) -> None:
         frame.write_csv(args.output)
 
 
+def _targets(args: argparse.Namespace) -> dict[str, Any]:
+    targets: dict[str, Any] = {}
+    for text in args.target or ():
+        name, _, width = text.rpartition(":")
+        if not name or not width:
+            raise Failure(f"--target: expected OUTPUT:WIDTH (count:50, income_sum:1000, age_median:20), got {text!r}")
+        targets[name] = to_rational(width, f"--target {name}")
+    return targets
+
+
+def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
+    """With ``--target``: the least epsilon (or rho) on the ``--grid`` up to the one given that meets every
+    target (:func:`securedp.planning.least_budget`), proven both ways; nothing without ``--target``."""
+    from securedp.planning.budget import least_budget, stated
+    from securedp.tables.plan import width_text
+
+    targets = _targets(args)
+    if not targets:
+        return []
+    currency, most = ("epsilon", query.epsilon) if query.epsilon is not None else ("rho", query.rho)
+    try:
+        found = least_budget(targets, currency=currency, grid=args.grid, most=most, **query.public())
+    except ValueError as error:
+        raise Failure(str(error).replace("the most you would spend", f"--{currency}")) from None
+    lines = [f"plan: the least {currency} on the grid {format_rational(found.grid)} meeting every target is "
+             f"{format_rational(found.amount)} (at most the {format_rational(most)} given)"]  # type: ignore[arg-type]
+    for name, width in targets.items():
+        below = "" if found.below is None else f"; at {format_rational(found.amount - found.grid)}: " \
+            f"{width_text(stated(found.below, name))}"
+        lines.append(f"  {name}: target {width_text(width)}, stated {width_text(stated(found.plan, name))}{below}")
+    return lines
+
+
 def release_table(args: argparse.Namespace) -> int:
     """Validate, then charge the budget file (epsilon or rho, and the delta of private keys), bound and
     aggregate, draw and log (:func:`securedp.cli.commands.session`), write the table."""
     from securedp.audit.table_query import describe
 
     query = table_query(args)
+    if args.target and not args.dry_run:
+        raise Failure("--target plans a release before it is made: add --dry-run")
     with Stages(["read and check the table", "bound, aggregate and noise", "write"]) as stages:
         prepared = query.prepare(_data(args, query))
         stages.next()
         if args.dry_run:
             assert prepared.plan is not None
             print("\n".join(["table: dry run, nothing drawn, nothing charged, no audit record",
-                             *(f"  {line}" for line in prepared.plan.lines())]))
+                             *(f"  {line}" for line in prepared.plan.lines()), *_planned(args, query)]))
             return 0
         charged_to, recorder = session(args, query.currency,
                                        cost_in(query.currency, prepared.epsilon, prepared.rho), prepared.delta)
@@ -240,6 +275,11 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
     table.add_argument("--delimiter", default=",", help="CSV delimiter (default ,)")
     table.add_argument("--missing-keys", default="raise", choices=["raise", "drop"],
                        help="rows whose --group-by value is missing or blank: raise (default) or drop them")
+    table.add_argument("--target", action="append", metavar="OUTPUT:WIDTH",
+                       help="with --dry-run: the half-width an output may have (count:50, income_sum:1000, "
+                            "age_mean.centred_sum:500, age_median:20 rows); prints the least budget meeting every "
+                            "target, up to the --epsilon (or --rho) given (repeatable)")
+    table.add_argument("--grid", default="1/100", help="the grid of budgets --target searches (default 1/100)")
     table.add_argument("--output", help="write the table here (CSV, or JSON for .json) instead of standard output")
     table.add_argument("--engine", default="memory", choices=["memory", "spark"],
                        help="where the aggregates are computed (spark: the standard Spark configuration)")

@@ -84,7 +84,7 @@ class TablePlan:
                 out.append(f"  {o.name}: {o.mechanism}, share {share}; rank error at most {o.rank_error_bound} "
                            "rows with probability 1 - alpha")
                 continue
-            widths = ", ".join(f"{k or 'value'} +/- {_width(v)}" for k, v in o.halfwidths.items())
+            widths = ", ".join(f"{k or 'value'} +/- {width_text(v)}" for k, v in o.halfwidths.items())
             out.append(f"  {o.name}: {o.mechanism}, share {share}; {widths}")
         if self.selection is not None:
             s = self.selection
@@ -95,7 +95,7 @@ class TablePlan:
         return out
 
 
-def _width(q: Fraction) -> str:
+def width_text(q: Fraction) -> str:
     """A half-width as a person writes it: its exact decimal when it has one (steps that are powers of two
     or ten), else rounded up to 6 places after ``<=`` (outward: the true half-width is no larger)."""
     d = q.denominator
