@@ -337,8 +337,8 @@ class Session:
           written), then the ``delta_*`` fields if it spent delta; a budget
           without a ledger (the command's one-release session) writes none.
         """
-        amount = self._budget.cost(prepared.epsilon, prepared.rho)
-        delta: Fraction | None = getattr(prepared, "delta", None)
+        cost = prepared.cost
+        amount, delta = self._budget.cost(cost.epsilon, cost.rho), cost.delta
         # The budget is held from the charge to the audit append, so the records of a ledger reach the log
         # in the order of its charges, even from several threads or processes (the verifier checks that
         # order). Both charges stand once the execution has read its first random bit, whatever fails after

@@ -37,7 +37,6 @@ from securedp.hazmat.exact.rational import positive_rational
 from securedp.hazmat.samplers.discrete_gaussian import discrete_gaussian
 from securedp.hazmat.samplers.discrete_laplace import discrete_laplace
 from securedp.mechanisms.accuracy import gaussian_halfwidth, laplace_halfwidth
-from securedp.mechanisms.record_schema import SchemaError
 
 LAPLACE = "discrete_laplace"
 GAUSSIAN = "discrete_gaussian"
@@ -59,6 +58,8 @@ class Currency(str, Enum):
     @classmethod
     def parse(cls, value: object, name: str = "budget_kind") -> Currency:
         """``value`` (``"epsilon"`` or ``"rho"``) as a :class:`Currency`, or :class:`SchemaError` naming ``name``."""
+        from securedp.mechanisms.record_schema import SchemaError  # the record schema imports the cost type
+
         if isinstance(value, str) and value in (cls.EPSILON.value, cls.RHO.value):
             return cls(value)
         raise SchemaError(name, f"must be 'epsilon' or 'rho', got {value!r}")

@@ -18,6 +18,7 @@ from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational
+from securedp.mechanisms.noise import Cost
 
 
 def jsonable(value: Any) -> Any:
@@ -113,6 +114,8 @@ class PreparedRelease:
     (:func:`canonical_input`), computed only when asked for; ``None`` for a
     mechanism that declares none, or whose aggregate is only known per
     execution (then :attr:`execution` gives it)."""
+    delta: Fraction | None = field(default=None, kw_only=True)
+    """The ``delta`` the release spends (partition selection of a table's private keys), else ``None``."""
     accuracy: Callable[[Fraction], Mapping[str, Fraction]] | None = field(default=None, kw_only=True)
     """The release's accuracy at level ``1 - alpha``, stated from its public parameters before anything
     is drawn: the half-width of each noisy integer in output units, or a selection's rank error bound
@@ -122,6 +125,12 @@ class PreparedRelease:
     that bounds contributions, drawn first): one whole execution on a source,
     returning the release *and* the input bytes of that execution
     (:meth:`executed`). ``run`` is then ``execution(source).release``."""
+
+    @property
+    def cost(self) -> Cost:
+        """The release's exact price, its ``epsilon`` or ``rho`` and its ``delta``, as one
+        :class:`~securedp.mechanisms.noise.Cost`."""
+        return Cost(self.epsilon, self.rho, self.delta)
 
     def executed(self, source: RandomSource) -> Execution:
         """One execution on ``source``: the release and the input bytes of *this* execution.

@@ -103,10 +103,9 @@ class TableRelease(Release):
 class PreparedTable(PreparedRelease):
     """A validated, priced table release; nothing is drawn until ``.execute(rng)``."""
 
-    delta: Fraction | None = None
-    shares: dict[str, Fraction] = field(default_factory=dict)
+    shares: dict[str, Fraction] = field(default_factory=dict, kw_only=True)
     """The exact fraction of the total budget each component receives."""
-    plan: TablePlan | None = None
+    plan: TablePlan | None = field(default=None, kw_only=True)
     """What the release will state, from the public parameters alone (:mod:`securedp.tables.plan`):
     each output's half-widths or rank error bound, and with private keys the threshold and release
     probabilities. Nothing is drawn or charged to compute it."""
@@ -221,7 +220,7 @@ def prepare_table(
         return Execution(release, lambda: encode_input("table", committed))
 
     return PreparedTable("table", cost.epsilon, cost.rho, lambda source: execution(source).release, None,
-                         dlt, shares, priced.plan(), execution=execution)
+                         delta=dlt, shares=shares, plan=priced.plan(), execution=execution)
 
 
 TABLE_DOC = """Release a grouped table: :func:`prepare_table`, then ``.execute(rng)``.
