@@ -377,27 +377,64 @@ def _float_array(x: np.ndarray, clamp: Clamp, screen: Callable[[Any], int | None
 
 
 def _int_array(x: np.ndarray, clamp: Clamp) -> np.ndarray:
+    """Units of an integer array in two or three vectorised passes: clip to ``[lo_i, hi_i]``, scale, round.
+
+    A record below ``lo_i`` (so below ``lo_v``) gets ``lo_u`` and one above ``hi_i`` gets ``hi_u``;
+    clipping it to ``lo_i`` (``hi_i``) gives the same units whenever ``lo_i`` (``hi_i``) itself rounds
+    to ``lo_u`` (``hi_u``), and otherwise a mask puts them back. Division by a power of two is a shift.
+    """
     lo_c, hi_c = clamp.lo_i, clamp.hi_i  # within int64 (checked by the caller)
+    if lo_c > hi_c:  # no integer in [lo_v, hi_v]: every record is below or above
+        return np.where(x < lo_c, np.int64(clamp.lo_u), np.int64(clamp.hi_u))
     if x.dtype.kind == "u":
-        above = x > np.uint64(hi_c) if hi_c >= 0 else np.ones(x.shape, dtype=bool)
-        x = np.minimum(x, np.uint64(max(hi_c, 0))).astype(np.int64)
+        if hi_c < 0:
+            return np.full(x.shape, clamp.hi_u, dtype=np.int64)
+        clipped = np.minimum(x, np.uint64(hi_c)).astype(np.int64)
+        np.maximum(clipped, lo_c, out=clipped)
     else:
-        x = x.astype(np.int64, copy=False)
-        above = x > hi_c
-    below = x < lo_c
-    clipped = np.clip(x, min(lo_c, hi_c), hi_c)
-    worst = max(abs(min(lo_c, hi_c)), abs(hi_c))
-    if clamp.num <= INT64_MAX and worst * clamp.den <= INT64_MAX // 2 and clamp.den <= INT64_MAX:
-        n = clipped * clamp.den
-        if clamp.num == 1:
-            units = n
-        else:
-            fl = n // clamp.num
-            twice = 2 * (n - fl * clamp.num)
-            units = fl + (twice > clamp.num) + ((twice == clamp.num) & (fl % 2 == 1))
+        clipped = np.clip(x.astype(np.int64, copy=False), lo_c, hi_c)
+    num, den = clamp.num, clamp.den
+    worst = max(abs(lo_c), abs(hi_c))
+    if num <= INT64_MAX and worst * den <= INT64_MAX // 2 and den <= INT64_MAX:
+        units = clipped
+        if den != 1:
+            units *= den
+        if num != 1:
+            _round_divide(units, num)
     else:
         units = np.fromiter((clamp.rational_units(int(v), 1) for v in clipped), dtype=np.int64, count=clipped.size)
-    out: np.ndarray = units.astype(np.int64, copy=False)
-    out[below] = clamp.lo_u
-    out[above] = clamp.hi_u
-    return out
+    if clamp.rational_units(lo_c, 1) != clamp.lo_u:
+        units[x < lo_c] = clamp.lo_u
+    if clamp.rational_units(hi_c, 1) != clamp.hi_u:
+        units[x > hi_c] = clamp.hi_u
+    return units
+
+
+_BLOCK = 1 << 14
+"""Elements per block of the in-place passes: the temporaries of a block stay in the CPU cache."""
+
+
+def _round_divide(n: np.ndarray, num: int) -> None:
+    """``n = round_half_even(n / num)`` in place, exactly (int64 ``n`` with ``|n| + num <= 2**63 - 1``).
+
+    A power of two ``2**k`` is a shift: ``floor((n + 2**(k-1) - 1 + bit k of n) / 2**k)``. Otherwise
+    ``q = floor(n / num)``, ``r = n - q num``, plus one when ``2 r > num`` or ``2 r == num`` and ``q`` is odd.
+    """
+    t = np.empty(min(n.size, _BLOCK), dtype=np.int64)
+    if num & (num - 1) == 0:
+        k, half = num.bit_length() - 1, num // 2 - 1
+        for start in range(0, n.size, _BLOCK):
+            block, odd = n[start:start + _BLOCK], t[:min(_BLOCK, n.size - start)]
+            np.right_shift(block, k, out=odd)
+            odd &= 1
+            odd += half
+            block += odd
+            block >>= k
+        return
+    for start in range(0, n.size, _BLOCK):
+        block, q = n[start:start + _BLOCK], t[:min(_BLOCK, n.size - start)]
+        np.floor_divide(block, num, out=q)
+        block -= q * num  # the remainder r
+        block *= 2
+        up = (block > num) | ((block == num) & (q % 2 == 1))
+        np.add(q, up, out=block)
