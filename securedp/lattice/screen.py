@@ -346,12 +346,18 @@ def _object(values: list[int]) -> np.ndarray:
 
 def _float_array(x: np.ndarray, clamp: Clamp, screen: Callable[[Any], int | None]) -> tuple[np.ndarray, np.ndarray]:
     bad = np.isnan(x)
-    if clamp.exact_mult:  # the snapped bounds are floats and x * 2**k is exact: clip, scale, round in place
-        y = np.clip(x, clamp.lo_f, clamp.hi_f)
-        y *= clamp.mult
-        np.rint(y, out=y)
-        y[bad] = 0.0
-        return y.astype(np.int64), bad
+    if clamp.exact_mult:  # the snapped bounds are floats and x * 2**k is exact: clip, scale, round by blocks
+        units = np.empty(x.shape, dtype=np.int64)
+        y = np.empty(min(x.size, _BLOCK), dtype=np.float64)
+        for start in range(0, x.size, _BLOCK):
+            end = min(start + _BLOCK, x.size)
+            block = y[:end - start]
+            np.clip(x[start:end], clamp.lo_f, clamp.hi_f, out=block)  # NaN stays NaN, set to 0 below
+            block *= clamp.mult
+            np.rint(block, out=block)
+            np.copyto(block, 0.0, where=bad[start:end])
+            units[start:end] = block  # integral floats of magnitude <= 2**53: converted exactly
+        return units, bad
     below = x < clamp.lo_f
     above = x > clamp.hi_f
     inside = ~(below | above | bad)
