@@ -132,6 +132,9 @@ from securedp.hazmat.samplers.uniform import uniform_below_one
 _DENSE_LIMIT = 1 << 16
 """Far boundaries up to this size get a dense, cached slot table ``0 .. T-1``."""
 
+LOCATE_BLOCK = 1 << 14
+"""Entries per block when a point is located without the :class:`LocateIndex`."""
+
 
 class SlotGroups:
     """One group per near gap value and one far group: windows tabulated in a :class:`SlotTable`.
@@ -251,7 +254,12 @@ class ExpCategorical:
             self.float_gaps = gaps
             self._exponent_groups(envelope_exponents(gaps.approx_into, self.size, rate, self.K), None)
             return
-        smallest = gaps[present].min() if present is not None else gaps.min()
+        if present is None:
+            smallest = gaps.min()
+        elif gaps.dtype == np.int64:  # no copy of the present gaps
+            smallest = np.min(gaps, where=present, initial=np.iinfo(np.int64).max)
+        else:
+            smallest = gaps[present].min()
         self.gaps = gaps = gaps - smallest if smallest != 0 else gaps
         far_from = far_boundary(rate, self.K)
         if far_from <= _DENSE_LIMIT:
@@ -262,19 +270,17 @@ class ExpCategorical:
             self._exponent_groups(envelope_exponents(int64_fill(gaps), self.size, rate, self.K), present)
 
     def _slot_groups(self, gaps: np.ndarray, far_from: int, present: np.ndarray | None, total_count: int) -> None:
-        near = gaps < far_from
-        if present is not None:
-            near &= present
         self.table = DENSE_TABLES.get(self.rate, self.K, far_from)
         self.groups: SlotGroups | ExponentGroups = SlotGroups(self.table, self.K)
-        near_slots = gaps[near].astype(np.int64)
         self.far_slot = far_from
-        slot_of = np.full(self.size, self.far_slot, dtype=np.int32)
-        slot_of[near] = near_slots
+        if gaps.dtype == object:
+            slot_of = np.array([min(max(int(g), 0), far_from) for g in gaps], dtype=np.int32)
+        else:  # a near gap is its slot, far gaps share one (an absent entry, maybe below 0, counts 0)
+            slot_of = np.clip(gaps, 0, far_from).astype(np.int32)
+        per_slot = self._per_group(slot_of, self.counts, far_from + 1)[:far_from]
         if present is not None:
-            slot_of[~present] = -1
+            np.copyto(slot_of, -1, where=~present)
         self.slot_of = slot_of
-        per_slot = self._per_group(near_slots, None if self.counts is None else self.counts[near], self.far_slot)
         per_slot.append(total_count - sum(per_slot))
         self._masses(per_slot)
 
@@ -332,14 +338,27 @@ class ExpCategorical:
         """
         if self._index is not None:
             return self._index.locate(slot, position)
-        mask = self.slot_of == slot
-        if self.counts is None:
-            counter = np.int32 if self.size < 1 << 31 else np.int64  # int32 sums run several times faster
-            cumulative = np.cumsum(mask.view(np.uint8), dtype=counter)
-            return int(np.searchsorted(cumulative, position, side="right")), 0
-        cumulative = np.cumsum(np.where(mask, self.counts, 0))
-        i = int(np.searchsorted(cumulative, position, side="right"))
-        return i, position - (int(cumulative[i - 1]) if i else 0)
+        counts = self.counts
+        if counts is not None and counts.dtype == object:
+            cumulative = np.cumsum(np.where(self.slot_of == slot, counts, 0))
+            i = int(np.searchsorted(cumulative, position, side="right"))
+            return i, position - (int(cumulative[i - 1]) if i else 0)
+        # By blocks of LOCATE_BLOCK entries: the group's points in every block, then a cumulative
+        # count inside the one block holding the point (the same work for every block).
+        size, step = self.size, LOCATE_BLOCK
+        per_block = np.empty((size + step - 1) // step, dtype=np.int64)
+        for k, start in enumerate(range(0, size, step)):
+            mask = self.slot_of[start:start + step] == slot
+            per_block[k] = np.count_nonzero(mask) if counts is None else np.sum(counts[start:start + step],
+                                                                                where=mask)
+        before = np.cumsum(per_block)
+        k = int(np.searchsorted(before, position, side="right"))
+        start = k * step
+        position -= int(before[k - 1]) if k else 0
+        mask = self.slot_of[start:start + step] == slot
+        inside = np.cumsum(mask if counts is None else np.where(mask, counts[start:start + step], 0))
+        i = int(np.searchsorted(inside, position, side="right"))
+        return start + i, position - (int(inside[i - 1]) if i else 0)
 
     def draw(self, source: RandomSource) -> tuple[int, int]:
         """One exact draw of ``(i, j)``."""
