@@ -391,7 +391,9 @@ def _int_array(x: np.ndarray, clamp: Clamp) -> np.ndarray:
     """
     lo_c, hi_c = clamp.lo_i, clamp.hi_i  # within int64 (checked by the caller)
     if lo_c > hi_c:  # no integer in [lo_v, hi_v]: every record is below or above
-        return np.where(x < lo_c, np.int64(clamp.lo_u), np.int64(clamp.hi_u))
+        sides: np.ndarray = np.where(x < lo_c, np.int64(clamp.lo_u), np.int64(clamp.hi_u))
+        return sides
+    clipped: np.ndarray
     if x.dtype.kind == "u":
         if hi_c < 0:
             return np.full(x.shape, clamp.hi_u, dtype=np.int64)
