@@ -276,7 +276,7 @@ class ExpCategorical:
         if gaps.dtype == object:
             slot_of = np.array([min(max(int(g), 0), far_from) for g in gaps], dtype=np.int32)
         else:  # a near gap is its slot, far gaps share one (an absent entry, maybe below 0, counts 0)
-            slot_of = np.clip(gaps, 0, far_from).astype(np.int32)
+            slot_of = np.clip(gaps, 0, far_from, out=np.empty(self.size, dtype=np.int32), casting="unsafe")
         per_slot = self._per_group(slot_of, self.counts, far_from + 1)[:far_from]
         if present is not None:
             np.copyto(slot_of, -1, where=~present)
@@ -287,10 +287,7 @@ class ExpCategorical:
     def _exponent_groups(self, exponents: np.ndarray, present: np.ndarray | None) -> None:
         self.groups = ExponentGroups(self.K)
         if present is None:
-            per = np.zeros(self.K + 1, dtype=np.int64)
-            for start in range(0, self.size, BLOCK):  # bincount copies its input to intp: keep it small
-                per += np.bincount(exponents[start:start + BLOCK], minlength=self.K + 1)
-            per_group = per.tolist()
+            per_group = self._per_group(exponents, None, self.K + 1)
         else:
             counts = self.counts
             assert counts is not None  # present is None exactly when counts is None
@@ -301,11 +298,13 @@ class ExpCategorical:
         self._masses(per_group)
 
     def _per_group(self, group: np.ndarray, counts: np.ndarray | None, size: int) -> list[int]:
-        """Sum of the counts per group index in ``[0, size)``, exactly."""
-        if counts is None:
-            return list(np.bincount(group, minlength=size).tolist())
-        if int(counts.sum()) < 1 << 53:  # float64 sums of integers below 2**53 are exact
-            return list(np.bincount(group, weights=counts, minlength=size).astype(np.int64).tolist())
+        """Sum of the counts per group index in ``[0, size)``, exactly (by blocks: bincount copies to intp)."""
+        if counts is None or int(counts.sum()) < 1 << 53:  # float64 sums of integers below 2**53 are exact
+            per = np.zeros(size, dtype=np.int64 if counts is None else np.float64)
+            for start in range(0, len(group), BLOCK):
+                per += np.bincount(group[start:start + BLOCK], None if counts is None else counts[start:start + BLOCK],
+                                   minlength=size)
+            return list(per.astype(np.int64).tolist())
         acc = np.zeros(size, dtype=object)
         np.add.at(acc, group, counts.astype(object))
         return [int(c) for c in acc]
