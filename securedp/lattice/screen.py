@@ -326,7 +326,11 @@ def _units(records: Any, clamp: Clamp, screen: Callable[[Any], int | None],
             return _float_array(records.astype(np.float64, copy=False), clamp, screen)
         if clamp.int64 and kind in "iu" and clamp.lo_i >= -INT64_MAX - 1 and clamp.hi_i <= INT64_MAX:
             return _int_array(records, clamp), None
-        records = records.tolist()  # object, string and long-double arrays: per record
+        if kind != "O":
+            records = records.tolist()  # string and long-double arrays: per record
+    fast = _python_numbers(records, clamp, screen)
+    if fast is not None:
+        return fast
     screened = list(map(screen, records))
     values: list[int]
     if None in screened:
@@ -336,6 +340,37 @@ def _units(records: Any, clamp: Clamp, screen: Callable[[Any], int | None],
         bad = None
         values = cast("list[int]", screened)  # no None in it
     return np.fromiter(values, dtype=dtype, count=len(values)) if dtype is np.int64 else _object(values), bad
+
+
+def _python_numbers(records: Any, clamp: Clamp,
+                    screen: Callable[[Any], int | None]) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """Records that are all Python ``int`` (and ``None``) or all Python ``float`` (and ``None``), screened
+    as one int64 or float64 array; ``None`` for any other mix (then record by record).
+
+    This is the shape of a nullable integer or float column read exactly (pandas ``Int64``/``Float64``
+    with a missing value, pyarrow, Polars with a null). ``None`` is unusable like NaN; an int beyond
+    int64 falls back to the exact per-record screen; ``bool`` (a distinct type) never matches.
+    """
+    if not (clamp.int64 and clamp.lo_i >= -INT64_MAX - 1 and clamp.hi_i <= INT64_MAX) or len(records) == 0:
+        return None
+    kinds = set(map(type, records))
+    missing = type(None) in kinds
+    kinds.discard(type(None))
+    if kinds == {float}:
+        values = np.array(records, dtype=np.float64)  # exact; None becomes NaN, unusable either way
+        return _float_array(values, clamp, screen)
+    if kinds != {int}:
+        return None
+    column = records if isinstance(records, np.ndarray) else np.array(records, dtype=object)
+    bad = np.equal(column, None) if missing else None
+    if bad is not None:
+        column = column.copy()
+        column[bad] = 0
+    try:
+        ints = column.astype(np.int64)
+    except OverflowError:  # an int beyond int64: exact per-record screen
+        return None
+    return _int_array(ints, clamp), bad
 
 
 def _object(values: list[int]) -> np.ndarray:
