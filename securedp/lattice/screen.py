@@ -362,7 +362,7 @@ def _python_numbers(records: Any, clamp: Clamp,
     if kinds != {int}:
         return None
     column = records if isinstance(records, np.ndarray) else np.array(records, dtype=object)
-    bad = np.equal(column, None) if missing else None
+    bad = np.equal(column, np.array(None, dtype=object)) if missing else None
     if bad is not None:
         column = column.copy()
         column[bad] = 0
