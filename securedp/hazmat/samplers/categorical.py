@@ -110,6 +110,7 @@ from bisect import bisect_right
 from fractions import Fraction
 from functools import partial
 from itertools import accumulate
+from operator import mul
 from typing import Any
 
 import numpy as np
@@ -155,6 +156,7 @@ class SlotGroups:
         assert table.shift[-1] == cap  # the table was built for this cap: its tight envelope is this plan's
         self.unit, self.low, self.high = table.unit, table.accept_lo, table.accept_hi
         self.window = table.accept_window
+        self.capped_from = table.capped_from
 
     def per_entry(self, group: int) -> bool:
         """Whether the weight depends on the entry: only in the far slot (a near slot's gap is its index)."""
@@ -182,6 +184,8 @@ class ExponentGroups:
         self.shift = range(cap + 1)
         self.unit = [1 << (cap - e) for e in self.shift]
         """Envelope mass of one point of each group, in units of ``2**-K``."""
+        self.capped_from = cap
+        """The groups with ``e = K``: this one and every later one."""
 
     def per_entry(self, group: int) -> bool:  # noqa: ARG002 - every group holds many weights
         """Whether the weight depends on the entry: always."""
@@ -311,10 +315,11 @@ class ExpCategorical:
 
     def _masses(self, per_group: list[int]) -> None:
         """Envelope masses ``m_G * unit_G`` and their running sums."""
-        masses = [c * u for c, u in zip(per_group, self.groups.unit, strict=True)]
-        self.ends = list(accumulate(masses))
+        assert len(per_group) == len(self.groups.unit)
+        self.ends = list(accumulate(map(mul, per_group, self.groups.unit)))
         self.total = self.ends[-1]
-        capped = sum(m for m, e in zip(masses, self.groups.shift, strict=True) if e == self.K)
+        first = self.groups.capped_from
+        capped = self.total - (self.ends[first - 1] if first else 0)  # the groups with e = K
         self.far_share = capped / self.total  # float-ok: a documented bound, not a decision
         self.slow_path_bound = self.groups.window * 2.0**-WORD_BITS + self.far_share  # float-ok: documented bound
 
