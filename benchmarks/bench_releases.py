@@ -33,7 +33,7 @@ INT_SUM_TARGET_MS = 2 * OPENDP_MS["int sum"]
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> float:
-    """The fastest of ``repeats`` timed runs after one warm-up run (seconds): the least disturbed by a loaded machine."""
+    """The fastest of ``repeats`` timed runs after one warm-up (seconds): the least disturbed by other load."""
     fn()
     runs = []
     for _ in range(repeats):
