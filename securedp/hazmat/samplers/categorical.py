@@ -280,8 +280,14 @@ class ExpCategorical:
         if gaps.dtype == object:
             slot_of = np.array([min(max(int(g), 0), far_from) for g in gaps], dtype=np.int32)
         else:  # a near gap is its slot, far gaps share one (an absent entry, maybe below 0, counts 0)
-            slot_of = np.clip(gaps, 0, far_from, out=np.empty(self.size, dtype=np.int32), casting="unsafe")
-        per_slot = self._per_group(slot_of, self.counts, far_from + 1)[:far_from]
+            slot_of = np.empty(self.size, dtype=np.int32)
+            for start in range(0, self.size, BLOCK):
+                np.clip(gaps[start:start + BLOCK], 0, far_from, out=slot_of[start:start + BLOCK], casting="unsafe")
+        if self.counts is None:
+            per_slot = self._per_group(slot_of, None, far_from + 1)[:far_from]
+        else:  # only the near entries' counts are summed (the far slot holds the rest)
+            near = np.flatnonzero(slot_of < far_from)
+            per_slot = self._per_group(slot_of[near], self.counts[near], far_from)
         if present is not None:
             np.copyto(slot_of, -1, where=~present)
         self.slot_of = slot_of
