@@ -29,8 +29,13 @@ except with ``refuse_rows=False`` (analyst-facing sessions: it is unusable).
 Fast paths (no Python loop): NumPy float arrays (for a power-of-two step
 ``x * 2**k`` is exact; for another step the float quotient is used unless it
 lies within ``2**-45 * (1 + |y|)`` of a tie, where the exact quotient of the
-float's integer ratio decides) and NumPy integer arrays (integer arithmetic).
-Lists and object arrays go through one per-record function.
+float's integer ratio decides) and NumPy integer arrays (integer arithmetic:
+clip, scale, round-divide in place, a shift for a power-of-two step), by blocks
+that stay in the CPU cache. Lists and object arrays whose records are all Python
+``int`` or all Python ``float``, with ``None`` (a nullable column read exactly)
+become one int64 or float64 array first (``None`` is unusable, like NaN; an int
+beyond int64 sends them back to the per-record path). Other lists and object
+arrays go through one per-record function.
 """
 
 from __future__ import annotations

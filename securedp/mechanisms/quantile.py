@@ -32,15 +32,18 @@ evaluated.
 
 **Several quantiles.** :func:`quantiles` releases each ``q`` with
 ``epsilon / len(qs)`` (basic composition: the total is ``epsilon``-DP),
-sorting the data once.
+cutting the range into gaps once.
 
-**Timing.** Clamping, sorting and the gap arithmetic are full vectorised
-passes whose time depends on ``n`` only through its size; the selection's
-time does not depend on the point selected (see the sampler).
+**Timing.** Clamping, counting (or sorting) and the gap arithmetic are full
+vectorised passes; which of counting and sorting is used depends on the public
+range and on ``n`` only through its size. The selection's time does not depend
+on the point selected (see the sampler).
 
 **Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
 :class:`SortedUnits` (the multiset of kept units: counts per lattice point);
-step (2), :meth:`Quantiles.noise_step`, cuts it into gaps and selects.
+step (2), :meth:`Quantiles.noise_step`, cuts the range into gaps (from counts
+per lattice point when the range holds at most ``max(n, COUNTING_MIN)``
+points, else from a sort) and selects.
 """
 
 from __future__ import annotations

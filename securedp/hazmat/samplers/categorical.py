@@ -91,8 +91,8 @@ are expected.
 with their cumulative counts (:class:`LocateIndex`): point ``p`` of group
 ``G`` is found by one binary search over all entries, whatever ``G``, its
 size or ``p``. The index is built on a plan's second draw, so a plan drawn
-once (a fresh call) pays one cumulative count over every entry instead;
-both do the same work for every group.
+once (a fresh call) locates by blocks instead (a count per block, then one
+cumulative count inside one block); both do the same work for every group.
 
 **Timing.** A round does the same work whatever it proposes: a uniform
 integer (rejection count independent of its value), a bisection over the
@@ -341,8 +341,11 @@ class ExpCategorical:
         """The entry holding point ``position`` of group ``slot``, and the offset inside it.
 
         The same array operations on arrays of the same size whatever the group, its size or the
-        position: a binary search in the :class:`LocateIndex` or, before it is built, one
-        comparison pass, one cumulative count over every entry and one binary search. (0.1 took
+        position: a binary search in the :class:`LocateIndex` or, before it is built, by blocks of
+        :data:`LOCATE_BLOCK` entries: the group's points in every block (one comparison and one
+        count per block), a binary search over the blocks' running totals, then one cumulative count
+        and one binary search inside the block holding the point (only the last block may be
+        shorter). Object counts take one cumulative count over every entry. (0.1 took
         ``flatnonzero(mask)[position]``, which allocates an array as large as the group: its cost
         revealed how many candidates share the winner's score.)
         """
