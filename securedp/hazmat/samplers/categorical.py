@@ -277,22 +277,44 @@ class ExpCategorical:
         self.table = DENSE_TABLES.get(self.rate, self.K, far_from)
         self.groups: SlotGroups | ExponentGroups = SlotGroups(self.table, self.K)
         self.far_slot = far_from
-        if gaps.dtype == object:
+        counts = self.counts
+        if gaps.dtype == object or total_count >= 1 << 53:
             slot_of = np.array([min(max(int(g), 0), far_from) for g in gaps], dtype=np.int32)
-        else:  # a near gap is its slot, far gaps share one (an absent entry, maybe below 0, counts 0)
-            slot_of = np.empty(self.size, dtype=np.int32)
-            for start in range(0, self.size, BLOCK):
-                np.clip(gaps[start:start + BLOCK], 0, far_from, out=slot_of[start:start + BLOCK], casting="unsafe")
-        if self.counts is None:
-            per_slot = self._per_group(slot_of, None, far_from + 1)[:far_from]
-        else:  # only the near entries' counts are summed (the far slot holds the rest)
             near = np.flatnonzero(slot_of < far_from)
-            per_slot = self._per_group(slot_of[near], self.counts[near], far_from)
+            per_slot = self._per_group(slot_of[near], None if counts is None else counts[near], far_from)
+        else:
+            slot_of, per_slot = self._slots_by_blocks(gaps, far_from, present is not None)
         if present is not None:
             np.copyto(slot_of, -1, where=~present)
         self.slot_of = slot_of
         per_slot.append(total_count - sum(per_slot))
         self._masses(per_slot)
+
+    def _slots_by_blocks(self, gaps: np.ndarray, far_from: int, clip_below: bool) -> tuple[np.ndarray, list[int]]:
+        """int32 slots ``min(max(g, 0), T)`` and the counts of the near slots ``0 .. T-1``, in one pass by blocks.
+
+        An absent entry (count 0, its gap maybe below 0) adds 0 to a slot and is marked -1 afterwards.
+        Only the near entries' counts are summed (the far slot holds the rest). Counts are summed in
+        float64, exactly: every partial sum is an integer below ``2**53``. No temporary is larger
+        than a block.
+        """
+        counts = self.counts
+        slot_of = np.empty(self.size, dtype=np.int32)
+        per = np.zeros(far_from + 1, dtype=np.int64 if counts is None else np.float64)
+        buffer = np.empty(min(self.size, BLOCK), dtype=np.int64)
+        for start in range(0, self.size, BLOCK):
+            stop = min(start + BLOCK, self.size)
+            slots = buffer[:stop - start]
+            np.minimum(gaps[start:stop], far_from, out=slots)
+            if clip_below:
+                np.maximum(slots, 0, out=slots)
+            slot_of[start:stop] = slots
+            if counts is None:
+                per += np.bincount(slots, minlength=far_from + 1)
+            else:
+                near = np.flatnonzero(slots < far_from)
+                per += np.bincount(slots[near], counts[start:stop][near], minlength=far_from + 1)
+        return slot_of, list(per[:far_from].astype(np.int64).tolist())
 
     def _exponent_groups(self, exponents: np.ndarray, present: np.ndarray | None) -> None:
         self.groups = ExponentGroups(self.K)
