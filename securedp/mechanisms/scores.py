@@ -190,7 +190,7 @@ def parse_scores(scores: Any, name: str = "scores") -> Scores:
     if not isinstance(scores, np.ndarray):
         records = column_values(scores)
         if isinstance(records, np.ndarray) and records.dtype.kind in "iuf":
-            scores = records  # a numeric column read exactly: int, uint or float values
+            scores = records.copy()  # a numeric column read exactly (a private copy, never a view of the column)
         elif isinstance(records, np.ndarray) and records.dtype == object and None not in (values := records.tolist()):
             return _rational_scores(values, name)  # e.g. pandas Float64 without a missing value: Python floats
         elif isinstance(records, list) and type(scores).__module__.split(".")[0] == "pyarrow":
