@@ -181,6 +181,7 @@ class _Gaps:
     def _count(self, units: np.ndarray, lo_u: int, span: int) -> None:
         offsets = units - lo_u if lo_u else units
         per_point = np.bincount(offsets, minlength=span)
+        assert per_point.size == span  # the units were clamped to [lo_u, hi_u]
         held = np.flatnonzero(per_point[:-1])  # points below hi_u holding a record: an entry starts after each
         starts = np.empty(held.size + 2, dtype=np.int64)
         starts[0], starts[-1] = 0, span
