@@ -29,8 +29,13 @@ except with ``refuse_rows=False`` (analyst-facing sessions: it is unusable).
 Fast paths (no Python loop): NumPy float arrays (for a power-of-two step
 ``x * 2**k`` is exact; for another step the float quotient is used unless it
 lies within ``2**-45 * (1 + |y|)`` of a tie, where the exact quotient of the
-float's integer ratio decides) and NumPy integer arrays (integer arithmetic).
-Lists and object arrays go through one per-record function.
+float's integer ratio decides) and NumPy integer arrays (integer arithmetic:
+clip, scale, round-divide in place, a shift for a power-of-two step), by blocks
+that stay in the CPU cache. Lists and object arrays whose records are all Python
+``int`` or all Python ``float``, with ``None`` (a nullable column read exactly)
+become one int64 or float64 array first (``None`` is unusable, like NaN; an int
+beyond int64 sends them back to the per-record path). Other lists and object
+arrays go through one per-record function.
 """
 
 from __future__ import annotations
@@ -326,7 +331,11 @@ def _units(records: Any, clamp: Clamp, screen: Callable[[Any], int | None],
             return _float_array(records.astype(np.float64, copy=False), clamp, screen)
         if clamp.int64 and kind in "iu" and clamp.lo_i >= -INT64_MAX - 1 and clamp.hi_i <= INT64_MAX:
             return _int_array(records, clamp), None
-        records = records.tolist()  # object, string and long-double arrays: per record
+        if kind != "O":
+            records = records.tolist()  # string and long-double arrays: per record
+    fast = _python_numbers(records, clamp, screen)
+    if fast is not None:
+        return fast
     screened = list(map(screen, records))
     values: list[int]
     if None in screened:
@@ -338,6 +347,37 @@ def _units(records: Any, clamp: Clamp, screen: Callable[[Any], int | None],
     return np.fromiter(values, dtype=dtype, count=len(values)) if dtype is np.int64 else _object(values), bad
 
 
+def _python_numbers(records: Any, clamp: Clamp,
+                    screen: Callable[[Any], int | None]) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """Records that are all Python ``int`` (and ``None``) or all Python ``float`` (and ``None``), screened
+    as one int64 or float64 array; ``None`` for any other mix (then record by record).
+
+    This is the shape of a nullable integer or float column read exactly (pandas ``Int64``/``Float64``
+    with a missing value, pyarrow, Polars with a null). ``None`` is unusable like NaN; an int beyond
+    int64 falls back to the exact per-record screen; ``bool`` (a distinct type) never matches.
+    """
+    if not (clamp.int64 and clamp.lo_i >= -INT64_MAX - 1 and clamp.hi_i <= INT64_MAX) or len(records) == 0:
+        return None
+    kinds = set(map(type, records))
+    missing = type(None) in kinds
+    kinds.discard(type(None))
+    if kinds == {float}:
+        values = np.array(records, dtype=np.float64)  # exact; None becomes NaN, unusable either way
+        return _float_array(values, clamp, screen)
+    if kinds != {int}:
+        return None
+    column = records if isinstance(records, np.ndarray) else np.array(records, dtype=object)
+    bad = np.equal(column, np.array(None, dtype=object)) if missing else None
+    if bad is not None:
+        column = column.copy()
+        column[bad] = 0
+    try:
+        ints = column.astype(np.int64)
+    except OverflowError:  # an int beyond int64: exact per-record screen
+        return None
+    return _int_array(ints, clamp), bad
+
+
 def _object(values: list[int]) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
@@ -346,12 +386,18 @@ def _object(values: list[int]) -> np.ndarray:
 
 def _float_array(x: np.ndarray, clamp: Clamp, screen: Callable[[Any], int | None]) -> tuple[np.ndarray, np.ndarray]:
     bad = np.isnan(x)
-    if clamp.exact_mult:  # the snapped bounds are floats and x * 2**k is exact: clip, scale, round in place
-        y = np.clip(x, clamp.lo_f, clamp.hi_f)
-        y *= clamp.mult
-        np.rint(y, out=y)
-        y[bad] = 0.0
-        return y.astype(np.int64), bad
+    if clamp.exact_mult:  # the snapped bounds are floats and x * 2**k is exact: clip, scale, round by blocks
+        units = np.empty(x.shape, dtype=np.int64)
+        y = np.empty(min(x.size, _BLOCK), dtype=np.float64)
+        for start in range(0, x.size, _BLOCK):
+            end = min(start + _BLOCK, x.size)
+            block = y[:end - start]
+            np.clip(x[start:end], clamp.lo_f, clamp.hi_f, out=block)  # NaN stays NaN, set to 0 below
+            block *= clamp.mult
+            np.rint(block, out=block)
+            np.copyto(block, 0.0, where=bad[start:end])
+            units[start:end] = block  # integral floats of magnitude <= 2**53: converted exactly
+        return units, bad
     below = x < clamp.lo_f
     above = x > clamp.hi_f
     inside = ~(below | above | bad)
@@ -377,27 +423,66 @@ def _float_array(x: np.ndarray, clamp: Clamp, screen: Callable[[Any], int | None
 
 
 def _int_array(x: np.ndarray, clamp: Clamp) -> np.ndarray:
+    """Units of an integer array in two or three vectorised passes: clip to ``[lo_i, hi_i]``, scale, round.
+
+    A record below ``lo_i`` (so below ``lo_v``) gets ``lo_u`` and one above ``hi_i`` gets ``hi_u``;
+    clipping it to ``lo_i`` (``hi_i``) gives the same units whenever ``lo_i`` (``hi_i``) itself rounds
+    to ``lo_u`` (``hi_u``), and otherwise a mask puts them back. Division by a power of two is a shift.
+    """
     lo_c, hi_c = clamp.lo_i, clamp.hi_i  # within int64 (checked by the caller)
+    if lo_c > hi_c:  # no integer in [lo_v, hi_v]: every record is below or above
+        sides: np.ndarray = np.where(x < lo_c, np.int64(clamp.lo_u), np.int64(clamp.hi_u))
+        return sides
+    clipped: np.ndarray
     if x.dtype.kind == "u":
-        above = x > np.uint64(hi_c) if hi_c >= 0 else np.ones(x.shape, dtype=bool)
-        x = np.minimum(x, np.uint64(max(hi_c, 0))).astype(np.int64)
+        if hi_c < 0:
+            return np.full(x.shape, clamp.hi_u, dtype=np.int64)
+        clipped = np.minimum(x, np.uint64(hi_c)).astype(np.int64)
+        np.maximum(clipped, lo_c, out=clipped)
     else:
-        x = x.astype(np.int64, copy=False)
-        above = x > hi_c
-    below = x < lo_c
-    clipped = np.clip(x, min(lo_c, hi_c), hi_c)
-    worst = max(abs(min(lo_c, hi_c)), abs(hi_c))
-    if clamp.num <= INT64_MAX and worst * clamp.den <= INT64_MAX // 2 and clamp.den <= INT64_MAX:
-        n = clipped * clamp.den
-        if clamp.num == 1:
-            units = n
-        else:
-            fl = n // clamp.num
-            twice = 2 * (n - fl * clamp.num)
-            units = fl + (twice > clamp.num) + ((twice == clamp.num) & (fl % 2 == 1))
+        clipped = np.clip(x.astype(np.int64, copy=False), lo_c, hi_c)
+    num, den = clamp.num, clamp.den
+    worst = max(abs(lo_c), abs(hi_c))
+    if num <= INT64_MAX and worst * den <= INT64_MAX // 2 and den <= INT64_MAX:
+        units = clipped
+        if den != 1:
+            units *= den
+        if num != 1:
+            _round_divide(units, num)
     else:
         units = np.fromiter((clamp.rational_units(int(v), 1) for v in clipped), dtype=np.int64, count=clipped.size)
-    out: np.ndarray = units.astype(np.int64, copy=False)
-    out[below] = clamp.lo_u
-    out[above] = clamp.hi_u
-    return out
+    if clamp.rational_units(lo_c, 1) != clamp.lo_u:
+        units[x < lo_c] = clamp.lo_u
+    if clamp.rational_units(hi_c, 1) != clamp.hi_u:
+        units[x > hi_c] = clamp.hi_u
+    return units
+
+
+_BLOCK = 1 << 14
+"""Elements per block of the in-place passes: the temporaries of a block stay in the CPU cache."""
+
+
+def _round_divide(n: np.ndarray, num: int) -> None:
+    """``n = round_half_even(n / num)`` in place, exactly (int64 ``n`` with ``|n| + num <= 2**63 - 1``).
+
+    A power of two ``2**k`` is a shift: ``floor((n + 2**(k-1) - 1 + bit k of n) / 2**k)``. Otherwise
+    ``q = floor(n / num)``, ``r = n - q num``, plus one when ``2 r > num`` or ``2 r == num`` and ``q`` is odd.
+    """
+    t = np.empty(min(n.size, _BLOCK), dtype=np.int64)
+    if num & (num - 1) == 0:
+        k, half = num.bit_length() - 1, num // 2 - 1
+        for start in range(0, n.size, _BLOCK):
+            block, odd = n[start:start + _BLOCK], t[:min(_BLOCK, n.size - start)]
+            np.right_shift(block, k, out=odd)
+            odd &= 1
+            odd += half
+            block += odd
+            block >>= k
+        return
+    for start in range(0, n.size, _BLOCK):
+        block, q = n[start:start + _BLOCK], t[:min(_BLOCK, n.size - start)]
+        np.floor_divide(block, num, out=q)
+        block -= q * num  # the remainder r
+        block *= 2
+        up = (block > num) | ((block == num) & (q % 2 == 1))
+        np.add(q, up, out=block)

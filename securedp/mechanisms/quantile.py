@@ -32,7 +32,7 @@ evaluated.
 
 **Several quantiles.** :func:`quantiles` releases each ``q`` with
 ``epsilon / len(qs)`` (basic composition: the total is ``epsilon``-DP),
-sorting the data once.
+cutting the range into gaps once.
 
 **Priced in rho.** With ``rho=`` each level's selection runs at the largest
 ``epsilon = j / 2**32`` with ``epsilon**2 / 2 <= rho / len(qs)``
@@ -41,13 +41,16 @@ sorting the data once.
 person changes at most ``k`` cells, ``k * epsilon**2 / 2 <= rho / len(qs)``
 (and ``epsilon / k`` per cell for an ``epsilon`` table).
 
-**Timing.** Clamping, sorting and the gap arithmetic are full vectorised
-passes whose time depends on ``n`` only through its size; the selection's
-time does not depend on the point selected (see the sampler).
+**Timing.** Clamping, counting (or sorting) and the gap arithmetic are full
+vectorised passes; which of counting and sorting is used depends on the public
+range and on ``n`` only through its size. The selection's time does not depend
+on the point selected (see the sampler).
 
 **Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
 :class:`SortedUnits` (the multiset of kept units: counts per lattice point);
-step (2), :meth:`Quantiles.noise_step`, cuts it into gaps and selects.
+step (2), :meth:`Quantiles.noise_step`, cuts the range into gaps (from counts
+per lattice point when the range holds at most ``max(n, COUNTING_MIN)``
+points, else from a sort) and selects.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Any, ClassVar, Concatenate, ParamSpec
 
 import gmpy2
@@ -70,7 +74,7 @@ from securedp.lattice import Lattice
 from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.noise import Cost, privacy_cost, split
 from securedp.mechanisms.records import LatticeColumn, exact_value, parse_bounds, resolve_lattice
-from securedp.mechanisms.release import PreparedRelease
+from securedp.mechanisms.release import PreparedRelease, canonical_input
 from securedp.mechanisms.statistic import Pending, bounded, public_function, release_function
 
 P = ParamSpec("P")
@@ -102,21 +106,31 @@ def _default_lattice(lattice: Any, bounds: Any) -> Any:
 
 @dataclass(frozen=True)
 class SortedUnits:
-    """Step (1) of the quantiles: the kept units, sorted (equivalently, the count of records at each lattice point).
+    """Step (1) of the quantiles: the multiset of kept units (equivalently, the count of records at each lattice point).
 
-    The exponential mechanism reads only this multiset. An engine that
+    ``units`` holds the kept units in any order; the exponential mechanism reads only the multiset.
+    :attr:`sorted_units` (sorted on first use) is what the input commitment encodes. An engine that
     computes counts per lattice point builds it with :meth:`from_counts`.
     """
 
-    sorted_units: np.ndarray
+    units: np.ndarray
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "sorted_units", np.sort(self.sorted_units, kind="stable"))
+    @cached_property
+    def sorted_units(self) -> np.ndarray:
+        """The units in increasing order (int64 units spanning less than ``2**32`` are sorted as ``uint32``)."""
+        units = self.units
+        if units.dtype == np.int64 and units.size:
+            low = int(units.min())
+            if int(units.max()) - low < 1 << 32:
+                offsets = np.sort((units - low).astype(np.uint32))
+                result: np.ndarray = offsets.astype(np.int64)
+                result += low
+                return result
+        return np.sort(units)
 
     def __add__(self, other: SortedUnits) -> SortedUnits:
-        """The multiset union (the records of two disjoint sets of rows): two sorted runs, which the
-        stable sort (Timsort) merges in linear time."""
-        return SortedUnits(np.concatenate((self.sorted_units, other.sorted_units)))
+        """The multiset union (the records of two disjoint sets of rows)."""
+        return SortedUnits(np.concatenate((self.units, other.units)))
 
     @classmethod
     def from_counts(cls, points: Any, counts: Any) -> SortedUnits:
@@ -124,31 +138,87 @@ class SortedUnits:
         return cls(np.repeat(np.asarray(points), np.asarray(counts, dtype=np.int64)))
 
 
-class _Gaps:
-    """Sorted records cut into the ``n + 1`` gaps of the lattice range ``[lo_u, hi_u]``."""
+COUNTING_MIN = 1 << 16
+"""The gaps come from counts per lattice point (:func:`numpy.bincount`) when the range holds at most
+``max(n, COUNTING_MIN)`` points, from a sort otherwise (measured: counting 10**6 records over 10**6
+points takes about half the time of sorting them)."""
 
-    def __init__(self, units: np.ndarray, column: LatticeColumn) -> None:
-        self.n = units.size
+
+class _Gaps:
+    """The lattice range ``[lo_u, hi_u]`` cut by the ``n`` records into gaps: entry ``i`` holds the
+    ``counts[i]`` points ``start(i), ..., start(i) + counts[i] - 1``, whose utility rank is
+    ``#{x < y} = ranks[i]``.
+
+    Two exact constructions of the same entries, chosen by the public range and ``n``'s size:
+
+    * **counting** (range of at most ``max(n, COUNTING_MIN)`` points, int64 units): ``h[k]``, the
+      number of records at ``lo_u + k``, by one :func:`numpy.bincount`; an entry starts at ``lo_u``
+      (rank 0) and after every point holding a record (rank: the records up to it). Only entries
+      holding points are listed.
+    * **sorting** (otherwise): the sorted records ``x_(1) <= ... <= x_(n)``; entry ``j`` (rank
+      ``j``, ``0 <= j <= n``) holds the points ``x_(j) < y <= x_(j+1)`` (``x_(0) = lo_u - 1``,
+      ``x_(n+1) = hi_u``); entries of tied records hold no point.
+
+    An entry holding no point is never drawn, and listing it or not changes no draw of
+    :class:`~securedp.hazmat.samplers.categorical.ExpCategorical` (it is in no group), so both give
+    the same selection from the same random bits.
+    """
+
+    def __init__(self, aggregate: SortedUnits, column: LatticeColumn) -> None:
+        units = aggregate.units
+        self.n = n = units.size
         lo_u, hi_u = column.lo_u, column.hi_u
+        self.lo_u = lo_u
         wide = units.dtype == object or hi_u - lo_u >= _SAFE or max(abs(lo_u), abs(hi_u)) >= _SAFE
+        self.ranks: np.ndarray | None = None  # None: entry j has rank j (sorting)
+        self.starts: np.ndarray | None = None  # None: entry j starts after x_(j) (sorting)
+        if not wide and hi_u - lo_u + 1 <= max(n, COUNTING_MIN):
+            self._count(units.astype(np.int64, copy=False), lo_u, hi_u - lo_u + 1)
+            return
         dtype = object if wide else np.int64
-        xs = units.astype(dtype, copy=False)  # sorted already
-        edges = np.concatenate((np.array([lo_u - 1], dtype=dtype), xs, np.array([hi_u], dtype=dtype)))
-        self.counts = np.diff(edges)  # points y with x_(j) < y <= x_(j+1), clipped to the range
-        self.starts = edges[:-1] + 1
-        self.ranks = np.arange(self.n + 1, dtype=np.int64)
+        xs = aggregate.sorted_units.astype(dtype, copy=False)
+        self.xs = xs
+        counts = np.empty(n + 1, dtype=dtype)
+        if n:
+            np.subtract(xs[1:], xs[:-1], out=counts[1:n])
+            counts[0] = xs[0] - (lo_u - 1)
+            counts[n] = hi_u - xs[-1]
+        else:
+            counts[0] = hi_u - lo_u + 1
+        self.counts = counts
+
+    def _count(self, units: np.ndarray, lo_u: int, span: int) -> None:
+        offsets = units - lo_u if lo_u else units
+        per_point = np.bincount(offsets, minlength=span)
+        assert per_point.size == span  # the units were clamped to [lo_u, hi_u]
+        held = np.flatnonzero(per_point[:-1])  # points below hi_u holding a record: an entry starts after each
+        starts = np.empty(held.size + 2, dtype=np.int64)
+        starts[0], starts[-1] = 0, span
+        np.add(held, 1, out=starts[1:-1])
+        ranks = np.zeros(held.size + 1, dtype=np.int64)
+        np.cumsum(per_point[held], out=ranks[1:])
+        self.counts = np.diff(starts)
+        starts += lo_u
+        self.starts, self.ranks = starts, ranks
 
     def plan(self, q: Fraction, epsilon: Fraction, sensitivity: int) -> ExpCategorical:
         a, b = q.numerator, q.denominator
+        entries = len(self.counts)
         if b * (self.n + 1) < _SAFE:
-            gaps = np.abs(b * self.ranks - a * self.n)
+            gaps = np.arange(entries, dtype=np.int64) if self.ranks is None else self.ranks.copy()
+            gaps *= b
+            gaps -= a * self.n
+            np.abs(gaps, out=gaps)
         else:
-            gaps = np.array([abs(b * j - a * self.n) for j in range(self.n + 1)], dtype=object)
+            ranks = range(entries) if self.ranks is None else self.ranks.tolist()
+            gaps = np.array([abs(b * j - a * self.n) for j in ranks], dtype=object)
         return ExpCategorical(gaps, epsilon / (2 * sensitivity * b), self.counts)
 
     def point(self, plan: ExpCategorical, source: RandomSource) -> int:
-        j, offset = plan.draw(source)
-        return int(self.starts[j]) + offset
+        i, offset = plan.draw(source)
+        if self.starts is not None:
+            return int(self.starts[i]) + offset
+        return (self.lo_u if i == 0 else int(self.xs[i - 1]) + 1) + offset
 
 
 ZCDP_CONVERSION = "epsilon-DP is epsilon**2/2-zCDP (Bun and Steinke 2016, Prop. 1.4)"
@@ -264,10 +334,14 @@ class Quantiles(ColumnStatistic[SortedUnits]):
     def aggregate(self, data: Any, ids: Any = None) -> SortedUnits | Pending[SortedUnits]:
         return bounded(SortedUnits, *self.column.units(data, ids))
 
+    def input_bytes(self, aggregate: SortedUnits) -> Callable[[], bytes]:
+        """The input commitment's bytes: the sorted units, sorted only when the bytes are asked for."""
+        return canonical_input(self.input_name or self.statistic, sorted_units=lambda: aggregate.sorted_units)
+
     def points_sampler(self, aggregate: SortedUnits) -> Callable[[RandomSource], tuple[int, ...]]:
         """The selections' set-up for ``aggregate``: a function drawing each level's lattice point (units),
         in the order of :attr:`levels`."""
-        gaps = _Gaps(aggregate.sorted_units, self.column)
+        gaps = _Gaps(aggregate, self.column)
         plans = [gaps.plan(q, self.share, self.max_contributions) for q in self.levels]
         return lambda source: tuple(gaps.point(p, source) for p in plans)
 

@@ -23,6 +23,7 @@ from securedp.hazmat.exact.rational import positive_rational, to_rational
 from securedp.hazmat.samplers import FloatGaps
 from securedp.lattice import round_half_even
 from securedp.mechanisms.data_phase import reading_data
+from securedp.reading.columns import column_values
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -175,23 +176,38 @@ def _exact_rational_scores(values: list[Any], name: str) -> Scores:
 
 
 def parse_scores(scores: Any, name: str = "scores") -> Scores:
-    """Validate a non-empty 1-d sequence of scores and return it exactly as :class:`Scores`."""
+    """Validate a non-empty 1-d sequence of scores and return it exactly as :class:`Scores`.
+
+    A NumPy array is read by its dtype. Another column (pandas, Polars) whose exact reading
+    (:func:`~securedp.reading.columns.column_values`) is an int, uint or float array is read as that
+    array (one vectorised pass, no Python object per score); a pyarrow array, or an object column
+    without a missing value, as its exact Python values; anything else score by score.
+    """
     if isinstance(scores, (str, bytes)) or not hasattr(scores, "__len__"):
         raise TypeError(f"{name} must be a sequence or 1-d array of numbers")
     if len(scores) == 0:
         raise ValueError(f"{name} must not be empty: there is nothing to select from")
-    if isinstance(scores, np.ndarray):
-        if scores.ndim != 1:
-            raise ValueError(f"{name} must be 1-dimensional, got shape {scores.shape}")
-        kind = scores.dtype.kind
-        if kind in "iu":
-            return Scores(_int_units(scores), Fraction(1))
-        if kind == "f" and scores.dtype.itemsize <= 8:
-            return _float_scores(scores, name)
-        if kind == "f":  # longdouble: wider than a double, read exactly (never through float64)
-            return _exact_rational_scores(list(scores), name)
-        if kind != "O":
-            raise TypeError(f"{name} must hold numbers, got dtype {scores.dtype}")
+    if not isinstance(scores, np.ndarray):
+        records = column_values(scores)
+        if isinstance(records, np.ndarray) and records.dtype.kind in "iuf":
+            scores = records.copy()  # a numeric column read exactly (a private copy, never a view of the column)
+        elif isinstance(records, np.ndarray) and records.dtype == object and None not in (values := records.tolist()):
+            return _rational_scores(values, name)  # e.g. pandas Float64 without a missing value: Python floats
+        elif isinstance(records, list) and type(scores).__module__.split(".")[0] == "pyarrow":
+            return _rational_scores(records, name)  # exact Python values (None for a null)
+        else:
+            return _rational_scores(list(scores), name)  # a missing value is named as the caller's own object
+    if scores.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {scores.shape}")
+    kind = scores.dtype.kind
+    if kind in "iu":
+        return Scores(_int_units(scores), Fraction(1))
+    if kind == "f" and scores.dtype.itemsize <= 8:
+        return _float_scores(scores, name)
+    if kind == "f":  # longdouble: wider than a double, read exactly (never through float64)
+        return _exact_rational_scores(list(scores), name)
+    if kind != "O":
+        raise TypeError(f"{name} must hold numbers, got dtype {scores.dtype}")
     return _rational_scores(list(scores), name)
 
 

@@ -91,8 +91,8 @@ are expected.
 with their cumulative counts (:class:`LocateIndex`): point ``p`` of group
 ``G`` is found by one binary search over all entries, whatever ``G``, its
 size or ``p``. The index is built on a plan's second draw, so a plan drawn
-once (a fresh call) pays one cumulative count over every entry instead;
-both do the same work for every group.
+once (a fresh call) locates by blocks instead (a count per block, then one
+cumulative count inside one block); both do the same work for every group.
 
 **Timing.** A round does the same work whatever it proposes: a uniform
 integer (rejection count independent of its value), a bisection over the
@@ -110,6 +110,7 @@ from bisect import bisect_right
 from fractions import Fraction
 from functools import partial
 from itertools import accumulate
+from operator import mul
 from typing import Any
 
 import numpy as np
@@ -132,6 +133,9 @@ from securedp.hazmat.samplers.uniform import uniform_below_one
 _DENSE_LIMIT = 1 << 16
 """Far boundaries up to this size get a dense, cached slot table ``0 .. T-1``."""
 
+LOCATE_BLOCK = 1 << 14
+"""Entries per block when a point is located without the :class:`LocateIndex`."""
+
 
 class SlotGroups:
     """One group per near gap value and one far group: windows tabulated in a :class:`SlotTable`.
@@ -152,6 +156,7 @@ class SlotGroups:
         assert table.shift[-1] == cap  # the table was built for this cap: its tight envelope is this plan's
         self.unit, self.low, self.high = table.unit, table.accept_lo, table.accept_hi
         self.window = table.accept_window
+        self.capped_from = table.capped_from
 
     def per_entry(self, group: int) -> bool:
         """Whether the weight depends on the entry: only in the far slot (a near slot's gap is its index)."""
@@ -179,6 +184,8 @@ class ExponentGroups:
         self.shift = range(cap + 1)
         self.unit = [1 << (cap - e) for e in self.shift]
         """Envelope mass of one point of each group, in units of ``2**-K``."""
+        self.capped_from = cap
+        """The groups with ``e = K``: this one and every later one."""
 
     def per_entry(self, group: int) -> bool:  # noqa: ARG002 - every group holds many weights
         """Whether the weight depends on the entry: always."""
@@ -251,7 +258,12 @@ class ExpCategorical:
             self.float_gaps = gaps
             self._exponent_groups(envelope_exponents(gaps.approx_into, self.size, rate, self.K), None)
             return
-        smallest = gaps[present].min() if present is not None else gaps.min()
+        if present is None:
+            smallest = gaps.min()
+        elif gaps.dtype == np.int64:  # no copy of the present gaps
+            smallest = np.min(gaps, where=present, initial=np.iinfo(np.int64).max)
+        else:
+            smallest = gaps[present].min()
         self.gaps = gaps = gaps - smallest if smallest != 0 else gaps
         far_from = far_boundary(rate, self.K)
         if far_from <= _DENSE_LIMIT:
@@ -262,29 +274,52 @@ class ExpCategorical:
             self._exponent_groups(envelope_exponents(int64_fill(gaps), self.size, rate, self.K), present)
 
     def _slot_groups(self, gaps: np.ndarray, far_from: int, present: np.ndarray | None, total_count: int) -> None:
-        near = gaps < far_from
-        if present is not None:
-            near &= present
         self.table = DENSE_TABLES.get(self.rate, self.K, far_from)
         self.groups: SlotGroups | ExponentGroups = SlotGroups(self.table, self.K)
-        near_slots = gaps[near].astype(np.int64)
         self.far_slot = far_from
-        slot_of = np.full(self.size, self.far_slot, dtype=np.int32)
-        slot_of[near] = near_slots
+        counts = self.counts
+        if gaps.dtype == object or total_count >= 1 << 53:
+            slot_of = np.array([min(max(int(g), 0), far_from) for g in gaps], dtype=np.int32)
+            near = np.flatnonzero(slot_of < far_from)
+            per_slot = self._per_group(slot_of[near], None if counts is None else counts[near], far_from)
+        else:
+            slot_of, per_slot = self._slots_by_blocks(gaps, far_from, present is not None)
         if present is not None:
-            slot_of[~present] = -1
+            np.copyto(slot_of, -1, where=~present)
         self.slot_of = slot_of
-        per_slot = self._per_group(near_slots, None if self.counts is None else self.counts[near], self.far_slot)
         per_slot.append(total_count - sum(per_slot))
         self._masses(per_slot)
+
+    def _slots_by_blocks(self, gaps: np.ndarray, far_from: int, clip_below: bool) -> tuple[np.ndarray, list[int]]:
+        """int32 slots ``min(max(g, 0), T)`` and the counts of the near slots ``0 .. T-1``, in one pass by blocks.
+
+        An absent entry (count 0, its gap maybe below 0) adds 0 to a slot and is marked -1 afterwards.
+        Only the near entries' counts are summed (the far slot holds the rest). Counts are summed in
+        float64, exactly: every partial sum is an integer below ``2**53``. No temporary is larger
+        than a block.
+        """
+        counts = self.counts
+        slot_of = np.empty(self.size, dtype=np.int32)
+        per = np.zeros(far_from + 1, dtype=np.int64 if counts is None else np.float64)
+        buffer = np.empty(min(self.size, BLOCK), dtype=np.int64)
+        for start in range(0, self.size, BLOCK):
+            stop = min(start + BLOCK, self.size)
+            slots = buffer[:stop - start]
+            np.minimum(gaps[start:stop], far_from, out=slots)
+            if clip_below:
+                np.maximum(slots, 0, out=slots)
+            slot_of[start:stop] = slots
+            if counts is None:
+                per += np.bincount(slots, minlength=far_from + 1)
+            else:
+                near = np.flatnonzero(slots < far_from)
+                per += np.bincount(slots[near], counts[start:stop][near], minlength=far_from + 1)
+        return slot_of, list(per[:far_from].astype(np.int64).tolist())
 
     def _exponent_groups(self, exponents: np.ndarray, present: np.ndarray | None) -> None:
         self.groups = ExponentGroups(self.K)
         if present is None:
-            per = np.zeros(self.K + 1, dtype=np.int64)
-            for start in range(0, self.size, BLOCK):  # bincount copies its input to intp: keep it small
-                per += np.bincount(exponents[start:start + BLOCK], minlength=self.K + 1)
-            per_group = per.tolist()
+            per_group = self._per_group(exponents, None, self.K + 1)
         else:
             counts = self.counts
             assert counts is not None  # present is None exactly when counts is None
@@ -295,21 +330,24 @@ class ExpCategorical:
         self._masses(per_group)
 
     def _per_group(self, group: np.ndarray, counts: np.ndarray | None, size: int) -> list[int]:
-        """Sum of the counts per group index in ``[0, size)``, exactly."""
-        if counts is None:
-            return list(np.bincount(group, minlength=size).tolist())
-        if int(counts.sum()) < 1 << 53:  # float64 sums of integers below 2**53 are exact
-            return list(np.bincount(group, weights=counts, minlength=size).astype(np.int64).tolist())
+        """Sum of the counts per group index in ``[0, size)``, exactly (by blocks: bincount copies to intp)."""
+        if counts is None or int(counts.sum()) < 1 << 53:  # float64 sums of integers below 2**53 are exact
+            per = np.zeros(size, dtype=np.int64 if counts is None else np.float64)
+            for start in range(0, len(group), BLOCK):
+                per += np.bincount(group[start:start + BLOCK], None if counts is None else counts[start:start + BLOCK],
+                                   minlength=size)
+            return list(per.astype(np.int64).tolist())
         acc = np.zeros(size, dtype=object)
         np.add.at(acc, group, counts.astype(object))
         return [int(c) for c in acc]
 
     def _masses(self, per_group: list[int]) -> None:
         """Envelope masses ``m_G * unit_G`` and their running sums."""
-        masses = [c * u for c, u in zip(per_group, self.groups.unit, strict=True)]
-        self.ends = list(accumulate(masses))
+        assert len(per_group) == len(self.groups.unit)
+        self.ends = list(accumulate(map(mul, per_group, self.groups.unit)))
         self.total = self.ends[-1]
-        capped = sum(m for m, e in zip(masses, self.groups.shift, strict=True) if e == self.K)
+        first = self.groups.capped_from
+        capped = self.total - (self.ends[first - 1] if first else 0)  # the groups with e = K
         self.far_share = capped / self.total  # float-ok: a documented bound, not a decision
         self.slow_path_bound = self.groups.window * 2.0**-WORD_BITS + self.far_share  # float-ok: documented bound
 
@@ -325,21 +363,37 @@ class ExpCategorical:
         """The entry holding point ``position`` of group ``slot``, and the offset inside it.
 
         The same array operations on arrays of the same size whatever the group, its size or the
-        position: a binary search in the :class:`LocateIndex` or, before it is built, one
-        comparison pass, one cumulative count over every entry and one binary search. (0.1 took
+        position: a binary search in the :class:`LocateIndex` or, before it is built, by blocks of
+        :data:`LOCATE_BLOCK` entries: the group's points in every block (one comparison and one
+        count per block), a binary search over the blocks' running totals, then one cumulative count
+        and one binary search inside the block holding the point (only the last block may be
+        shorter). Object counts take one cumulative count over every entry. (0.1 took
         ``flatnonzero(mask)[position]``, which allocates an array as large as the group: its cost
         revealed how many candidates share the winner's score.)
         """
         if self._index is not None:
             return self._index.locate(slot, position)
-        mask = self.slot_of == slot
-        if self.counts is None:
-            counter = np.int32 if self.size < 1 << 31 else np.int64  # int32 sums run several times faster
-            cumulative = np.cumsum(mask.view(np.uint8), dtype=counter)
-            return int(np.searchsorted(cumulative, position, side="right")), 0
-        cumulative = np.cumsum(np.where(mask, self.counts, 0))
-        i = int(np.searchsorted(cumulative, position, side="right"))
-        return i, position - (int(cumulative[i - 1]) if i else 0)
+        counts = self.counts
+        if counts is not None and counts.dtype == object:
+            cumulative = np.cumsum(np.where(self.slot_of == slot, counts, 0))
+            i = int(np.searchsorted(cumulative, position, side="right"))
+            return i, position - (int(cumulative[i - 1]) if i else 0)
+        # By blocks of LOCATE_BLOCK entries: the group's points in every block, then a cumulative
+        # count inside the one block holding the point (the same work for every block).
+        size, step = self.size, LOCATE_BLOCK
+        per_block = np.empty((size + step - 1) // step, dtype=np.int64)
+        for k, start in enumerate(range(0, size, step)):
+            mask = self.slot_of[start:start + step] == slot
+            per_block[k] = np.count_nonzero(mask) if counts is None else np.sum(counts[start:start + step],
+                                                                                where=mask)
+        before = np.cumsum(per_block)
+        k = int(np.searchsorted(before, position, side="right"))
+        start = k * step
+        position -= int(before[k - 1]) if k else 0
+        mask = self.slot_of[start:start + step] == slot
+        inside = np.cumsum(mask if counts is None else np.where(mask, counts[start:start + step], 0))
+        i = int(np.searchsorted(inside, position, side="right"))
+        return start + i, position - (int(inside[i - 1]) if i else 0)
 
     def draw(self, source: RandomSource) -> tuple[int, int]:
         """One exact draw of ``(i, j)``."""

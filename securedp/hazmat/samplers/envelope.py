@@ -146,7 +146,7 @@ def envelope_exponents(fill: Callable[[int, int, np.ndarray], None], size: int, 
                 k += ce
                 np.clip(k, -_CE_LIMIT, _CE_LIMIT, out=k)
                 np.ldexp(x, k, out=x)  # float-ok: bound with proven margin, see docstring
-            np.clip(x, 0.0, cap + 1, out=x)  # float-ok: min(x, K + 1) as x >= 0; x >= K + 1 only when t >= K
+            np.minimum(x, cap + 1, out=x)  # float-ok: clip to [0, K + 1] as x >= 0; x >= K + 1 only when t >= K
             x -= _MARGIN  # float-ok: bound with proven margin, see docstring
             out[start:stop] = x  # truncation toward 0; x > -1, so e >= 0
     return out

@@ -89,6 +89,9 @@ class SlotTable:
         self.lo.append(0)
         self.hi.append(1)
         self.window = max(h - lo for lo, h in zip(self.lo, self.hi, strict=True))
+        self.capped_from = next(s for s in range(len(self.shift)) if self.shift[s] == cap)
+        """The slots with ``e = K``: this one and every later one (``e`` grows with the gap)."""
+        assert all(e == cap for e in self.shift[self.capped_from:])
         # The tight envelope of securedp.hazmat.samplers.categorical.SlotGroups, built once with the table:
         # a point of near slot s weighs hi[s] * 2**(cap - e) units of 2**-(cap + 64) (a far point 2**64), and is
         # accepted with probability a, floor(lo * 2**64 / hi) <= a * 2**64 <= 2**64 (far: lo, hi as above).

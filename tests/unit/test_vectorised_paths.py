@@ -1,0 +1,146 @@
+"""Issue 20: the vectorised paths give exactly what the record-by-record and full-sort paths give.
+
+* integer arrays (every dtype, steps that are powers of two or not, arrays of several blocks) and
+  lists of Python ints or floats with ``None`` (nullable columns read exactly) are screened to the
+  units of the per-record screen, with the same unusable records and the same errors;
+* numeric pandas / Polars columns of scores are read as their arrays, pyarrow arrays as their
+  exact values, and a missing value is still refused naming the caller's own object;
+* the median's gaps from counts per lattice point and from a sort give the same seeded values,
+  and the input commitment encodes the sorted units as before;
+* a first draw locates its point by blocks exactly where a full cumulative count does.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import securedp
+import securedp.mechanisms.quantile as quantile
+from securedp import ChaChaSource
+from securedp.hazmat.samplers.categorical import LOCATE_BLOCK, ExpCategorical
+from securedp.lattice.screen import _BLOCK, Clamp, _int_array, screen_units
+from securedp.mechanisms.scores import parse_scores
+
+STEPS = [Fraction(1), Fraction(1, 4), Fraction(8), Fraction(3), Fraction(1, 3), Fraction(2**16), Fraction(10, 7)]
+
+
+@pytest.mark.parametrize("step", STEPS)
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint64, np.int8, np.uint8])
+def test_integer_arrays_screen_to_the_per_record_units(step: Fraction, dtype: type) -> None:
+    rng = np.random.default_rng(11)  # test data only
+    for lo_u, hi_u in [(-7, 30), (0, 2**16), (3, 3), (-40, -2)]:
+        clamp = Clamp(step, lo_u, hi_u)
+        info = np.iinfo(dtype)
+        span = int(max(abs(clamp.lo_v), abs(clamp.hi_v))) + 5
+        records = rng.integers(max(-2 * span, info.min), min(2 * span, info.max) + 1, 2 * _BLOCK + 77).astype(dtype)
+        screen = clamp.record_function()
+        assert _int_array(records, clamp).tolist() == [screen(int(v)) for v in records]
+
+
+def test_no_integer_inside_the_bounds() -> None:
+    clamp = Clamp(Fraction(1, 4), 1, 3)  # [0.25, 0.75] holds no integer
+    records = np.array([-5, 0, 1, 2], dtype=np.int64)
+    assert _int_array(records, clamp).tolist() == [1, 1, 3, 3]
+
+
+@pytest.mark.parametrize("kind", ["int", "float", "mixed", "big", "bool", "nan"])
+def test_python_numbers_with_none_screen_like_the_per_record_screen(kind: str) -> None:
+    rng = np.random.default_rng(12)  # test data only
+    values: list = []
+    for k in range(3 * _BLOCK):
+        r = rng.random()
+        if r < 0.05:
+            values.append(None)
+        elif kind == "int" or (kind == "mixed" and r < 0.5) or (kind in ("big", "bool") and r > 0.1):
+            values.append(int(rng.integers(-300, 300)))
+        elif kind == "big":
+            values.append(2**70 if k % 2 else -(2**70))
+        elif kind == "bool":
+            values.append(True)
+        elif kind == "nan" and r < 0.1:
+            values.append(float("nan"))
+        else:
+            values.append(float(rng.uniform(-300, 300)))
+    step = Fraction(1, 4)
+    screen = Clamp(step, -400, 400).record_function()
+    expected = [screen(v) for v in values]
+    for column in (values, np.array(values, dtype=object)):
+        units, kept = screen_units(column, step, -400, 400, missing="drop", refuse_rows=False)
+        assert units.tolist() == [u for u in expected if u is not None]
+        assert kept is not None and kept.tolist() == [u is not None for u in expected]
+        with pytest.raises(ValueError, match=f"record {expected.index(None)} is "):
+            screen_units(column, step, -400, 400)
+
+
+def test_nullable_columns_are_screened_exactly() -> None:
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    big = 2**62 + 1  # beyond float64's integers: never read through a float
+    assert screen_units(pd.Series([big, None, 5], dtype="Int64"), Fraction(1), 0, 2**63 - 1,
+                        missing="drop")[0].tolist() == [big, 5]
+    assert screen_units(pa.array([big, None, 5]), Fraction(1), 0, 2**63 - 1, missing="drop")[0].tolist() == [big, 5]
+    with pytest.raises(ValueError, match="record 1 is None"):
+        screen_units(pd.Series([1.5, None], dtype="Float64"), Fraction(1, 2), 0, 4)
+
+
+@pytest.mark.filterwarnings("ignore::securedp.InexactFloatWarning")
+def test_numeric_columns_of_scores_are_read_as_their_arrays() -> None:
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    pa = pytest.importorskip("pyarrow")
+    ints = np.array([3, 2**62, -7], dtype=np.int64)
+    floats = np.array([0.1, 2.5, -1e300])
+    for column in (pd.Series(ints), pd.Series(ints, dtype="Int64"), pl.Series(ints), pa.array(ints)):
+        parsed = parse_scores(column)
+        assert parsed.unit == 1 and parsed.units.tolist() == ints.tolist()
+    exact = [Fraction(v) for v in floats.tolist()]
+    for column in (pd.Series(floats), pd.Series(floats, dtype="Float64"), pl.Series(floats), pa.array(floats)):
+        parsed = parse_scores(column)
+        assert [int(u) * parsed.unit for u in parsed.units] == exact
+    with pytest.raises(TypeError, match=r"scores\[1\].*NAType"):
+        parse_scores(pd.Series([1, None, 3], dtype="Int64"))
+    with pytest.raises(TypeError, match=r"scores\[1\].*NoneType"):
+        parse_scores(pa.array([1, None, 3]))
+
+
+@pytest.mark.parametrize("bounds", [(0, 100), (-50, 3000), (0, 2**20)])
+@pytest.mark.parametrize("epsilon", [1, "0.001"])
+def test_counting_and_sorting_give_the_same_seeded_quantiles(monkeypatch: pytest.MonkeyPatch, bounds: tuple[int, int],
+                                                             epsilon: str | int) -> None:
+    rng = np.random.default_rng(13)  # test data only
+    for n in (0, 1, 7, 500):
+        data = rng.integers(bounds[0] - 3, min(bounds[1], bounds[0] + 60) + 3, n)  # many ties, some clamped
+        released = {}
+        for counting_min in (0, 2**62):  # sorting everywhere, counting everywhere
+            monkeypatch.setattr(quantile, "COUNTING_MIN", counting_min)
+            prepared = securedp.prepare_quantiles(data, ["1/4", "1/2", 1], bounds=bounds, epsilon=epsilon)
+            released[counting_min] = ([prepared.execute(ChaChaSource(bytes([s]) * 32)).value for s in range(20)],
+                                      prepared.input_bytes())
+        assert released[0] == released[2**62]
+
+
+def test_sorted_units_are_the_sorted_multiset() -> None:
+    rng = np.random.default_rng(14)  # test data only
+    for units in (rng.integers(-(2**40), 2**40, 1000), rng.integers(-5, 5, 1000), np.zeros(0, dtype=np.int64),
+                  np.array([2**70, -3, 5], dtype=object)):
+        assert quantile.SortedUnits(units).sorted_units.tolist() == sorted(units.tolist())
+    joined = quantile.SortedUnits(np.array([3, 1])) + quantile.SortedUnits.from_counts([2, 0], [1, 2])
+    assert joined.sorted_units.tolist() == [0, 0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("with_counts", [False, True])
+def test_first_draws_locate_by_blocks_like_a_full_cumulative_count(with_counts: bool) -> None:
+    rng = np.random.default_rng(15)  # test data only
+    size = 3 * LOCATE_BLOCK + 123
+    gaps = rng.integers(0, 30, size)
+    counts = rng.integers(0, 3, size) if with_counts else None
+    plan = ExpCategorical(gaps, Fraction(1, 2), counts)
+    weights = np.ones(size, dtype=np.int64) if counts is None else counts
+    for group in (0, 5, 29, len(plan.ends) - 1):
+        cumulative = np.cumsum(np.where(plan.slot_of == group, weights, 0))
+        for position in {0, int(cumulative[-1]) // 2, int(cumulative[-1]) - 1} if cumulative[-1] else ():
+            i = int(np.searchsorted(cumulative, position, side="right"))
+            assert plan._locate(group, position) == (i, position - (int(cumulative[i - 1]) if i else 0))
