@@ -238,6 +238,11 @@ def release_table(args: argparse.Namespace) -> int:
             print(json.dumps(recorder.record, indent=2))
             return 0
         _write(result, args)
+    from securedp.tables.table import TableRelease
+
+    assert isinstance(result, TableRelease)
+    for note in result.notes:  # read from the released values only
+        print(f"securedp: note: {note}", file=sys.stderr)
     entry = recorder.entry
     if args.output is not None or entry is not None:
         for line in describe(query):

@@ -70,6 +70,8 @@ class TablePlan:
     shares: dict[str, Fraction]
     outputs: list[OutputPlan]
     selection: SelectionPlan | None
+    notes: tuple[str, ...] = ()
+    """Where the release will not be useful, from the query alone (:func:`securedp.tables.notes.plan_notes`)."""
 
     def lines(self) -> list[str]:
         """The plan as text, one statement per line (the command's ``--dry-run``)."""
@@ -86,6 +88,7 @@ class TablePlan:
                 continue
             widths = ", ".join(f"{k or 'value'} +/- {width_text(v)}" for k, v in o.halfwidths.items())
             out.append(f"  {o.name}: {o.mechanism}, share {share}; {widths}")
+        out += [f"  note: {note}" for note in self.notes]
         if self.selection is not None:
             s = self.selection
             rule = s.rule + ("" if s.threshold is None else f", threshold {s.threshold} persons")

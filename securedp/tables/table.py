@@ -53,6 +53,7 @@ person (and the release says so).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -79,6 +80,7 @@ from securedp.tables.cells import (
     noise_records,
     release_cells,
 )
+from securedp.tables.notes import plan_notes, release_notes
 from securedp.tables.plan import TablePlan
 from securedp.tables.pricing import SELECTION_RULES as SELECTION_RULES  # re-exported: the rules' one list
 from securedp.tables.pricing import price_table
@@ -95,6 +97,9 @@ class TableRelease(Release):
 
     frame: Any = field(default=None, compare=False)
     """The released table as a DataFrame of the caller's kind."""
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    """Plain sentences on where the release will not be useful (:mod:`securedp.tables.notes`), read from
+    the query and the released values alone."""
     delta: Fraction | None = None
     """The ``delta`` of partition selection (private keys), else ``None``."""
 
@@ -171,6 +176,8 @@ def prepare_table(
     from securedp.tables.keys import public_keys
 
     public = public_keys(keys, group_by) if not private and group_by else None
+    stated = dataclasses.replace(priced.plan(), notes=tuple(plan_notes(id_column)))
+    mean_bounds = {c.aggregation.name: (c.lo_u * c.step, c.hi_u * c.step) for c in columns}
 
     for c in columns:
         check_missing_policy(c.step, c.lo_u, c.hi_u, missing, fill)
@@ -213,14 +220,15 @@ def prepare_table(
                                   guarantee="delta-approximate rho-zCDP (Bun and Steinke 2016, Def. 8.1)")
         parameters.update(noise_records(columns, aggregations, defined, level))
         frame_out = engine.output(names, rows, steps)
+        notes = (*stated.notes, *release_notes(stated, names, rows, group_by, mean_bounds, dlt))
         release = TableRelease(value=tuple(rows), statistic="table", mechanism=cost.mechanism,
                                parameters=parameters, epsilon=cost.epsilon, rho=cost.rho, max_contributions=k * m,
                                labels=tuple(names), source=source.describe(), frame=frame_out,
-                               delta=dlt)
+                               delta=dlt, notes=notes)
         return Execution(release, lambda: encode_input("table", committed))
 
     return PreparedTable("table", cost.epsilon, cost.rho, lambda source: execution(source).release, None,
-                         delta=dlt, shares=shares, plan=priced.plan(), execution=execution)
+                         delta=dlt, shares=shares, plan=stated, execution=execution)
 
 
 TABLE_DOC = """Release a grouped table: :func:`prepare_table`, then ``.execute(rng)``.
