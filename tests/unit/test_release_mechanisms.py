@@ -95,7 +95,7 @@ BAD = [
     (lambda: securedp.sum([1], epsilon=1), TypeError),
     (lambda: securedp.sum([1], bounds=(0, 1), epsilon=1, rho=1), TypeError),
     (lambda: securedp.count([1], epsilon="nan"), ValueError),
-    (lambda: securedp.count([1, 2], ids=[1, "x"], epsilon=1), TypeError),
+    (lambda: securedp.count([1, 2], ids=[1, b"x"], epsilon=1), TypeError),
     (lambda: securedp.count([1, 2], ids=[1.5, 2.0], epsilon=1), TypeError),
     (lambda: securedp.count([1, 2], ids=[1], epsilon=1), ValueError),
     (lambda: securedp.count([1], max_contributions=0, epsilon=1), ValueError),
