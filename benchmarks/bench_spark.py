@@ -24,7 +24,7 @@ the JVM, so the Python process time alone would hide it):
 * ``execute``: ``.execute(source)``, of which ``engine`` is the bounding and exact per-key
   aggregates (in Spark, the jobs that :func:`securedp.engines.spark.key_aggregates` triggers when it
   collects :func:`securedp.engines.spark.bound_and_aggregate`'s result; in memory,
-  :func:`securedp.engines.bounding.bound_and_aggregate`), ``output`` the release frame (a Spark
+  :func:`securedp.engines.polars.bounding.bound_and_aggregate`), ``output`` the release frame (a Spark
   DataFrame built on the driver, or a Polars frame), and ``driver`` the rest: salt, selection and
   exact noise on the driver.
 
@@ -51,11 +51,12 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from bench_tables import DELTA, GROUPS, MAX_GROUPS, MAX_ROWS, WIDTH, table
 
-import securedp.engines.bounding as bounding
+import securedp.engines.polars.bounding as bounding
 import securedp.engines.spark as spark_engine
 from securedp.hazmat.bits import ChaChaSource
 from securedp.tables import Count, Mean, Sum, TableRelease, prepare_table
-from securedp.tables.engines import PolarsEngine, SparkEngine
+from securedp.engines.polars.engine import PolarsEngine
+from securedp.engines.spark.engine import SparkEngine
 
 Clock = tuple[float, float]
 CASES = ("public", "private")

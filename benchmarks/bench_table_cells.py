@@ -6,7 +6,7 @@ about what ``bench_tables.py`` keeps per key, half as many persons, and a sum of
 [0, 200000] per row) are released as a count, a sum and a mean (``max_groups = 3``,
 ``max_rows = 5``, ``epsilon = 1``, step 1) by :func:`securedp.tables.cells.release_cells` from a
 seeded ChaCha20 source, then built into a Polars frame and a pandas frame by
-:func:`securedp.tables.frames.exact_frame`. Times are wall seconds with CPU seconds (all threads)
+:func:`securedp.engines.frames.exact_frame`. Times are wall seconds with CPU seconds (all threads)
 in brackets, each the best of three (the data are the same each time); on a shared machine CPU
 seconds are the steadier measure. Both include the cyclic garbage collector's passes over the
 Fractions the release holds.
@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from securedp.engines.bounding import KeyAggregates
+from securedp.engines.polars.bounding import KeyAggregates
 from securedp.hazmat.bits import ChaChaSource
 from securedp.tables.cells import Aggregates, Column, cells_of, release_cells
-from securedp.tables.frames import exact_frame
+from securedp.engines.frames import exact_frame
 from securedp.tables.spec import Count, Mean, Sum
 
 K, M, WIDTH = 3, 5, 200_000

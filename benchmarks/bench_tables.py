@@ -8,7 +8,7 @@ hashlib even when the optional polars-hash plugin is installed). Each person has
 Two levels are timed, one case per fresh process (so that each case's peak resident memory,
 ``resource.getrusage(...).ru_maxrss``, is its own, input table included):
 
-* ``bounding``: the engine step alone, :func:`securedp.engines.bounding.bound_and_aggregate`,
+* ``bounding``: the engine step alone, :func:`securedp.engines.polars.bounding.bound_and_aggregate`,
   then a count + sum + mean noised here over the public keys (what a hand-written release does);
 * ``table``: the public API, ``securedp.tables.prepare_table(data, group_by=["group"], ...,
   max_groups=3, max_rows=5, epsilon=1).execute(ChaChaSource(...))`` with a count, a sum and a mean
@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-import securedp.engines.bounding as bounding
+import securedp.engines.polars.bounding as bounding
 import securedp.bounding.digest as digest
 from securedp.bounding.digest import draw_salt
 from securedp.hazmat.bits import ChaChaSource

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from securedp.accounting.schema import Currency
+from securedp.engines.frames import read_source
 from securedp.hazmat.exact.rational import format_rational, to_int, to_rational
 from securedp.mechanisms.release import jsonable
 from securedp.tables import prepare_table
-from securedp.tables.frames import read_source
 from securedp.tables.spec import KINDS, Aggregation
 from securedp.tables.table import PreparedTable
 

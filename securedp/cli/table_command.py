@@ -73,7 +73,7 @@ def keys_option(text: str) -> list[str]:
 
 
 def _keys(args: argparse.Namespace, group_by: tuple[str, ...]) -> tuple[tuple[Any, ...], ...] | None:
-    from securedp.tables.frames import read_source
+    from securedp.engines.frames import read_source
 
     if args.keys is not None and args.keys_file is not None:
         raise Failure("give --keys or --keys-file, not both")

@@ -14,7 +14,7 @@ with more keeps the ``m`` rows whose *row digests*
 is the row's canonical integer (its lattice units for a numeric column, the
 index of its declared category or bin for a histogram) and the message
 format is that of :mod:`securedp.bounding.digest` with no key columns (so
-:func:`securedp.engines.bounding.bound_and_aggregate` with no keys keeps the
+:func:`securedp.engines.polars.bounding.bound_and_aggregate` with no keys keeps the
 same rows for the same salt). Rows with equal ``u`` have equal digests and
 are interchangeable: every aggregate is the same whichever is kept. Whether
 a row is kept depends only on that person's own rows and the salt, never on
@@ -40,7 +40,7 @@ integer), with a salt drawn from the session's source after the charge.
 **Person ids** are non-negative integers (Python ints, NumPy integers, or
 floats holding an integer below ``2**53`` exactly: a pandas integer column
 with missing values becomes float64) or text, as in a table's ``id_column``
-(:func:`securedp.tables.frames.read_table`). A person **is the canonical
+(:func:`securedp.engines.frames.read_table`). A person **is the canonical
 text of their id** (an integer in decimal, text as it is), the text the row
 digests hash: in a column that holds both, ``7`` and ``"7"`` are one person
 (as a CSV file reads them), and a one-column release and the one-cell table

@@ -184,6 +184,6 @@ class Noise:
         ``None`` (an ``Int64`` column) unless a value or an interval bound may pass ``2**62`` except with
         probability below ``2**-64`` (the half-width at ``min(alpha, 2**-64)`` reaches ``2**60``; true
         counts stay below ``2**61``): then ``1``, an exact ``Decimal(38, 0)`` column
-        (:mod:`securedp.tables.frames`).
+        (:mod:`securedp.engines.frames`).
         """
         return None if self.halfwidth(min(alpha, _NEGLIGIBLE)) < 1 << 60 else Fraction(1)

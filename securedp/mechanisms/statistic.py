@@ -241,7 +241,7 @@ class CellColumn:
     an integer statistic, ``values[i]`` itself), exactly; ``low``/``high``
     bound it at the level the release was asked for. ``frame_step`` fixes the
     exact type of the column in a table's frame (``None``: ``Int64``; a step:
-    a decimal of that step, :mod:`securedp.tables.frames`). Both depend on
+    a decimal of that step, :mod:`securedp.engines.frames`). Both depend on
     public parameters only.
     """
 

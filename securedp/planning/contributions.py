@@ -3,7 +3,7 @@
 :func:`analyze_contributions` reads a table with a person column (``id_column``) and group columns
 (``group_by``) and reports, for the bounding of :func:`securedp.prepare_table` (each person keeps at
 most ``k = max_groups`` groups and ``m = max_rows`` rows per kept group,
-:mod:`securedp.engines.bounding`):
+:mod:`securedp.engines.polars.bounding`):
 
 * the distribution of the number of groups per person, and of rows per (person, group) pair;
 * for each candidate ``(k, m)``: the fraction of rows kept, the fraction of persons kept whole (every
@@ -60,6 +60,7 @@ import numpy as np
 import polars as pl
 
 from securedp.accounting.session import Session, session_method
+from securedp.engines.frames import read_table
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational
 from securedp.hazmat.samplers import discrete_laplace
@@ -69,7 +70,6 @@ from securedp.mechanisms.data_phase import reading_data
 from securedp.mechanisms.noise import LAPLACE
 from securedp.mechanisms.release import PreparedRelease, Release, canonical_input, jsonable
 from securedp.reading.files import column_names
-from securedp.tables.frames import read_table
 from securedp.tables.spec import Sum
 
 PERSON, GROUPS, ROWS = "_securedp_person", "_securedp_groups", "_securedp_rows"

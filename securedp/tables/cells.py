@@ -35,8 +35,8 @@ from securedp.tables.spec import Aggregation, ColumnAggregation, Definition
 if TYPE_CHECKING:
     import polars as pl
 
-    from securedp.engines.bounding import KeyAggregates, UnitCounts
-    from securedp.tables.engines import Engine
+    from securedp.engines.polars.bounding import KeyAggregates, UnitCounts
+    from securedp.engines.protocol import Engine
 
 
 @dataclass(frozen=True)

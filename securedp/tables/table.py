@@ -9,7 +9,7 @@ the aggregate/noise boundary:
 1. **Exact aggregates, by an engine.** A secret 16-byte salt is drawn from the
    release's random source; every person is bounded to ``max_groups`` keys and
    ``max_rows`` rows per key by the SHA-256 rule of
-   :mod:`securedp.engines.bounding`, and every key gets exact integers (rows,
+   :mod:`securedp.engines.polars.bounding`, and every key gets exact integers (rows,
    distinct persons, sums and sums of squares of lattice units). Polars runs
    it in memory (pandas, polars and pyarrow tables, CSV and Parquet files);
    the same integers come from Spark for a Spark DataFrame
@@ -87,7 +87,7 @@ from securedp.tables.pricing import price_table
 from securedp.tables.spec import Aggregation, Count
 
 if TYPE_CHECKING:  # the engines load Polars (and Spark) only when a table is prepared
-    from securedp.tables.engines import ColumnSpec
+    from securedp.engines.protocol import ColumnSpec
 
 
 
@@ -123,7 +123,7 @@ class PreparedTable(PreparedRelease):
 
 
 def _engine_specs(columns: list[Column]) -> list[ColumnSpec]:
-    from securedp.tables.engines import ColumnSpec
+    from securedp.engines.protocol import ColumnSpec
 
     specs: dict[int, ColumnSpec] = {}
     for c in columns:
@@ -172,8 +172,9 @@ def prepare_table(
                                                 priced.shares)
     columns, defined, plan, selection_noise = priced.columns, priced.defined, priced.selection, priced.selection_noise
     from securedp.bounding.digest import draw_salt
-    from securedp.tables.engines import Bounds, engine_for
-    from securedp.tables.keys import public_keys
+    from securedp.engines.keys import public_keys
+    from securedp.engines.protocol import Bounds
+    from securedp.engines.registry import engine_for
 
     public = public_keys(keys, group_by) if not private and group_by else None
     stated = dataclasses.replace(priced.plan(), notes=tuple(plan_notes(id_column)))

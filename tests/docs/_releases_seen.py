@@ -16,7 +16,7 @@ Data that is not a column of the example dataset has one row per person by
 construction of the examples, so it is not judged here.
 
 Grouped tables are watched where every table release builds its in-memory
-engine (:class:`securedp.tables.engines.PolarsEngine`): a table of the
+engine (:class:`securedp.engines.registry.PolarsEngine`): a table of the
 example dataset is correct only if its ``id_column`` is the dataset's person
 column (the library then bounds each person's groups and rows); without it,
 each row would count as a person.
@@ -36,7 +36,7 @@ import numpy as np
 
 from securedp.cli.example_data import PATH as EXAMPLE
 from securedp.mechanisms.statistic import Statistic
-from securedp.tables.engines import PolarsEngine
+from securedp.engines.polars.engine import PolarsEngine
 
 TABLE = "prepare_table"
 

@@ -64,7 +64,7 @@ RELEASES: dict[str, Callable[[Session], Any]] = {
 }
 
 AFTER_THE_DRAW: dict[str, str] = {
-    "the output frame": "securedp.tables.engines.exact_frame",
+    "the output frame": "securedp.engines.polars.engine.exact_frame",
     "the release record": "securedp.accounting.schema.ChargedRelease.of",
 }
 

@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from securedp.engines import bounding
+from securedp.engines.polars import bounding
 from securedp.engines import spark as spark_engine
 from securedp.lattice import Lattice, screen_units
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from securedp import ChaChaSource
 from securedp.bounding.digest import EXAMPLE, draw_salt, hashlib_digests, hex_digests, message, polars_hash_digests
-from securedp.engines.bounding import bound_and_aggregate
+from securedp.engines.polars.bounding import bound_and_aggregate
 
 SALT = hashlib.sha256(b"bounding-tests").digest()[:16]
 Table = dict[tuple, list[int]]  # key -> [rows, persons, total, total_squares]
@@ -111,7 +111,7 @@ def test_engine_matches_the_reference_rule(rows: list[tuple], limits: tuple[int,
 
 def test_equal_digest_heads_fall_back_to_the_full_digest(monkeypatch: pytest.MonkeyPatch) -> None:
     """When two candidates of one person share their first 64 bits, the full digest decides."""
-    import securedp.engines.bounding as bounding
+    import securedp.engines.polars.bounding as bounding
 
     def zeros(frame: pl.DataFrame, *_: object) -> pl.Series:
         return pl.Series("_head", [0] * frame.height, dtype=pl.UInt64)

@@ -164,7 +164,7 @@ def test_huge_person_ids_follow_the_same_rule(rows: list[tuple[int, int]], m: in
 def test_the_same_rows_as_the_table_engine_with_no_keys() -> None:
     """One definition: Sum's pending rows, resolved, equal bound_and_aggregate's with no key columns."""
     pl = pytest.importorskip("polars")
-    from securedp.engines.bounding import bound_and_aggregate, bound_and_count_units
+    from securedp.engines.polars.bounding import bound_and_aggregate, bound_and_count_units
 
     gen = np.random.default_rng(5)  # test data only
     persons = gen.integers(0, 40, 600)

@@ -3,7 +3,7 @@
 Every case renders its whole release canonically (each value with its type, the labels, the release
 records, the committed input bytes and the output frame of the caller's kind with its dtypes) and
 compares the SHA-256 of that text to a digest recorded from the reference implementation of
-:mod:`securedp.tables.cells` and :mod:`securedp.tables.frames`. Any change of a value, a type, a
+:mod:`securedp.tables.cells` and :mod:`securedp.engines.frames`. Any change of a value, a type, a
 dtype, a record or the order or count of the seeded draws changes the digest.
 
 ``python tests/unit/test_table_cells_pinned.py OUT_DIR`` writes each case's rendering to

@@ -9,7 +9,7 @@ partition selection, accounting and the audit record then run once on the
 driver, with securedp's own samplers, exactly as for a Polars table.
 
 **Same rows kept as in memory.** Bounding follows the rule of
-:mod:`securedp.engines.bounding`, with digests computed by Spark's ``sha2``
+:mod:`securedp.engines.polars.bounding`, with digests computed by Spark's ``sha2``
 over the byte-identical messages of :mod:`securedp.bounding.digest`
 (``hex(salt)`` then netstring fields; ``octet_length`` counts UTF-8 bytes as
 the netstring does). Rows are chosen by ``row_number`` over windows ordered by
@@ -21,7 +21,7 @@ every aggregate is the same.
 the public bounds before anything runs); every sum runs in
 ``decimal(38, 0)`` (exact below ``10**38``; with ANSI mode, which the engine
 requires, an overflow raises instead of wrapping). Squares are summed in the
-three parts of :mod:`securedp.engines.bounding` (``u = h 2**32 + l``), each
+three parts of :mod:`securedp.engines.polars.bounding` (``u = h 2**32 + l``), each
 below ``2**126`` per key, and combined in Python.
 
 **Lattice units per Spark type** (:func:`lattice_units`), always
@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from securedp.bounding.digest import SALT_BYTES
-from securedp.engines.bounding import KeyAggregates, UnitCounts
+from securedp.engines.polars.bounding import KeyAggregates, UnitCounts
 
 if TYPE_CHECKING:  # pyspark is an optional dependency: ``pip install "securedp[spark]"``
     from pyspark.sql import Column, DataFrame

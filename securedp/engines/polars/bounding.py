@@ -1,0 +1,354 @@
+"""Per-person contribution bounding for grouped tables, and exact per-key integer aggregates (Polars).
+
+**Rule.** After bounding, each person keeps rows in at most ``max_groups``
+groups (keys) and at most ``max_rows`` rows in each kept group:
+
+* a person with more than ``max_groups`` groups keeps the ``max_groups``
+  groups whose *group digests* are smallest;
+* a kept (person, group) with more than ``max_rows`` rows keeps the
+  ``max_rows`` rows whose *row digests* are smallest (rows with equal units
+  have equal digests and are interchangeable: every aggregate is the same
+  whichever of them is kept).
+
+Digests are SHA-256 of a secret salt and the canonical encoding of the
+person, the key and the row's lattice units (:mod:`securedp.bounding.digest`),
+so the choice for a person depends only on that person's own rows and the
+salt, never on row order or on other persons, and an engine computing the
+same digests (Spark ``sha2``, DuckDB ``sha256``) keeps the same rows. Digests
+are computed only where a choice is made (persons over ``max_groups`` groups,
+pairs over ``max_rows`` rows): elsewhere every row is kept under any order,
+so the kept set equals the one that hashing everything would give.
+
+**Aggregates** (:class:`KeyAggregates`), per key with at least one kept row,
+as Python ints: rows, distinct persons, sum of units and, on request, sum of
+squared units. When ``rows * max |u|`` (and ``rows * max |u|**2`` for
+squares) is below ``2**63`` no partial sum can overflow and sums run in
+Int64; otherwise in Int128: with ``|u| < 2**63`` and fewer than ``2**63``
+rows, ``|sum u| < 2**126``, and squares are summed in three parts of
+``u = h 2**32 + l`` (``0 <= l < 2**32``): ``sum h**2``, ``sum h l`` and
+``sum l**2``, each below ``2**126``, and combined exactly in Python as
+``(sum h**2) 2**64 + (sum h l) 2**33 + sum l**2``. With ``max_rows`` and
+``max_groups`` these are the inputs of L1 sensitivity
+``max_groups * max_rows * width`` the table release adds noise to.
+
+**How** (none of it changes which rows are kept): each row's (person, key)
+pair gets one Int64 code (:mod:`securedp.engines.pair_codes`); rows are
+sorted by it and aggregated per pair, so each person's pairs are one run.
+Only persons with more than ``max_groups`` pairs are hashed, each
+person's and each key's netstring built once; a person's ``max_groups``
+smallest digests are found with one sort of UInt64 keys (run index over the
+digest's leading bits), falling back to full digests on a shared key.
+
+Input: a Polars DataFrame or LazyFrame; pandas DataFrames and pyarrow Tables
+are converted to Polars through Arrow. Ids and keys are integers or
+non-blank strings (categoricals are read as their strings), units integers;
+nulls and blanks are refused with an error naming the column, before any
+budget is spent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from securedp.bounding.digest import (
+    canonical_text,
+    field,
+    message_digests,
+    message_heads,
+)
+from securedp.bounding.limits import positive_count
+from securedp.bounding.messages import run_keys, run_starts, salt_text
+from securedp.engines.polars.pair_codes import PAIR, PairCodes, code_pairs
+
+_UNITS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
+_PARTS = ["_hh", "_hl", "_ll"]
+_INT64 = 1 << 63
+
+
+@dataclass(frozen=True)
+class KeyAggregates:
+    """Exact aggregates of the bounded rows, one entry per key, keys sorted.
+
+    ``keys`` holds the key columns (no columns, and one entry in each list,
+    when the table has no group-by). ``total`` and ``total_squares`` are
+    ``None`` when no units column was given or squares were not asked for.
+    """
+
+    keys: pl.DataFrame
+    rows: list[int]
+    persons: list[int]
+    total: list[int] | None
+    total_squares: list[int] | None
+
+
+def to_polars(data: Any) -> pl.DataFrame:
+    """A Polars DataFrame from Polars (eager or lazy), pandas (via Arrow) or pyarrow input.
+
+    A pandas column of ``np.longdouble`` (which Arrow cannot hold) becomes exact ``"num/den"``
+    strings of its binary values, which the lattice screening reads exactly.
+    """
+    if isinstance(data, pl.LazyFrame):
+        return data.collect()
+    if isinstance(data, pl.DataFrame):
+        return data
+    kind = type(data).__module__.split(".")[0]
+    if kind == "pandas" and type(data).__name__ == "DataFrame":
+        wide = [c for c in data.columns if data[c].dtype.kind == "f" and data[c].dtype.itemsize > 8]
+        if wide:
+            data = data.assign(**{str(c): data[c].map(_exact_text) for c in wide})
+        return pl.from_pandas(data)
+    if kind == "pyarrow" and type(data).__name__ == "Table":
+        frame = pl.from_arrow(data)
+        assert isinstance(frame, pl.DataFrame)
+        return frame
+    raise TypeError(f"a table must be a polars, pandas or pyarrow table, not {type(data).__name__}")
+
+
+def _exact_text(x: Any) -> str | None:
+    """``"num/den"`` of a NumPy float exactly; ``None`` for NaN; ``"±1e999999"`` for an infinity
+    (beyond any bound, so it clamps as the infinity would)."""
+    if np.isnan(x):
+        return None
+    if np.isinf(x):
+        return "1e999999" if x > 0 else "-1e999999"
+    n, d = x.as_integer_ratio()
+    return f"{n}/{d}"
+
+
+def _checked(data: Any, person: str, keys: Sequence[str], units: str | None) -> pl.DataFrame:
+    """The needed columns, categoricals as strings; raises on missing columns, bad types, nulls, blanks."""
+    frame = to_polars(data)
+    columns = [person, *keys, *([units] if units is not None else [])]
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"columns must be distinct: {columns}")
+    for column in columns:
+        if column not in frame.columns:
+            raise ValueError(f"column {column!r} is not in the table")
+    frame = frame.select(columns).with_columns(
+        pl.col(c).cast(pl.String) for c in columns if isinstance(frame.schema[c], (pl.Categorical, pl.Enum))
+    )
+    for column in columns:
+        dtype = frame.schema[column]
+        if column == units:
+            if dtype not in _UNITS:
+                raise TypeError(f"units column {units!r} must hold integer lattice units (int64 at most), not {dtype}")
+        else:
+            canonical_text(column, dtype)
+    nulls = frame.null_count().row(0)
+    for column, count in zip(columns, nulls, strict=True):
+        if count:
+            raise ValueError(f"column {column!r} has missing values")
+    for column in columns:
+        if frame.schema[column] == pl.String and frame.select((pl.col(column).str.strip_chars() == "").any()).item():
+            raise ValueError(f"column {column!r} has blank values")
+    return frame
+
+
+def _smallest_rows(rows: pl.DataFrame, salt: bytes, fields: list[str], limit: int) -> pl.DataFrame:
+    """The ``limit`` rows of each pair (:data:`PAIR`, every pair with more rows) whose row digests
+    over ``fields`` (person, key columns, units: the last) are smallest."""
+    rows = rows.sort(PAIR)
+    starts = run_starts(rows[PAIR].to_numpy())
+    run = np.repeat(np.arange(starts.size), np.diff(np.append(starts, rows.height)))
+    units = rows.get_column(fields[-1])
+    distinct, where = _distinct(units.cast(pl.Int64).to_numpy())
+    heads, digests = _heads(salt, _field_texts(rows[starts].select(fields[:-1])), run,
+                            _field_texts(pl.Series(units.name, distinct).cast(units.dtype)), where)
+    return rows.filter(pl.Series(_smallest_in_runs(run, starts, heads, digests, limit)))
+
+
+def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Values covering ``values`` and each value's index among them: a range when the span is small
+    (no sort), else the sorted distinct values."""
+    if values.size and int(values.max()) - int(values.min()) < max(2 * values.size, 1 << 16):
+        low = int(values.min())
+        return np.arange(low, int(values.max()) + 1, dtype=np.int64), values - low
+    return np.unique(values, return_inverse=True)
+
+
+def _heads(salt: bytes, prefixes: pl.Series, prefix_of: np.ndarray, tails: pl.Series,
+           tail_of: np.ndarray) -> tuple[pl.Series, Callable[[], pl.Series]]:
+    """Digest heads of the messages ``hex(salt) || prefixes[prefix_of[i]] || tails[tail_of[i]]``
+    (netstring fields built once per distinct value, gathered inside the streaming query so that
+    each morsel's messages are built in parallel), and a function giving their full hex digests."""
+    parts = pl.DataFrame({"_prefix": prefix_of, "_tail": tail_of})
+    text = pl.concat_str([pl.lit(salt_text(salt)), pl.lit(prefixes).gather(pl.col("_prefix")),
+                          pl.lit(tails).gather(pl.col("_tail"))])
+    return message_heads(parts, text), lambda: message_digests(parts, text)
+
+
+def _collect(query: pl.LazyFrame) -> pl.DataFrame:
+    """Run a query on Polars' streaming engine (less memory and CPU here than the in-memory one)."""
+    return query.collect(engine="streaming")
+
+
+def _pair_aggregates(frame: pl.DataFrame, units: str | None, squares: bool) -> list[pl.Expr]:
+    """Per pair: rows (``_rows``), and with ``units`` the sum (``_sum``) and on request the sum of
+    squares (``_sq``, or its three parts ``_hh``, ``_hl``, ``_ll``), exact.
+
+    Sums run in Int64 when ``rows * max |u|`` (``* max |u|`` again for squares) is below ``2**63``
+    for the whole frame, so that no partial sum (of a pair, or later of a key) can overflow;
+    otherwise in Int128, squares in three parts (see the module).
+    """
+    aggs = [pl.len().cast(pl.Int64).alias("_rows")]
+    if units is None:
+        return aggs
+    u = pl.col(units).cast(pl.Int64)
+    low, high = frame.select(pl.col(units).min().alias("lo"), pl.col(units).max().alias("hi")).row(0)
+    widest = max(abs(low or 0), abs(high or 0))
+    small = frame.height * widest < _INT64
+    aggs.append((u if small else u.cast(pl.Int128)).sum().alias("_sum"))
+    if squares and frame.height * widest * widest < _INT64:
+        aggs.append((u * u).sum().alias("_sq"))
+    elif squares:
+        h = u.floordiv(1 << 32)
+        lo = (u - h * (1 << 32)).cast(pl.Int128)
+        aggs += [(h * h).cast(pl.Int128).sum().alias("_hh"), (h * lo).sum().alias("_hl"),
+                 (lo * lo).sum().alias("_ll")]
+    return aggs
+
+
+def _field_texts(values: pl.Series | pl.DataFrame) -> pl.Series:
+    """``field(v1) || field(v2) || ...`` of each row of the given column(s) (the netstrings of
+    :mod:`securedp.bounding.digest`), as one String Series."""
+    frame = values.to_frame() if isinstance(values, pl.Series) else values
+    parts = [part for c in frame.columns for part in field(canonical_text(c, frame.schema[c]))]
+    return frame.select(pl.concat_str(parts).alias("_fields")).to_series()
+
+
+def _group_heads(codes: PairCodes, pairs: np.ndarray, run: np.ndarray, starts: np.ndarray,
+                 salt: bytes) -> tuple[pl.Series, Callable[[], pl.Series]]:
+    """The digest heads of the group messages of coded ``pairs`` (sorted; ``run[i]`` the index of
+    pair ``i``'s person among ``starts``; at least one key column), and a function giving their
+    full hex digests: ``hex(salt) || field(person) || field(key columns)``, exactly :func:`message`'s."""
+    distinct, where = _distinct(pairs % codes.keys)
+    return _heads(salt, _field_texts(codes.persons(pairs[starts])), run,
+                  _field_texts(codes.key_frame(distinct)), where)
+
+
+def _smallest_in_runs(run: np.ndarray, starts: np.ndarray, heads: pl.Series, digests: Callable[[], pl.Series],
+                      limit: int) -> np.ndarray:
+    """Mask of the ``limit`` elements of each run whose digests are smallest; ``run`` (``0 .. R - 1``)
+    is sorted, run ``r`` starts at ``starts[r]`` and has more than ``limit`` elements.
+
+    One UInt64 key per element, the run index in the top bits and the digest's leading bits
+    (``heads``) below, so sorting the keys sorts each run by digest in place; an element is kept if
+    its key is at most its run's ``limit``-th smallest. Only if two elements of one run share a key
+    does the order come from the full digests (``digests()``), so the choice is exact.
+    """
+    key = run_keys(run, heads.to_numpy())
+    ordered = np.sort(key)
+    if np.any(ordered[1:] == ordered[:-1]):
+        frame = pl.DataFrame({"_run": run, "_digest": digests()}).with_row_index("_at")
+        key = frame.sort(["_run", "_digest"])["_at"].to_numpy().argsort().astype(np.uint64)
+        ordered = np.arange(run.size, dtype=np.uint64)
+    sizes = np.diff(np.append(starts, run.size))
+    kept: np.ndarray = key <= np.repeat(ordered[starts + limit - 1], sizes)
+    return kept
+
+
+def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], k: int, salt: bytes,
+                aggs: list[pl.Expr]) -> tuple[pl.DataFrame, pl.LazyFrame, PairCodes]:
+    """The coded (person, key) pairs (:mod:`securedp.engines.pair_codes`), sorted, with ``aggs`` of
+    their rows, after each person keeps at most ``k`` keys; also the coded rows and the codes."""
+    frame, pair, codes = code_pairs(frame, person, keys)
+    coded = frame.lazy().with_columns(pair)
+    pairs = coded.sort(PAIR).group_by(PAIR, maintain_order=True).agg(aggs).collect()
+    if keys and pairs.height:
+        pair_codes = pairs[PAIR].to_numpy()
+        starts = run_starts(pair_codes // codes.keys)
+        sizes = np.diff(np.append(starts, pair_codes.size))
+        crowded = np.repeat(sizes > k, sizes)
+        if crowded.any():
+            chosen_sizes = sizes[sizes > k]
+            run = np.repeat(np.arange(chosen_sizes.size), chosen_sizes)
+            candidates = pair_codes[crowded]
+            first = np.cumsum(chosen_sizes) - chosen_sizes
+            heads, digests = _group_heads(codes, candidates, run, first, salt)
+            keep = ~crowded
+            keep[crowded] = _smallest_in_runs(run, first, heads, digests, k)
+            pairs = pairs.filter(pl.Series(keep))
+    return pairs, coded, codes
+
+
+def bound_and_aggregate(
+    data: Any,
+    *,
+    person: str,
+    keys: Sequence[str] = (),
+    units: str | None = None,
+    max_groups: Any,
+    max_rows: Any,
+    salt: bytes,
+    squares: bool = False,
+) -> KeyAggregates:
+    """Bound every person's contribution (see the module) and aggregate the kept rows per key, exactly."""
+    k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
+    keys = list(keys)
+    frame = _checked(data, person, keys, units)
+    aggs = _pair_aggregates(frame, units, squares)
+    value_cols = [a.meta.output_name() for a in aggs]
+    pairs, coded, codes = _kept_pairs(frame, person, keys, k, salt, aggs)
+    full = pl.col("_rows") > m
+    if units is None:
+        pairs = pairs.with_columns(pl.min_horizontal("_rows", pl.lit(m, pl.Int64)).alias("_rows"))
+    elif pairs.select(full.any()).item():
+        rows = _collect(coded.join(pairs.lazy().filter(full).select(PAIR), on=PAIR, how="semi"))
+        chosen = _smallest_rows(rows, salt, [person, *keys, units], m).group_by(PAIR).agg(aggs)
+        pairs = pl.concat([pairs.filter(~full), chosen.select(pairs.columns)])
+    return _per_key(pairs, codes, value_cols)
+
+
+@dataclass(frozen=True)
+class UnitCounts:
+    """Per key (sorted, as in :class:`KeyAggregates`), the distinct units of its kept rows, ascending,
+    and how many kept rows hold each: what an exponential mechanism over the lattice needs."""
+
+    keys: pl.DataFrame
+    points: list[list[int]]
+    counts: list[list[int]]
+
+
+def bound_and_count_units(
+    data: Any, *, person: str, keys: Sequence[str] = (), units: str, max_groups: Any, max_rows: Any, salt: bytes,
+) -> UnitCounts:
+    """Bound every person's contribution (the same rows as :func:`bound_and_aggregate` keeps for
+    ``units``) and count the kept rows per key and lattice unit."""
+    k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
+    keys = list(keys)
+    frame = _checked(data, person, keys, units)
+    pairs, coded, codes = _kept_pairs(frame, person, keys, k, salt, [pl.len().cast(pl.Int64).alias("_rows")])
+    full = pl.col("_rows") > m
+    kept = _collect(coded.join(pairs.lazy().filter(~full).select(PAIR), on=PAIR, how="semi").select(PAIR, units))
+    if pairs.select(full.any()).item():
+        rows = _collect(coded.join(pairs.lazy().filter(full).select(PAIR), on=PAIR, how="semi"))
+        kept = pl.concat([kept, _smallest_rows(rows, salt, [person, *keys, units], m).select(PAIR, units)])
+    key = (pl.col(PAIR) % codes.keys).alias("_key")
+    counted = _collect(kept.lazy().group_by(key, units).agg(pl.len().cast(pl.Int64).alias("_n")).sort("_key", units))
+    lists = counted.group_by("_key", maintain_order=True).agg(pl.col(units), pl.col("_n"))
+    key_frame = codes.key_frame(lists["_key"].to_numpy()) if keys else pl.DataFrame()
+    return UnitCounts(key_frame, lists[units].to_list(), lists["_n"].to_list())
+
+
+def _per_key(pairs: pl.DataFrame, codes: PairCodes, value_cols: list[str]) -> KeyAggregates:
+    sums = [pl.col(c).sum() for c in value_cols]
+    persons = pl.len().cast(pl.Int64).alias("_persons")
+    if codes.key_columns:
+        key = (pl.col(PAIR) % codes.keys).alias("_key")
+        table = _collect(pairs.lazy().group_by(key).agg([persons, *sums]).sort("_key"))
+        key_frame = codes.key_frame(table["_key"].to_numpy())
+    else:
+        table, key_frame = _collect(pairs.lazy().select([persons, *sums])), pl.DataFrame()
+    total = table["_sum"].to_list() if "_sum" in value_cols else None
+    squares = table["_sq"].to_list() if "_sq" in value_cols else None
+    if "_hh" in value_cols:
+        squares = [(hh << 64) + (hl << 33) + ll for hh, hl, ll in table.select(_PARTS).iter_rows()]
+    return KeyAggregates(
+        keys=key_frame, rows=table["_rows"].to_list(), persons=table["_persons"].to_list(),
+        total=total, total_squares=squares,
+    )

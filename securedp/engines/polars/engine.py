@@ -1,0 +1,75 @@
+"""The in-memory engine: step (1) of a table release on Polars (pandas, polars, pyarrow tables; CSV and Parquet)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from securedp.engines.frames import ROW, exact_frame, read_table
+from securedp.engines.keys import PublicKeys
+from securedp.engines.polars import bounding
+from securedp.engines.protocol import PERSON, UNITS, Bounds, ColumnSpec
+from securedp.lattice import screen_units
+
+
+class PolarsEngine:
+    """Step (1) in memory, on Polars (pandas, polars, pyarrow tables; CSV and Parquet files)."""
+
+    def __init__(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
+                 public: PublicKeys | None, missing: str, fill: Any) -> None:
+        frames = read_table(data, PERSON, id_column, bounds.group_by, [c.column for c in columns],
+                            drop_bad_keys=bounds.analyst_facing, drop_missing_keys=bounds.drop_missing_keys)
+        frame = frames.frame
+        self.public = None if public is None else public.typed(frame.schema)  # rows or none: item 6 of issue 16
+        if self.public is not None:
+            untyped = [c for c in bounds.group_by if frame.schema[c] == pl.Null]  # no usable cell: the keys' type
+            frame = frame.with_columns(pl.col(c).cast(self.public.schema[c]) for c in untyped)
+            frame = frame.join(self.public, on=bounds.group_by, how="semi")
+        untyped = [c for c in (PERSON, *bounds.group_by) if frame.schema[c] == pl.Null]  # no usable cell, no row
+        frame = frame.with_columns(pl.col(c).cast(pl.Int64) for c in untyped)
+        self.kind, self.bounds = frames.kind, bounds
+        self.base = frame.select([PERSON, *bounds.group_by])
+        rows = frame[ROW].to_numpy()
+        self.columns = [self._screen(_take(frames.values[spec.column], rows), spec, missing, fill) for spec in columns]
+
+    def _screen(self, records: np.ndarray | list[Any], spec: ColumnSpec, missing: str, fill: Any) -> pl.DataFrame:
+        try:
+            units, kept = screen_units(records, spec.step, spec.lo_u, spec.hi_u, missing=missing, fill=fill,
+                                       refuse_rows=not self.bounds.analyst_facing)
+        except (ValueError, TypeError) as error:  # the data holder's mode: name the column
+            raise type(error)(f"column {spec.column!r}: {error}") from None
+        rows = self.base if kept is None else self.base.filter(pl.Series(kept))
+        return rows.with_columns(pl.Series(UNITS, np.asarray(units, dtype=np.int64)))
+
+    def counts(self, salt: bytes) -> bounding.KeyAggregates:
+        b = self.bounds
+        return bounding.bound_and_aggregate(self.base, person=PERSON, keys=b.group_by, max_groups=b.max_groups,
+                                            max_rows=b.max_rows, salt=salt)
+
+    def column(self, index: int, salt: bytes, squares: bool) -> bounding.KeyAggregates:
+        b = self.bounds
+        return bounding.bound_and_aggregate(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
+                                            max_groups=b.max_groups, max_rows=b.max_rows, salt=salt,
+                                            squares=squares)
+
+    def unit_counts(self, index: int, salt: bytes) -> bounding.UnitCounts:
+        b = self.bounds
+        return bounding.bound_and_count_units(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
+                                              max_groups=b.max_groups, max_rows=b.max_rows, salt=salt)
+
+    def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]],
+               steps: Mapping[str, Fraction | None]) -> Any:
+        keys = {c: self.base.schema[c] for c in self.bounds.group_by}
+        return exact_frame(names, rows, self.kind, keys, steps)
+
+
+def _take(records: np.ndarray | list[Any], rows: np.ndarray) -> np.ndarray | list[Any]:
+    """The records at positions ``rows`` (a value column aligned with the rows the engine kept)."""
+    if isinstance(records, np.ndarray):
+        taken: np.ndarray = records[rows]
+        return taken
+    return [records[i] for i in rows.tolist()]
