@@ -43,6 +43,9 @@ class AggregationQuery:
     lattice: Fraction | None = None
     share: Fraction | None = None
     q: Fraction | None = None
+    auto: bool = False
+    """``COLUMN:auto``: the bounds are chosen privately before the table (the command replaces this query by
+    one with the chosen bounds, which is what the audit log records)."""
 
     def build(self) -> Aggregation:
         if self.kind not in KINDS:
@@ -193,6 +196,8 @@ def parse_aggregation(kind: str, text: str | None) -> AggregationQuery:
             raise ValueError(f"--quantile: expected COLUMN:Q:LO,HI[:STEP], got {text!r}")
         q, text = to_rational(level, "--quantile level"), f"{column}:{tail}"
     parts = text.split(":")
+    if len(parts) == 2 and parts[1] == "auto" and parts[0]:
+        return AggregationQuery(kind, parts[0], None, None, None, q, auto=True)
     if len(parts) not in (2, 3) or not parts[0]:
         raise ValueError(f"--{kind}: expected COLUMN:LO,HI[:STEP], got {text!r}")
     bounds = parts[1].split(",")

@@ -28,6 +28,7 @@ import csv
 import json
 import re
 import sys
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from securedp.accounting.budget import cost_in
@@ -214,12 +215,55 @@ def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
     return lines
 
 
+def _auto_bounds(args: argparse.Namespace, query: TableQuery) -> TableQuery:
+    """The query with every ``COLUMN:auto`` given bounds chosen privately: one bounds release per column
+    (:func:`securedp.planning.private_bounds`, at ``--bounds-epsilon``), each through the command's one
+    pipeline (charged, drawn, logged with its query, so replay re-derives it) before the table."""
+    import dataclasses
+
+    from securedp.accounting.schema import Currency
+    from securedp.audit.planning_query import BoundsQuery
+
+    auto = [a for a in query.aggregations if a.auto]
+    if not auto:
+        return query
+    if args.bounds_epsilon is None:
+        raise Failure(f"--{auto[0].kind} {auto[0].column}:auto chooses its bounds privately, a release of its own: "
+                      "give its cost with --bounds-epsilon E (charged once per auto column, before the table)")
+    if args.dry_run:
+        raise Failure("--dry-run plans from public bounds: give COLUMN:LO,HI (the auto bounds are a release)")
+    epsilon = positive_rational(args.bounds_epsilon, "--bounds-epsilon")
+    # the table's public arguments are checked first (with placeholder bounds), so that a table refused for
+    # them never follows a bounds release already charged
+    from securedp.tables.pricing import price_table
+
+    placeholder = dataclasses.replace(query, aggregations=tuple(
+        dataclasses.replace(a, bounds=(Fraction(0), Fraction(1)), auto=False) if a.auto else a
+        for a in query.aggregations))
+    price_table(**placeholder.public(), epsilon=query.epsilon, rho=query.rho)
+    rows = query.max_groups * query.max_rows if query.id_column is not None else 1
+    chosen: dict[str, tuple[Fraction, Fraction]] = {}
+    for a in auto:
+        if a.column is None or a.column in chosen:
+            continue
+        bounds = BoundsQuery(a.column, epsilon, query.id_column, rows, encoding=query.encoding)
+        prepared = bounds.prepare(bounds.read(args.data))
+        charged_to, _ = session(args, Currency.EPSILON, epsilon)
+        released = charged_to._release(prepared, query=bounds.to_json())
+        chosen[a.column] = released.value
+        print(f"  bounds   {a.column}: [{released.value[0]}, {released.value[1]}], chosen privately at epsilon "
+              f"{format_rational(epsilon)}", file=sys.stderr)
+    resolved = tuple(dataclasses.replace(a, bounds=chosen[a.column], auto=False) if a.auto and a.column else a
+                     for a in query.aggregations)
+    return dataclasses.replace(query, aggregations=resolved)
+
+
 def release_table(args: argparse.Namespace) -> int:
     """Validate, then charge the budget file (epsilon or rho, and the delta of private keys), bound and
     aggregate, draw and log (:func:`securedp.cli.commands.session`), write the table."""
     from securedp.audit.table_query import describe
 
-    query = table_query(args)
+    query = _auto_bounds(args, table_query(args))
     if args.target and not args.dry_run:
         raise Failure("--target plans a release before it is made: add --dry-run")
     with Stages(["read and check the table", "bound, aggregate and noise", "write"]) as stages:
@@ -284,6 +328,8 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
                        help="with --dry-run: the half-width an output may have (count:50, income_sum:1000, "
                             "age_mean.centred_sum:500, age_median:20 rows); prints the least budget meeting every "
                             "target, up to the --epsilon (or --rho) given (repeatable)")
+    table.add_argument("--bounds-epsilon", help="the cost of choosing each COLUMN:auto's bounds privately (a "
+                                                "release of its own, before the table)")
     table.add_argument("--grid", default="1/100", help="the grid of budgets --target searches (default 1/100)")
     table.add_argument("--output", help="write the table here (CSV, or JSON for .json) instead of standard output")
     table.add_argument("--engine", default="memory", choices=["memory", "spark"],

@@ -13,6 +13,7 @@ The package sits beside :mod:`securedp.accounting` (layer 8): it prepares releas
 the tables' reader below it, and charges them to a :class:`securedp.Session` when given one.
 """
 
+from securedp.planning.auto import auto_bounds
 from securedp.planning.bounds import prepare_private_bounds, private_bounds
 from securedp.planning.budget import BoundPlan, BudgetPlan, largest_bound, least_budget
 from securedp.planning.contributions import (
@@ -30,6 +31,7 @@ __all__ = [
     "ContributionReport",
     "ReportPlan",
     "analyze_contributions",
+    "auto_bounds",
     "largest_bound",
     "least_budget",
     "prepare_contribution_histogram",

@@ -108,7 +108,8 @@ class ColumnAggregation(ABC):
     """An aggregation of one numeric column clamped to public ``bounds`` on a lattice."""
 
     column: str
-    bounds: tuple[Any, Any]
+    bounds: tuple[Any, Any] | str
+    """Public ``(lo, hi)``, or ``"auto"``: chosen privately first (:func:`securedp.planning.auto_bounds`)."""
     lattice: Any = None
     share: Any = None
 
@@ -121,6 +122,10 @@ class ColumnAggregation(ABC):
 
     def lattice_column(self, m: int = 1) -> LatticeColumn:
         """The public lattice and bounds of the column, by the rule of the one-column release of the same kind."""
+        if isinstance(self.bounds, str) and self.bounds == "auto":
+            raise ValueError(f"{self.name}: bounds='auto' are chosen by a release of their own, charged before the "
+                             "table: securedp.planning.auto_bounds(data, aggregations, epsilon=..., session=...) "
+                             "returns the aggregations with their bounds (the command: --bounds-epsilon)")
         return LatticeColumn.of(bounds=self.bounds, lattice=self.lattice, max_contributions=m, missing="raise",
                                 fill=None, default=self.default_lattice())
 
@@ -217,7 +222,8 @@ def quantile_cell_epsilon(epsilon: Fraction | None, rho: Fraction | None, k: int
     return selection_epsilon(Cost(epsilon, rho), k)
 
 
-def Median(column: str, bounds: tuple[Any, Any], lattice: Any = None, share: Any = None) -> Quantile:  # noqa: N802
+def Median(column: str, bounds: tuple[Any, Any] | str, lattice: Any = None,  # noqa: N802
+           share: Any = None) -> Quantile:
     """The median of a column per cell: :class:`Quantile` with ``q = 1/2``."""
     return Quantile(column, bounds, lattice, share, Fraction(1, 2))
 

@@ -137,7 +137,7 @@ NARROW = st.integers(-3, 5)
 @given(st.lists(st.tuples(st.one_of(NARROW, WIDE), st.one_of(NARROW, WIDE), UNITS), min_size=1, max_size=40), LIMITS)
 def test_integer_ids_and_keys_match_the_reference(rows: list[tuple], limits: tuple[int, int]) -> None:
     """Integer persons and keys are coded by subtraction when their span is small and by rank when it
-    is not (:mod:`securedp.engines.pair_codes`); the kept rows are the documented rule's either way."""
+    is not (:mod:`securedp.engines.polars.pair_codes`); the kept rows are the documented rule's either way."""
     assert engine(int_frame(rows), *limits) == reference(rows, *limits, SALT)
 
 
@@ -153,7 +153,7 @@ def test_unsigned_ids_above_two_to_the_63() -> None:
 def test_two_key_columns_match_the_reference(rows: list[tuple], limits: tuple[int, int], by_tuple: bool) -> None:
     """Keys of several columns, coded by mixed radix, or (``by_tuple``: as when the radix would not fit
     in 63 bits) by the rank of the distinct key tuples."""
-    import securedp.engines.pair_codes as pair_codes
+    import securedp.engines.polars.pair_codes as pair_codes
 
     data = pl.DataFrame({"person": [r[0] for r in rows], "k1": [r[1] for r in rows], "k2": [r[2] for r in rows],
                          "units": [r[3] for r in rows]}, schema={"person": pl.String, "k1": pl.Int64,

@@ -32,7 +32,7 @@ rows, ``|sum u| < 2**126``, and squares are summed in three parts of
 ``max_groups * max_rows * width`` the table release adds noise to.
 
 **How** (none of it changes which rows are kept): each row's (person, key)
-pair gets one Int64 code (:mod:`securedp.engines.pair_codes`); rows are
+pair gets one Int64 code (:mod:`securedp.engines.polars.pair_codes`); rows are
 sorted by it and aggregated per pair, so each person's pairs are one run.
 Only persons with more than ``max_groups`` pairs are hashed, each
 person's and each key's netstring built once; a person's ``max_groups``
@@ -254,7 +254,7 @@ def _smallest_in_runs(run: np.ndarray, starts: np.ndarray, heads: pl.Series, dig
 
 def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], k: int, salt: bytes,
                 aggs: list[pl.Expr]) -> tuple[pl.DataFrame, pl.LazyFrame, PairCodes]:
-    """The coded (person, key) pairs (:mod:`securedp.engines.pair_codes`), sorted, with ``aggs`` of
+    """The coded (person, key) pairs (:mod:`securedp.engines.polars.pair_codes`), sorted, with ``aggs`` of
     their rows, after each person keeps at most ``k`` keys; also the coded rows and the codes."""
     frame, pair, codes = code_pairs(frame, person, keys)
     coded = frame.lazy().with_columns(pair)
