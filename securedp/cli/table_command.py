@@ -28,6 +28,7 @@ import csv
 import json
 import re
 import sys
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -175,11 +176,27 @@ def _write(result: Any, args: argparse.Namespace) -> None:
     if args.output is None:
         sys.stdout.write(frame.write_csv())
     elif str(args.output).lower().endswith(".json"):
-        rows = [dict(zip(result.labels, row, strict=True)) for row in result.record()["value"]]
         with open(args.output, "w", encoding="utf-8") as out:
-            json.dump(rows, out, indent=1)
+            out.write(json_rows(result.labels, result.value))
     else:
         frame.write_csv(args.output)
+
+
+def json_rows(labels: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """The released rows as a JSON list of objects, each value as a person writes it, exactly: integers and
+    lattice values with a finite decimal expansion as JSON numbers (``53.5``, never ``"107/2"``), any other
+    rational as its ``"num/den"`` text (:func:`securedp.cli.show.exact_text`), keys and text as strings."""
+    from securedp.cli.show import exact_text
+
+    def cell(value: Any) -> str:
+        if value is None or isinstance(value, (bool, str)) or not isinstance(value, (int, Fraction)):
+            return json.dumps(value if value is None or isinstance(value, (bool, str, int)) else str(value))
+        text = exact_text(value)
+        return json.dumps(text) if "/" in text else text
+
+    lines = ["{" + ", ".join(f"{json.dumps(name)}: {cell(v)}" for name, v in zip(labels, row, strict=True)) + "}"
+             for row in rows]
+    return "[\n" + ",\n".join(f" {line}" for line in lines) + "\n]\n"
 
 
 def _targets(args: argparse.Namespace) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
@@ -71,8 +72,15 @@ def test_json_output_and_replay_reproduce_the_table(table, capsys):
             "--audit-log", str(log), "--output", str(table / "out.json")]
     status, _, err = run(argv, capsys)
     assert status == 0, err
-    rows = json.loads((table / "out.json").read_text())
+    text = (table / "out.json").read_text()
+    rows = json.loads(text)
     assert rows and {"region", "count", "income_sum", "age_mean_low"} <= set(rows[0])
+    # issue 19.6: lattice values as a person writes them (numbers such as 12.5), never "25/2"
+    assert "/" not in text and all(isinstance(r["age_mean"], (int, float)) for r in rows)
+    record = json.loads(log.read_text().splitlines()[0])["record"]
+    exact = {row[0]: row for row in record["value"]}
+    for r in rows:  # the JSON number is the exact decimal of the released value
+        assert Fraction(str(r["income_sum"])) == Fraction(exact[r["region"]][record["labels"].index("income_sum")])
     status, out, err = run(["audit", "replay", str(log), "--seed-file", str(table / "seed"),
                             "--data", str(table / "t.parquet")], capsys)
     assert status == 0, err + out

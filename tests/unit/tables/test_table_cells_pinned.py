@@ -6,7 +6,7 @@ compares the SHA-256 of that text to a digest recorded from the reference implem
 :mod:`securedp.tables.cells` and :mod:`securedp.engines.frames`. Any change of a value, a type, a
 dtype, a record or the order or count of the seeded draws changes the digest.
 
-``python tests/unit/test_table_cells_pinned.py OUT_DIR`` writes each case's rendering to
+``python tests/unit/tables/test_table_cells_pinned.py OUT_DIR`` writes each case's rendering to
 ``OUT_DIR/<case>.txt`` and prints the digests (to regenerate them, or to diff a failing case).
 """
 

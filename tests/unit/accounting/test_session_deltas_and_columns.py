@@ -18,7 +18,7 @@ from securedp.bounding.messages import SALT_BYTES
 from securedp.tables import Count, Sum
 
 PEOPLE = pd.DataFrame({"g": ["a"] * 60, "p": range(60)})
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 def test_approx_dp_accounts_for_the_delta_the_releases_spent() -> None:

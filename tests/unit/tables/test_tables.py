@@ -150,7 +150,7 @@ def test_quantile_cells_follow_the_exact_exponential_law_at_epsilon_over_max_gro
 
     from scipy import stats
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "statistical"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "statistical"))
     from _selection_laws import quantile_law
 
     frame = pl.DataFrame({"pid": [1, 2, 3, 1, 2, 3], "g": ["a", "a", "a", "b", "b", "b"], "x": [1, 2, 7, 0, 0, 0]})
