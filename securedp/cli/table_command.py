@@ -234,7 +234,7 @@ def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
 
 def _auto_bounds(args: argparse.Namespace, query: TableQuery) -> TableQuery:
     """The query with every ``COLUMN:auto`` given bounds chosen privately: one bounds release per column
-    (:func:`securedp.planning.private_bounds`, at ``--bounds-epsilon``), each through the command's one
+    (:func:`securedp.planning.private_bounds`, at ``--auto-epsilon``), each through the command's one
     pipeline (charged, drawn, logged with its query, so replay re-derives it) before the table."""
     import dataclasses
 
@@ -244,12 +244,12 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery) -> TableQuery:
     auto = [a for a in query.aggregations if a.auto]
     if not auto:
         return query
-    if args.bounds_epsilon is None:
+    if args.auto_epsilon is None:
         raise Failure(f"--{auto[0].kind} {auto[0].column}:auto chooses its bounds privately, a release of its own: "
-                      "give its cost with --bounds-epsilon E (charged once per auto column, before the table)")
+                      "give its cost with --auto-epsilon E (charged once per auto column, before the table)")
     if args.dry_run:
         raise Failure("--dry-run plans from public bounds: give COLUMN:LO,HI (the auto bounds are a release)")
-    epsilon = positive_rational(args.bounds_epsilon, "--bounds-epsilon")
+    epsilon = positive_rational(args.auto_epsilon, "--auto-epsilon")
     # the table's public arguments are checked first (with placeholder bounds), so that a table refused for
     # them never follows a bounds release already charged
     from securedp.tables.pricing import price_table
@@ -345,7 +345,7 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
                        help="with --dry-run: the half-width an output may have (count:50, income_sum:1000, "
                             "age_mean.centred_sum:500, age_median:20 rows); prints the least budget meeting every "
                             "target, up to the --epsilon (or --rho) given (repeatable)")
-    table.add_argument("--bounds-epsilon", help="the cost of choosing each COLUMN:auto's bounds privately (a "
+    table.add_argument("--auto-epsilon", help="the cost of choosing each COLUMN:auto's bounds privately (a "
                                                 "release of its own, before the table)")
     table.add_argument("--grid", default="1/100", help="the grid of budgets --target searches (default 1/100)")
     table.add_argument("--output", help="write the table here (CSV, or JSON for .json) instead of standard output")

@@ -125,7 +125,7 @@ class ColumnAggregation(ABC):
         if isinstance(self.bounds, str) and self.bounds == "auto":
             raise ValueError(f"{self.name}: bounds='auto' are chosen by a release of their own, charged before the "
                              "table: securedp.planning.auto_bounds(data, aggregations, epsilon=..., session=...) "
-                             "returns the aggregations with their bounds (the command: --bounds-epsilon)")
+                             "returns the aggregations with their bounds (the command: --auto-epsilon)")
         return LatticeColumn.of(bounds=self.bounds, lattice=self.lattice, max_contributions=m, missing="raise",
                                 fill=None, default=self.default_lattice())
 

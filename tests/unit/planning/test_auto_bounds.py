@@ -66,7 +66,7 @@ def test_the_command_releases_the_bounds_then_the_table_and_replays_both(tmp_pat
     incomes(1500).write_csv(tmp_path / "data.csv")
     (tmp_path / "seed").write_bytes(bytes(range(32)))
     args = ["release", "data.csv", "--group-by", "g", "--keys", "a,b", "--count", "--sum", "income:auto",
-            "--id-column", "p", "--epsilon", "1", "--bounds-epsilon", "1/2", "--seed-file", "seed",
+            "--id-column", "p", "--epsilon", "1", "--auto-epsilon", "1/2", "--seed-file", "seed",
             "--audit-log", "log.jsonl", "--budget-file", "budget.json", "--budget", "5"]
     result = run(*args, cwd=tmp_path)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
@@ -75,5 +75,5 @@ def test_the_command_releases_the_bounds_then_the_table_and_replays_both(tmp_pat
     assert json.loads((tmp_path / "budget.json").read_text())["spent"] == "3/2"
     replayed = run("audit", "replay", "log.jsonl", "--seed-file", "seed", "--data", "data.csv", cwd=tmp_path)
     assert replayed.returncode == 0 and "all 2 releases reproduced exactly" in replayed.stdout, replayed.stdout
-    missing = run(*[a for a in args if a not in ("--bounds-epsilon", "1/2")], cwd=tmp_path)
-    assert missing.returncode == 1 and "--bounds-epsilon" in missing.stderr
+    missing = run(*[a for a in args if a not in ("--auto-epsilon", "1/2")], cwd=tmp_path)
+    assert missing.returncode == 1 and "--auto-epsilon" in missing.stderr
