@@ -46,6 +46,7 @@ import numbers
 import re
 from collections.abc import Callable
 from fractions import Fraction
+from itertools import repeat
 from typing import Any, cast
 
 import gmpy2
@@ -347,35 +348,47 @@ def _units(records: Any, clamp: Clamp, screen: Callable[[Any], int | None],
     return np.fromiter(values, dtype=dtype, count=len(values)) if dtype is np.int64 else _object(values), bad
 
 
+_PLAIN, _INT, _NONE, _OTHER = 0, 1, 2, 3
+_KINDS: dict[type, int] = {float: _PLAIN, np.float64: _PLAIN, np.float32: _PLAIN, int: _INT, np.int64: _INT,
+                           np.int32: _INT, type(None): _NONE}
+_INT64_RANGE = (-(1 << 63), 1 << 63)
+
+
 def _python_numbers(records: Any, clamp: Clamp,
                     screen: Callable[[Any], int | None]) -> tuple[np.ndarray, np.ndarray | None] | None:
-    """Records that are all Python ``int`` (and ``None``) or all Python ``float`` (and ``None``), screened
-    as one int64 or float64 array; ``None`` for any other mix (then record by record).
+    """Python records screened by kind, with work proportional to each kind's count: Python ``float`` as one
+    float64 array, Python ``int`` within int64 as one int64 array, ``None`` unusable, and every other record
+    (an int beyond int64, a ``Fraction``, a ``Decimal``, text, a ``bool`` ...) by the exact per-record screen;
+    ``None`` when the units do not fit int64 (then every record is screened one by one).
 
     This is the shape of a nullable integer or float column read exactly (pandas ``Int64``/``Float64``
-    with a missing value, pyarrow, Polars with a null). ``None`` is unusable like NaN; an int beyond
-    int64 falls back to the exact per-record screen; ``bool`` (a distinct type) never matches.
+    with a missing value, pyarrow, Polars with a null). The cost of a record depends on its own kind only,
+    never on the others: one absurd record (``10**400``) costs one exact screen, not a slower path for the
+    whole column, so a release's running time does not tell whether the data holds one.
     """
     if not (clamp.int64 and clamp.lo_i >= -INT64_MAX - 1 and clamp.hi_i <= INT64_MAX) or len(records) == 0:
         return None
-    kinds = set(map(type, records))
-    missing = type(None) in kinds
-    kinds.discard(type(None))
-    if kinds == {float}:
-        values = np.array(records, dtype=np.float64)  # exact; None becomes NaN, unusable either way
-        return _float_array(values, clamp, screen)
-    if kinds != {int}:
-        return None
-    column = records if isinstance(records, np.ndarray) else np.array(records, dtype=object)
-    bad = np.equal(column, np.array(None, dtype=object)) if missing else None
-    if bad is not None:
-        column = column.copy()
-        column[bad] = 0
-    try:
-        ints = column.astype(np.int64)
-    except OverflowError:  # an int beyond int64: exact per-record screen
-        return None
-    return _int_array(ints, clamp), bad
+    n = len(records)
+    kinds = np.fromiter(map(_KINDS.get, map(type, records), repeat(_OTHER, n)), dtype=np.int8, count=n)
+    column = records if isinstance(records, np.ndarray) else np.fromiter(records, dtype=object, count=n)
+    units = np.zeros(n, dtype=np.int64)
+    bad = kinds == _NONE
+    floats = np.flatnonzero(kinds == _PLAIN)
+    if floats.size:
+        units[floats], bad[floats] = _float_array(column[floats].astype(np.float64), clamp, screen)
+    ints = np.flatnonzero(kinds == _INT)
+    if ints.size:
+        values = column[ints]
+        fits = ((values >= _INT64_RANGE[0]) & (values < _INT64_RANGE[1])).astype(bool)
+        units[ints[fits]] = _int_array(values[fits].astype(np.int64), clamp)
+        kinds[ints[~fits]] = _OTHER  # beyond int64: exact, one by one
+    for i in np.flatnonzero(kinds == _OTHER).tolist():
+        unit = screen(column[i])
+        if unit is None:
+            bad[i] = True
+        else:
+            units[i] = unit
+    return units, (bad if bad.any() else None)
 
 
 def _object(values: list[int]) -> np.ndarray:

@@ -121,3 +121,18 @@ def rank_correlation(x: Sequence[float], y: Sequence[float]) -> float:
     normal, so ``|rho| > 0.1`` at ``n = 20,000`` is a 14-sigma event.
     """
     return float(stats.spearmanr(x, y).statistic)
+
+
+def runtime_classes(runtimes: Sequence[Sequence[int]], every: int = 10, classes: int = 10) -> list[list[int]]:
+    """Runtimes (ns) of two or more sides as classes: the deciles of a calibration draw in ``every``.
+
+    One draw in ``every`` of each side (pooled over the sides) sets the ``classes - 1`` edges and is not
+    returned; each other draw becomes how many edges lie below it (``0 .. classes - 1``). The edges depend
+    on no audited draw, and each class holds about ``1 / classes`` of the mass whatever the machine's
+    clock and jitter, where fixed microsecond bins spread a noisy machine's runtimes over hundreds of
+    bins and leave too few draws in each to certify a leak.
+    """
+    calibration = [t for side in runtimes for t in side[::every]]
+    edges = np.quantile(calibration, np.arange(1, classes) / classes)
+    return [np.searchsorted(edges, [t for i, t in enumerate(side) if i % every], side="right").tolist()
+            for side in runtimes]

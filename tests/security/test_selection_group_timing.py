@@ -4,8 +4,9 @@
 with the size of the group. With 100,001 candidates at epsilon 1/10 and a neighbouring dataset that
 lowers half of the scores by one, the running time alone separated the two datasets with a
 certified ratio of at least 8 (against e**0.1). The audit times interleaved selections on the two
-datasets (garbage collector off, ``perf_counter_ns``) and asks :func:`_audit.certified_violations`
-for a runtime bin certified to be more than ``e**epsilon`` times likelier under one of them
+datasets (garbage collector off, ``perf_counter_ns``), puts each runtime in one of ten classes (the
+deciles of a calibration tenth of the draws, :func:`_audit.runtime_classes`) and asks
+:func:`_audit.certified_violations` for a runtime class certified to be more than ``e**epsilon`` times likelier under one of them
 (false-failure rate <= 1e-6; the runtime is a post-processing of (output, time), so it must pass
 on its own). The control re-installs 0.1's location inside the test; the same audit must catch it.
 """
@@ -21,12 +22,11 @@ import pytest
 
 import securedp
 from securedp.hazmat.samplers.categorical import ExpCategorical
-from _audit import certified_violations
+from _audit import certified_violations, runtime_classes
 
 CANDIDATES = 100_001
 EPSILON = Fraction(1, 10)
 N = 3000
-BIN_NS = 2_000
 
 
 def _runtimes() -> tuple[list[int], list[int]]:
@@ -44,10 +44,11 @@ def _runtimes() -> tuple[list[int], list[int]]:
             for which in (0, 1):
                 start = time.perf_counter_ns()
                 prepared[which].execute(source)
-                times[which].append((time.perf_counter_ns() - start) // BIN_NS)
+                times[which].append(time.perf_counter_ns() - start)
     finally:
         gc.enable()
-    return times
+    first, second = runtime_classes(times)
+    return first, second
 
 
 def _leaky_locate(self, slot, position):

@@ -8,9 +8,10 @@ Two audits, each with a control that shows it can fail:
   ``2**-60`` per draw). Control: float scores still use the loose ``2**-e`` envelope, whose round count
   follows ``S / E``, and the same count sees two or more rounds.
 * **(output, time) at the release level**: medians of neighbouring data (one record added), interleaved
-  and in random order, garbage collector off; for the most frequent common output, runtimes binned at
-  5 µs must show no event certified to be more than ``e**1`` times likelier on one side (false-failure
-  rate below 1e-6). Control: the same audit on a release that does 50 µs of extra work on one side (coarse bins keep each side's mass in a few bins, so the control is caught even on a loaded machine).
+  and in random order, garbage collector off; for the most frequent common output, runtimes in ten
+  classes (the deciles of a calibration tenth of the draws, pooled and not audited) must show no event
+  certified to be more than ``e**1`` times likelier on one side (false-failure rate below 1e-6).
+  Control: the same audit on a release that does 50 µs of extra work on one side.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import pytest
 
 import securedp
 import securedp.hazmat.samplers.categorical as categorical
-from _audit import certified_violations
+from _audit import certified_violations, runtime_classes
 from securedp import ChaChaSource
 
 DRAWS = 3000
@@ -62,9 +63,9 @@ def test_control_the_loose_envelope_of_float_scores_is_seen_to_take_more_rounds(
     assert rounds[1] < DRAWS and sum(n for r, n in rounds.items() if r >= 2) > DRAWS // 20
 
 
-def _timed_pair(release: Callable[[int], Any], n: int) -> tuple[dict[Any, list[int]], dict[Any, list[int]]]:
-    """Interleaved, randomly ordered timings of ``release(0)`` and ``release(1)``, by output."""
-    out: tuple[dict[Any, list[int]], dict[Any, list[int]]] = ({}, {})
+def _timed_pair(release: Callable[[int], Any], n: int) -> tuple[list[tuple[Any, int]], list[tuple[Any, int]]]:
+    """Interleaved, randomly ordered ``(output, runtime ns)`` of ``release(0)`` and ``release(1)``."""
+    out: tuple[list[tuple[Any, int]], list[tuple[Any, int]]] = ([], [])
     order = [0, 1] * n
     random.Random(7).shuffle(order)  # test scheduling only, not a sampling path
     gc.disable()
@@ -72,16 +73,25 @@ def _timed_pair(release: Callable[[int], Any], n: int) -> tuple[dict[Any, list[i
         for side in order:
             start = time.perf_counter_ns()
             value = release(side)
-            out[side].setdefault(value, []).append((time.perf_counter_ns() - start) // 5000)
+            out[side].append((value, time.perf_counter_ns() - start))
     finally:
         gc.enable()
     return out
 
 
-def _violations(release: Callable[[int], Any], n: int = 4000) -> int:
+def _violations(release: Callable[[int], Any], n: int = 20000) -> int:
+    """Certified violations on the runtime class (:func:`_audit.runtime_classes`: the deciles of a
+    calibration tenth of the draws) for the most frequent common output."""
     a, b = _timed_pair(release, n)
-    common = max(set(a) & set(b), key=lambda v: min(len(a[v]), len(b[v])))
-    return len(certified_violations(a[common], b[common], 1.0))
+    classes = runtime_classes([[t for _, t in a], [t for _, t in b]])
+    by_output: tuple[dict[Any, list[int]], dict[Any, list[int]]] = ({}, {})
+    for side, draws, side_classes in zip(by_output, (a, b), classes, strict=True):
+        audited = [value for i, (value, _) in enumerate(draws) if i % 10]
+        for value, c in zip(audited, side_classes, strict=True):
+            side.setdefault(value, []).append(c)
+    common = max(set(by_output[0]) & set(by_output[1]),
+                 key=lambda v: min(len(by_output[0][v]), len(by_output[1][v])))
+    return len(certified_violations(by_output[0][common], by_output[1][common], 1.0))
 
 
 DATA = [[3, 5, 7, 7, 9, 12, 15], [3, 5, 7, 7, 9, 12, 15, 30]]  # neighbours: one record added

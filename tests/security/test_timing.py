@@ -4,10 +4,11 @@ On the default path a draw's running time must not depend on the value
 drawn, except on events of probability <= 2**-60 per draw. Each audit times
 interleaved draws of a release ``x + noise`` for ``x0`` and ``x1 = x0 +
 sensitivity`` with ``time.perf_counter_ns`` and the garbage collector off,
-bins each runtime at 1 µs and then
+puts each runtime in one of ten classes (the deciles of a calibration tenth of
+the draws, pooled over both inputs and not audited: :func:`_audit.runtime_classes`) and then
 
 * runs the certified-violation audit (:mod:`_audit`) on the events
-  ``(released value, runtime bin)`` at ``epsilon = 1``; and
+  ``(released value, runtime class)`` at ``epsilon = 1``; and
 * computes Spearman's rank correlation between runtime and ``|noise|``.
 
 Both criteria are robust to background load. Load slows some draws at random
@@ -48,11 +49,10 @@ import pytest
 
 import securedp
 from securedp.hazmat import samplers
-from _audit import certified_violations, rank_correlation
+from _audit import certified_violations, rank_correlation, runtime_classes
 
 EPSILON = 1.0
 ALPHA = 1e-6
-BIN_NS = 1000  # runtime bins of 1 µs
 RHO_BOUND = 0.1  # per-draw |rho(runtime, |noise|)| allowed for our samplers
 CONTROL_RHO = 0.3  # the CKS control must exceed this
 PAIRS = 25_000  # timed (x0, x1) pairs for our samplers
@@ -112,11 +112,12 @@ def cks_discrete_gaussian(sigma: int) -> int:
 def timed_releases(draw: Callable[[], int], x0: int, x1: int, pairs: int):
     """Time ``pairs`` draws of the noise for each input, interleaved in random order.
 
-    Returns the events ``(x + noise, runtime bin)`` for x0 and for x1, and,
-    over all draws, the runtimes (ns) and the noise values.
+    Returns the audited events ``(x + noise, runtime class)`` for x0 and for x1
+    (:func:`_audit.runtime_classes`: one draw in ten only sets the classes), and, over all draws, the
+    runtimes (ns) and the noise values.
     """
     order = np.unpackbits(np.frombuffer(os.urandom((pairs + 7) // 8), dtype=np.uint8))[:pairs].tolist()
-    events: tuple[list, list] = ([], [])
+    drawn: tuple[list, list] = ([], [])
     runtimes: list[int] = []
     noises: list[int] = []
     clock = time.perf_counter_ns
@@ -129,16 +130,20 @@ def timed_releases(draw: Callable[[], int], x0: int, x1: int, pairs: int):
                 start = clock()
                 noise = draw()
                 elapsed = clock() - start
-                events[which].append(((x0, x1)[which] + noise, elapsed // BIN_NS))
+                drawn[which].append((noise, elapsed))
                 runtimes.append(elapsed)
                 noises.append(noise)
     finally:
         gc.enable()
+    classes = runtime_classes([[t for _, t in side] for side in drawn])
+    events = [[((x0, x1)[which] + noise, c) for (noise, _), c in
+               zip([pair for i, pair in enumerate(side) if i % 10], side_classes, strict=True)]
+              for which, (side, side_classes) in enumerate(zip(drawn, classes, strict=True))]
     return events[0], events[1], runtimes, noises
 
 
 def audit(draw, sensitivity: int, pairs: int, log_baseline=None):
-    """Certified violations of epsilon = 1 on (value, runtime bin), and rho(runtime, |noise|)."""
+    """Certified violations of epsilon = 1 on (value, runtime class), and rho(runtime, |noise|)."""
     events0, events1, runtimes, noises = timed_releases(draw, 0, sensitivity, pairs)
     violations = certified_violations(events0, events1, EPSILON, ALPHA, log_baseline=log_baseline)
     rho = rank_correlation(runtimes, [abs(v) for v in noises])
