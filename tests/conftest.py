@@ -2,8 +2,10 @@
 
 Every test of a module whose file name contains ``timing`` measures running time (the release-level
 (output, time) audits of ``tests/security``): it is marked ``timing`` here, so that it never shares the
-machine with parallel workers. ``python -m pytest`` (the README's command) runs the fast set in
-parallel; ``.ci/run`` then runs ``-m "slow or timing" -n 0``: every remaining test, one at a time.
+machine with parallel workers; every test of ``tests/statistical`` (goodness of fit against the exact
+laws, each many thousand draws) is marked ``slow``. ``python -m pytest`` (the README's command) runs the
+fast set in parallel; ``.ci/run`` then runs ``-m "slow or timing" -n 0``: every remaining test, one at a
+time.
 """
 
 from __future__ import annotations
@@ -15,3 +17,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "timing" in item.path.name:
             item.add_marker(pytest.mark.timing)
+        elif item.path.parent.name == "statistical":  # goodness-of-fit against exact laws: long, run by CI
+            item.add_marker(pytest.mark.slow)

@@ -32,6 +32,7 @@ print(securedp.sum([1, 2], bounds=(0, 5), epsilon=1).value)
 '''
 
 
+@pytest.mark.slow
 def test_mypy_reports_no_errors(tmp_path: pathlib.Path) -> None:
     """The package, and the documented user code beside it (issue 19.8: ``securedp.table()`` was typed as
     returning ``Release``, so mypy rejected ``table.frame``), in one strict run."""

@@ -140,6 +140,7 @@ def test_a_budget_file_without_currency_counts_epsilon(work: Path) -> None:
     assert_one_line_error(release(work, "--column", "age", "--stat", "count", "--budget-file", "c.json", "--rho", "1"), 1, "not a valid budget file")
 
 
+@pytest.mark.slow
 def test_verify_and_replay_a_log_mixing_epsilon_and_rho_releases(work: Path) -> None:
     for args in (
         ("--column", "age", "--stat", "mean", "--bounds", "18,90", "--rho", "1/8"),

@@ -53,6 +53,7 @@ def test_the_figure_is_drawn(tmp_path: Path) -> None:
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_bench_samplers_json_flag_writes_the_numbers_and_keeps_the_table(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     run = subprocess.run(

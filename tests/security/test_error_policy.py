@@ -254,6 +254,7 @@ def polars_frame(rows: list[tuple[Any, Any, Any]], int_keys: bool) -> Any:
     return pl.DataFrame([id_series, key_series, value_series])
 
 
+@pytest.mark.slow
 @PROFILE
 @given(pair=neighbours(CELL), keys_as_text=st.booleans())
 def test_polars_tables_of_neighbours_have_the_same_outcome_class(pair: tuple[Any, ...], keys_as_text: bool) -> None:
@@ -267,6 +268,7 @@ def pandas_frame(rows: list[tuple[Any, Any, Any]]) -> Any:
     return pd.DataFrame({"id": pandas_series(ids), "g": pandas_series(keys), "v": pandas_series(values)})
 
 
+@pytest.mark.slow
 @PROFILE
 @given(pair=neighbours(SAFE_CELL), keys_as_text=st.booleans())
 def test_pandas_tables_of_neighbours_have_the_same_outcome_class(pair: tuple[Any, ...], keys_as_text: bool) -> None:

@@ -142,6 +142,7 @@ def test_missing_values_follow_the_policy():
     assert prepare_table(frame, **query, missing="impute", fill=5).execute(ChaChaSource(bytes(32))).value
 
 
+@pytest.mark.slow
 def test_quantile_cells_follow_the_exact_exponential_law_at_epsilon_over_max_groups():
     """One cell: data 1, 2, 7 (one row per person, every person also in a second group, so max_groups = 2
     halves the cell's epsilon). The released median must follow exp(eps_cell * u(y) / 2) over 0..8."""
