@@ -6,7 +6,7 @@ one-bin histogram of 50 rows against 51 rows at epsilon 1 was told apart by
 its running time together with its output (a certified ratio of 3.9 > e).
 The audit times interleaved releases on the two neighbouring datasets
 (garbage collector off, ``perf_counter_ns``), takes the event
-``(released value, runtime bin)`` and asks :func:`_audit.certified_violations`
+``(released value, runtime class)`` (:func:`_audit.runtime_classes`) and asks :func:`_audit.certified_violations`
 for an event certified to be more than ``e**epsilon`` times likelier under
 one dataset (false-failure rate <= 1e-6). The control re-installs the masked
 write of 0.1 inside the test; the same audit must catch it.
@@ -24,31 +24,34 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource
-from _audit import certified_violations
+from _audit import certified_violations, runtime_classes
 
 dl_module = importlib.import_module("securedp.hazmat.samplers.discrete_laplace")
 
 N = 12000
 EPSILON = 1
-BIN_NS = 5000  # 5 µs: wide enough to hold most of one dataset's runtimes in a few events
 
 
-def _timed_pair(run0: Callable[[], object], run1: Callable[[], object], n: int, bin_ns: int):
-    events: tuple[list, list] = ([], [])
+def _timed_pair(run0: Callable[[], object], run1: Callable[[], object], n: int):
+    """Events ``(value, runtime class)`` of both runs (:func:`_audit.runtime_classes`: the deciles of an
+    unaudited calibration tenth of the draws)."""
+    drawn: tuple[list, list] = ([], [])
     gc.disable()
     try:
         for _ in range(n):
             for which, run in ((0, run0), (1, run1)):
                 start = time.perf_counter_ns()
                 value = run()
-                elapsed = time.perf_counter_ns() - start
-                events[which].append((value, elapsed // bin_ns))
+                drawn[which].append((value, time.perf_counter_ns() - start))
     finally:
         gc.enable()
-    return events
+    classes = runtime_classes([[t for _, t in side] for side in drawn])
+    return tuple([(value, c) for (value, _), c in zip([d for i, d in enumerate(side) if i % 10], side_classes,
+                                                       strict=True)]
+                 for side, side_classes in zip(drawn, classes, strict=True))
 
 
-def _histogram_events(bin_ns: int):
+def _histogram_events():
     source = ChaChaSource(bytes([81]) * 32)
     prepared = [
         securedp.prepare_histogram(["a"] * rows, categories=["a"], epsilon=EPSILON) for rows in (50, 51)
@@ -60,7 +63,6 @@ def _histogram_events(bin_ns: int):
         lambda: int(prepared[0].execute(source).value[0]),
         lambda: int(prepared[1].execute(source).value[0]),
         N,
-        bin_ns,
     )
 
 
@@ -83,14 +85,14 @@ def _masked_draw(self, n, source):
 
 @pytest.mark.slow
 def test_one_bin_histogram_time_and_output_reveal_nothing():
-    x0, x1 = _histogram_events(bin_ns=BIN_NS)
+    x0, x1 = _histogram_events()
     assert not certified_violations(x0, x1, EPSILON)
 
 
 @pytest.mark.slow
 def test_the_audit_catches_a_masked_zero_write(monkeypatch):
     monkeypatch.setattr(dl_module.DiscreteLaplacePlan, "draw", _masked_draw)
-    x0, x1 = _histogram_events(bin_ns=BIN_NS)
+    x0, x1 = _histogram_events()
     assert certified_violations(x0, x1, EPSILON)
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 import securedp
 from securedp import ChaChaSource
-from _audit import certified_violations, rank_correlation
+from _audit import certified_violations, rank_correlation, runtime_classes
 
 N = 20000
 SCORES = [0, -1, -2, -4, -8, -1, 0, -3]
@@ -48,11 +48,12 @@ def timed(select: Callable[[], int], n: int) -> tuple[list[int], list[int]]:
 
 
 def leaks(winners: list[int], times: list[int]) -> bool:
-    bins = [t // 1000 for t in times]
+    classes = runtime_classes([times])[0]  # deciles of an unaudited calibration tenth
+    audited = [w for i, w in enumerate(winners) if i % 10]
     counts = np.bincount(winners)
     a, b = np.argsort(counts)[-2:]  # the two most frequent winners
-    sample_a = [t for w, t in zip(winners, bins) if w == a]
-    sample_b = [t for w, t in zip(winners, bins) if w == b]
+    sample_a = [c for w, c in zip(audited, classes) if w == a]
+    sample_b = [c for w, c in zip(audited, classes) if w == b]
     certified = certified_violations(sample_a, sample_b, 0.25)
     return bool(certified) or abs(rank_correlation(winners, times)) > 0.1
 
