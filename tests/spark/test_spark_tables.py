@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from securedp import ChaChaSource
-from securedp.tables import Count, Mean, Median, Persons, Quantile, Sum, Variance, prepare_table
+from securedp.tables import IQR, Count, Mean, Median, Persons, Quantile, Sum, Variance, prepare_table
 
 
 def people(n: int = 1500, seed: int = 4) -> pd.DataFrame:
@@ -42,6 +42,8 @@ QUERIES = [
     {"group_by": [], "rho": "1/2", "aggregations": [Count(), Sum("income", (0, 100), "0.01")]},
     {"group_by": ["region"], "keys": None, "delta": "1e-6", "rho": "1/2",  # Gaussian thresholding
          "aggregations": [Count(), Mean("age", (0, 120))]},
+    {"group_by": ["region"], "keys": ["north", "south", "west"], "epsilon": 1,  # issue 17's new aggregation
+         "aggregations": [Count(), IQR("age", (0, 120)), IQR("income", (0, 500), "0.5")]},
 ]
 
 
