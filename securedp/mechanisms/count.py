@@ -91,8 +91,7 @@ class Count(AdditiveStatistic[CountAggregate]):
         if alpha is None:
             return CellColumn(values, None, None, None, None)
         t = self.noise.halfwidth(alpha)
-        return CellColumn(values, [v - t for v in values], [v + t for v in values], None,
-                          self.noise.output_step(alpha))
+        return CellColumn.within(values, t, None, self.noise.output_step(alpha))
 
 
 @dataclass(frozen=True)

@@ -252,6 +252,11 @@ class CellColumn:
     step: Fraction | None
     frame_step: Fraction | None
 
+    @classmethod
+    def within(cls, values: list[int], t: int, step: Fraction | None, frame_step: Fraction | None) -> CellColumn:
+        """``values`` with the interval ``value -/+ t`` of each (one noisy integer, half-width ``t``)."""
+        return cls(values, [v - t for v in values], [v + t for v in values], step, frame_step)
+
 
 Draws = Callable[[Noise], list[int]]
 """The noise of every cell for one noisy integer: ``noise.draw(source, n)`` for ``n`` cells of a table,

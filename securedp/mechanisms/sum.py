@@ -91,7 +91,7 @@ class Sum(LatticeStatistic[SumAggregate]):
         if alpha is None:
             return CellColumn(values, None, None, step, step)
         t = self.noise.halfwidth(alpha)
-        return CellColumn(values, [v - t for v in values], [v + t for v in values], step, step)
+        return CellColumn.within(values, t, step, step)
 
 
 prepare_sum = public_function(Sum.prepare, "prepare_sum",

@@ -268,8 +268,7 @@ def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, 
     if "persons" in extra and selection is not None:
         t = selection.halfwidth(alpha)
         noisy = extra["persons"]
-        out.add("selection_persons", CellColumn(noisy, [v - t for v in noisy], [v + t for v in noisy], None,
-                                                selection.output_step(alpha)))
+        out.add("selection_persons", CellColumn.within(noisy, t, None, selection.output_step(alpha)))
     by_name = {c.aggregation.name: c for c in columns}
     feed = Feed(cells, counted, aggregates, group_by, alpha, source, committed, {})
     for a in aggregations:
