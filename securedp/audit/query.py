@@ -70,6 +70,9 @@ class Query:
     rho: Fraction | None = None
     encoding: str = "utf-8"
     """The CSV file's declared encoding (:func:`securedp.reading.files.read_file`); recorded when not UTF-8."""
+    lattice: Fraction | None = None
+    """The lattice step (``--step``); ``None``: the statistic's rule from the bounds (CSV cells are text,
+    so no declared type chooses it). Recorded when given."""
 
     @property
     def currency(self) -> Currency:
@@ -97,6 +100,9 @@ class Query:
             raise ValueError("histogram needs exactly one of --bins E0,E1,... or --categories A,B,...")
         if self.statistic != "histogram" and (self.bins is not None or self.categories is not None):
             raise ValueError("--bins and --categories apply to the histogram statistic only")
+        if self.lattice is not None and self.statistic not in NEEDS_BOUNDS:
+            raise ValueError(f"--step applies to the statistics with --bounds ({', '.join(sorted(NEEDS_BOUNDS))}), "
+                             f"not to {self.statistic}")
         return self
 
     def prepare(self, column: Column) -> PreparedRelease:
@@ -106,6 +112,8 @@ class Query:
         kwargs: dict[str, Any] = {**cost, "max_contributions": self.max_contributions, "ids": column.ids}
         if self.bounds is not None:
             kwargs["bounds"] = self.bounds
+        if self.lattice is not None:
+            kwargs["lattice"] = self.lattice
         if self.bins is not None:
             kwargs["bins"] = list(self.bins)
         if self.categories is not None:
@@ -131,6 +139,7 @@ class Query:
             "max_contributions": self.max_contributions,
             "id_column": self.id_column,
             **({"encoding": self.encoding} if self.encoding != "utf-8" else {}),
+            **({"lattice": _text(self.lattice)} if self.lattice is not None else {}),
         }
 
     @classmethod
@@ -154,6 +163,7 @@ class Query:
                 max_contributions=to_int(data.get("max_contributions", 1), "max_contributions"),
                 id_column=data.get("id_column"),
                 encoding=str(data.get("encoding", "utf-8")),
+                lattice=None if data.get("lattice") is None else positive_rational(data["lattice"], "lattice"),
             ).check()
         except (KeyError, IndexError, TypeError) as exc:
             raise ValueError(f"malformed query: {exc}") from None

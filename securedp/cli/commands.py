@@ -64,6 +64,7 @@ def _query(args: argparse.Namespace) -> Query:
         max_contributions=to_int(args.max_contributions, "--max-contributions"),
         id_column=args.id_column,
         encoding=check_encoding(args.encoding),
+        lattice=None if args.step is None else positive_rational(args.step, "--step"),
     ).check()
 
 

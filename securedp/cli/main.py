@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--rho", help="zCDP cost instead, exact (discrete Gaussian noise; count/sum/mean/variance/histogram)"
     )
     rel.add_argument("--bounds", help="public bounds on one value: LO,HI")
+    rel.add_argument("--step", help="the lattice step of --bounds (1 keeps whole numbers whole; CSV cells are text, "
+                                    "so the default comes from the bounds)")
     rel.add_argument("--q", help="the quantile, in [0, 1] (for --stat quantile)")
     rel.add_argument("--bins", help="histogram bin edges: E0,E1,...,Ek")
     rel.add_argument("--categories", help="histogram categories: A,B,... (cells compared verbatim)")
@@ -215,7 +217,7 @@ _TABLE_DEFAULTS = {"max_groups": ("--max-groups", "1"), "max_rows": ("--max-rows
                    "alpha": ("--alpha", "0.05"), "missing": ("--missing", "raise"), "delimiter": ("--delimiter", ","),
                    "engine": ("--engine", "memory"), "missing_keys": ("--missing-keys", "raise"),
                    "grid": ("--grid", "1/100")}
-_COLUMN_ONLY = {"bounds": "--bounds", "q": "--q", "bins": "--bins", "categories": "--categories"}
+_COLUMN_ONLY = {"bounds": "--bounds", "step": "--step", "q": "--q", "bins": "--bins", "categories": "--categories"}
 
 
 def _refuse_other_mode(args: argparse.Namespace, table: bool) -> None:
@@ -228,8 +230,8 @@ def _refuse_other_mode(args: argparse.Namespace, table: bool) -> None:
         if given:
             raise commands.Failure(
                 f"{given[0]} applies to one statistic of one column (--column/--stat), not to a table: in a table, "
-                "bounds go with each aggregation (--sum COLUMN:LO,HI ...) and the per-person bound is "
-                "--max-groups/--max-rows")
+                "bounds (and a step) go with each aggregation (--sum COLUMN:LO,HI[:STEP] ...) and the per-person "
+                "bound is --max-groups/--max-rows")
         return
     given = [flag for name, flag in _TABLE_ONLY.items() if getattr(args, name, None) is not None]
     given += [flag for name, (flag, default) in _TABLE_DEFAULTS.items() if getattr(args, name, default) != default]

@@ -98,6 +98,10 @@ def show_release(release: Release, query: Query, budget: Budget | None) -> str:
             else "one row (no --id-column: every row counts as a different person)")
     lines.append(f"  privacy  {cost}, {release.mechanism}, max_contributions {release.max_contributions}; "
                  f"privacy unit: {unit}")
+    step = release.parameters.get("lattice_step")
+    if step is not None and query.bounds is not None:
+        how = "--step" if query.lattice is not None else "from --bounds; --step 1 keeps whole numbers whole"
+        lines.append(f"  lattice  step {exact_text(step)} ({how})")
     if budget is not None:
         lines.append(
             f"  budget   spent {format_rational(budget.spent)} of {format_rational(budget.total)}, "

@@ -213,6 +213,7 @@ def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
     """With ``--target``: the least epsilon (or rho) on the ``--grid`` up to the one given that meets every
     target (:func:`securedp.planning.least_budget`), proven both ways; nothing without ``--target``."""
     from securedp.planning.budget import least_budget, stated
+    from securedp.reading.types import integer_columns
     from securedp.tables.plan import width_text
 
     targets = _targets(args)
@@ -220,7 +221,9 @@ def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
         return []
     currency, most = ("epsilon", query.epsilon) if query.epsilon is not None else ("rho", query.rho)
     try:
-        found = least_budget(targets, currency=currency, grid=args.grid, most=most, **query.public())
+        typed = integer_columns(args.data, query.columns())  # a Parquet schema's integers: step 1, as released
+        found = least_budget(targets, currency=currency, grid=args.grid, most=most, **query.public(),
+                             integer_columns=typed)
     except ValueError as error:
         raise Failure(str(error).replace("the most you would spend", f"--{currency}")) from None
     lines = [f"plan: the least {currency} on the grid {format_rational(found.grid)} meeting every target is "

@@ -60,6 +60,8 @@ class MeanAggregate(IntegerSums):
 class Mean(LatticeStatistic[MeanAggregate]):
     """The bounded mean's definition: two noisy moments, each at half the cost (see the module docstring)."""
 
+    whole = False  # a mean of whole numbers is a fraction: the bounds' lattice
+
     statistic = "mean"
 
     @property

@@ -16,7 +16,7 @@ stated in :mod:`securedp.mechanisms.mean` and :mod:`securedp.mechanisms.variance
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from securedp.mechanisms.noise import Cost, privacy_cost
 from securedp.mechanisms.records import LatticeColumn
 from securedp.mechanisms.release import PreparedRelease
 from securedp.mechanisms.statistic import AdditiveStatistic, Statistic
+from securedp.reading.types import integer_typed
 
 A = TypeVar("A")
 
@@ -33,6 +34,12 @@ A = TypeVar("A")
 @dataclass(frozen=True)
 class ColumnStatistic(Statistic[A]):
     """A statistic of one numeric column clamped to public ``bounds`` on a lattice (``column``)."""
+
+    whole: ClassVar[bool] = True
+    """Its answer is a value of the column's lattice that an integer column keeps whole (a sum, a quantile):
+    an integer-typed column without a lattice takes step 1 (:func:`~securedp.mechanisms.records.typed_lattice`).
+    False for a mean or a variance, whose answers are fractions of whole data (a proportion of 0/1 values):
+    they keep the bounds' rule."""
 
     cost: Cost
     column: LatticeColumn
@@ -53,7 +60,7 @@ class LatticeStatistic(ColumnStatistic[A], AdditiveStatistic[A]):
                 ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
         cost = privacy_cost(epsilon, rho)
         column = LatticeColumn.of(bounds=bounds, lattice=lattice, max_contributions=max_contributions,
-                                  missing=missing, fill=fill)
+                                  missing=missing, fill=fill, integer=cls.whole and integer_typed(data))
         return cls(cost, column).prepare_data(data, ids)
 
 

@@ -76,6 +76,7 @@ from securedp.mechanisms.noise import Cost, privacy_cost, split
 from securedp.mechanisms.records import LatticeColumn, exact_value, parse_bounds, resolve_lattice
 from securedp.mechanisms.release import PreparedRelease, canonical_input
 from securedp.mechanisms.statistic import Pending, bounded, public_function, release_function
+from securedp.reading.types import integer_typed
 
 P = ParamSpec("P")
 
@@ -284,7 +285,8 @@ class Quantiles(ColumnStatistic[SortedUnits]):
         cost = privacy_cost(epsilon, rho)
         levels = tuple(_check_qs(qs))
         column = LatticeColumn.of(bounds=bounds, lattice=lattice, max_contributions=max_contributions,
-                                  missing=missing, fill=fill, default=_default_lattice)
+                                  missing=missing, fill=fill, default=_default_lattice,
+                                  integer=integer_typed(data))
         return cls(cost, column, levels).prepare_data(data, ids)
 
     def __post_init__(self) -> None:

@@ -37,14 +37,17 @@ class LatticeColumn:
     @classmethod
     def of(
         cls, *, bounds: Any, lattice: Any, max_contributions: Any, missing: str, fill: Any,
-        default: Callable[[Any, Any], Any] | None = None,
+        default: Callable[[Any, Any], Any] | None = None, integer: bool = False,
     ) -> LatticeColumn:
         """Validate the public arguments (``max_contributions`` first, then ``bounds``, then ``lattice``).
 
-        ``default(lattice, bounds)``, when given, chooses the lattice first
-        (the quantiles' rule); otherwise :func:`resolve_lattice`'s rule applies.
+        Without a ``lattice``, an ``integer`` column (its declared type:
+        :func:`securedp.reading.types.integer_typed`) takes step 1 (:func:`typed_lattice`); otherwise
+        ``default(lattice, bounds)``, when given, chooses the lattice (the quantiles' rule), else
+        :func:`resolve_lattice`'s rule applies.
         """
         m = check_max_contributions(max_contributions)
+        lattice = typed_lattice(lattice, bounds, integer)
         if default is not None:
             lattice = default(lattice, bounds)
         lo, hi = parse_bounds(bounds)
@@ -110,6 +113,25 @@ def parse_bounds(bounds: Any) -> tuple[Fraction, Fraction]:
     if lo_q > hi_q:
         raise ValueError(f"bounds are reversed: lo={lo_q} > hi={hi_q}")
     return lo_q, hi_q
+
+
+INTEGER_REACH = 1 << 62
+"""An integer column's default step is 1 while its bounds stay within ``±INTEGER_REACH`` (as lattice units
+they must: tables refuse bounds of ``2**62`` units or more); wider bounds keep the bounds' rule."""
+
+
+def typed_lattice(lattice: Any, bounds: Any, integer: bool) -> Any:
+    """``lattice`` when given; for an ``integer`` column (a declared type, never the cells), step 1.
+
+    **Rule:** an integer column without a lattice has step 1 when both bounds lie strictly within
+    ``±2**62``, so integer data stay integers (a sum of whole hours is a whole number of hours, a
+    median of years of schooling a whole year) and no record is rounded. Otherwise, and for every other
+    column, ``lattice`` is returned as given (``None``: the statistic's rule from the bounds alone).
+    """
+    if lattice is not None or not integer or isinstance(bounds, str):
+        return lattice
+    lo, hi = parse_bounds(bounds)
+    return Fraction(1) if max(abs(lo), abs(hi)) < INTEGER_REACH else None
 
 
 def resolve_lattice(lattice: Any, lo: Fraction, hi: Fraction) -> Lattice:

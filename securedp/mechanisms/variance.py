@@ -59,6 +59,8 @@ class VarianceAggregate(IntegerSums):
 class Variance(LatticeStatistic[VarianceAggregate]):
     """The bounded variance's definition: three noisy moments, each at a third of the cost (module docstring)."""
 
+    whole = False  # a variance of whole numbers is a fraction: the bounds' lattice
+
     statistic = "variance"
 
     @property

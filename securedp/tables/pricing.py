@@ -14,7 +14,7 @@ one; the shares must add up to exactly 1.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -70,9 +70,14 @@ class PricedTable:
 def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Aggregation] = (Count(),),
                 keys: Any = None, max_groups: Any = 1, max_rows: Any = 1, epsilon: Any = None, rho: Any = None,
                 delta: Any = None, selection: str | None = None, selection_share: Any = None,
-                alpha: Any = "0.05") -> PricedTable:
+                alpha: Any = "0.05", integer_columns: Collection[str] = ()) -> PricedTable:
     """Validate and price a table query's public parameters (the arguments of
-    :func:`~securedp.tables.table.prepare_table` that are not data); raises before anything is read."""
+    :func:`~securedp.tables.table.prepare_table` that are not data); raises before anything is read.
+
+    ``integer_columns``: the value columns whose declared type is an integer
+    (:func:`securedp.reading.types.integer_columns`, read from the table's schema); an aggregation of one
+    without a lattice takes step 1 (:func:`~securedp.mechanisms.records.typed_lattice`), as the
+    one-column release of the same column does."""
     cost = privacy_cost(epsilon, rho)
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     level = check_alpha(alpha)
@@ -83,6 +88,8 @@ def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Ag
     for a in aggregations:
         if not isinstance(a, (Count, Persons, ColumnAggregation)):
             raise TypeError(f"not an aggregation: {a!r}")
+    aggregations = [a.typed(a.column in integer_columns) if isinstance(a, ColumnAggregation) else a
+                    for a in aggregations]
     if keys is not None and not group_by:
         raise ValueError("keys= lists the public values of the group_by columns; without group_by there is one "
                          "cell and no key: drop keys=, or give group_by=")

@@ -47,6 +47,7 @@ column's units), ``"squares"`` (and of their squares) or ``"points"``
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -56,10 +57,11 @@ from typing import Any, ClassVar
 
 from securedp.hazmat.exact.rational import to_rational
 from securedp.mechanisms import count, iqr, mean, quantile, sum, variance  # noqa: A004 - the module securedp.mechanisms.sum
+from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.noise import Cost
 from securedp.mechanisms.quantile import _default_lattice as quantile_lattice
 from securedp.mechanisms.quantile import selection_epsilon
-from securedp.mechanisms.records import LatticeColumn
+from securedp.mechanisms.records import LatticeColumn, typed_lattice
 from securedp.mechanisms.statistic import AdditiveStatistic
 
 Definition = AdditiveStatistic[Any] | quantile.Quantiles
@@ -115,10 +117,18 @@ class ColumnAggregation(ABC):
 
     kind: ClassVar[str] = ""
     reads: ClassVar[str] = "sums"
+    statistic: ClassVar[type[ColumnStatistic[Any]]]
+    """The statistic of each cell (:meth:`definition` builds it)."""
 
     @property
     def name(self) -> str:
         return f"{self.column}_{self.kind}"
+
+    def typed(self, integer: bool) -> ColumnAggregation:
+        """This aggregation with its lattice fixed by the column's declared type: step 1 for an ``integer``
+        column without a lattice (:func:`~securedp.mechanisms.records.typed_lattice`), else itself."""
+        lattice = typed_lattice(self.lattice, self.bounds, integer and self.statistic.whole)
+        return self if lattice is self.lattice else dataclasses.replace(self, lattice=lattice)
 
     def lattice_column(self, m: int = 1) -> LatticeColumn:
         """The public lattice and bounds of the column, by the rule of the one-column release of the same kind."""
@@ -148,6 +158,7 @@ class ColumnAggregation(ABC):
 class Sum(ColumnAggregation):
     """The sum of a column per cell."""
 
+    statistic = sum.Sum
     kind = "sum"
 
     def definition(self, cost: Cost, k: int, m: int) -> Definition:
@@ -159,6 +170,7 @@ class Sum(ColumnAggregation):
 class Mean(ColumnAggregation):
     """The mean of a column per cell (noisy centred sum over noisy count, clamped to the bounds)."""
 
+    statistic = mean.Mean
     kind = "mean"
 
     def definition(self, cost: Cost, k: int, m: int) -> Definition:
@@ -170,6 +182,7 @@ class Mean(ColumnAggregation):
 class Variance(ColumnAggregation):
     """The population variance of a column per cell (three noisy moments)."""
 
+    statistic = variance.Variance
     kind = "variance"
     reads = "squares"
 
@@ -184,6 +197,7 @@ class Quantile(ColumnAggregation):
 
     q: Any = Fraction(1, 2)
 
+    statistic = quantile.Quantile
     kind = "quantile"
     reads = "points"
 
@@ -205,6 +219,7 @@ class IQR(ColumnAggregation):
     """The interquartile range of a column per cell: both quartiles selected exactly, released as
     ``max(Q3 - Q1, 0)`` (:mod:`securedp.mechanisms.iqr`)."""
 
+    statistic = iqr.InterquartileRange
     kind = "iqr"
     reads = "points"
 

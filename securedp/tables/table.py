@@ -72,6 +72,7 @@ from securedp.mechanisms.partition_selection import (
 from securedp.mechanisms.records import check_missing_policy
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import release_function
+from securedp.reading.types import integer_columns
 from securedp.tables.cells import (
     Aggregates,
     Column,
@@ -84,7 +85,7 @@ from securedp.tables.notes import plan_notes, release_notes
 from securedp.tables.plan import TablePlan
 from securedp.tables.pricing import SELECTION_RULES as SELECTION_RULES  # re-exported: the rules' one list
 from securedp.tables.pricing import price_table
-from securedp.tables.spec import Aggregation, Count
+from securedp.tables.spec import Aggregation, ColumnAggregation, Count
 
 if TYPE_CHECKING:  # the engines load Polars (and Spark) only when a table is prepared
     from securedp.engines.protocol import ColumnSpec
@@ -163,7 +164,9 @@ def prepare_table(
         raise ValueError(f"missing_keys must be 'raise' or 'drop', got {missing_keys!r}")
     priced = price_table(group_by=group_by, aggregations=aggregations, keys=keys, max_groups=max_groups,
                          max_rows=max_rows, epsilon=epsilon, rho=rho, delta=delta, selection=selection,
-                         selection_share=selection_share, alpha=alpha)
+                         selection_share=selection_share, alpha=alpha,
+                         integer_columns=integer_columns(data, [a.column for a in aggregations
+                                                                if isinstance(a, ColumnAggregation)]))
     if id_column is not None and id_column in priced.group_by:
         raise ValueError(f"id_column {id_column!r} is also a group_by column: each person would be their own "
                          "group; group by another column")

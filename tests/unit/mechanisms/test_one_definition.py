@@ -29,6 +29,9 @@ from securedp.tables import IQR, Count, Mean, Median, Quantile, Sum, Variance
 
 HUGE = 10**12
 DATA = [1, 2, 3, 7, 4, 9, 8, 5]
+COLUMN = pl.Series("v", DATA)
+"""The one-column releases read the column the one-cell table reads (Int64: its declared type chooses the
+default lattice, step 1 for sums and quantiles, in both)."""
 BOUNDS = (0, 10)
 Q_BOUNDS = (0, 200)
 """Quantile bounds on the lattice of step 1: the best gap of each quantile of DATA holds one point
@@ -45,14 +48,14 @@ def one_cell(data: list[Any], aggregation: Any, ids: list[Any] | None = None, **
 
 
 CASES = {
-    "count": (lambda **q: securedp.count(DATA, **q), Count()),
-    "sum": (lambda **q: securedp.sum(DATA, bounds=BOUNDS, **q), Sum("v", BOUNDS)),
-    "mean": (lambda **q: securedp.mean(DATA, bounds=BOUNDS, **q), Mean("v", BOUNDS)),
-    "variance": (lambda **q: securedp.variance(DATA, bounds=BOUNDS, **q), Variance("v", BOUNDS)),
-    "median": (lambda **q: securedp.median(DATA, bounds=Q_BOUNDS, **q), Median("v", Q_BOUNDS)),
-    "quantile": (lambda **q: securedp.quantile(DATA, "0.9", bounds=Q_BOUNDS, **q),
+    "count": (lambda **q: securedp.count(COLUMN, **q), Count()),
+    "sum": (lambda **q: securedp.sum(COLUMN, bounds=BOUNDS, **q), Sum("v", BOUNDS)),
+    "mean": (lambda **q: securedp.mean(COLUMN, bounds=BOUNDS, **q), Mean("v", BOUNDS)),
+    "variance": (lambda **q: securedp.variance(COLUMN, bounds=BOUNDS, **q), Variance("v", BOUNDS)),
+    "median": (lambda **q: securedp.median(COLUMN, bounds=Q_BOUNDS, **q), Median("v", Q_BOUNDS)),
+    "quantile": (lambda **q: securedp.quantile(COLUMN, "0.9", bounds=Q_BOUNDS, **q),
                  Quantile("v", Q_BOUNDS, q="0.9")),
-    "iqr": (lambda **q: securedp.iqr(DATA, bounds=Q_BOUNDS, **q), IQR("v", Q_BOUNDS)),
+    "iqr": (lambda **q: securedp.iqr(COLUMN, bounds=Q_BOUNDS, **q), IQR("v", Q_BOUNDS)),
 }
 
 
@@ -91,7 +94,7 @@ def test_text_person_ids_are_bounded_as_in_a_table() -> None:
     """
     data, ids = [1, 5, 9, 10, 3, 4], ["a", "a", "a", "a", "b", "c"]
     for seed in range(8):
-        one_column = securedp.sum(data, bounds=BOUNDS, epsilon=HUGE, ids=ids, max_contributions=2,
+        one_column = securedp.sum(pl.Series(data), bounds=BOUNDS, epsilon=HUGE, ids=ids, max_contributions=2,
                                   rng=ChaChaSource(bytes([seed]) * 32)).value
         frame = pl.DataFrame({"v": data, "p": ids})
         table = securedp.table(frame, aggregations=[Sum("v", BOUNDS)], id_column="p", max_rows=2, epsilon=HUGE,

@@ -53,7 +53,7 @@ def test_integer_series_and_person_ids_enforce_the_contribution_bound():
                         rng=ChaChaSource(SEED))
     after_salt = ChaChaSource(SEED)
     after_salt.random_bytes(SALT_BYTES)  # a release with ids draws its salt first, then the noise
-    reference = securedp.sum([5, 2, 9], bounds=(0, 10), epsilon=1, rng=after_salt)
+    reference = securedp.sum(pd.Series([5, 2, 9]), bounds=(0, 10), epsilon=1, rng=after_salt)  # int64: step 1 too
     assert kept.value == reference.value  # one row per person (their rows are equal, whichever is kept)
 
 

@@ -134,5 +134,9 @@ def test_data_columns_of_every_dtype_sum_exactly(dtype):
         data = np.array([Fraction(v) for v in values], dtype=object)
     else:
         data = np.array(values, dtype=dtype)
-    got = securedp.prepare_sum(data, bounds=(0, 4), epsilon=1).execute(ChaChaSource(SEED)).value
-    assert got == securedp.prepare_sum(values, bounds=(0, 4), epsilon=1).execute(ChaChaSource(SEED)).value
+    on = {"bounds": (0, 4), "lattice": "1/16384"}  # one lattice: every dtype must read the same records
+    got = securedp.prepare_sum(data, epsilon=1, **on).execute(ChaChaSource(SEED)).value
+    assert got == securedp.prepare_sum(values, epsilon=1, **on).execute(ChaChaSource(SEED)).value
+    # without a lattice, the declared type chooses it (never the cells): step 1 for integer dtypes
+    step = securedp.prepare_sum(data, bounds=(0, 4), epsilon=1).execute(ChaChaSource(SEED)).parameters["lattice_step"]
+    assert step == (1 if dtype.lower().startswith(("int", "uint")) else Fraction(1, 16384))

@@ -1,0 +1,164 @@
+"""Issue 19.6: integer data stay integers. The declared type of a column (never its cells) chooses the default lattice.
+
+An integer-typed column without a lattice takes step 1 for sums, quantiles and interquartile ranges, in
+one-column releases and tables alike; means and variances keep the bounds' rule (a mean of whole
+numbers is a fraction); CSV cells are text, so the command takes ``--step`` (``COLUMN:LO,HI:STEP`` in a
+table). Two neighbouring tables with one schema get one lattice: a missing cell does not change the type.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import securedp
+from securedp import ChaChaSource
+from securedp.cli.main import main
+from securedp.reading.types import integer_columns, integer_typed
+from securedp.tables import IQR, Mean, Median, Sum, Variance
+
+SEED = bytes(32)
+VALUES = [40, 38, 45, 40, 37, 41]
+
+TYPED = {
+    "numpy int64": (np.array(VALUES, dtype=np.int64), True),
+    "numpy uint16": (np.array(VALUES, dtype=np.uint16), True),
+    "numpy float64": (np.array(VALUES, dtype=np.float64), False),
+    "numpy bool": (np.array([True, False]), False),
+    "numpy object": (np.array(VALUES, dtype=object), False),
+    "pandas int64": (pd.Series(VALUES), True),
+    "pandas Int64 with NA": (pd.Series([*VALUES, None], dtype="Int64"), True),
+    "pandas Float64": (pd.Series(VALUES, dtype="Float64"), False),
+    "pandas boolean": (pd.Series([True, None], dtype="boolean"), False),
+    "pandas text": (pd.Series([str(v) for v in VALUES]), False),
+    "polars Int64 with null": (pl.Series([*VALUES, None]), True),
+    "polars UInt8": (pl.Series(VALUES, dtype=pl.UInt8), True),
+    "polars Float64": (pl.Series(VALUES, dtype=pl.Float64), False),
+    "polars String": (pl.Series([str(v) for v in VALUES]), False),
+    "pyarrow int32": (pa.array(VALUES, type=pa.int32()), True),
+    "pyarrow chunked int64": (pa.chunked_array([VALUES]), True),
+    "pyarrow float64": (pa.array(VALUES, type=pa.float64()), False),
+    "list of ints": (VALUES, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TYPED))
+def test_the_type_is_read_from_the_schema(name: str) -> None:
+    column, integer = TYPED[name]
+    assert integer_typed(column) is integer
+
+
+@pytest.mark.parametrize("name", sorted(TYPED))
+def test_a_sum_of_an_integer_column_is_whole(name: str) -> None:
+    column, integer = TYPED[name]
+    if name.endswith(("bool", "boolean", "text", "String")):
+        return  # not numbers to the lattice screen
+    release = securedp.sum(column, bounds=(0, 80), epsilon=1, missing="drop", rng=ChaChaSource(SEED))
+    step = release.parameters["lattice_step"]
+    assert step == (1 if integer else Fraction(1, 1024))
+    assert (Fraction(release.value).denominator == 1) or not integer
+
+
+def test_a_missing_cell_does_not_change_the_lattice() -> None:
+    """Neighbours: the same schema, one row more (a missing value): one lattice, so the output's lattice
+    cannot tell them apart."""
+    for column in (pd.Series(VALUES, dtype="Int64"), pl.Series(VALUES)):
+        with_missing = pd.concat([column, pd.Series([None], dtype="Int64")]) if isinstance(column, pd.Series) \
+            else column.append(pl.Series([None], dtype=pl.Int64))
+        steps = {securedp.prepare_sum(c, bounds=(0, 80), epsilon=1, missing="drop").execute(ChaChaSource(SEED))
+                 .parameters["lattice_step"] for c in (column, with_missing)}
+        assert steps == {1}
+
+
+def test_quantiles_are_whole_and_means_keep_the_bounds_lattice() -> None:
+    column = pl.Series(VALUES)
+    median = securedp.median(column, bounds=(0, 20), epsilon=1, rng=ChaChaSource(SEED))
+    assert median.parameters["lattice_step"] == 1 and isinstance(median.value, int)
+    iqr = securedp.iqr(column, bounds=(0, 20), epsilon=1, rng=ChaChaSource(SEED))
+    assert iqr.parameters["lattice_step"] == 1
+    mean = securedp.mean(pl.Series([0, 1, 1]), bounds=(0, 1), epsilon=10**12, rng=ChaChaSource(SEED))
+    assert mean.parameters["lattice_step"] == Fraction(1, 65536) and mean.value == Fraction(43691, 65536)  # ~2/3
+    variance = securedp.variance(column, bounds=(0, 80), epsilon=1, rng=ChaChaSource(SEED))
+    assert variance.parameters["lattice_step"] == Fraction(1, 1024)
+
+
+def test_a_given_lattice_wins_and_wide_bounds_keep_the_bounds_rule() -> None:
+    column = np.array(VALUES)
+    assert securedp.sum(column, bounds=(0, 80), epsilon=1, lattice="1/4",
+                        rng=ChaChaSource(SEED)).parameters["lattice_step"] == Fraction(1, 4)
+    wide = securedp.sum(column, bounds=(0, 2**63), epsilon=1, rng=ChaChaSource(SEED))
+    assert wide.parameters["lattice_step"] == 2**47  # the bounds' rule: 2**16 steps across [0, 2**63]
+
+
+def test_tables_take_the_type_of_each_column() -> None:
+    frame = pl.DataFrame({"g": [1, 2] * 3, "hours": VALUES, "pay": [float(v) for v in VALUES]})
+    release = securedp.table(frame, group_by=["g"], keys=[1, 2], epsilon=1, rng=ChaChaSource(SEED),
+                             aggregations=[Sum("hours", (0, 80)), Median("hours", (0, 80)), IQR("hours", (0, 80)),
+                                           Mean("hours", (0, 80)), Variance("hours", (0, 80)), Sum("pay", (0, 80))])
+    steps = {name: p.get("lattice_step") for name, p in release.parameters.items() if isinstance(p, dict)}
+    assert steps["hours_sum"] == steps["hours_median"] == steps["hours_iqr"] == 1
+    assert steps["hours_mean"] == steps["hours_variance"] == steps["pay_sum"] == Fraction(1, 1024)
+    assert all(Fraction(v).denominator == 1 for v in release.frame["hours_sum"].to_list())
+
+
+@pytest.mark.parametrize("kind", ["polars", "lazy", "pandas", "pyarrow", "parquet", "csv"])
+def test_integer_columns_of_every_table_kind(kind: str, tmp_path: Path) -> None:
+    frame = pl.DataFrame({"i": VALUES, "f": [float(v) for v in VALUES], "s": [str(v) for v in VALUES]})
+    table: Any = {"polars": frame, "lazy": frame.lazy(), "pandas": frame.to_pandas(),
+                  "pyarrow": frame.to_arrow()}.get(kind)
+    if kind == "parquet":
+        table = tmp_path / "t.parquet"
+        frame.write_parquet(table)
+    elif kind == "csv":
+        table = tmp_path / "t.csv"
+        frame.write_csv(table)
+    expected = frozenset() if kind == "csv" else frozenset({"i"})  # CSV cells are text
+    assert integer_columns(table, ["i", "f", "s", "absent"]) == expected
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    status = main(argv)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return status, out, err
+
+
+def test_the_command_takes_a_step_records_it_and_replays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data, seed, log = tmp_path / "h.csv", tmp_path / "seed.bin", tmp_path / "log.jsonl"
+    data.write_text("hours\n" + "\n".join(map(str, VALUES)) + "\n")
+    seed.write_bytes(SEED)
+    argv = ["release", str(data), "--column", "hours", "--stat", "sum", "--bounds", "0,80", "--epsilon", "1",
+            "--seed-file", str(seed)]
+    status, out, _ = run([*argv, "--step", "1", "--audit-log", str(log)], capsys)
+    assert status == 0 and "lattice  step 1 (--step)" in out
+    value = out.splitlines()[1].split()[-1]
+    assert value.lstrip("-").isdigit()  # a whole number of hours
+    record = json.loads(log.read_text().splitlines()[0])["record"]
+    assert record["query"]["lattice"] == "1"
+    status, out, _ = run(["audit", "replay", str(log), "--seed-file", str(seed), "--data", str(data)], capsys)
+    assert status == 0 and "reproduced exactly" in out
+    status, out, _ = run(argv, capsys)  # CSV cells are text: without --step, the bounds' rule, and a hint
+    assert status == 0 and "--step 1 keeps whole numbers whole" in out
+    status, _, err = run(["release", str(data), "--column", "hours", "--stat", "count", "--epsilon", "1",
+                          "--step", "1"], capsys)
+    assert status == 1 and "--step applies to the statistics with --bounds" in err and err.count("\n") == 1
+
+
+def test_a_parquet_table_keeps_integer_sums_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, seed = tmp_path / "t.parquet", tmp_path / "seed.bin"
+    pl.DataFrame({"g": ["a", "b"] * 3, "hours": VALUES}).write_parquet(path)
+    seed.write_bytes(SEED)
+    status, out, _ = run(["release", str(path), "--group-by", "g", "--keys", "a,b", "--sum", "hours:0,80",
+                          "--epsilon", "1", "--seed-file", str(seed)], capsys)
+    assert status == 0
+    sums = [line.split(",")[1] for line in out.splitlines()[1:]]
+    assert len(sums) == 2 and all(s.lstrip("-").isdigit() for s in sums)
