@@ -32,6 +32,7 @@ from fractions import Fraction
 import gmpy2
 
 from securedp.hazmat.exact.rational import positive_rational, to_rational
+from securedp.hazmat.exact.search import least_holding
 
 _PRECISION = 128
 
@@ -91,16 +92,6 @@ def gaussian_halfwidth(variance: object, alpha: object) -> int:
     """The smallest ``t >= 0`` whose Gaussian tail bound ``erfc(t / sqrt(2 sigma^2))`` is ``<= alpha``."""
     sigma2 = positive_rational(variance, "variance")
     a = _mpq(check_alpha(alpha))
-    high = 1
-    while _gaussian_bound(sigma2, high) > a:
-        high *= 2
-    low = 0  # invariant: bound(low) > alpha or low == 0; bound(high) <= alpha
-    if _gaussian_bound(sigma2, 0) <= a:
-        return 0
-    while high - low > 1:
-        middle = (low + high) // 2
-        if _gaussian_bound(sigma2, middle) <= a:
-            high = middle
-        else:
-            low = middle
-    return high
+    least = least_holding(lambda t: _gaussian_bound(sigma2, t) <= a, 0)  # the tail bound decreases in t
+    assert least is not None  # no limit: the bound falls below any alpha > 0
+    return least

@@ -68,6 +68,7 @@ import numpy as np
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.interval import Interval, rounding_context
+from securedp.hazmat.exact.search import least_holding
 from securedp.hazmat.samplers import discrete_gaussian
 from securedp.mechanisms.partition_selection import ThresholdSelection, check_parameters, decide, person_counts
 
@@ -154,17 +155,9 @@ def _gaussian_plan(rho: Fraction, dlt: Fraction, k: int) -> GaussianThreshold:
     def fits(t: int) -> bool:
         return gaussian_tail_at_most(t, variance, per_key)
 
-    # Invariant: fits(high) is proven, and low = -1 or fits(low) is disproven; P(Z >= t) decreases in t.
-    low, high = -1, 0
-    while not fits(high):
-        low, high = high, max(1, 2 * high)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if fits(middle):
-            high = middle
-        else:
-            low = middle
-    return GaussianThreshold(rho, dlt, k, variance, high + 1)
+    least = least_holding(fits, 0)  # P(Z >= t) decreases in t: fits is monotone, and holds for some t
+    assert least is not None  # no limit: the search ends where the tail bound holds
+    return GaussianThreshold(rho, dlt, k, variance, least + 1)
 
 
 def gaussian_threshold(rho: Any, delta: Any, max_groups: Any = 1) -> GaussianThreshold:

@@ -21,12 +21,13 @@ largest ``max_rows`` (or ``max_groups``) a given budget affords.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from securedp.hazmat.exact.rational import positive_rational
+from securedp.hazmat.exact.search import least_holding
 from securedp.tables.plan import TablePlan
 from securedp.tables.pricing import price_table
 
@@ -80,23 +81,6 @@ def meets(plan: TablePlan, targets: Mapping[str, Fraction]) -> bool:
     return all(stated(plan, name) <= width for name, width in targets.items())
 
 
-def _least(meets_at: Callable[[int], bool], limit: int) -> int | None:
-    """The least ``j`` in ``1 .. limit`` with ``meets_at(j)`` (a monotone predicate), or ``None``."""
-    high = 1
-    while not meets_at(high):
-        if high >= limit:
-            return None
-        high = min(2 * high, limit)
-    low = high // 2  # meets_at(low) is False (or low == 0)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if meets_at(middle):
-            high = middle
-        else:
-            low = middle
-    return high
-
-
 def least_budget(targets: Mapping[str, Any], *, currency: str = "epsilon", grid: Any = "1/100",
                  most: Any = 100, **query: Any) -> BudgetPlan:
     """The smallest ``epsilon`` (or ``rho``) ``j * grid``, up to ``most``, at which the table ``query``
@@ -119,7 +103,7 @@ def least_budget(targets: Mapping[str, Any], *, currency: str = "epsilon", grid:
         return plans[j]
 
     stated(plan_at(max(limit, 1)), next(iter(wanted)))  # an unknown target is refused before the search
-    j = _least(lambda i: meets(plan_at(i), wanted), limit)
+    j = least_holding(lambda i: meets(plan_at(i), wanted), 1, limit)
     if j is None:
         raise ValueError(f"no {currency} up to {most} on the grid {step} meets every target; relax a target, "
                          "or raise the most you would spend")
@@ -145,8 +129,8 @@ def largest_bound(targets: Mapping[str, Any], *, bound: str = "max_rows", limit:
 
     if not meets(plan_at(1), wanted):
         raise ValueError(f"even {bound}=1 misses a target at this budget: relax a target or spend more")
-    # the least value that misses, searched on value - 1 so that _least's predicate is "misses"
-    first_miss = _least(lambda i: not meets(plan_at(i + 1), wanted), limit)
+    # the least value that misses, searched on value - 1 so that the predicate is "misses"
+    first_miss = least_holding(lambda i: not meets(plan_at(i + 1), wanted), 1, limit)
     if first_miss is None:
         return BoundPlan(bound, limit, plan_at(limit), None)
     return BoundPlan(bound, first_miss, plan_at(first_miss), plan_at(first_miss + 1))
