@@ -22,15 +22,17 @@ the JVM, so the Python process time alone would hide it):
 * ``prepare``: ``prepare_table`` (for Spark: the validation jobs over the ids, keys and values;
   in memory: reading the Parquet file and screening it);
 * ``execute``: ``.execute(source)``, of which ``engine`` is the bounding and exact per-key
-  aggregates (in Spark, the jobs that :func:`securedp.engines.spark.key_aggregates` triggers when it
-  collects :func:`securedp.engines.spark.bound_and_aggregate`'s result; in memory,
+  aggregates (in Spark, the one job of ``SparkEngine._aggregate``, which collects
+  :func:`securedp.engines.spark.bounding.bound_and_aggregate`'s result; in memory,
   :func:`securedp.engines.polars.bounding.bound_and_aggregate`), ``output`` the release frame (a Spark
   DataFrame built on the driver, or a Polars frame), and ``driver`` the rest: salt, selection and
   exact noise on the driver.
 
 Each release is checked against the other engine's: with the same seed, ``release.value`` must be
 identical (the script prints ``identical`` or the first differing row, and exits 1 on a difference).
-Spark cases run in one session, public keys first (that run also warms the JVM's JIT up).
+Every case runs twice and the faster run is reported (a first Spark run also compiles the query's
+generated code); the plain pipeline too. Spark cases run in one session, after one untimed run of
+the plain pipeline below (it warms the JVM's JIT up), public keys first.
 
 Tumult Analytics (``tmlt.analytics`` 0.21.0, the newest) cannot run in this interpreter: on Python
 3.11 it pins ``pyspark<3.6`` and ``pandas<2`` (securedp's environment has pyspark 4.3 and pandas 3).
@@ -52,7 +54,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from bench_tables import DELTA, GROUPS, MAX_GROUPS, MAX_ROWS, WIDTH, table
 
 import securedp.engines.polars.bounding as bounding
-import securedp.engines.spark as spark_engine
 from securedp.hazmat.bits import ChaChaSource
 from securedp.tables import Count, Mean, Sum, TableRelease, prepare_table
 from securedp.engines.polars.engine import PolarsEngine
@@ -101,7 +102,7 @@ def timed(owner: Any, name: str) -> list[Clock]:
     return spent
 
 
-ENGINE = {"spark": timed(spark_engine, "key_aggregates"), "memory": timed(bounding, "bound_and_aggregate")}
+ENGINE = {"spark": timed(SparkEngine, "_aggregate"), "memory": timed(bounding, "bound_and_aggregate")}
 OUTPUT = {"spark": timed(SparkEngine, "output"), "memory": timed(PolarsEngine, "output")}
 
 
@@ -154,6 +155,32 @@ def release(engine: str, data: object, case: str) -> tuple[dict[str, Clock], Tab
     return stages, out
 
 
+def plain(frame: Any) -> tuple[Clock, int]:
+    """A plain PySpark pipeline of the same shape, the yardstick of issue 20: lattice units, the same
+    sha2-ranked bounding windows (a person's ``MAX_GROUPS`` groups with the smallest pair digests, then
+    each pair's ``MAX_ROWS`` rows with the smallest row digests), a group-by per public key, collect.
+    No validation, no exact-decimal sums, no noise: what a careful hand-written job would do."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as f
+
+    t = METER.now()
+    salt = bytes(16).hex()
+    units = f.least(f.greatest(f.col("income").cast("bigint"), f.lit(0)), f.lit(WIDTH))
+    pair = f.sha2(f.concat_ws(",", f.lit(salt), f.col("person").cast("string"), f.col("group").cast("string")), 256)
+    public = frame.sparkSession.createDataFrame([(g,) for g in range(GROUPS)], schema=frame.select("group").schema)
+    rows = (frame.join(f.broadcast(public), on="group", how="left_semi")  # the public keys (isin: 2.5x slower)
+            .select("person", "group", units.alias("u"), pair.alias("pair_digest"))
+            .withColumn("row_digest", f.sha2(f.concat_ws(",", f.col("pair_digest"), f.col("u").cast("string")), 256)))
+    by_person = Window.partitionBy("person").orderBy("pair_digest")
+    by_pair = Window.partitionBy("person", "group").orderBy("row_digest")
+    kept = (rows.withColumn("g", f.dense_rank().over(by_person)).filter(f.col("g") <= MAX_GROUPS)
+            .withColumn("r", f.row_number().over(by_pair)).filter(f.col("r") <= MAX_ROWS))
+    per_pair = kept.groupBy("person", "group").agg(f.count(f.lit(1)).alias("n"), f.sum("u").alias("s"))
+    cells = per_pair.groupBy("group").agg(f.count(f.lit(1)).alias("persons"), f.sum("n").alias("rows"),
+                                          f.sum("s").alias("total")).collect()
+    return METER.since(t), len(cells)
+
+
 def total(spent: list[Clock]) -> Clock:
     return sum(w for w, _ in spent), sum(c for _, c in spent)
 
@@ -190,8 +217,10 @@ def main() -> None:
     failed: dict[tuple[str, str], str] = {}
 
     def attempt(engine: str, data: object, case: str) -> None:
+        """The best of two releases (the first also compiles Spark's generated code for the query)."""
         try:
-            results[engine, case] = release(engine, data, case)
+            runs = [release(engine, data, case) for _ in range(2)]
+            results[engine, case] = min(runs, key=lambda run: run[0]["prepare"][0] + run[0]["execute"][0])
         except Exception as error:  # a failing engine is reported, not hidden: the other cases still run
             failed[engine, case] = f"{type(error).__name__}: {error}"
 
@@ -201,8 +230,10 @@ def main() -> None:
     spark = start_spark(partitions)
     frame = spark.read.parquet(path)
     session = METER.since(t)
+    plain(frame)  # warms the JVM's JIT up (sha2, windows, sorts) before anything is timed
     for case in CASES:
         attempt("spark", frame, case)
+    yardstick, cells = min((plain(frame) for _ in range(2)), key=lambda run: run[0][0])  # best of two
     spark.stop()
     line = "{:<16} {:>16} {:>16} {:>16} {:>16} {:>16} {:>16} {:>9}"
     print(line.format("case", "session", "prepare", "execute", "of which engine", "of which output",
@@ -221,6 +252,11 @@ def main() -> None:
         ratios = ", ".join(f"{s} {spk[s][0] / mem[s][0]:.1f}x" for s in ("prepare", "execute", "engine"))
         whole = (spk["prepare"][0] + spk["execute"][0]) / (mem["prepare"][0] + mem["execute"][0])
         print(f"spark / memory, {case} keys (wall): {ratios}, prepare+execute {whole:.1f}x")
+    if ("spark", "public") in results:
+        spk = results["spark", "public"][0]
+        whole = spk["prepare"][0] + spk["execute"][0]
+        print(f"plain PySpark pipeline of the same shape (public keys, {cells} cells): {cell(yardstick)}; "
+              f"securedp's Spark release / plain: {whole / yardstick[0]:.2f}x (target: <= 1.5x)")
     same = not failed
     for case in CASES:
         if ("memory", case) not in results or ("spark", case) not in results:

@@ -42,6 +42,8 @@ class ColumnSpec:
     step: Fraction
     lo_u: int
     hi_u: int
+    squares: bool = False
+    """Some aggregation of the column needs the sums of squared units (a variance)."""
 
 
 class Engine(Protocol):

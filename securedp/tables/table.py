@@ -126,9 +126,10 @@ class PreparedTable(PreparedRelease):
 def _engine_specs(columns: list[Column]) -> list[ColumnSpec]:
     from securedp.engines.protocol import ColumnSpec
 
+    squares = {c.index for c in columns if c.aggregation.reads == "squares"}
     specs: dict[int, ColumnSpec] = {}
     for c in columns:
-        specs.setdefault(c.index, ColumnSpec(c.aggregation.column, c.step, c.lo_u, c.hi_u))
+        specs.setdefault(c.index, ColumnSpec(c.aggregation.column, c.step, c.lo_u, c.hi_u, c.index in squares))
     return [specs[i] for i in range(len(specs))]
 
 

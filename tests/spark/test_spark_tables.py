@@ -86,3 +86,47 @@ def test_a_spark_table_with_no_released_cell_keeps_its_schema(spark):
     assert empty.value == prepare_table(rows, **options).execute(ChaChaSource(bytes(32))).value == ()
     assert empty.frame.count() == 0
     assert dict(empty.frame.dtypes)["income_sum"] == "decimal(38,1)"
+
+
+def test_every_value_column_is_bounded_in_one_job_with_the_in_memory_rows(spark, monkeypatch):
+    """Issue 20: with no value dropped (``missing="impute"`` or ``"raise"``), the counts and every value
+    column come from one bounding job (one :func:`bound_and_aggregate`), the squares only where a variance
+    asks; the table is the in-memory one, cell for cell. The checks of ids, keys and values are one job."""
+    from securedp.engines.spark import bounding, functions
+
+    data = people()
+    options = dict(id_column="pid", max_groups=2, max_rows=2, missing="impute", fill=0, group_by=["region"],
+                   keys=["north", "south", "west"], epsilon=1,
+                   aggregations=[Count(), Sum("income", (0, 500), "0.01"), Mean("age", (0, 120)),
+                                 Variance("age", (0, 120), 1), Sum("band", (0, 2)), Median("age", (0, 120))])
+    memory = prepare_table(data, **options).execute(ChaChaSource(bytes(32)))
+    jobs = {"bound": [], "checks": 0}
+    bound, checks = bounding.bound_and_aggregate, functions.check_cells
+
+    def counted_bound(*args, **kwargs):
+        jobs["bound"].append((list(kwargs["units"]), list(kwargs["squares"])))
+        return bound(*args, **kwargs)
+
+    def counted_checks(*args, **kwargs):
+        jobs["checks"] += 1
+        return checks(*args, **kwargs)
+
+    monkeypatch.setattr(bounding, "bound_and_aggregate", counted_bound)
+    monkeypatch.setattr(functions, "check_cells", counted_checks)
+    frame = spark.createDataFrame(data.sample(frac=1.0, random_state=7)).repartition(3)
+    distributed = prepare_table(frame, **options).execute(ChaChaSource(bytes(32)))
+    assert distributed.value == memory.value and distributed.parameters == memory.parameters
+    assert jobs["checks"] == 1
+    assert len(jobs["bound"]) == 1  # counts, both sums, the mean and the variance: one job
+    units, squares = jobs["bound"][0]
+    # income; age on the mean's lattice (the bounds' rule); age on step 1 (the variance, with its squares,
+    # and the median of the integer column); band
+    assert len(units) == 4 and squares.count(True) == 1
+
+
+def test_a_value_refused_by_the_one_check_job_names_its_column(spark):
+    frame = spark.createDataFrame(pd.DataFrame({"pid": [1, 2], "region": ["a", "a"], "age": [3, 4],
+                                                "income": [1.0, float("nan")]}))
+    with pytest.raises(ValueError, match="'income' has unusable records"):
+        prepare_table(frame, group_by=["region"], keys=["a"], id_column="pid", epsilon=1,
+                      aggregations=[Sum("age", (0, 10)), Sum("income", (0, 10))])
