@@ -189,15 +189,17 @@ def _text_bytes(text: str) -> bytes:
     return len(data).to_bytes(8, "big") + data
 
 
-def _encode_value(value: Any) -> bytes:
+def _encode_value(value: Any) -> list[bytes | memoryview]:
+    """The pieces of one part's value (bytes-like, joined once by :func:`encode_input`: a sequence of
+    int64 values is a view of its big-endian array, never copied into a second ``bytes``)."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError("an input aggregate is made of integers and rationals, not booleans")
     if isinstance(value, (int, np.integer)):
-        return b"i" + _int_bytes(int(value))
+        return [b"i", _int_bytes(int(value))]
     if isinstance(value, Fraction):
-        return b"q" + _int_bytes(value.numerator) + _int_bytes(value.denominator)
+        return [b"q", _int_bytes(value.numerator), _int_bytes(value.denominator)]
     if isinstance(value, str):
-        return b"s" + _text_bytes(value)
+        return [b"s", _text_bytes(value)]
     array = np.asarray(value)
     if array.ndim != 1:
         raise TypeError("an input aggregate sequence must be one-dimensional")
@@ -205,11 +207,11 @@ def _encode_value(value: Any) -> bytes:
     if array.dtype.kind in "iu" and array.dtype.itemsize <= 8 and not (
         array.dtype.kind == "u" and array.size and int(array.max()) > _INT64_MAX
     ):
-        return b"L" + count + array.astype(">i8").tobytes()
+        return [b"L", count, np.ascontiguousarray(array, dtype=">i8").data.cast("B")]
     ints = [int(v) for v in array.tolist()]
     if all(_INT64_MIN <= v <= _INT64_MAX for v in ints):
-        return b"L" + count + np.array(ints, dtype=np.int64).astype(">i8").tobytes()
-    return b"V" + count + b"".join(_int_bytes(v) for v in ints)
+        return [b"L", count, np.array(ints, dtype=">i8").data.cast("B")]
+    return [b"V", count, *(_int_bytes(v) for v in ints)]
 
 
 def encode_input(statistic: str, parts: Mapping[str, Any]) -> bytes:
@@ -224,10 +226,10 @@ def encode_input(statistic: str, parts: Mapping[str, Any]) -> bytes:
     every value fits in a signed 64-bit integer, else ``V`` + count + each
     integer. The encoding depends on the values only (never on a dtype).
     """
-    body = INPUT_FORMAT + _text_bytes(statistic) + len(parts).to_bytes(8, "big")
+    pieces: list[bytes | memoryview] = [INPUT_FORMAT, _text_bytes(statistic), len(parts).to_bytes(8, "big")]
     for name in sorted(parts):
-        body += _text_bytes(name) + _encode_value(parts[name])
-    return body
+        pieces += [_text_bytes(name), *_encode_value(parts[name])]
+    return b"".join(pieces)
 
 
 def canonical_input(statistic: str, **parts: Any) -> Callable[[], bytes]:

@@ -185,3 +185,14 @@ def test_verify_checks_the_commitment_form(tmp_path: Path) -> None:
         entry["hash"] = entry_hash(entry)
         (tmp_path / "b.jsonl").write_bytes(canonical(entry) + b"\n")
         assert verify_log(tmp_path / "b.jsonl").problem.field == field
+
+
+def test_the_input_encoding_is_pinned() -> None:
+    """The bytes of ``securedp/input/v1`` are part of the interface: a logged commitment is checked by
+    replaying its release, so an encoding that drifted would report "data differs" on unchanged data.
+    Every kind of part: an int, a rational, text, int64, Python ints past 64 bits, uint8, empty."""
+    parts = {"count": 7, "rate": Fraction(-3, 8), "label": "mé", "units": np.array([3, -1, 2**40], dtype=np.int64),
+             "wide": [2**70, -5, 0], "small": np.array([1, 2], dtype=np.uint8), "empty": []}
+    encoded = encode_input("kat", parts)
+    assert len(encoded) == 278
+    assert hashlib.sha256(encoded).hexdigest() == "8543c6115247cda2a8fcf6700b610cba740f81f925846ba5b60a0b7a65f36ecf"
