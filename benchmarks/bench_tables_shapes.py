@@ -11,6 +11,10 @@ a fresh process (wall seconds of ``prepare_table`` and ``.execute``, and the pea
 * ``sparse ids``: integer ids spread over 2**40 .. 2**61 (ranked, not subtracted);
 * ``3 groups``: 3 groups, m=2: most persons hold more than 2 rows in a group, so rows are hashed;
 * ``no group-by``: one cell, m=2: every person over 2 rows has all their rows hashed.
+* ``skewed``: the issue's unfavourable real-world shape: Zipf-distributed groups (weight of group
+  ``g`` proportional to ``1 / (g + 1)**1.1``, so a few groups hold most rows), persons with 1 to 30
+  rows (uniformly: most persons are over ``max_rows`` in some group, and hashed), and float incomes with cents
+  (``12345.67`` as float64) on the lattice of step ``0.01``; k=3, m=5.
 """
 
 from __future__ import annotations
@@ -22,13 +26,14 @@ import sys
 import time
 from typing import Any
 
+import numpy as np
 import polars as pl
 from bench_tables import GROUPS, WIDTH, table
 
 from securedp.hazmat.bits import ChaChaSource
 from securedp.tables import Count, Mean, Sum, prepare_table
 
-SHAPES = ("integers", "strings", "sparse ids", "3 groups", "no group-by")
+SHAPES = ("integers", "strings", "sparse ids", "3 groups", "no group-by", "skewed")
 
 
 def query(shape: str, frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]]:
@@ -47,7 +52,21 @@ def query(shape: str, frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]
         kw.update(keys=[0, 1, 2], max_rows=2)
     elif shape == "no group-by":
         kw.update(group_by=[], keys=None, max_groups=1, max_rows=2)
+    elif shape == "skewed":
+        frame = skewed(frame.height)
+        kw["aggregations"] = [Count(), Sum("income", (0, WIDTH), "0.01"), Mean("income", (0, WIDTH), "0.01")]
     return frame, kw
+
+
+def skewed(rows: int) -> pl.DataFrame:
+    """``rows`` rows of the ``skewed`` shape (see the module docstring); benchmark data only."""
+    gen = np.random.default_rng(2027)  # benchmark data only, never a privacy decision
+    sizes = gen.integers(1, 31, rows // 2 + 1)
+    persons = np.repeat(np.arange(len(sizes)), sizes)[:rows]
+    weights = 1.0 / np.arange(1, GROUPS + 1) ** 1.1
+    groups = gen.choice(GROUPS, size=rows, p=weights / weights.sum())
+    cents = gen.integers(0, WIDTH * 100 + 1, rows)
+    return pl.DataFrame({"person": persons, "group": groups, "income": cents / 100})
 
 
 def run(shape: str, rows: int) -> dict[str, float]:
