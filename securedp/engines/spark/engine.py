@@ -72,10 +72,12 @@ class SparkEngine:
         units = [self.units[i] for i in indices]
         frame = self.frame if self.same_rows else self.frame.filter(
             functools.reduce(operator.and_, (self.frame[u].isNotNull() for u in units)))
-        return spark_bounding.bound_and_aggregate(
+        result = spark_bounding.bound_and_aggregate(
             frame.select(PERSON, *b.group_by, *units), person=PERSON, keys=b.group_by, units=units,
             max_groups=b.max_groups, max_rows=b.max_rows, salt=salt, squares=[self.specs[i].squares for i in indices],
-            bounds=[max(abs(self.specs[i].lo_u), abs(self.specs[i].hi_u)) for i in indices]).collect()
+            bounds=[max(abs(self.specs[i].lo_u), abs(self.specs[i].hi_u)) for i in indices])
+        rows: list[Any] = result.collect()
+        return rows
 
     def counts(self, salt: bytes) -> KeyAggregates:
         b = self.bounds
