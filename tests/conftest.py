@@ -19,3 +19,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.timing)
         elif item.path.parent.name == "statistical":  # goodness-of-fit against exact laws: long, run by CI
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def command(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    """Run the command in-process: ``command(argv)`` is ``(exit status, standard output, standard error)``,
+    and no traceback may reach either stream."""
+    from securedp.cli.main import main
+
+    def run(argv: list[str]) -> tuple[int, str, str]:
+        capsys.readouterr()
+        status = main(argv)
+        out, err = capsys.readouterr()
+        assert "Traceback" not in out + err
+        return status, out, err
+
+    return run

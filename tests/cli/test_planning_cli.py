@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from securedp.accounting.errors import DATA_REFUSED
-from securedp.cli.main import main
+
+Command = Callable[[list[str]], tuple[int, str, str]]
+"""The ``command`` fixture (tests/conftest.py): exit status, standard output, standard error."""
 
 
 @pytest.fixture
@@ -22,77 +25,71 @@ def data(tmp_path: Path) -> Path:
     return tmp_path / "d.csv"
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    capsys.readouterr()
-    status = main(argv)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return status, out, err
 
 
-def test_exact_analysis_recommends_and_says_not_private(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = run(["analyze", str(data), "--id-column", "person", "--group-by", "region"], capsys)
+def test_exact_analysis_recommends_and_says_not_private(data: Path, command: Command) -> None:
+    status, out, err = command(["analyze", str(data), "--id-column", "person", "--group-by", "region"])
     assert status == 0 and err == ""
     assert "not private" in out.splitlines()[0]
     assert "recommended: --max-groups 2 --max-rows 3" in out
-    status, out, _ = run(["analyze", str(data), "--id-column", "person", "--group-by", "region", "--column",
-                          "income", "--bounds", "0,1000", "--json"], capsys)
+    status, out, _ = command(["analyze", str(data), "--id-column", "person", "--group-by", "region", "--column",
+                          "income", "--bounds", "0,1000", "--json"])
     report = json.loads(out)
     assert status == 0 and report["private"] is False and report["recommended"] == {"max_groups": 2, "max_rows": 3}
     assert report["rows"] == 1800 and report["groups_per_person"] == {"2": 300}
 
 
-def test_exact_analysis_refused_analyst_facing(data: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = run(["analyze", str(data), "--id-column", "person", "--group-by", "region",
-                            "--analyst-facing"], capsys)
+def test_exact_analysis_refused_analyst_facing(data: Path, command: Command) -> None:
+    status, out, err = command(["analyze", str(data), "--id-column", "person", "--group-by", "region",
+                            "--analyst-facing"])
     assert status == 1 and out == "" and err.count("\n") == 1 and "give --epsilon" in err
 
 
 def test_private_analysis_charges_the_budget_file(data: Path, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+                                                  command: Command) -> None:
     budget, log = tmp_path / "b.json", tmp_path / "log.jsonl"
     argv = ["analyze", str(data), "--id-column", "person", "--group-by", "region", "--epsilon", "1/4",
             "--budget-file", str(budget), "--budget", "1", "--audit-log", str(log), "--analyst-facing"]
-    status, out, err = run(argv, capsys)
+    status, out, err = command(argv)
     assert status == 0 and err == "" and "private: estimates from an epsilon = 1/4" in out
     assert json.loads(budget.read_text())["spent"] == "1/4"
-    assert run(["audit", "verify", str(log)], capsys)[0] == 0
-    status, _, err = run([*argv[:2], "--id-column", "nobody", *argv[4:]], capsys)
+    assert command(["audit", "verify", str(log)])[0] == 0
+    status, _, err = command([*argv[:2], "--id-column", "nobody", *argv[4:]])
     assert status == 1 and err == f"securedp: error: {DATA_REFUSED}\n"
 
 
-def test_bounds_command(data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bounds_command(data: Path, tmp_path: Path, command: Command) -> None:
     seed = tmp_path / "seed.bin"
     seed.write_bytes(bytes(range(32)))  # seeded: the chosen bounds are noisy, so an OS-entropy draw could land anywhere
-    status, out, err = run(["bounds", str(data), "--column", "income", "--epsilon", "1", "--json",
-                            "--seed-file", str(seed)], capsys)
+    status, out, err = command(["bounds", str(data), "--column", "income", "--epsilon", "1", "--json",
+                            "--seed-file", str(seed)])
     record = json.loads(out)
     assert status == 0 and err == "" and record["statistic"] == "bounds" and record["epsilon"] == 1
     lo, hi = (Fraction(v) for v in record["value"])
     assert record["parameters"]["method"] == "histogram" and lo < hi and hi >= 512  # the largest is 999.5
-    status, out, _ = run(["bounds", str(data), "--column", "income", "--epsilon", "1", "--id-column", "person",
-                          "--max-contributions", "6", "--method", "quantiles", "--exponents", "0,12"], capsys)
+    status, out, _ = command(["bounds", str(data), "--column", "income", "--epsilon", "1", "--id-column", "person",
+                          "--max-contributions", "6", "--method", "quantiles", "--exponents", "0,12"])
     assert status == 0 and out.startswith("bounds ")
-    status, _, err = run(["bounds", str(data), "--column", "nope", "--epsilon", "1"], capsys)
+    status, _, err = command(["bounds", str(data), "--column", "nope", "--epsilon", "1"])
     assert status == 1 and err.startswith("securedp: error: ") and err.count("\n") == 1
-    status, _, err = run(["bounds", str(data), "--column", "income", "--epsilon", "1", "--exponents", "3"], capsys)
+    status, _, err = command(["bounds", str(data), "--column", "income", "--epsilon", "1", "--exponents", "3"])
     assert status == 1 and "exponents" in err and err.count("\n") == 1
 
 
-def test_logged_planning_releases_replay(data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_logged_planning_releases_replay(data: Path, tmp_path: Path, command: Command) -> None:
     seed, log = tmp_path / "seed.bin", tmp_path / "log.jsonl"
     seed.write_bytes(bytes(range(32)))
     logged = ["--seed-file", str(seed), "--audit-log", str(log)]
-    assert run(["bounds", str(data), "--column", "income", "--epsilon", "1/2", "--id-column", "person",
-                "--max-contributions", "6", *logged], capsys)[0] == 0
-    assert run(["bounds", str(data), "--column", "income", "--epsilon", "1/2", "--method", "quantiles",
-                "--exponents", "0,12", "--quantiles", "0.1,0.9", *logged], capsys)[0] == 0
-    assert run(["analyze", str(data), "--id-column", "person", "--group-by", "region", "--epsilon", "1",
-                *logged], capsys)[0] == 0
+    assert command(["bounds", str(data), "--column", "income", "--epsilon", "1/2", "--id-column", "person",
+                "--max-contributions", "6", *logged])[0] == 0
+    assert command(["bounds", str(data), "--column", "income", "--epsilon", "1/2", "--method", "quantiles",
+                "--exponents", "0,12", "--quantiles", "0.1,0.9", *logged])[0] == 0
+    assert command(["analyze", str(data), "--id-column", "person", "--group-by", "region", "--epsilon", "1",
+                *logged])[0] == 0
     records = [json.loads(line)["record"] for line in log.read_text().splitlines()]
     assert [r["query"]["statistic"] for r in records] == ["bounds", "bounds", "contribution_histogram"]
-    status, out, _ = run(["audit", "replay", str(log), "--seed-file", str(seed), "--data", str(data)], capsys)
+    status, out, _ = command(["audit", "replay", str(log), "--seed-file", str(seed), "--data", str(data)])
     assert status == 0 and "all 3 releases reproduced exactly" in out
     data.write_text(data.read_text().replace("\n0,r0,0.5\n", "\n0,r0,999999.5\n", 1))
-    status, _, err = run(["audit", "replay", str(log), "--seed-file", str(seed), "--data", str(data)], capsys)
+    status, _, err = command(["audit", "replay", str(log), "--seed-file", str(seed), "--data", str(data)])
     assert status == 1 and "data differs" in err

@@ -9,6 +9,7 @@ table). Two neighbouring tables with one schema get one lattice: a missing cell 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,6 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource
-from securedp.cli.main import main
 from securedp.reading.types import integer_columns, integer_typed
 from securedp.tables import IQR, Mean, Median, Sum, Variance
 
@@ -48,6 +48,9 @@ TYPED = {
     "pyarrow float64": (pa.array(VALUES, type=pa.float64()), False),
     "list of ints": (VALUES, False),
 }
+
+Command = Callable[[list[str]], tuple[int, str, str]]
+"""The ``command`` fixture (tests/conftest.py): exit status, standard output, standard error."""
 
 
 @pytest.mark.parametrize("name", sorted(TYPED))
@@ -124,41 +127,35 @@ def test_integer_columns_of_every_table_kind(kind: str, tmp_path: Path) -> None:
     assert integer_columns(table, ["i", "f", "s", "absent"]) == expected
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    capsys.readouterr()
-    status = main(argv)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return status, out, err
 
 
-def test_the_command_takes_a_step_records_it_and_replays(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_takes_a_step_records_it_and_replays(tmp_path: Path, command: Command) -> None:
     data, seed, log = tmp_path / "h.csv", tmp_path / "seed.bin", tmp_path / "log.jsonl"
     data.write_text("hours\n" + "\n".join(map(str, VALUES)) + "\n")
     seed.write_bytes(SEED)
     argv = ["release", str(data), "--column", "hours", "--stat", "sum", "--bounds", "0,80", "--epsilon", "1",
             "--seed-file", str(seed)]
-    status, out, _ = run([*argv, "--step", "1", "--audit-log", str(log)], capsys)
+    status, out, _ = command([*argv, "--step", "1", "--audit-log", str(log)])
     assert status == 0 and "lattice  step 1 (--step)" in out
     value = out.splitlines()[1].split()[-1]
     assert value.lstrip("-").isdigit()  # a whole number of hours
     record = json.loads(log.read_text().splitlines()[0])["record"]
     assert record["query"]["lattice"] == "1"
-    status, out, _ = run(["audit", "replay", str(log), "--seed-file", str(seed), "--data", str(data)], capsys)
+    status, out, _ = command(["audit", "replay", str(log), "--seed-file", str(seed), "--data", str(data)])
     assert status == 0 and "reproduced exactly" in out
-    status, out, _ = run(argv, capsys)  # CSV cells are text: without --step, the bounds' rule, and a hint
+    status, out, _ = command(argv)  # CSV cells are text: without --step, the bounds' rule, and a hint
     assert status == 0 and "--step 1 keeps whole numbers whole" in out
-    status, _, err = run(["release", str(data), "--column", "hours", "--stat", "count", "--epsilon", "1",
-                          "--step", "1"], capsys)
+    status, _, err = command(["release", str(data), "--column", "hours", "--stat", "count", "--epsilon", "1",
+                          "--step", "1"])
     assert status == 1 and "--step applies to the statistics with --bounds" in err and err.count("\n") == 1
 
 
-def test_a_parquet_table_keeps_integer_sums_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_parquet_table_keeps_integer_sums_whole(tmp_path: Path, command: Command) -> None:
     path, seed = tmp_path / "t.parquet", tmp_path / "seed.bin"
     pl.DataFrame({"g": ["a", "b"] * 3, "hours": VALUES}).write_parquet(path)
     seed.write_bytes(SEED)
-    status, out, _ = run(["release", str(path), "--group-by", "g", "--keys", "a,b", "--sum", "hours:0,80",
-                          "--epsilon", "1", "--seed-file", str(seed)], capsys)
+    status, out, _ = command(["release", str(path), "--group-by", "g", "--keys", "a,b", "--sum", "hours:0,80",
+                          "--epsilon", "1", "--seed-file", str(seed)])
     assert status == 0
     sums = [line.split(",")[1] for line in out.splitlines()[1:]]
     assert len(sums) == 2 and all(s.lstrip("-").isdigit() for s in sums)
