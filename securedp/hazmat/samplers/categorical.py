@@ -163,7 +163,8 @@ class SlotGroups:
         return group == self._far
 
     def bounds(self, group: int, x: Any) -> tuple[int, int]:  # noqa: ARG002 - one window per slot
-        """``low <= a * 2**64 <= high`` for the acceptance probability ``a`` of an entry of ``group``."""
+        """``low <= a * 2**64 <= high`` for the acceptance probability ``a`` of an entry of ``group`` (``x``, None
+        for a near slot, is not read)."""
         return self.low[group], self.high[group]
 
     def acceptance(self, group: int, x: Any) -> Real:
@@ -345,6 +346,7 @@ class ExpCategorical:
         """Envelope masses ``m_G * unit_G`` and their running sums."""
         assert len(per_group) == len(self.groups.unit)
         self.ends = list(accumulate(map(mul, per_group, self.groups.unit)))
+        self.starts = [0, *self.ends[:-1]]  # where each group's mass starts: one subtraction for every group
         self.total = self.ends[-1]
         first = self.groups.capped_from
         capped = self.total - (self.ends[first - 1] if first else 0)  # the groups with e = K
@@ -400,13 +402,18 @@ class ExpCategorical:
         if self._drawn and self._index is None:
             self._index = LocateIndex(self.slot_of, self.counts, len(self.ends))
         self._drawn = True
-        groups, units = self.groups, self.groups.unit
-        while True:
+        groups, units, starts = self.groups, self.groups.unit, self.starts
+        while True:  # the same operations for every group: no branch on the group but the per-entry one
             v = uniform_below_one(self.total, source)
             group = bisect_right(self.ends, v)
-            position = (v - (self.ends[group - 1] if group else 0)) // units[group]
+            position = (v - starts[group]) // units[group]
             located = self._locate(group, position) if groups.per_entry(group) else None
-            x = self._x(located[0]) if located is not None else self._rate_q * group  # near slot: gap = group
+            x = self._x(located[0]) if located is not None else None  # a near slot's x is needed only to refine
             low, high = groups.bounds(group, x)
-            if below(source.word(), low, high, partial(groups.acceptance, group, x), WORD_BITS, source):
+            if below(source.word(), low, high, partial(self._acceptance, group, x), WORD_BITS, source):
                 return located if located is not None else self._locate(group, position)
+
+    def _acceptance(self, group: int, x: Any) -> Real:
+        """The exact acceptance probability of a draw in ``group``: ``x = rate * gap``, or for a near slot
+        (``x`` None) ``rate * group``, its gap being its index; computed only when the window must refine."""
+        return self.groups.acceptance(group, self._rate_q * group if x is None else x)
