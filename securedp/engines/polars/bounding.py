@@ -159,7 +159,7 @@ def _smallest_rows(rows: pl.DataFrame, salt: bytes, fields: list[str], limit: in
     distinct, where = _distinct(units.cast(pl.Int64).to_numpy())
     heads, digests = _heads(salt, _field_texts(rows[starts].select(fields[:-1])), run,
                             _field_texts(pl.Series(units.name, distinct).cast(units.dtype)), where)
-    return rows.filter(pl.Series(_smallest_in_runs(run, starts, heads, digests, limit)))
+    return rows.filter(pl.Series(_smallest_in_runs(run, starts, heads, digests, limit, where)))
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -232,22 +232,34 @@ def _group_heads(codes: PairCodes, pairs: np.ndarray, run: np.ndarray, starts: n
 
 
 def _smallest_in_runs(run: np.ndarray, starts: np.ndarray, heads: pl.Series, digests: Callable[[], pl.Series],
-                      limit: int) -> np.ndarray:
+                      limit: int, tails: np.ndarray) -> np.ndarray:
     """Mask of the ``limit`` elements of each run whose digests are smallest; ``run`` (``0 .. R - 1``)
-    is sorted, run ``r`` starts at ``starts[r]`` and has more than ``limit`` elements.
+    is sorted, run ``r`` starts at ``starts[r]`` and has more than ``limit`` elements; ``tails[i]``
+    identifies the rest of element ``i``'s message (two elements of one run with equal tails have one
+    message, hence one digest).
 
     One UInt64 key per element, the run index in the top bits and the digest's leading bits
     (``heads``) below, so sorting the keys sorts each run by digest in place; an element is kept if
-    its key is at most its run's ``limit``-th smallest. Only if two elements of one run share a key
-    does the order come from the full digests (``digests()``), so the choice is exact.
+    its key is at most its run's ``limit``-th smallest. Equal keys of equal messages (a person's
+    rows with equal units) are interchangeable: the first ``limit`` of the sorted run are kept, ties
+    by position (every aggregate is the same whichever is kept). Only if two *different* messages of
+    one run share a key does the order come from the full digests (``digests()``), so the choice is exact.
     """
     key = run_keys(run, heads.to_numpy())
     ordered = np.sort(key)
+    sizes = np.diff(np.append(starts, run.size))
     if np.any(ordered[1:] == ordered[:-1]):
+        order = np.argsort(key, kind="stable")
+        keys, rest = key[order], tails[order]
+        tied = keys[1:] == keys[:-1]
+        if not np.any(tied & (rest[1:] != rest[:-1])):  # only equal messages tie: rank within the run
+            kept_sorted = np.arange(run.size) - np.repeat(starts, sizes) < limit  # runs keep their blocks
+            kept_equal: np.ndarray = np.empty(run.size, dtype=bool)
+            kept_equal[order] = kept_sorted
+            return kept_equal
         frame = pl.DataFrame({"_run": run, "_digest": digests()}).with_row_index("_at")
         key = frame.sort(["_run", "_digest"])["_at"].to_numpy().argsort().astype(np.uint64)
         ordered = np.arange(run.size, dtype=np.uint64)
-    sizes = np.diff(np.append(starts, run.size))
     kept: np.ndarray = key <= np.repeat(ordered[starts + limit - 1], sizes)
     return kept
 
@@ -271,7 +283,7 @@ def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], k: int, salt:
             first = np.cumsum(chosen_sizes) - chosen_sizes
             heads, digests = _group_heads(codes, candidates, run, first, salt)
             keep = ~crowded
-            keep[crowded] = _smallest_in_runs(run, first, heads, digests, k)
+            keep[crowded] = _smallest_in_runs(run, first, heads, digests, k, candidates % codes.keys)
             pairs = pairs.filter(pl.Series(keep))
     return pairs, coded, codes
 

@@ -259,3 +259,16 @@ def test_without_polars_hash_hashlib_keeps_the_same_rows(monkeypatch: pytest.Mon
     with_plugin = engine(int_frame(rows), 2, 2)
     monkeypatch.setattr(digest, "_polars_hash", None)
     assert engine(int_frame(rows), 2, 2) == with_plugin == reference(rows, 2, 2, SALT)
+
+
+def test_equal_rows_tie_without_the_full_digests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows of one (person, key) with equal units have one message: their tie is broken by position
+    (every aggregate is the same whichever is kept), and no full digest is computed for it."""
+    import securedp.engines.polars.bounding as bounding
+
+    def refused(*_: object) -> pl.Series:
+        raise AssertionError("equal messages must not need the full digests")
+
+    monkeypatch.setattr(bounding, "message_digests", refused)
+    rows = [(f"p{i % 4}", i % 2, (i // 8) % 3) for i in range(96)]  # 12 rows per pair, 3 distinct units
+    assert engine(frame(rows), 2, 5) == reference(rows, 2, 5, SALT)
