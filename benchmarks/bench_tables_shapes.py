@@ -15,6 +15,9 @@ a fresh process (wall seconds of ``prepare_table`` and ``.execute``, and the pea
   ``g`` proportional to ``1 / (g + 1)**1.1``, so a few groups hold most rows), persons with 1 to 30
   rows (uniformly: most persons are over ``max_rows`` in some group, and hashed), and float incomes with cents
   (``12345.67`` as float64) on the lattice of step ``0.01``; k=3, m=5.
+* ``skewed persons``: the ``skewed`` data with skewed person sizes: a person has ``s`` rows
+  (``1 <= s <= 30``) with probability proportional to ``1 / s``, so most persons have a few rows
+  and some have 30 (mean 7.5 rows, 1.3 million persons at 10**7 rows).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from bench_tables import GROUPS, WIDTH, table
 from securedp.hazmat.bits import ChaChaSource
 from securedp.tables import Count, Mean, Sum, prepare_table
 
-SHAPES = ("integers", "strings", "sparse ids", "3 groups", "no group-by", "skewed")
+SHAPES = ("integers", "strings", "sparse ids", "3 groups", "no group-by", "skewed", "skewed persons")
 
 
 def query(shape: str, frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]]:
@@ -52,16 +55,21 @@ def query(shape: str, frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]
         kw.update(keys=[0, 1, 2], max_rows=2)
     elif shape == "no group-by":
         kw.update(group_by=[], keys=None, max_groups=1, max_rows=2)
-    elif shape == "skewed":
-        frame = skewed(frame.height)
+    elif shape in ("skewed", "skewed persons"):
+        frame = skewed(frame.height, shape == "skewed persons")
         kw["aggregations"] = [Count(), Sum("income", (0, WIDTH), "0.01"), Mean("income", (0, WIDTH), "0.01")]
     return frame, kw
 
 
-def skewed(rows: int) -> pl.DataFrame:
-    """``rows`` rows of the ``skewed`` shape (see the module docstring); benchmark data only."""
+def skewed(rows: int, skewed_sizes: bool = False) -> pl.DataFrame:
+    """``rows`` rows of the ``skewed`` shape, or of ``skewed persons`` (see the module docstring);
+    benchmark data only."""
     gen = np.random.default_rng(2027)  # benchmark data only, never a privacy decision
-    sizes = gen.integers(1, 31, rows // 2 + 1)
+    if skewed_sizes:
+        weights = 1.0 / np.arange(1, 31)
+        sizes = gen.choice(np.arange(1, 31), size=rows // 4 + 1, p=weights / weights.sum())
+    else:
+        sizes = gen.integers(1, 31, rows // 2 + 1)
     persons = np.repeat(np.arange(len(sizes)), sizes)[:rows]
     weights = 1.0 / np.arange(1, GROUPS + 1) ** 1.1
     groups = gen.choice(GROUPS, size=rows, p=weights / weights.sum())
