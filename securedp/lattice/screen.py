@@ -27,8 +27,11 @@ is not 1-D raises, never flattened; so does a record that is itself a row,
 except with ``refuse_rows=False`` (analyst-facing sessions: it is unusable).
 
 Fast paths (no Python loop): NumPy float arrays (for a power-of-two step
-``x * 2**k`` is exact; for another step the float quotient is used unless it
-lies within ``2**-45 * (1 + |y|)`` of a tie, where the exact quotient of the
+``x * 2**k`` is exact; for a step ``2**-k n / d`` with odd ``d < 2**10``, such
+as ``0.01`` or ``1/3``, each float's significand and exponent are read from its
+bits and divided in integer arithmetic, ties to even, by blocks: no float
+operation decides a unit; for any other step the float quotient is used unless
+it lies within ``2**-45 * (1 + |y|)`` of a tie, where the exact quotient of the
 float's integer ratio decides) and NumPy integer arrays (integer arithmetic:
 clip, scale, round-divide in place, a shift for a power-of-two step), by blocks
 that stay in the CPU cache. Lists and object arrays whose records are all Python
@@ -113,6 +116,7 @@ class Clamp:
         self.exact_mult = (binary and math.isfinite(self.mult) and self.bound_u <= _FLOAT_EXACT
                            and Fraction(self.lo_f) == self.lo_v and Fraction(self.hi_f) == self.hi_v)
         self.approx_ok = math.isfinite(self.mult) and self.bound_u < _APPROX_LIMIT
+        self.float_lattice = _float_lattice_constants(step, max(abs(self.lo_v), abs(self.hi_v)))
         # |x| >= 2**big_bits means x lies beyond both bounds; |x| <= 2**tiny_bits means |x| < step / 2.
         biggest = max(abs(self.lo_v), abs(self.hi_v), step)
         self.big_bits = biggest.numerator.bit_length() - biggest.denominator.bit_length() + 1
@@ -405,8 +409,88 @@ def _object(values: list[int]) -> np.ndarray:
     return out
 
 
+_FLOAT_BLOCK = 1 << 16
+"""Elements per block of :func:`_float_units` (its dozen temporaries of a block stay in the L2 cache)."""
+_ODD_LIMIT = 1 << 10
+"""The odd part of the step's denominator must be below this for :func:`_float_units` (``m d < 2**63``)."""
+
+
+def _float_lattice_constants(step: Fraction, biggest: Fraction) -> tuple[int, int, int, bool] | None:
+    """``(d, n, shift, left)`` with ``step = 2**-shift n / d`` (``d``, ``n`` odd) when :func:`_float_units`
+    applies: ``d < 2**10`` (so ``m d < 2**63`` for a 53-bit significand ``m``) and every in-bounds float's
+    ``|x| d 2**shift`` below ``2**62``; else ``None``. ``left``: some float within ``biggest`` has
+    ``|x| 2**shift >= 2**53``, so its significand is shifted left (``t > 0`` in :func:`_float_units`)."""
+    num, den = step.numerator, step.denominator
+    twos_den = (den & -den).bit_length() - 1
+    twos_num = (num & -num).bit_length() - 1
+    d, n = den >> twos_den, num >> twos_num
+    shift = twos_den - twos_num
+    if d >= _ODD_LIMIT or n > INT64_MAX // 2 or biggest * d * Fraction(2) ** shift >= 1 << 62:
+        return None
+    return d, n, shift, biggest * Fraction(2) ** shift >= 1 << 53
+
+
+def _float_units(x: np.ndarray, constants: tuple[int, int, int, bool], out: np.ndarray) -> None:
+    """``out = round_half_even(x / step)`` for finite float64 ``x`` within the bounds, in integer arithmetic.
+
+    A float is ``(-1)**sign m 2**e`` exactly, ``m`` and ``e`` read from its bits (``m < 2**53``), so with
+    ``step = 2**-shift n / d``, ``x / step = m d 2**(e + shift) / n``: the integer ``P = m d`` (below
+    ``2**63``) shifted by ``t = e + shift`` and divided by ``n``. For ``t >= 0``, ``q = (P << t) // n``
+    with remainder ``r``; for ``t = -s < 0``, ``P = a 2**s + b`` (``0 <= b < 2**s``), ``q = a // n``,
+    ``r = a - q n``, and the remainder of the whole division is ``r 2**s + b``: it is more than half of
+    ``n 2**s`` when ``2 r > n``, or ``2 r = n`` and ``b > 0``, or ``2 r = n - 1`` and ``b > 2**(s-1)``;
+    exactly half when ``2 r = n`` and ``b = 0`` or ``2 r = n - 1`` and ``b = 2**(s-1)`` (a tie: to even).
+    For ``s >= 64`` (``P < 2**63 <= 2**(s-1)``) the quotient rounds to 0. No float operation decides a unit.
+    """
+    d, n, shift, left = constants
+    bits = x.view(np.uint64)
+    exponent = (bits >> np.uint64(52)) & np.uint64(0x7FF)
+    p = bits & np.uint64((1 << 52) - 1)
+    p |= (exponent != 0).view(np.uint8).astype(np.uint64) << np.uint64(52)
+    if d != 1:
+        p *= np.uint64(d)
+    t = np.maximum(exponent, np.uint64(1)).view(np.int64) - (1075 - shift)  # a subnormal: exponent 0, 2**-1074
+    s = np.clip(t, -63, 0)
+    np.negative(s, out=s)
+    s = s.view(np.uint64)
+    mask = (np.uint64(1) << s) - np.uint64(1)
+    half = mask - (mask >> np.uint64(1))  # 2**(s-1), or 0 for s = 0
+    a = p >> s
+    if left:  # some float in the bounds has t > 0
+        a <<= np.clip(t, 0, 63).view(np.uint64)
+    b = p & mask
+    if n == 1:  # the quotient is a, the remainder b (of 2**s): up past half, ties to even
+        up = (b > half) | ((b == half) & (b != 0) & ((a & np.uint64(1)) != 0))
+        q = a
+    else:
+        q = a // np.uint64(n)
+        twice = (a - q * np.uint64(n)) << np.uint64(1)
+        at_n = twice == np.uint64(n)
+        below_n = twice == np.uint64(n - 1)
+        up = (twice > np.uint64(n)) | (at_n & (b > 0)) | (below_n & (b > half))
+        tie = (at_n & (b == 0)) | (below_n & (b == half) & (b != 0))
+        up |= tie & ((q & np.uint64(1)) != 0)
+    q += up.view(np.uint8)
+    q[t < -63] = 0
+    units = q.view(np.int64)
+    np.negative(units, out=units, where=(bits >> np.uint64(63)).view(np.int64) != 0)
+    out[...] = units
+
+
 def _float_array(x: np.ndarray, clamp: Clamp, screen: Callable[[Any], int | None]) -> tuple[np.ndarray, np.ndarray]:
     bad = np.isnan(x)
+    if not clamp.exact_mult and clamp.float_lattice is not None:  # any other step: integers, by blocks
+        units = np.empty(x.shape, dtype=np.int64)
+        y = np.empty(min(x.size, _FLOAT_BLOCK), dtype=np.float64)
+        for start in range(0, x.size, _FLOAT_BLOCK):
+            end = min(start + _FLOAT_BLOCK, x.size)
+            block = y[:end - start]
+            np.clip(x[start:end], clamp.lo_f, clamp.hi_f, out=block)  # exact: comparisons only
+            np.copyto(block, 0.0, where=bad[start:end])
+            _float_units(block, clamp.float_lattice, units[start:end])
+            units[start:end][x[start:end] < clamp.lo_f] = clamp.lo_u
+            units[start:end][x[start:end] > clamp.hi_f] = clamp.hi_u
+        return units, bad
     if clamp.exact_mult:  # the snapped bounds are floats and x * 2**k is exact: clip, scale, round by blocks
         units = np.empty(x.shape, dtype=np.int64)
         y = np.empty(min(x.size, _BLOCK), dtype=np.float64)

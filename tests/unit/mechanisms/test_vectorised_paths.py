@@ -7,7 +7,10 @@
   exact values, and a missing value is still refused naming the caller's own object;
 * the median's gaps from counts per lattice point and from a sort give the same seeded values,
   and the input commitment encodes the sorted units as before;
-* a first draw locates its point by blocks exactly where a full cumulative count does.
+* a first draw locates its point by blocks exactly where a full cumulative count does;
+* float64 arrays on a step ``2**-k n / d`` with a small odd ``d`` (``0.01``, ``1/3``) are screened in
+  integer arithmetic to the exact rounding of each float's rational value: ties, near-ties,
+  subnormals, signed zeros, values beyond the bounds, NaN, across blocks.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ import pytest
 import securedp
 import securedp.mechanisms.quantile as quantile
 from securedp import ChaChaSource
+from securedp.hazmat.exact.kernels import round_half_even
 from securedp.hazmat.samplers.categorical import LOCATE_BLOCK, ExpCategorical
-from securedp.lattice.screen import _BLOCK, Clamp, _int_array, screen_units
+from securedp.lattice.screen import _BLOCK, _FLOAT_BLOCK, Clamp, _float_array, _int_array, screen_units
 from securedp.mechanisms.scores import parse_scores
 
 STEPS = [Fraction(1), Fraction(1, 4), Fraction(8), Fraction(3), Fraction(1, 3), Fraction(2**16), Fraction(10, 7)]
@@ -106,7 +110,7 @@ def test_numeric_columns_of_scores_are_read_as_their_arrays() -> None:
         parse_scores(pa.array([1, None, 3]))
 
 
-@pytest.mark.parametrize("bounds", [(0, 100), (-50, 3000), (0, 2**20)])
+@pytest.mark.parametrize("bounds", [(0, 100), (-50, 1000), (0, 2**20)])
 @pytest.mark.parametrize("epsilon", [1, "0.001"])
 def test_counting_and_sorting_give_the_same_seeded_quantiles(monkeypatch: pytest.MonkeyPatch, bounds: tuple[int, int],
                                                              epsilon: str | int) -> None:
@@ -144,3 +148,39 @@ def test_first_draws_locate_by_blocks_like_a_full_cumulative_count(with_counts: 
         for position in {0, int(cumulative[-1]) // 2, int(cumulative[-1]) - 1} if cumulative[-1] else ():
             i = int(np.searchsorted(cumulative, position, side="right"))
             assert plan._locate(group, position) == (i, position - (int(cumulative[i - 1]) if i else 0))
+
+
+FLOAT_STEPS = [Fraction(1, 100), Fraction(1, 10), Fraction(1, 3), Fraction(3), Fraction(5, 7), Fraction(1, 2**30),
+               Fraction(1000), Fraction(1, 10**4), Fraction(1, 1023), Fraction(7, 2**40), Fraction(3 * 2**20),
+               Fraction(1, 2**60), Fraction(2**900), Fraction(3 * 2**900, 1023)]
+
+
+def _exact_units(x: float, clamp: Clamp) -> int:
+    """The unit of one float by the rule itself: clamp its exact value, divide by the step, ties to even."""
+    if x in (np.inf, -np.inf):
+        return clamp.hi_u if x > 0 else clamp.lo_u
+    q = min(max(Fraction(x), clamp.lo_v), clamp.hi_v) / clamp.step
+    return round_half_even(q.numerator, q.denominator)
+
+
+@pytest.mark.parametrize("step", FLOAT_STEPS)
+def test_float_arrays_screen_to_the_exact_units(step: Fraction) -> None:
+    rng = np.random.default_rng(12)  # test data only
+    for lo_u, hi_u in [(-(2**40), 2**40), (0, 2**20), (-7, 3), (5, 5)]:
+        clamp = Clamp(step, lo_u, hi_u)
+        assert clamp.float_lattice is not None
+        assert not clamp.exact_mult or step.numerator & (step.numerator - 1) == 0
+        width = float(max(abs(clamp.lo_v), abs(clamp.hi_v)))
+        k = rng.integers(-2 * abs(lo_u) - 9, 2 * abs(hi_u) + 9, 1000)
+        ties = np.array([float((Fraction(int(v)) + Fraction(1, 2)) * step) for v in k])
+        parts = [ties, np.nextafter(ties, np.inf), np.nextafter(ties, -np.inf),
+                 np.array([float(Fraction(int(v)) * step) for v in k]),
+                 width * rng.uniform(-1.5, 1.5, 1000), width * 2.0 ** rng.uniform(-80, 1, 1000),
+                 np.array([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, float(step) / 2, width, -width,
+                           np.inf, -np.inf, np.nan, 1e308, -1e308])]
+        one = np.concatenate(parts)
+        x = np.tile(one, 1 + _FLOAT_BLOCK // one.size)  # several blocks
+        units, bad = _float_array(x, clamp, clamp.record_function())
+        assert bad.tolist() == np.isnan(x).tolist()
+        expected = [0 if v != v else _exact_units(float(v), clamp) for v in one]
+        assert units.tolist() == expected * (1 + _FLOAT_BLOCK // one.size)
