@@ -120,10 +120,10 @@ def _exact_text(x: Any) -> str | None:
     return f"{n}/{d}"
 
 
-def _checked(data: Any, person: str, keys: Sequence[str], units: str | None) -> pl.DataFrame:
+def _checked(data: Any, person: str, keys: Sequence[str], units: Sequence[str]) -> pl.DataFrame:
     """The needed columns, categoricals as strings; raises on missing columns, bad types, nulls, blanks."""
     frame = to_polars(data)
-    columns = [person, *keys, *([units] if units is not None else [])]
+    columns = [person, *keys, *units]
     if len(set(columns)) != len(columns):
         raise ValueError(f"columns must be distinct: {columns}")
     for column in columns:
@@ -134,9 +134,9 @@ def _checked(data: Any, person: str, keys: Sequence[str], units: str | None) -> 
     )
     for column in columns:
         dtype = frame.schema[column]
-        if column == units:
+        if column in units:
             if dtype not in _UNITS:
-                raise TypeError(f"units column {units!r} must hold integer lattice units (int64 at most), not {dtype}")
+                raise TypeError(f"units column {column!r} must hold integer lattice units (int64 at most), not {dtype}")
         else:
             canonical_text(column, dtype)
     nulls = frame.null_count().row(0)
@@ -149,17 +149,26 @@ def _checked(data: Any, person: str, keys: Sequence[str], units: str | None) -> 
     return frame
 
 
-def _smallest_rows(rows: pl.DataFrame, salt: bytes, fields: list[str], limit: int) -> pl.DataFrame:
-    """The ``limit`` rows of each pair (:data:`PAIR`, every pair with more rows) whose row digests
-    over ``fields`` (person, key columns, units: the last) are smallest."""
+def _smallest_rows(rows: pl.DataFrame, salt: bytes, fields: list[str], units: list[str],
+                   limit: int) -> tuple[pl.DataFrame, list[np.ndarray]]:
+    """The rows sorted by pair (:data:`PAIR`, every pair with more than ``limit`` rows) and, for each
+    column of ``units``, the mask of the ``limit`` rows of each pair whose row digests over ``fields``
+    (person, key columns) and that column are smallest.
+
+    The rows are sorted, and the fields of each pair's prefix written, once for all the columns; each
+    column's digests are its own (its units end the message)."""
     rows = rows.sort(PAIR)
     starts = run_starts(rows[PAIR].to_numpy())
     run = np.repeat(np.arange(starts.size), np.diff(np.append(starts, rows.height)))
-    units = rows.get_column(fields[-1])
-    distinct, where = _distinct(units.cast(pl.Int64).to_numpy())
-    heads, digests = _heads(salt, _field_texts(rows[starts].select(fields[:-1])), run,
-                            _field_texts(pl.Series(units.name, distinct).cast(units.dtype)), where)
-    return rows.filter(pl.Series(_smallest_in_runs(run, starts, heads, digests, limit, where)))
+    prefixes = _field_texts(rows[starts].select(fields))
+    masks = []
+    for column in units:
+        values = rows.get_column(column)
+        distinct, where = _distinct(values.cast(pl.Int64).to_numpy())
+        heads, digests = _heads(salt, prefixes, run, _field_texts(pl.Series(values.name, distinct).cast(values.dtype)),
+                                where)
+        masks.append(_smallest_in_runs(run, starts, heads, digests, limit, where))
+    return rows, masks
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -187,9 +196,10 @@ def _collect(query: pl.LazyFrame) -> pl.DataFrame:
     return query.collect(engine="streaming")
 
 
-def _pair_aggregates(frame: pl.DataFrame, units: str | None, squares: bool) -> list[pl.Expr]:
+def _pair_aggregates(frame: pl.DataFrame, units: str | None, squares: bool, suffix: str = "") -> list[pl.Expr]:
     """Per pair: rows (``_rows``), and with ``units`` the sum (``_sum``) and on request the sum of
-    squares (``_sq``, or its three parts ``_hh``, ``_hl``, ``_ll``), exact.
+    squares (``_sq``, or its three parts ``_hh``, ``_hl``, ``_ll``), exact; ``suffix`` ends the names
+    of the sums (not of ``_rows``).
 
     Sums run in Int64 when ``rows * max |u|`` (``* max |u|`` again for squares) is below ``2**63``
     for the whole frame, so that no partial sum (of a pair, or later of a key) can overflow;
@@ -202,14 +212,14 @@ def _pair_aggregates(frame: pl.DataFrame, units: str | None, squares: bool) -> l
     low, high = frame.select(pl.col(units).min().alias("lo"), pl.col(units).max().alias("hi")).row(0)
     widest = max(abs(low or 0), abs(high or 0))
     small = frame.height * widest < _INT64
-    aggs.append((u if small else u.cast(pl.Int128)).sum().alias("_sum"))
+    aggs.append((u if small else u.cast(pl.Int128)).sum().alias(f"_sum{suffix}"))
     if squares and frame.height * widest * widest < _INT64:
-        aggs.append((u * u).sum().alias("_sq"))
+        aggs.append((u * u).sum().alias(f"_sq{suffix}"))
     elif squares:
         h = u.floordiv(1 << 32)
         lo = (u - h * (1 << 32)).cast(pl.Int128)
-        aggs += [(h * h).cast(pl.Int128).sum().alias("_hh"), (h * lo).sum().alias("_hl"),
-                 (lo * lo).sum().alias("_ll")]
+        aggs += [(h * h).cast(pl.Int128).sum().alias(f"_hh{suffix}"), (h * lo).sum().alias(f"_hl{suffix}"),
+                 (lo * lo).sum().alias(f"_ll{suffix}")]
     return aggs
 
 
@@ -221,12 +231,13 @@ def _field_texts(values: pl.Series | pl.DataFrame) -> pl.Series:
     return frame.select(pl.concat_str(parts).alias("_fields")).to_series()
 
 
-def _group_heads(codes: PairCodes, pairs: np.ndarray, run: np.ndarray, starts: np.ndarray,
+def _group_heads(codes: PairCodes, pairs: np.ndarray, key_codes: np.ndarray, run: np.ndarray, starts: np.ndarray,
                  salt: bytes) -> tuple[pl.Series, Callable[[], pl.Series]]:
-    """The digest heads of the group messages of coded ``pairs`` (sorted; ``run[i]`` the index of
-    pair ``i``'s person among ``starts``; at least one key column), and a function giving their
-    full hex digests: ``hex(salt) || field(person) || field(key columns)``, exactly :func:`message`'s."""
-    distinct, where = _distinct(pairs % codes.keys)
+    """The digest heads of the group messages of coded ``pairs`` (sorted; ``key_codes`` their
+    ``pair % keys``; ``run[i]`` the index of pair ``i``'s person among ``starts``; at least one key
+    column), and a function giving their full hex digests: ``hex(salt) || field(person) || field(key
+    columns)``, exactly :func:`message`'s."""
+    distinct, where = _distinct(key_codes)
     return _heads(salt, _field_texts(codes.persons(pairs[starts])), run,
                   _field_texts(codes.key_frame(distinct)), where)
 
@@ -246,7 +257,7 @@ def _smallest_in_runs(run: np.ndarray, starts: np.ndarray, heads: pl.Series, dig
     one run share a key does the order come from the full digests (``digests()``), so the choice is exact.
     """
     key = run_keys(run, heads.to_numpy())
-    ordered = np.sort(key)
+    ordered = pl.Series(key).sort().to_numpy()  # Polars sorts on every core: 4x NumPy's time here
     sizes = np.diff(np.append(starts, run.size))
     if np.any(ordered[1:] == ordered[:-1]):
         order = np.argsort(key, kind="stable")
@@ -281,9 +292,10 @@ def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], k: int, salt:
             run = np.repeat(np.arange(chosen_sizes.size), chosen_sizes)
             candidates = pair_codes[crowded]
             first = np.cumsum(chosen_sizes) - chosen_sizes
-            heads, digests = _group_heads(codes, candidates, run, first, salt)
+            key_codes = candidates % codes.keys
+            heads, digests = _group_heads(codes, candidates, key_codes, run, first, salt)
             keep = ~crowded
-            keep[crowded] = _smallest_in_runs(run, first, heads, digests, k, candidates % codes.keys)
+            keep[crowded] = _smallest_in_runs(run, first, heads, digests, k, key_codes)
             pairs = pairs.filter(pl.Series(keep))
     return pairs, coded, codes
 
@@ -300,20 +312,63 @@ def bound_and_aggregate(
     squares: bool = False,
 ) -> KeyAggregates:
     """Bound every person's contribution (see the module) and aggregate the kept rows per key, exactly."""
-    k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
-    keys = list(keys)
-    frame = _checked(data, person, keys, units)
-    aggs = _pair_aggregates(frame, units, squares)
-    value_cols = [a.meta.output_name() for a in aggs]
-    pairs, coded, codes = _kept_pairs(frame, person, keys, k, salt, aggs)
-    full = pl.col("_rows") > m
     if units is None:
+        k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
+        keys = list(keys)
+        frame = _checked(data, person, keys, [])
+        pairs, _, codes = _kept_pairs(frame, person, keys, k, salt, _pair_aggregates(frame, None, False))
         pairs = pairs.with_columns(pl.min_horizontal("_rows", pl.lit(m, pl.Int64)).alias("_rows"))
-    elif pairs.select(full.any()).item():
+        return _per_key(pairs, codes, ["_rows"])
+    return bound_and_aggregate_columns(data, person=person, keys=keys, units=[units], max_groups=max_groups,
+                                       max_rows=max_rows, salt=salt, squares=[squares])[0]
+
+
+def bound_and_aggregate_columns(
+    data: Any,
+    *,
+    person: str,
+    keys: Sequence[str] = (),
+    units: Sequence[str],
+    max_groups: Any,
+    max_rows: Any,
+    salt: bytes,
+    squares: Sequence[bool] | None = None,
+) -> list[KeyAggregates]:
+    """:func:`bound_and_aggregate` of each column of ``units`` (``squares[i]``: with the sums of squares),
+    in one pass over rows every column shares (no value dropped).
+
+    Each column's result is the one :func:`bound_and_aggregate` gives for it alone: which pairs a
+    person keeps depends on the group digests only, so the pairs are coded, aggregated and chosen
+    once; each column then keeps, of each pair over ``max_rows``, the rows its own row digests
+    choose, the rows of those pairs gathered and sorted once for all the columns.
+    """
+    k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
+    keys, units = list(keys), list(units)
+    wanted = [False] * len(units) if squares is None else list(squares)
+    if len(wanted) != len(units) or not units:
+        raise ValueError("give at least one units column, and one squares flag per units column")
+    frame = _checked(data, person, keys, units)
+    per_column = [_pair_aggregates(frame, u, sq, f"_{i}")[1:] for i, (u, sq) in enumerate(zip(units, wanted,
+                                                                                                strict=True))]
+    counted = pl.len().cast(pl.Int64).alias("_rows")
+    pairs, coded, codes = _kept_pairs(frame, person, keys, k, salt, [counted, *(a for c in per_column for a in c)])
+    full = pl.col("_rows") > m
+    names = [[a.meta.output_name() for a in aggs] for aggs in per_column]
+    if pairs.select(full.any()).item():
         rows = _collect(coded.join(pairs.lazy().filter(full).select(PAIR), on=PAIR, how="semi"))
-        chosen = _smallest_rows(rows, salt, [person, *keys, units], m).group_by(PAIR).agg(aggs)
-        pairs = pl.concat([pairs.filter(~full), chosen.select(pairs.columns)])
-    return _per_key(pairs, codes, value_cols)
+        rows, masks = _smallest_rows(rows, salt, [person, *keys], units, m)
+        light = pairs.filter(~full)
+        chosen = [rows.filter(pl.Series(mask)).group_by(PAIR).agg([counted, *aggs])
+                  for mask, aggs in zip(masks, per_column, strict=True)]
+        column_pairs = [pl.concat([light.select(PAIR, "_rows", *n), c.select(PAIR, "_rows", *n)])
+                        for n, c in zip(names, chosen, strict=True)]
+    else:
+        column_pairs = [pairs.select(PAIR, "_rows", *n) for n in names]
+    results = []
+    for i, (n, column) in enumerate(zip(names, column_pairs, strict=True)):
+        plain = [name.removesuffix(f"_{i}") for name in n]
+        results.append(_per_key(column.rename(dict(zip(n, plain, strict=True))), codes, ["_rows", *plain]))
+    return results
 
 
 @dataclass(frozen=True)
@@ -333,13 +388,14 @@ def bound_and_count_units(
     ``units``) and count the kept rows per key and lattice unit."""
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     keys = list(keys)
-    frame = _checked(data, person, keys, units)
+    frame = _checked(data, person, keys, [units])
     pairs, coded, codes = _kept_pairs(frame, person, keys, k, salt, [pl.len().cast(pl.Int64).alias("_rows")])
     full = pl.col("_rows") > m
     kept = _collect(coded.join(pairs.lazy().filter(~full).select(PAIR), on=PAIR, how="semi").select(PAIR, units))
     if pairs.select(full.any()).item():
         rows = _collect(coded.join(pairs.lazy().filter(full).select(PAIR), on=PAIR, how="semi"))
-        kept = pl.concat([kept, _smallest_rows(rows, salt, [person, *keys, units], m).select(PAIR, units)])
+        rows, (mask,) = _smallest_rows(rows, salt, [person, *keys], [units], m)
+        kept = pl.concat([kept, rows.filter(pl.Series(mask)).select(PAIR, units)])
     key = (pl.col(PAIR) % codes.keys).alias("_key")
     counted = _collect(kept.lazy().group_by(key, units).agg(pl.len().cast(pl.Int64).alias("_n")).sort("_key", units))
     lists = counted.group_by("_key", maintain_order=True).agg(pl.col(units), pl.col("_n"))

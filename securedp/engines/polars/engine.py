@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -17,7 +18,12 @@ from securedp.lattice import screen_units
 
 
 class PolarsEngine:
-    """Step (1) in memory, on Polars (pandas, polars, pyarrow tables; CSV and Parquet files)."""
+    """Step (1) in memory, on Polars (pandas, polars, pyarrow tables; CSV and Parquet files).
+
+    Unless values may be dropped (``missing="drop"``, a public choice), every value column keeps the rows
+    of the table: the first :meth:`column` call bounds and aggregates all of them in one pass
+    (:func:`~securedp.engines.polars.bounding.bound_and_aggregate_columns`), the others read its result.
+    """
 
     def __init__(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
                  public: PublicKeys | None, missing: str, fill: Any) -> None:
@@ -34,7 +40,10 @@ class PolarsEngine:
         self.kind, self.bounds = frames.kind, bounds
         self.base = frame.select([PERSON, *bounds.group_by])
         rows = frame[ROW].to_numpy()
+        self.specs = list(columns)
         self.columns = [self._screen(_take(frames.values[spec.column], rows), spec, missing, fill) for spec in columns]
+        self._shared = [] if missing == "drop" else list(range(len(columns)))  # a public rule: no value dropped
+        self._all: dict[bytes, dict[int, bounding.KeyAggregates]] = {}
 
     def _screen(self, records: np.ndarray | list[Any], spec: ColumnSpec, missing: str, fill: Any) -> pl.DataFrame:
         try:
@@ -52,6 +61,19 @@ class PolarsEngine:
 
     def column(self, index: int, salt: bytes, squares: bool) -> bounding.KeyAggregates:
         b = self.bounds
+        if index in self._shared and squares <= self.specs[index].squares:
+            if salt not in self._all:  # one pass for every column of the shared rows
+                names = [f"{UNITS}{i}" for i in self._shared]
+                frame = self.base.with_columns(self.columns[i][UNITS].alias(n) for i, n in zip(self._shared, names,
+                                                                                               strict=True))
+                results = bounding.bound_and_aggregate_columns(
+                    frame, person=PERSON, keys=b.group_by, units=names, max_groups=b.max_groups, max_rows=b.max_rows,
+                    salt=salt, squares=[self.specs[i].squares for i in self._shared])
+                self._all = {salt: dict(zip(self._shared, results, strict=True))}
+            result = self._all[salt][index]
+            if squares or result.total_squares is None:
+                return result
+            return dataclasses.replace(result, total_squares=None)
         return bounding.bound_and_aggregate(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
                                             max_groups=b.max_groups, max_rows=b.max_rows, salt=salt,
                                             squares=squares)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from securedp import ChaChaSource
 from securedp.bounding.digest import EXAMPLE, draw_salt, hashlib_digests, hex_digests, message, polars_hash_digests
-from securedp.engines.polars.bounding import bound_and_aggregate
+from securedp.engines.polars.bounding import bound_and_aggregate, bound_and_aggregate_columns
 
 SALT = hashlib.sha256(b"bounding-tests").digest()[:16]
 Table = dict[tuple, list[int]]  # key -> [rows, persons, total, total_squares]
@@ -107,6 +107,31 @@ def test_engine_matches_the_reference_rule(rows: list[tuple], limits: tuple[int,
     persons = {p for p, _, _ in rows}
     assert sum(cell[1] for cell in ours.values()) <= k * len(persons)  # at most k groups per person
     assert all(cell[0] <= m * cell[1] for cell in ours.values())  # at most m rows per person and group
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["ann", "bob", "cé"]), st.integers(-1, 2), UNITS, st.integers(-3, 3)),
+                min_size=1, max_size=40), LIMITS)
+def test_one_pass_over_several_columns_keeps_each_columns_own_rows(rows: list[tuple], limits: tuple[int, int]) -> None:
+    """Several units columns of the same rows in one pass: each column's cells are the rule's for that
+    column alone (its own row digests), with or without the sums of squares."""
+    k, m = limits
+    data = pl.DataFrame({"person": [r[0] for r in rows], "key": [r[1] for r in rows], "u": [r[2] for r in rows],
+                         "v": [r[3] for r in rows]}, schema={"person": pl.String, "key": pl.Int64, "u": pl.Int64,
+                                                              "v": pl.Int64})
+    both = bound_and_aggregate_columns(data, person="person", keys=["key"], units=["u", "v"], max_groups=k,
+                                       max_rows=m, salt=SALT, squares=[True, False])
+    for agg, column, squares in zip(both, ["u", "v"], [True, False], strict=True):
+        alone = bound_and_aggregate(data, person="person", keys=["key"], units=column, max_groups=k, max_rows=m,
+                                    salt=SALT, squares=squares)
+        assert agg.keys.equals(alone.keys)
+        assert (agg.rows, agg.persons, agg.total, agg.total_squares) == (alone.rows, alone.persons, alone.total,
+                                                                          alone.total_squares)
+        expected = reference([(p, key, r[2] if column == "u" else r[3]) for r in rows for p, key in [r[:2]]], k, m,
+                             SALT)
+        cells = zip(agg.keys.iter_rows(), agg.rows, agg.persons, agg.total or [], strict=True)
+        assert {key: [r, n, t] for key, r, n, t in cells} == {key: v[:3] for key, v in expected.items()}
+        assert (agg.total_squares is None) == (not squares)
 
 
 def test_equal_digest_heads_fall_back_to_the_full_digest(monkeypatch: pytest.MonkeyPatch) -> None:
