@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from securedp.mechanisms.contributions import analyst_facing
+from securedp.reading.cells import is_unusable_text
 from securedp.reading.files import MissingColumns, read_file
 
 
@@ -48,7 +49,7 @@ def read_column(path: str | Path, column: str, id_column: str | None = None, *, 
     if id_column is None:
         return Column(values, None)
     raw_ids = ["" if v is None else str(v) for v in frame[id_column].to_list()]
-    blank = [i for i, raw in enumerate(raw_ids) if not raw.strip() or "\ufffd" in raw]
+    blank = [i for i, raw in enumerate(raw_ids) if is_unusable_text(raw)]
     if blank and analyst_facing():  # no error depends on the data: a row without a usable id is dropped
         unusable = set(blank)
         return Column(values, [None if i in unusable else person_code(raw) for i, raw in enumerate(raw_ids)])

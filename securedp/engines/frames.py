@@ -43,7 +43,7 @@ import pyarrow as pa
 
 from securedp.engines.polars.bounding import to_polars
 from securedp.hazmat.exact.rational import format_rational
-from securedp.reading.cells import is_blank
+from securedp.reading.cells import UNUSABLE_TEXT, is_blank
 from securedp.reading.columns import column_values
 from securedp.reading.files import read_file
 
@@ -159,8 +159,8 @@ def _key_expr(frame: pl.DataFrame, column: str, role: str) -> tuple[pl.Expr, pl.
     if dtype not in _KEY_TYPES:
         raise TypeError(f"{role} column {column!r} has type {dtype}: cast it to integers or strings")
     bad = expr.is_null()
-    if dtype == pl.String:  # blank, or holding U+FFFD (undecodable bytes, securedp.reading.files): no id or key
-        bad = bad | (expr.str.strip_chars() == "") | expr.str.contains("\ufffd", literal=True)
+    if dtype == pl.String:  # blank, or holding U+FFFD (undecodable bytes): no id or key (securedp.reading.cells)
+        bad = bad | expr.str.contains(UNUSABLE_TEXT)
     return expr.alias(column), bad
 
 
@@ -193,8 +193,9 @@ def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence
     dropped = [bad for c, _, bad, role in checked if drop_bad_keys or (drop_missing_keys and role == "group_by")]
     if dropped:  # a rule of each row alone: its own id or key is unusable
         frame = frame.filter(~pl.any_horizontal(dropped))
-    for column, _, bad, role in checked:
-        if frame.select(bad.any()).item():
+    found = frame.select(bad.any() for _, _, bad, _ in checked).row(0) if checked else ()
+    for (column, _, _, role), unusable in zip(checked, found, strict=True):  # one pass, every column at once
+        if unusable:
             raise ValueError(f"{role} column {column!r} has missing, blank or non-integral values")
     exprs = [expr for c, expr, _, _ in checked if c in group_by]
     if id_column is not None:

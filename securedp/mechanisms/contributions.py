@@ -76,7 +76,7 @@ import numpy as np
 from securedp.bounding.limits import positive_count as positive_count  # re-exported: read here by the statistics
 from securedp.bounding.messages import smallest_per_person
 from securedp.lattice.columns import as_records, first_row_record, rows_error
-from securedp.reading.cells import is_blank
+from securedp.reading.cells import is_missing, is_unusable_text
 from securedp.reading.mode import analyst_facing as analyst_facing  # re-exported: the mode, defined below
 from securedp.reading.mode import analyst_facing_scope as analyst_facing_scope
 
@@ -127,7 +127,7 @@ def _classify_id(v: Any) -> int | str:
     if isinstance(v, (int, np.integer)):
         i = int(v)
         return i if i >= 0 else _NEGATIVE
-    if is_blank(v) or (isinstance(v, str) and "\ufffd" in v):
+    if is_missing(v) or (isinstance(v, str) and is_unusable_text(v)):
         return _BLANK
     if isinstance(v, str):
         return v

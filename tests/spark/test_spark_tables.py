@@ -130,3 +130,31 @@ def test_a_value_refused_by_the_one_check_job_names_its_column(spark):
     with pytest.raises(ValueError, match="'income' has unusable records"):
         prepare_table(frame, group_by=["region"], keys=["a"], id_column="pid", epsilon=1,
                       aggregations=[Sum("age", (0, 10)), Sum("income", (0, 10))])
+
+
+def test_spark_reads_blank_and_undecodable_text_by_the_one_rule(spark):
+    """Spark's ``rlike`` of ``UNUSABLE_TEXT`` agrees with Python on every whitespace character, its
+    neighbours and a spread of other code points; and a table whose id is one of the odd texts gets the
+    in-memory engine's verdict (Spark's ``trim`` used to strip spaces only: ``"\\t"`` was a person)."""
+    from pyspark.sql import functions as f
+
+    from securedp.reading.cells import UNUSABLE_TEXT, WHITESPACE, is_unusable_text
+
+    spaces = [c for c in map(chr, range(0x3001)) if c.isspace()]
+    near = {chr(o + d) for c in spaces for d in (-1, 0, 1) for o in [ord(c)]}
+    texts = sorted(near | {chr(c) for c in range(0x20, 0x110000, 997) if not 0xD800 <= c < 0xE000}
+                   | {"", " a", "a\n", "\n\n", "x\ufffd", "\u200b", WHITESPACE.replace("-", "")})
+    frame = spark.createDataFrame([(i, t) for i, t in enumerate(texts)], "i int, t string")
+    rows = frame.select("i", f.col("t").rlike(UNUSABLE_TEXT).alias("bad")).collect()
+    assert {r["i"]: r["bad"] for r in rows} == {i: is_unusable_text(t) for i, t in enumerate(texts)}
+    for odd in ["\t", "\x1c", "\u3000", "\u200b", "x\ufffd"]:
+        data = pd.DataFrame({"pid": ["p1", odd, "p2"], "region": ["a", "a", "a"]})
+        verdicts = []
+        for table in (data, spark.createDataFrame(data)):
+            try:
+                prepare_table(table, group_by=["region"], keys=["a"], id_column="pid", epsilon=1)
+                verdicts.append("released")
+            except ValueError as error:
+                assert "'pid'" in str(error)
+                verdicts.append("refused")
+        assert verdicts == ["refused" if is_unusable_text(odd) else "released"] * 2, (odd, verdicts)

@@ -42,8 +42,8 @@ digest's leading bits), falling back to full digests on a shared key.
 Input: a Polars DataFrame or LazyFrame; pandas DataFrames and pyarrow Tables
 are converted to Polars through Arrow. Ids and keys are integers or
 non-blank strings (categoricals are read as their strings), units integers;
-nulls and blanks are refused with an error naming the column, before any
-budget is spent.
+nulls, blanks and text holding U+FFFD are refused with an error naming the
+column, before any budget is spent.
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ from securedp.bounding.digest import (
 from securedp.bounding.limits import positive_count
 from securedp.bounding.messages import run_keys, run_starts, salt_text
 from securedp.engines.polars.pair_codes import PAIR, PairCodes, code_pairs
+from securedp.reading.cells import UNUSABLE_TEXT
 
 _UNITS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
 _PARTS = ["_hh", "_hl", "_ll"]
@@ -121,7 +122,8 @@ def _exact_text(x: Any) -> str | None:
 
 
 def _checked(data: Any, person: str, keys: Sequence[str], units: Sequence[str]) -> pl.DataFrame:
-    """The needed columns, categoricals as strings; raises on missing columns, bad types, nulls, blanks."""
+    """The needed columns, categoricals as strings; raises on missing columns, bad types, nulls (blank
+    and undecodable texts are refused on their distinct values, once coded: :func:`_refuse_unusable_texts`)."""
     frame = to_polars(data)
     columns = [person, *keys, *units]
     if len(set(columns)) != len(columns):
@@ -143,24 +145,30 @@ def _checked(data: Any, person: str, keys: Sequence[str], units: Sequence[str]) 
     for column, count in zip(columns, nulls, strict=True):
         if count:
             raise ValueError(f"column {column!r} has missing values")
-    for column in columns:
-        if frame.schema[column] == pl.String and frame.select((pl.col(column).str.strip_chars() == "").any()).item():
-            raise ValueError(f"column {column!r} has blank values")
     return frame
 
 
-def _smallest_rows(rows: pl.DataFrame, salt: bytes, fields: list[str], units: list[str],
+def _refuse_unusable_texts(codes: PairCodes) -> None:
+    """Raise naming the first id or key column with a blank or undecodable text among its distinct values
+    (:data:`securedp.reading.cells.UNUSABLE_TEXT`, every engine's rule)."""
+    for code in (codes.person, *codes.key_columns):
+        if code.values is not None and code.dtype == pl.String and code.values.str.contains(UNUSABLE_TEXT).any():
+            raise ValueError(f"column {code.column!r} has blank values, or text a decoder could not read (U+FFFD)")
+
+
+def _smallest_rows(rows: pl.DataFrame, salt: bytes, codes: PairCodes, units: list[str],
                    limit: int) -> tuple[pl.DataFrame, list[np.ndarray]]:
     """The rows sorted by pair (:data:`PAIR`, every pair with more than ``limit`` rows) and, for each
-    column of ``units``, the mask of the ``limit`` rows of each pair whose row digests over ``fields``
-    (person, key columns) and that column are smallest.
+    column of ``units``, the mask of the ``limit`` rows of each pair whose row digests over the pair's
+    person and key columns (decoded by ``codes``) and that column are smallest.
 
     The rows are sorted, and the fields of each pair's prefix written, once for all the columns; each
     column's digests are its own (its units end the message)."""
     rows = rows.sort(PAIR)
-    starts = run_starts(rows[PAIR].to_numpy())
+    pairs = rows[PAIR].to_numpy()
+    starts = run_starts(pairs)
     run = np.repeat(np.arange(starts.size), np.diff(np.append(starts, rows.height)))
-    prefixes = _field_texts(rows[starts].select(fields))
+    prefixes = _field_texts(codes.pair_frame(pairs[starts]))
     masks = []
     for column in units:
         values = rows.get_column(column)
@@ -275,12 +283,13 @@ def _smallest_in_runs(run: np.ndarray, starts: np.ndarray, heads: pl.Series, dig
     return kept
 
 
-def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], k: int, salt: bytes,
+def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], units: list[str], k: int, salt: bytes,
                 aggs: list[pl.Expr]) -> tuple[pl.DataFrame, pl.LazyFrame, PairCodes]:
     """The coded (person, key) pairs (:mod:`securedp.engines.polars.pair_codes`), sorted, with ``aggs`` of
     their rows, after each person keeps at most ``k`` keys; also the coded rows and the codes."""
     frame, pair, codes = code_pairs(frame, person, keys)
-    coded = frame.lazy().with_columns(pair)
+    _refuse_unusable_texts(codes)
+    coded = frame.lazy().select(pair, *units)  # ids and keys are read back from their codes
     pairs = coded.sort(PAIR).group_by(PAIR, maintain_order=True).agg(aggs).collect()
     if keys and pairs.height:
         pair_codes = pairs[PAIR].to_numpy()
@@ -316,7 +325,7 @@ def bound_and_aggregate(
         k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
         keys = list(keys)
         frame = _checked(data, person, keys, [])
-        pairs, _, codes = _kept_pairs(frame, person, keys, k, salt, _pair_aggregates(frame, None, False))
+        pairs, _, codes = _kept_pairs(frame, person, keys, [], k, salt, _pair_aggregates(frame, None, False))
         pairs = pairs.with_columns(pl.min_horizontal("_rows", pl.lit(m, pl.Int64)).alias("_rows"))
         return _per_key(pairs, codes, ["_rows"])
     return bound_and_aggregate_columns(data, person=person, keys=keys, units=[units], max_groups=max_groups,
@@ -351,12 +360,13 @@ def bound_and_aggregate_columns(
     per_column = [_pair_aggregates(frame, u, sq, f"_{i}")[1:] for i, (u, sq) in enumerate(zip(units, wanted,
                                                                                                 strict=True))]
     counted = pl.len().cast(pl.Int64).alias("_rows")
-    pairs, coded, codes = _kept_pairs(frame, person, keys, k, salt, [counted, *(a for c in per_column for a in c)])
+    pairs, coded, codes = _kept_pairs(frame, person, keys, units, k, salt,
+                                       [counted, *(a for c in per_column for a in c)])
     full = pl.col("_rows") > m
     names = [[a.meta.output_name() for a in aggs] for aggs in per_column]
     if pairs.select(full.any()).item():
         rows = _collect(coded.join(pairs.lazy().filter(full).select(PAIR), on=PAIR, how="semi"))
-        rows, masks = _smallest_rows(rows, salt, [person, *keys], units, m)
+        rows, masks = _smallest_rows(rows, salt, codes, units, m)
         light = pairs.filter(~full)
         chosen = [rows.filter(pl.Series(mask)).group_by(PAIR).agg([counted, *aggs])
                   for mask, aggs in zip(masks, per_column, strict=True)]
@@ -389,17 +399,20 @@ def bound_and_count_units(
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     keys = list(keys)
     frame = _checked(data, person, keys, [units])
-    pairs, coded, codes = _kept_pairs(frame, person, keys, k, salt, [pl.len().cast(pl.Int64).alias("_rows")])
+    pairs, coded, codes = _kept_pairs(frame, person, keys, [units], k, salt,
+                                       [pl.len().cast(pl.Int64).alias("_rows")])
     full = pl.col("_rows") > m
     kept = _collect(coded.join(pairs.lazy().filter(~full).select(PAIR), on=PAIR, how="semi").select(PAIR, units))
     if pairs.select(full.any()).item():
         rows = _collect(coded.join(pairs.lazy().filter(full).select(PAIR), on=PAIR, how="semi"))
-        rows, (mask,) = _smallest_rows(rows, salt, [person, *keys], [units], m)
+        rows, (mask,) = _smallest_rows(rows, salt, codes, [units], m)
         kept = pl.concat([kept, rows.filter(pl.Series(mask)).select(PAIR, units)])
     key = (pl.col(PAIR) % codes.keys).alias("_key")
     counted = _collect(kept.lazy().group_by(key, units).agg(pl.len().cast(pl.Int64).alias("_n")).sort("_key", units))
     lists = counted.group_by("_key", maintain_order=True).agg(pl.col(units), pl.col("_n"))
-    key_frame = codes.key_frame(lists["_key"].to_numpy()) if keys else pl.DataFrame()
+    key_frame = pl.DataFrame()
+    if keys:
+        key_frame, lists = codes.in_key_order(lists["_key"].to_numpy(), lists)
     return UnitCounts(key_frame, lists[units].to_list(), lists["_n"].to_list())
 
 
@@ -408,8 +421,8 @@ def _per_key(pairs: pl.DataFrame, codes: PairCodes, value_cols: list[str]) -> Ke
     persons = pl.len().cast(pl.Int64).alias("_persons")
     if codes.key_columns:
         key = (pl.col(PAIR) % codes.keys).alias("_key")
-        table = _collect(pairs.lazy().group_by(key).agg([persons, *sums]).sort("_key"))
-        key_frame = codes.key_frame(table["_key"].to_numpy())
+        table = _collect(pairs.lazy().group_by(key).agg([persons, *sums]))
+        key_frame, table = codes.in_key_order(table["_key"].to_numpy(), table)
     else:
         table, key_frame = _collect(pairs.lazy().select([persons, *sums])), pl.DataFrame()
     total = table["_sum"].to_list() if "_sum" in value_cols else None

@@ -5,24 +5,33 @@ by a person column and key columns, and sorting the pairs by their code puts
 each person's pairs next to each other, so per-person counts and choices are
 runs of one array instead of window functions.
 
-**Codes.** Each column gets order-preserving integer codes ``0 <= c < size``:
+**Codes.** Each column gets integer codes ``0 <= c < size``, one per distinct value:
 
 * an integer column whose values span fewer than :data:`SPAN` integers:
   ``value - min`` (no pass over the data beyond its minimum and maximum);
-* any other column (strings, sparse or huge integers): the position of the
-  value among the column's sorted distinct values (a join).
+* a text column: a keyed 64-bit hash of each value (Polars ``hash``, its seed
+  fresh from the OS for each call), the distinct hashes numbered by a join on
+  UInt64, *checked*: every value must equal the value its code decodes to (one
+  gather and one comparison), so two texts sharing a hash can never share a code.
+  If they do (for distinct texts about ``n**2 / 2**65``, for ``n`` distinct values,
+  with an unpredictable seed), the column is coded as the next case instead. These
+  codes are in no particular order (a join on strings costs 2 to 3 times as much);
+* any other column (sparse or huge integers): the position of the value among
+  the column's sorted distinct values (a join).
 
 The key of a row is coded by mixed radix over its key columns,
-``(c1 * size2 + c2) * size3 + ...``, which keeps the lexicographic order of
-the keys; if that would reach ``2**63 / size(person)``, the key tuples are
-coded by their position among the sorted distinct tuples instead. The pair
-code is ``person * keys + key``. Codes only group and order rows inside the
-engine; which rows bounding keeps is decided by digests of the values
-(:mod:`securedp.bounding.digest`), never by codes.
+``(c1 * size2 + c2) * size3 + ...``; if that would reach ``2**63 /
+size(person)``, the key tuples are coded by their position among their
+distinct tuples ordered by code instead. The pair code is ``person * keys +
+key``. Codes only group rows inside the engine: which rows bounding keeps is
+decided by digests of the values (:mod:`securedp.bounding.digest`), never by
+codes, and the keys of a result are put in the order of their values by
+:meth:`PairCodes.in_key_order`.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,7 +50,8 @@ _SAFE = 1 << 62  # integers this small subtract in Int64 without overflow
 
 @dataclass(frozen=True)
 class ColumnCode:
-    """Order-preserving codes ``0 .. size - 1`` of one column: ``value - offset``, or the position in ``values``."""
+    """Codes ``0 .. size - 1`` of one column: ``value - offset``, or the position in ``values`` (its
+    distinct values, sorted unless the column is text, see the module)."""
 
     column: str
     dtype: pl.DataType
@@ -84,10 +94,24 @@ class PairCodes:
             rest = rest // code.size
         return pl.DataFrame(list(reversed(columns)))
 
+    def pair_frame(self, pairs: np.ndarray) -> pl.DataFrame:
+        """The person and key columns of pair codes."""
+        persons = self.persons(pairs).to_frame()
+        return pl.concat([persons, self.key_frame(pairs % self.keys)], how="horizontal") if self.key_columns \
+            else persons
+
+    def in_key_order(self, key_codes: np.ndarray, table: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The key columns of ``key_codes`` (distinct) and ``table`` (one row per code, aligned), both
+        reordered so that the keys are ascending (lexicographically over the key columns)."""
+        frame = self.key_frame(key_codes)
+        order = frame.with_row_index("_at").sort(frame.columns, maintain_order=True)["_at"]
+        return frame[order], table[order]
+
 
 def _column_code(frame: pl.DataFrame, column: str) -> tuple[pl.DataFrame, ColumnCode, pl.Expr]:
     """The column's code expression (on the returned frame) and how to decode codes."""
     dtype = frame.schema[column]
+    name = f"_code_{column}"
     if dtype.is_integer() and frame.height:
         low, high = frame.select(pl.col(column).min().alias("lo"), pl.col(column).max().alias("hi")).row(0)
         if high - low < SPAN:
@@ -95,11 +119,35 @@ def _column_code(frame: pl.DataFrame, column: str) -> tuple[pl.DataFrame, Column
             code = (pl.col(column).cast(pl.Int64) - low if safe
                     else (pl.col(column).cast(pl.Int128) - low).cast(pl.Int64))
             return frame, ColumnCode(column, dtype, high - low + 1, low, None), code
-    name = f"_code_{column}"
+    if dtype == pl.String and frame.height:
+        hashed = _hashed_codes(frame.get_column(column), secrets.randbits(64))
+        if hashed is not None:
+            codes, values = hashed
+            return frame.with_columns(codes.alias(name)), ColumnCode(column, dtype, len(values), None, values), \
+                pl.col(name)
     values = frame.get_column(column).unique().sort()
     table = pl.DataFrame([values, pl.int_range(len(values), dtype=pl.Int64, eager=True).alias(name)])
     coded = frame.join(table, on=column, how="left")
     return coded, ColumnCode(column, dtype, max(len(values), 1), None, values), pl.col(name)
+
+
+def keyed_hash(column: pl.Expr, seed: int) -> pl.Expr:
+    """A 64-bit hash of each value, keyed by ``seed`` (Polars ``hash``; tests replace it to force collisions)."""
+    return column.hash(seed)
+
+
+def _hashed_codes(column: pl.Series, seed: int) -> tuple[pl.Series, pl.Series] | None:
+    """Int64 codes of a text column by :func:`keyed_hash` and its distinct values in code order, or
+    None if two distinct values share a hash (see the module)."""
+    hashes = column.to_frame().lazy().select(keyed_hash(pl.col(column.name), seed).alias("_hash")).with_row_index("_at")
+    distinct = hashes.unique("_hash", keep="any").with_row_index("_code", offset=0)  # "_at": a row holding it
+    coded = hashes.join(distinct.select("_hash", "_code"), on="_hash", how="left", maintain_order="left")
+    codes_frame, at = pl.collect_all([coded.select(pl.col("_code").cast(pl.Int64)), distinct.select("_at")])
+    codes, values = codes_frame.to_series(), column.gather(at.to_series())
+    if not pl.DataFrame([column.alias("_value"), codes]).select(
+            (pl.lit(values).gather(pl.col("_code")) == pl.col("_value")).all()).item():
+        return None
+    return codes, values
 
 
 def code_pairs(frame: pl.DataFrame, person: str, keys: Sequence[str]) -> tuple[pl.DataFrame, pl.Expr, PairCodes]:
@@ -120,7 +168,7 @@ def code_pairs(frame: pl.DataFrame, person: str, keys: Sequence[str]) -> tuple[p
     else:  # many wide key columns: code the distinct tuples by their sorted position
         tuples = frame.select(*keys, *[e.alias(f"_k{i}") for i, e in enumerate(exprs)])
         order = [f"_k{i}" for i in range(len(exprs))]
-        key_values = tuples.unique(order).sort(order).drop(order)
+        key_values = tuples.unique(order).sort(order).drop(order)  # in the order of the codes
         key_values = key_values.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("_tuple"))
         frame = frame.join(key_values, on=list(keys), how="left")
         key, radix = pl.col("_tuple"), max(key_values.height, 1)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from securedp.engines.spark.bounding import text
+from securedp.reading.cells import UNUSABLE_TEXT
 
 if TYPE_CHECKING:  # pyspark is an optional dependency: ``pip install "securedp[spark]"``
     from pyspark.sql import Column, DataFrame
@@ -46,8 +47,6 @@ if TYPE_CHECKING:  # pyspark is an optional dependency: ``pip install "securedp[
 INT64_LIMIT = 1 << 63
 _INTEGRAL = ("tinyint", "smallint", "int", "bigint")
 
-_REPLACEMENT = "\ufffd"
-"""The character a lossy decoder writes for bytes it cannot decode (never part of an id or key)."""
 
 
 def require_pyspark() -> None:
@@ -164,7 +163,7 @@ def check_cells(frame: DataFrame, keys: Sequence[str], labels: dict[str, str],
 
     texts = [text(frame, c) for c in keys]
     checks = [f.max(f.col(c).isNull().cast("int")).alias(f"null{i}") for i, c in enumerate(keys)]
-    checks += [f.max(((f.trim(t) == f.lit("")) | t.contains(_REPLACEMENT)).cast("int")).alias(f"blank{i}")
+    checks += [f.max(t.rlike(UNUSABLE_TEXT).cast("int")).alias(f"blank{i}")
                if frame.schema[c].dataType.simpleString() == "string" else f.lit(0).alias(f"blank{i}")
                for i, (c, t) in enumerate(zip(keys, texts, strict=True))]  # an integer is never blank
     checks += [f.max(f.col(units).isNull().cast("int")).alias(f"value{i}") for i, (units, _) in enumerate(values)]
@@ -189,13 +188,13 @@ def drop_bad_keys(frame: DataFrame, columns: Sequence[str]) -> DataFrame:
     """``frame`` without the rows whose id or key is missing, blank or undecodable (analyst-facing: nothing raises).
 
     Spark's CSV reader writes U+FFFD for bytes its encoding cannot decode, so two distinct ids could read
-    alike: a cell holding U+FFFD is no id or key (:mod:`securedp.reading.files` states the rule).
+    alike: a cell holding U+FFFD is no id or key. Blank and undecodable are
+    :data:`securedp.reading.cells.UNUSABLE_TEXT`'s, as in every engine (not Spark's ``trim``, which strips
+    spaces only).
     """
-    from pyspark.sql import functions as f
-
     for column in columns:
         cell = text(frame, column)
-        frame = frame.filter(cell.isNotNull() & (f.trim(cell) != f.lit("")) & ~cell.contains(_REPLACEMENT))
+        frame = frame.filter(cell.isNotNull() & ~cell.rlike(UNUSABLE_TEXT))
     return frame
 
 

@@ -171,13 +171,16 @@ def test_unsigned_ids_above_two_to_the_63() -> None:
     assert engine(int_frame(rows, person=pl.UInt64, key=pl.UInt8), 2, 1) == reference(rows, 2, 1, SALT)
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["ann", "bob", "cé"]), st.one_of(NARROW, WIDE),
-                          st.sampled_from(["x", "y", "zé"]), st.integers(-3, 3)), min_size=1, max_size=40),
-       LIMITS, st.booleans())
-def test_two_key_columns_match_the_reference(rows: list[tuple], limits: tuple[int, int], by_tuple: bool) -> None:
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["ann", "bob", "cé", "eve"]), st.one_of(NARROW, WIDE),
+                          st.sampled_from(["x", "y", "zé", "ab"]), st.integers(-3, 3)), min_size=1, max_size=40),
+       LIMITS, st.booleans(), st.booleans())
+def test_two_key_columns_match_the_reference(rows: list[tuple], limits: tuple[int, int], by_tuple: bool,
+                                             colliding: bool) -> None:
     """Keys of several columns, coded by mixed radix, or (``by_tuple``: as when the radix would not fit
-    in 63 bits) by the rank of the distinct key tuples."""
+    in 63 bits) by the rank of the distinct key tuples. Text ids and keys are coded by a keyed hash
+    checked against the texts; ``colliding`` forces distinct texts to share a hash (a text's hash is its
+    length in bytes), so those columns are coded by rank instead. Kept rows and key order are the rule's."""
     import securedp.engines.polars.pair_codes as pair_codes
 
     data = pl.DataFrame({"person": [r[0] for r in rows], "k1": [r[1] for r in rows], "k2": [r[2] for r in rows],
@@ -187,6 +190,8 @@ def test_two_key_columns_match_the_reference(rows: list[tuple], limits: tuple[in
     with pytest.MonkeyPatch.context() as patch:
         if by_tuple:
             patch.setattr(pair_codes, "_RADIX_LIMIT", 2)
+        if colliding:
+            patch.setattr(pair_codes, "keyed_hash", lambda column, seed: column.str.len_bytes().cast(pl.UInt64))
         agg = bound_and_aggregate(data, person="person", keys=["k1", "k2"], units="units", max_groups=k,
                                   max_rows=m, salt=SALT, squares=True)
     assert agg.total is not None and agg.total_squares is not None
@@ -194,6 +199,22 @@ def test_two_key_columns_match_the_reference(rows: list[tuple], limits: tuple[in
                                                           agg.total_squares, strict=True)}
     assert list(ours) == sorted(ours)
     assert ours == reference([(p, (k1, k2), u) for p, k1, k2, u in rows], k, m, SALT)
+
+
+def test_hashed_text_codes_decode_to_their_texts_or_are_refused() -> None:
+    """The checked hash codes of a text column: each code decodes to its row's text, one code per
+    distinct text; a hash shared by distinct texts gives no codes (the caller ranks instead)."""
+    from securedp.engines.polars.pair_codes import _hashed_codes
+
+    texts = pl.Series("t", ["b", "a", "b", "ab", "cé", "a", "ab"] * 3)
+    codes, values = _hashed_codes(texts, 12345) or (None, None)
+    assert codes is not None and values is not None
+    assert values.gather(codes).to_list() == texts.to_list()
+    assert sorted(values.to_list()) == ["a", "ab", "b", "cé"]
+    import securedp.engines.polars.pair_codes as pair_codes
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pair_codes, "keyed_hash", lambda column, seed: column.str.len_bytes().cast(pl.UInt64))
+        assert _hashed_codes(texts, 12345) is None
 
 
 @settings(max_examples=100, deadline=None)
