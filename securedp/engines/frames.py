@@ -46,6 +46,7 @@ from securedp.hazmat.exact.rational import format_rational
 from securedp.reading.cells import UNUSABLE_TEXT, is_blank
 from securedp.reading.columns import column_values
 from securedp.reading.files import read_file
+from securedp.reading.text import arrow_text, python_text
 
 _KEY_TYPES = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64, pl.String)
 _INT64 = 1 << 63
@@ -92,8 +93,8 @@ def _split(data: Any, keys: Sequence[str], values: Sequence[str]) -> tuple[pl.Da
     if isinstance(data, pl.LazyFrame):
         data = data.select(list(dict.fromkeys([*keys, *values]))).collect()
     module = type(data).__module__.split(".")[0]
-    if module == "pyarrow":
-        frame = to_polars(data.select(list(keys)))
+    if module == "pyarrow":  # Arrow text is checked (Polars would take invalid UTF-8 as it is)
+        frame = to_polars(pa.table({c: arrow_text(data.column(c)) for c in keys}) if keys else data.select([]))
         return frame, {c: column_values(data.column(c)) for c in values}, data.num_rows
     if module == "pandas":
         frame = pl.DataFrame([_pandas_key_series(data[c], c) for c in keys]) if keys else pl.DataFrame()
@@ -124,7 +125,8 @@ def _pandas_key_series(series: Any, name: str) -> pl.Series:
         return pl.Series(name, [None if is_blank(c) else int(c) for c in cells], dtype=dtype)
     if all(isinstance(c, str) or (isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)))
            for c in usable):  # text, or integers and text: each cell is its canonical text (7 and "7" are one)
-        return pl.Series(name, [None if is_blank(c) else c if isinstance(c, str) else str(int(c)) for c in cells],
+        return pl.Series(name, [None if is_blank(c) else python_text(c) if isinstance(c, str) else str(int(c))
+                                for c in cells],
                          dtype=pl.String)
     raise TypeError(f"column {name!r} holds values that are neither integers nor text: an id or key column "
                     "holds integers or text")

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from securedp.reading.text import python_text
+
 _MISSING_TYPE_NAMES = frozenset({"NAType", "NaTType"})
 
 WHITESPACE = "\t\n\x0b\x0c\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
@@ -55,5 +57,6 @@ def is_blank(value: Any) -> bool:
 
 
 def is_unusable_text(text: str) -> bool:
-    """Whether ``text`` is no id or key: blank, or holding U+FFFD (:data:`UNUSABLE_TEXT`)."""
-    return _UNUSABLE.search(text) is not None
+    """Whether ``text`` is no id or key: blank, or holding U+FFFD (:data:`UNUSABLE_TEXT`) once read
+    by :func:`securedp.reading.text.python_text` (a lone surrogate is undecodable text)."""
+    return _UNUSABLE.search(python_text(text)) is not None

@@ -9,6 +9,7 @@ column                                 records
 =====================================  ============================================================
 NumPy array                            itself (``longdouble`` included: the screen reads it exactly)
 pyarrow ``Array``/``ChunkedArray``     ``to_pylist()``: exact Python values, ``None`` for a null
+                                       (text that is not UTF-8 decoded lossily: :mod:`.text`)
 pandas Series, NumPy dtype             ``to_numpy()``: the column's own int, uint, float, bool or
                                        object values
 pandas Series, extension dtype         ``Int*``/``UInt*`` without a missing value: an ``int64``/
@@ -33,6 +34,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+from securedp.reading.text import arrow_text
 
 __all__ = ["column_values"]
 
@@ -70,7 +73,7 @@ def column_values(data: Any) -> np.ndarray | list[Any]:
     if isinstance(data, np.ndarray):
         return data
     if callable(getattr(type(data), "to_pylist", None)):  # a pyarrow Array or ChunkedArray
-        return list(data.to_pylist())
+        return list(arrow_text(data).to_pylist())
     module = _module(data)
     if module == "pandas" and type(data).__name__ == "Series":
         return _pandas_values(data)

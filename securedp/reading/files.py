@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from securedp.reading.mode import analyst_facing
+from securedp.reading.text import arrow_text
 
 __all__ = ["MissingColumns", "check_encoding", "column_names", "read_csv_bytes", "read_file"]
 
@@ -124,6 +125,29 @@ def column_names(path: str | pathlib.Path, *, delimiter: str = ",") -> list[str]
     return _header(head[len(codecs.BOM_UTF8):] if head.startswith(codecs.BOM_UTF8) else head, delimiter)
 
 
+def _read_parquet(file: pathlib.Path, columns: list[str] | None) -> Any:
+    """The ``columns`` of a Parquet file as Polars; a text column that is not valid UTF-8 (Polars refuses
+    the whole file) is read by pyarrow and refused naming it for the data holder, or decoded lossily
+    (:func:`securedp.reading.text.arrow_text`) in an analyst-facing session, as a CSV file's bytes are."""
+    import polars as pl
+
+    try:
+        return pl.read_parquet(file, columns=columns)
+    except pl.exceptions.ComputeError as error:
+        if "utf-8" not in str(error).lower():
+            raise
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(file, columns=columns)
+    repaired = {name: arrow_text(table.column(name)) for name in table.column_names}
+    for name in table.column_names:
+        if repaired[name] is not table.column(name) and not analyst_facing():
+            raise ValueError(f"{file}: column {name!r} holds text that is not valid UTF-8; write the file with "
+                             "valid text, or remove those rows")
+    return pl.from_arrow(pa.table(repaired))
+
+
 def read_file(path: str | pathlib.Path, columns: Sequence[str] | None, *, delimiter: str = ",",
               encoding: str = _UTF8) -> Any:
     """The ``columns`` (all if ``None``) of the CSV or Parquet file at ``path`` as a Polars frame."""
@@ -137,5 +161,5 @@ def read_file(path: str | pathlib.Path, columns: Sequence[str] | None, *, delimi
         absent = [c for c in dict.fromkeys(columns or ()) if c not in names]
         if absent:
             raise MissingColumns(absent, list(names))
-        return pl.read_parquet(file, columns=None if columns is None else list(dict.fromkeys(columns)))
+        return _read_parquet(file, None if columns is None else list(dict.fromkeys(columns)))
     return read_csv_bytes(file.read_bytes(), columns, where=str(file), delimiter=delimiter, encoding=encoding)

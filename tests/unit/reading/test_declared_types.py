@@ -150,6 +150,32 @@ def test_the_command_takes_a_step_records_it_and_replays(tmp_path: Path, command
     assert status == 1 and "--step applies to the statistics with --bounds" in err and err.count("\n") == 1
 
 
+
+@pytest.mark.parametrize("forged", ["1/1024", "2", "1/3"])
+def test_a_forger_who_edits_only_the_lattice_fails_replay(tmp_path: Path, command: Command, forged: str) -> None:
+    """The record's ``lattice`` is part of what replay recomputes: a forger who changes only that field
+    (``--step 1`` to another step) and re-chains the hashes of an unsigned log passes ``verify`` (the
+    control: an unsigned chain protects against accidents only) but not ``replay``, whose value then
+    differs; with a signed log the edit fails ``verify`` as any edit does (tests/audit/test_forgery.py)."""
+    from securedp.audit.canonical import canonical
+    from securedp.audit.log import GENESIS, entry_hash
+
+    data, seed, log = tmp_path / "h.csv", tmp_path / "seed.bin", tmp_path / "log.jsonl"
+    data.write_text("hours\n" + "\n".join(map(str, VALUES)) + "\n")
+    seed.write_bytes(SEED)
+    status, _, _ = command(["release", str(data), "--column", "hours", "--stat", "sum", "--bounds", "0,80",
+                            "--epsilon", "1", "--seed-file", str(seed), "--step", "1", "--audit-log", str(log)])
+    assert status == 0
+    entry = json.loads(log.read_text().splitlines()[0])
+    entry["record"]["query"]["lattice"] = forged
+    entry["prev"] = GENESIS
+    entry["hash"] = entry_hash(entry)
+    log.write_bytes(canonical(entry) + b"\n")
+    status, out, _ = command(["audit", "verify", str(log)])
+    assert status == 0, out  # the control: the re-chained, unsigned log is consistent
+    status, out, err = command(["audit", "replay", str(log), "--seed-file", str(seed), "--data", str(data)])
+    assert status == 1 and "differs" in out + err, out + err
+
 def test_a_parquet_table_keeps_integer_sums_whole(tmp_path: Path, command: Command) -> None:
     path, seed = tmp_path / "t.parquet", tmp_path / "seed.bin"
     pl.DataFrame({"g": ["a", "b"] * 3, "hours": VALUES}).write_parquet(path)

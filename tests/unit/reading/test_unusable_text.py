@@ -1,5 +1,10 @@
 """Blank and undecodable text: one rule (``securedp.reading.cells.UNUSABLE_TEXT``) in every reader.
 
+Text that is not valid Unicode (Arrow cells whose bytes are not UTF-8, which Polars took as they
+were and a Parquet file made Polars refuse whole; Python strings with a lone surrogate, which were
+a person in one-column releases and a ``UnicodeEncodeError`` in tables) is read as its lossy
+decoding (``securedp.reading.text``), so the same rule refuses it everywhere.
+
 Each engine used to trim "whitespace" by its own rule: Python's ``str.strip`` (U+001C..U+001F
 included), Polars' ``strip_chars`` (Rust's White_Space, without them) and Spark's ``trim`` (the space
 only). An id of ``"\\x1c"`` or ``"\\t"`` was then a person in one engine and refused in another, so
@@ -10,13 +15,21 @@ same expression (``tests/spark/test_spark_tables.py`` checks it there).
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Any
 
+import numpy as np
+import pandas as pd
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+import securedp
 from securedp import ChaChaSource, Session
 from securedp.reading.cells import UNUSABLE_TEXT, WHITESPACE, is_blank, is_unusable_text
-from securedp.tables import Count, prepare_table
+from securedp.reading.text import arrow_text, python_text
+from securedp.tables import Count, Sum, prepare_table
 
 EVERY_CHARACTER = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]  # no lone surrogates
 EDGES = ["", " a", "a ", "a\n", "\n\n", "\ufffd", "x\ufffd", "\u200b", "\ufeff", " \t\r\n\x0b\x0c\x1c\x1f\u3000"]
@@ -78,3 +91,67 @@ def test_the_engines_bounding_refuses_an_odd_text_given_to_it_directly() -> None
         else:
             assert bound_and_aggregate(frame, person="person", keys=["key"], max_groups=1, max_rows=1,
                                        salt=bytes(16)).rows == [1, 1]
+
+
+# Text that is not valid Unicode: Arrow cells whose bytes are not UTF-8, Python strings with a lone surrogate.
+
+
+def invalid_utf8(cells: list[bytes]) -> pa.Array:
+    """An Arrow ``string`` array holding exactly these bytes (Arrow does not check them when built so)."""
+    offsets = np.cumsum([0, *map(len, cells)]).astype(np.int32)
+    return pa.Array.from_buffers(pa.string(), len(cells), [None, pa.py_buffer(offsets.tobytes()),
+                                                           pa.py_buffer(b"".join(cells))])
+
+
+IDS_BYTES = [b"a\xff", b"b", b"c", b"a\xfe"]  # two ids that a lossy decoder would merge, and two good ones
+
+
+def undecodable_tables(tmp_path: Path) -> dict[str, Any]:
+    arrow = pa.table({"pid": invalid_utf8(IDS_BYTES), "g": pa.array(["x"] * 4), "v": pa.array([1, 2, 3, 4])})
+    parquet = tmp_path / "t.parquet"
+    pq.write_table(arrow, parquet)
+    surrogate = pd.DataFrame({"pid": ["a\udcff", "b", "c", "a\udcfe"], "g": ["x"] * 4, "v": [1, 2, 3, 4]})
+    return {"pyarrow": arrow, "parquet": parquet, "pandas": surrogate}
+
+
+@pytest.mark.parametrize("kind", ["pyarrow", "parquet", "pandas"])
+def test_undecodable_ids_are_unusable_in_every_table_input(tmp_path: Path, kind: str) -> None:
+    """The data holder is refused naming the column (never a decoder's exception); an analyst-facing
+    session releases the table of the usable rows, exactly as if the undecodable rows were absent."""
+    data = undecodable_tables(tmp_path)[kind]
+    query = {"id_column": "pid", "group_by": ["g"], "keys": ["x"], "aggregations": [Count(), Sum("v", (0, 4))]}
+    with pytest.raises(ValueError, match="'pid'"):
+        prepare_table(data, epsilon=1, **query)
+    guarded = Session(epsilon=1, rng=ChaChaSource(bytes(32)), analyst_facing=True)
+    released = guarded.table(data, epsilon="1/2", **query)
+    usable = pl.DataFrame({"pid": ["b", "c"], "g": ["x", "x"], "v": [2, 3]})
+    alone = Session(epsilon=1, rng=ChaChaSource(bytes(32)), analyst_facing=True).table(usable, epsilon="1/2", **query)
+    assert released.value == alone.value
+
+
+@pytest.mark.parametrize("ids", [["a\udcff", "b", "c", "a\udcfe"], invalid_utf8(IDS_BYTES),
+                                 pa.chunked_array([invalid_utf8(IDS_BYTES)])], ids=["surrogates", "array", "chunked"])
+def test_undecodable_ids_of_a_one_column_release_are_blank(ids: Any) -> None:
+    session = Session(epsilon=1, rng=ChaChaSource(bytes(32)))
+    with pytest.raises(ValueError, match="ids: row 0 has a blank person id"):
+        session.count([1, 2, 3, 4], ids=ids, epsilon="1/2")
+    assert session.spent == 0
+    guarded = Session(epsilon=1, rng=ChaChaSource(bytes(32)), analyst_facing=True)
+    alone = Session(epsilon=1, rng=ChaChaSource(bytes(32)), analyst_facing=True)
+    assert guarded.count([1, 2, 3, 4], ids=ids, epsilon="1/2").value == alone.count([2, 3], ids=["b", "c"],
+                                                                                     epsilon="1/2").value
+
+
+def test_undecodable_values_are_unusable_records() -> None:
+    values = invalid_utf8([b"1", b"2\xff", b"3"])
+    with pytest.raises(ValueError, match="unusable"):
+        securedp.sum(values, bounds=(0, 5), epsilon=1, rng=ChaChaSource(bytes(32)))
+    dropped = securedp.sum(values, bounds=(0, 5), epsilon=1, rng=ChaChaSource(bytes(32)), missing="drop")
+    assert dropped.value == securedp.sum([1, 3], bounds=(0, 5), epsilon=1, rng=ChaChaSource(bytes(32))).value
+
+
+def test_valid_arrow_text_is_returned_unchanged() -> None:
+    column = pa.array(["a", None, "cé"])
+    assert arrow_text(column) is column
+    assert arrow_text(invalid_utf8([b"ok", b"\xc3("])).to_pylist() == ["ok", "\ufffd("]
+    assert python_text("a\udcffb") == "a\ufffdb" and python_text("plain") == "plain"
