@@ -158,3 +158,28 @@ def test_spark_reads_blank_and_undecodable_text_by_the_one_rule(spark):
                 assert "'pid'" in str(error)
                 verdicts.append("refused")
         assert verdicts == ["refused" if is_unusable_text(odd) else "released"] * 2, (odd, verdicts)
+
+
+def test_spark_and_memory_read_undecodable_ids_alike(spark, tmp_path):
+    """A Parquet file whose ids are not UTF-8: Spark decodes them lossily (U+FFFD) and the in-memory
+    reader does the same (``securedp.reading.text``): both refuse the data holder naming ``pid`` and
+    release the same seeded table in an analyst-facing session."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from securedp import Session
+    from securedp.tables import Count
+
+    cells = [b"a\xff", b"b", b"c", b"a\xfe"]
+    offsets = np.cumsum([0, *map(len, cells)]).astype(np.int32)
+    ids = pa.Array.from_buffers(pa.string(), 4, [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(cells))])
+    path = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"pid": ids, "g": ["x"] * 4}), path)
+    query = {"id_column": "pid", "group_by": ["g"], "keys": ["x"], "aggregations": [Count()]}
+    for data in (str(path), spark.read.parquet(str(path))):
+        with pytest.raises(ValueError, match="'pid'"):
+            prepare_table(data, epsilon=1, **query)
+    values = [Session(epsilon=1, rng=ChaChaSource(bytes(32)), analyst_facing=True).table(data, epsilon="1/2",
+                                                                                        **query).value
+              for data in (str(path), spark.read.parquet(str(path)))]
+    assert values[0] == values[1]
