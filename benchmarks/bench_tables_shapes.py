@@ -6,8 +6,10 @@ thing, and every case is a count + sum + mean of ``income`` at epsilon 1 with pu
 a fresh process (wall seconds of ``prepare_table`` and ``.execute``, and the peak resident memory):
 
 * ``integers``: integer person ids and 10**4 integer groups, k=3, m=5 (the favourable shape);
-* ``strings``: the same ids and groups as strings (``person-123``, ``g45``): ranked codes (a join),
-  and 17 + 8 bytes of fields per message instead of 10 + 7, two SHA-256 blocks;
+* ``strings``: the same ids and groups as strings (``person-123``, ``g45``): codes by a checked
+  keyed hash, and 17 + 8 bytes of fields per message instead of 10 + 7, two SHA-256 blocks;
+* ``shuffled strings``: the ``strings`` data with its rows in random order (each person's rows
+  scattered, as in a file not sorted by person; the text written in that order, as a reader would);
 * ``sparse ids``: integer ids spread over 2**40 .. 2**61 (ranked, not subtracted);
 * ``3 groups``: 3 groups, m=2: most persons hold more than 2 rows in a group, so rows are hashed;
 * ``no group-by``: one cell, m=2: every person over 2 rows has all their rows hashed.
@@ -36,7 +38,7 @@ from bench_tables import GROUPS, WIDTH, table
 from securedp.hazmat.bits import ChaChaSource
 from securedp.tables import Count, Mean, Sum, prepare_table
 
-SHAPES = ("integers", "strings", "sparse ids", "3 groups", "no group-by", "skewed", "skewed persons")
+SHAPES = ("integers", "strings", "shuffled strings", "sparse ids", "3 groups", "no group-by", "skewed", "skewed persons")
 
 
 def query(shape: str, frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]]:
@@ -44,7 +46,10 @@ def query(shape: str, frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]
     kw: dict[str, Any] = {"aggregations": [Count(), Sum("income", (0, WIDTH), 1), Mean("income", (0, WIDTH), 1)],
                           "id_column": "person", "max_groups": 3, "max_rows": 5, "epsilon": 1,
                           "group_by": ["group"], "keys": list(range(GROUPS))}
-    if shape == "strings":
+    if shape == "shuffled strings":
+        order = np.random.default_rng(7).permutation(frame.height)  # benchmark data only
+        frame = pl.DataFrame({c: frame[c].to_numpy()[order] for c in frame.columns})
+    if shape in ("strings", "shuffled strings"):
         frame = frame.with_columns(pl.format("person-{}", "person").alias("person"),
                                    pl.format("g{}", "group").alias("group"))
         kw["keys"] = [f"g{i}" for i in range(GROUPS)]
@@ -95,7 +100,7 @@ def main() -> None:
         print(json.dumps(run(args[args.index("--shape") + 1], rows)))
         return
     print(f"{rows} rows, count + sum + mean, epsilon 1; seconds wall")
-    print(f"{'shape':<14} {'prepare':>8} {'execute':>8} {'total':>7} {'peak MiB':>9}")
+    print(f"{'shape':<16} {'prepare':>8} {'execute':>8} {'total':>7} {'peak MiB':>9}")
     for shape in SHAPES:
         child = subprocess.run([sys.executable, __file__, str(rows), "--shape", shape], capture_output=True,
                                text=True, check=False)
@@ -103,7 +108,7 @@ def main() -> None:
             print(f"{shape}: failed\n{child.stderr.strip()}")
             continue
         r = json.loads(child.stdout.strip().splitlines()[-1])
-        print(f"{shape:<14} {r['prepare']:8.2f} {r['execute']:8.2f} {r['prepare'] + r['execute']:7.2f} "
+        print(f"{shape:<16} {r['prepare']:8.2f} {r['execute']:8.2f} {r['prepare'] + r['execute']:7.2f} "
               f"{r['peak_mib']:9.0f}")
 
 

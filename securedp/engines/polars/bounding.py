@@ -40,10 +40,14 @@ smallest digests are found with one sort of UInt64 keys (run index over the
 digest's leading bits), falling back to full digests on a shared key.
 
 Input: a Polars DataFrame or LazyFrame; pandas DataFrames and pyarrow Tables
-are converted to Polars through Arrow. Ids and keys are integers or
-non-blank strings (categoricals are read as their strings), units integers;
-nulls, blanks and text holding U+FFFD are refused with an error naming the
-column, before any budget is spent.
+are converted to Polars through Arrow. Ids and keys are integers or strings
+(categoricals are read as their strings), units integers; a null or a wrong
+type is refused with an error naming the column. Which texts are no id or key
+(blank, undecodable: :data:`securedp.reading.cells.UNUSABLE_TEXT`) is decided
+once, by the table reader (:func:`securedp.engines.frames.read_table`, which
+refuses them before any budget is spent, or drops their rows in an
+analyst-facing session), as for the Spark engine; a caller of this module
+directly reads its table through it first.
 """
 
 from __future__ import annotations
@@ -64,7 +68,6 @@ from securedp.bounding.digest import (
 from securedp.bounding.limits import positive_count
 from securedp.bounding.messages import run_keys, run_starts, salt_text
 from securedp.engines.polars.pair_codes import PAIR, PairCodes, code_pairs
-from securedp.reading.cells import UNUSABLE_TEXT
 
 _UNITS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
 _PARTS = ["_hh", "_hl", "_ll"]
@@ -122,8 +125,8 @@ def _exact_text(x: Any) -> str | None:
 
 
 def _checked(data: Any, person: str, keys: Sequence[str], units: Sequence[str]) -> pl.DataFrame:
-    """The needed columns, categoricals as strings; raises on missing columns, bad types, nulls (blank
-    and undecodable texts are refused on their distinct values, once coded: :func:`_refuse_unusable_texts`)."""
+    """The needed columns, categoricals as strings; raises on missing columns, bad types and nulls (blank
+    and undecodable texts are the reader's to refuse: see the module)."""
     frame = to_polars(data)
     columns = [person, *keys, *units]
     if len(set(columns)) != len(columns):
@@ -147,13 +150,6 @@ def _checked(data: Any, person: str, keys: Sequence[str], units: Sequence[str]) 
             raise ValueError(f"column {column!r} has missing values")
     return frame
 
-
-def _refuse_unusable_texts(codes: PairCodes) -> None:
-    """Raise naming the first id or key column with a blank or undecodable text among its distinct values
-    (:data:`securedp.reading.cells.UNUSABLE_TEXT`, every engine's rule)."""
-    for code in (codes.person, *codes.key_columns):
-        if code.values is not None and code.dtype == pl.String and code.values.str.contains(UNUSABLE_TEXT).any():
-            raise ValueError(f"column {code.column!r} has blank values, or text a decoder could not read (U+FFFD)")
 
 
 def _smallest_rows(rows: pl.DataFrame, salt: bytes, codes: PairCodes, units: list[str],
@@ -288,7 +284,6 @@ def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], units: list[s
     """The coded (person, key) pairs (:mod:`securedp.engines.polars.pair_codes`), sorted, with ``aggs`` of
     their rows, after each person keeps at most ``k`` keys; also the coded rows and the codes."""
     frame, pair, codes = code_pairs(frame, person, keys)
-    _refuse_unusable_texts(codes)
     coded = frame.lazy().select(pair, *units)  # ids and keys are read back from their codes
     pairs = coded.sort(PAIR).group_by(PAIR, maintain_order=True).agg(aggs).collect()
     if keys and pairs.height:

@@ -140,10 +140,12 @@ def _hashed_codes(column: pl.Series, seed: int) -> tuple[pl.Series, pl.Series] |
     """Int64 codes of a text column by :func:`keyed_hash` and its distinct values in code order, or
     None if two distinct values share a hash (see the module)."""
     hashes = column.to_frame().lazy().select(keyed_hash(pl.col(column.name), seed).alias("_hash")).with_row_index("_at")
-    distinct = hashes.unique("_hash", keep="any").with_row_index("_code", offset=0)  # "_at": a row holding it
-    coded = hashes.join(distinct.select("_hash", "_code"), on="_hash", how="left", maintain_order="left")
-    codes_frame, at = pl.collect_all([coded.select(pl.col("_code").cast(pl.Int64)), distinct.select("_at")])
-    codes, values = codes_frame.to_series(), column.gather(at.to_series())
+    distinct = hashes.unique("_hash", keep="any").with_row_index("_code")  # "_at": a row holding each hash
+    coded = hashes.join(distinct.select("_hash", "_code"), on="_hash", how="inner")  # rows in any order
+    joined, at = pl.collect_all([coded.select("_at", "_code"), distinct.select("_at")])
+    positions = np.empty(column.len(), dtype=np.int64)
+    positions[joined["_at"].to_numpy()] = joined["_code"].to_numpy()  # back in row order
+    codes, values = pl.Series("_code", positions), column.gather(at.to_series())
     if not pl.DataFrame([column.alias("_value"), codes]).select(
             (pl.lit(values).gather(pl.col("_code")) == pl.col("_value")).all()).item():
         return None

@@ -79,20 +79,6 @@ def test_every_path_gives_an_odd_id_the_same_verdict(odd: str) -> None:
     assert one_column_refused == table_refused == key_refused == refused
 
 
-def test_the_engines_bounding_refuses_an_odd_text_given_to_it_directly() -> None:
-    """The bounding step's own guard (callers that skip the reader) reads the same rule."""
-    from securedp.engines.polars.bounding import bound_and_aggregate
-
-    for odd in IDS:
-        frame = pl.DataFrame({"person": ["a", odd], "key": ["x", "y"]})
-        if is_unusable_text(odd):
-            with pytest.raises(ValueError, match="'person' has blank values"):
-                bound_and_aggregate(frame, person="person", keys=["key"], max_groups=1, max_rows=1, salt=bytes(16))
-        else:
-            assert bound_and_aggregate(frame, person="person", keys=["key"], max_groups=1, max_rows=1,
-                                       salt=bytes(16)).rows == [1, 1]
-
-
 # Text that is not valid Unicode: Arrow cells whose bytes are not UTF-8, Python strings with a lone surrogate.
 
 
