@@ -301,5 +301,6 @@ def commit_input(source: RandomSource, data: bytes, nonce: bytes) -> dict[str, s
     """
     if not isinstance(source, ChaChaSource):
         raise TypeError("only a seeded ChaChaSource can key an input commitment")
-    mac = hmac.new(commitment_key(source), nonce + data, hashlib.sha256).hexdigest()
-    return {"scheme": COMMITMENT_SCHEME, "nonce": nonce.hex(), "mac": mac}
+    mac = hmac.new(commitment_key(source), nonce, hashlib.sha256)
+    mac.update(data)  # the MAC of nonce || data, without copying the data
+    return {"scheme": COMMITMENT_SCHEME, "nonce": nonce.hex(), "mac": mac.hexdigest()}
