@@ -96,7 +96,8 @@ def undecodable_tables(tmp_path: Path) -> dict[str, Any]:
     arrow = pa.table({"pid": invalid_utf8(IDS_BYTES), "g": pa.array(["x"] * 4), "v": pa.array([1, 2, 3, 4])})
     parquet = tmp_path / "t.parquet"
     pq.write_table(arrow, parquet)
-    surrogate = pd.DataFrame({"pid": ["a\udcff", "b", "c", "a\udcfe"], "g": ["x"] * 4, "v": [1, 2, 3, 4]})
+    surrogate = pd.DataFrame({"pid": pd.Series(["a\udcff", "b", "c", "a\udcfe"], dtype=object), "g": ["x"] * 4,
+                              "v": [1, 2, 3, 4]})  # pandas 3's own text dtype refuses surrogates: an object column
     return {"pyarrow": arrow, "parquet": parquet, "pandas": surrogate}
 
 
