@@ -25,7 +25,8 @@ import securedp.mechanisms.quantile as quantile
 from securedp import ChaChaSource
 from securedp.hazmat.exact.kernels import round_half_even
 from securedp.hazmat.samplers.categorical import LOCATE_BLOCK, ExpCategorical
-from securedp.lattice.screen import _BLOCK, _FLOAT_BLOCK, Clamp, _float_array, _int_array, screen_units
+from securedp.lattice.arrays import BLOCK, FLOAT_BLOCK, float_array, int_array
+from securedp.lattice.screen import Clamp, screen_units
 from securedp.mechanisms.scores import parse_scores
 
 STEPS = [Fraction(1), Fraction(1, 4), Fraction(8), Fraction(3), Fraction(1, 3), Fraction(2**16), Fraction(10, 7)]
@@ -39,22 +40,22 @@ def test_integer_arrays_screen_to_the_per_record_units(step: Fraction, dtype: ty
         clamp = Clamp(step, lo_u, hi_u)
         info = np.iinfo(dtype)
         span = int(max(abs(clamp.lo_v), abs(clamp.hi_v))) + 5
-        records = rng.integers(max(-2 * span, info.min), min(2 * span, info.max) + 1, 2 * _BLOCK + 77).astype(dtype)
+        records = rng.integers(max(-2 * span, info.min), min(2 * span, info.max) + 1, 2 * BLOCK + 77).astype(dtype)
         screen = clamp.record_function()
-        assert _int_array(records, clamp).tolist() == [screen(int(v)) for v in records]
+        assert int_array(records, clamp).tolist() == [screen(int(v)) for v in records]
 
 
 def test_no_integer_inside_the_bounds() -> None:
     clamp = Clamp(Fraction(1, 4), 1, 3)  # [0.25, 0.75] holds no integer
     records = np.array([-5, 0, 1, 2], dtype=np.int64)
-    assert _int_array(records, clamp).tolist() == [1, 1, 3, 3]
+    assert int_array(records, clamp).tolist() == [1, 1, 3, 3]
 
 
 @pytest.mark.parametrize("kind", ["int", "float", "mixed", "big", "bool", "nan"])
 def test_python_numbers_with_none_screen_like_the_per_record_screen(kind: str) -> None:
     rng = np.random.default_rng(12)  # test data only
     values: list = []
-    for k in range(3 * _BLOCK):
+    for k in range(3 * BLOCK):
         r = rng.random()
         if r < 0.05:
             values.append(None)
@@ -179,8 +180,8 @@ def test_float_arrays_screen_to_the_exact_units(step: Fraction) -> None:
                  np.array([0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, float(step) / 2, width, -width,
                            np.inf, -np.inf, np.nan, 1e308, -1e308])]
         one = np.concatenate(parts)
-        x = np.tile(one, 1 + _FLOAT_BLOCK // one.size)  # several blocks
-        units, bad = _float_array(x, clamp, clamp.record_function())
+        x = np.tile(one, 1 + FLOAT_BLOCK // one.size)  # several blocks
+        units, bad = float_array(x, clamp, clamp.record_function())
         assert bad.tolist() == np.isnan(x).tolist()
         expected = [0 if v != v else _exact_units(float(v), clamp) for v in one]
-        assert units.tolist() == expected * (1 + _FLOAT_BLOCK // one.size)
+        assert units.tolist() == expected * (1 + FLOAT_BLOCK // one.size)
