@@ -23,8 +23,9 @@ the JVM, so the Python process time alone would hide it):
   in memory: reading the Parquet file and screening it);
 * ``execute``: ``.execute(source)``, of which ``engine`` is the bounding and exact per-key
   aggregates (in Spark, the one job of ``SparkEngine._aggregate``, which collects
-  :func:`securedp.engines.spark.bounding.bound_and_aggregate`'s result; in memory,
-  :func:`securedp.engines.polars.bounding.bound_and_aggregate`), ``output`` the release frame (a Spark
+  :func:`securedp.engines.spark.bounding.bound_and_aggregate`'s result; in memory, the
+  :class:`~securedp.engines.polars.engine.PolarsEngine` calls that bound and aggregate: ``counts``,
+  ``column``, ``unit_counts``), ``output`` the release frame (a Spark
   DataFrame built on the driver, or a Polars frame), and ``driver`` the rest: salt, selection and
   exact noise on the driver.
 
@@ -53,7 +54,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from bench_tables import DELTA, GROUPS, MAX_GROUPS, MAX_ROWS, WIDTH, table
 
-import securedp.engines.polars.bounding as bounding
 from securedp.hazmat.bits import ChaChaSource
 from securedp.tables import Count, Mean, Sum, TableRelease, prepare_table
 from securedp.engines.polars.engine import PolarsEngine
@@ -87,22 +87,23 @@ class Meter:
 METER = Meter()
 
 
-def timed(owner: Any, name: str) -> list[Clock]:
-    """Wrap ``owner.name`` (looked up at call time by its callers); every call's time goes to the list."""
+def timed(owner: Any, *names: str) -> list[Clock]:
+    """Wrap each ``owner.name`` (looked up at call time by its callers); every call's time goes to the list."""
     spent: list[Clock] = []
-    inner: Callable[..., Any] = getattr(owner, name)
+    for name in names:
+        inner: Callable[..., Any] = getattr(owner, name)
 
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        t = METER.now()
-        out = inner(*args, **kwargs)
-        spent.append(METER.since(t))
-        return out
+        def wrapper(*args: Any, inner: Callable[..., Any] = inner, **kwargs: Any) -> Any:
+            t = METER.now()
+            out = inner(*args, **kwargs)
+            spent.append(METER.since(t))
+            return out
 
-    setattr(owner, name, wrapper)
+        setattr(owner, name, wrapper)
     return spent
 
 
-ENGINE = {"spark": timed(SparkEngine, "_aggregate"), "memory": timed(bounding, "bound_and_aggregate")}
+ENGINE = {"spark": timed(SparkEngine, "_aggregate"), "memory": timed(PolarsEngine, "counts", "column", "unit_counts")}
 OUTPUT = {"spark": timed(SparkEngine, "output"), "memory": timed(PolarsEngine, "output")}
 
 
