@@ -2,9 +2,10 @@
 
 Two kinds of cell look like text and are not:
 
-* an **Arrow string cell whose bytes are not UTF-8**. Arrow checks them only when asked, and
-  Polars takes Arrow buffers as they are (a Parquet file written by another tool, a pyarrow table
-  built from raw buffers), then hashes, compares and prints invalid strings;
+* an **Arrow string cell whose bytes are not UTF-8** (plain or dictionary-encoded). Arrow checks
+  them only when asked, and Polars takes Arrow buffers as they are (a Parquet file written by
+  another tool, a pyarrow table built from raw buffers), then hashes, compares and prints invalid
+  strings;
 * a **Python string holding a lone surrogate** (U+D800..U+DFFF), which is what
   ``errors="surrogateescape"`` makes of undecodable bytes, and which no UTF-8 encoder accepts.
 
@@ -38,16 +39,20 @@ def _is_text(dtype: Any) -> bool:
 
 
 def arrow_text(column: Any) -> Any:
-    """A pyarrow ``Array`` or ``ChunkedArray``: itself if it is not text or its text is valid UTF-8,
-    else the same column with each invalid cell decoded lossily (U+FFFD for each undecodable byte)."""
-    if not type(column).__module__.startswith("pyarrow") or not _is_text(column.type):
-        return column  # not Arrow text (or an object that only lists its values like one)
+    """A pyarrow ``Array`` or ``ChunkedArray``: itself if it is not text (nor dictionary-encoded text) or
+    its text is valid UTF-8, else the same text with each invalid cell decoded lossily (U+FFFD for each
+    undecodable byte; a dictionary-encoded column is then decoded to its plain text type)."""
+    if not type(column).__module__.startswith("pyarrow"):
+        return column  # an object that only lists its values like an Arrow column
     import pyarrow as pa  # loaded already: ``column`` is a pyarrow column
 
+    kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+    if not _is_text(kind):
+        return column
     try:
         column.validate(full=True)
     except pa.ArrowInvalid:
-        raw = column.cast(pa.binary_view() if pa.types.is_string_view(column.type) else pa.large_binary())
+        raw = column.cast(kind).cast(pa.binary_view() if pa.types.is_string_view(kind) else pa.large_binary())
         cells = [None if b is None else b.decode("utf-8", "replace") for b in raw.to_pylist()]
-        return pa.array(cells, type=column.type)
+        return pa.array(cells, type=kind)
     return column

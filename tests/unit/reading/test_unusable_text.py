@@ -98,10 +98,13 @@ def undecodable_tables(tmp_path: Path) -> dict[str, Any]:
     pq.write_table(arrow, parquet)
     surrogate = pd.DataFrame({"pid": pd.Series(["a\udcff", "b", "c", "a\udcfe"], dtype=object), "g": ["x"] * 4,
                               "v": [1, 2, 3, 4]})  # pandas 3's own text dtype refuses surrogates: an object column
-    return {"pyarrow": arrow, "parquet": parquet, "pandas": surrogate}
+    encoded = pa.table({"pid": pa.DictionaryArray.from_arrays(pa.array([0, 1, 2, 3], pa.int32()),
+                                                              invalid_utf8(IDS_BYTES)),
+                        "g": pa.array(["x"] * 4), "v": pa.array([1, 2, 3, 4])})
+    return {"pyarrow": arrow, "parquet": parquet, "pandas": surrogate, "pyarrow dictionary": encoded}
 
 
-@pytest.mark.parametrize("kind", ["pyarrow", "parquet", "pandas"])
+@pytest.mark.parametrize("kind", ["pyarrow", "parquet", "pandas", "pyarrow dictionary"])
 def test_undecodable_ids_are_unusable_in_every_table_input(tmp_path: Path, kind: str) -> None:
     """The data holder is refused naming the column (never a decoder's exception); an analyst-facing
     session releases the table of the usable rows, exactly as if the undecodable rows were absent."""
