@@ -142,6 +142,8 @@ def _hashed_codes(column: pl.Series, seed: int) -> tuple[pl.Series, pl.Series] |
     hashes = column.to_frame().lazy().select(keyed_hash(pl.col(column.name), seed).alias("_hash")).with_row_index("_at")
     distinct = hashes.unique("_hash", keep="any").with_row_index("_code")  # "_at": a row holding each hash
     coded = hashes.join(distinct.select("_hash", "_code"), on="_hash", how="inner")  # rows in any order
+    # One query plan: Polars computes ``distinct`` once for both results (a common subplan). Were it computed
+    # twice, in two orders, the check below would fail and the caller would rank instead: never a wrong code.
     joined, at = pl.collect_all([coded.select("_at", "_code"), distinct.select("_at")])
     positions = np.empty(column.len(), dtype=np.int64)
     positions[joined["_at"].to_numpy()] = joined["_code"].to_numpy()  # back in row order

@@ -211,6 +211,9 @@ def test_hashed_text_codes_decode_to_their_texts_or_are_refused() -> None:
     assert codes is not None and values is not None
     assert values.gather(codes).to_list() == texts.to_list()
     assert sorted(values.to_list()) == ["a", "ab", "b", "cé"]
+    many = pl.Series("t", [f"person-{(i * 7919) % 50_000}" for i in range(200_000)])  # one numbering at scale
+    coded = _hashed_codes(many, 99)
+    assert coded is not None and coded[1].gather(coded[0]).equals(many) and len(coded[1]) == 50_000
     import securedp.engines.polars.pair_codes as pair_codes
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pair_codes, "keyed_hash", lambda column, seed: column.str.len_bytes().cast(pl.UInt64))
