@@ -55,7 +55,8 @@ class SparkEngine:
                                       missing, fill).alias(name) for spec, name in zip(columns, self.units,
                                                                                      strict=True)))
         refused = list(zip(self.units, (c.column for c in columns), strict=True)) if missing == "raise" else []
-        spark_engine.check_cells(frame, checked, {PERSON: id_column or "row"}, refused)
+        labels = {PERSON: f"id column {id_column or 'row'!r}", **{c: f"group_by column {c!r}" for c in bounds.group_by}}
+        spark_engine.check_cells(frame, checked, labels, refused)
         schema = frame.select(*bounds.group_by).schema
         self.public = None if public is None else public.typed(
             {c: _SPARK_KEY_TYPES.get(schema[c].dataType.simpleString(), pl.Null()) for c in bounds.group_by})

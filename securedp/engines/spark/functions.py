@@ -156,8 +156,9 @@ def check_cells(frame: DataFrame, keys: Sequence[str], labels: dict[str, str],
 
     ``keys``: the id and key columns (each an integer or string column); ``values``: pairs
     ``(units column, column name)`` whose null units (a missing, NaN or non-numeric record) are
-    refused. The first failing column raises, ids and keys before values, naming the column (``labels``
-    renames internal ones), never a row or a count.
+    refused. The first failing column raises, ids and keys before values, naming the column as
+    ``labels`` gives it (``"id column 'pid'"``: the in-memory reader's words,
+    :func:`securedp.engines.frames.read_table`), never a row or a count.
     """
     from pyspark.sql import functions as f
 
@@ -173,11 +174,8 @@ def check_cells(frame: DataFrame, keys: Sequence[str], labels: dict[str, str],
     if found is None:
         return
     for i, column in enumerate(keys):
-        name = labels.get(column, column)
-        if found[f"null{i}"]:
-            raise ValueError(f"column {name!r} has missing values")
-        if found[f"blank{i}"]:
-            raise ValueError(f"column {name!r} has blank values, or text a decoder could not read (U+FFFD)")
+        if found[f"null{i}"] or found[f"blank{i}"]:
+            raise ValueError(f"{labels.get(column, f'column {column!r}')} has missing, blank or non-integral values")
     for i, (_, column) in enumerate(values):
         if found[f"value{i}"]:
             raise ValueError(f"column {column!r} has unusable records (missing, NaN or not a number); clean the "
