@@ -17,7 +17,9 @@ Two levels are timed, one case per fresh process (so that each case's peak resid
 
 Stages: ``prepare`` is ``prepare_table`` (validation, screening of the id, key and value cells,
 pricing); ``execute`` is ``.execute`` (salt, bounding and exact aggregates, selection, noise, the
-output frame), of which ``bound+agg`` is the time spent in ``bound_and_aggregate`` and ``sha256``
+output frame), of which ``bound+agg`` is the time spent bounding and aggregating (in
+``bound_and_aggregate``, or in the in-memory engine's calls that bound: ``PolarsEngine.counts``,
+``column``, ``unit_counts``) and ``sha256``
 the time spent in the salted digests. Times are wall seconds with CPU seconds (all threads) in
 brackets: on a shared machine CPU seconds are the steadier measure. ``random B`` is the number of
 bytes the ChaCha20 source served (``bytes_served``). One run per case (a table this size is the
@@ -39,9 +41,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-import securedp.engines.polars.bounding as bounding
 import securedp.bounding.digest as digest
+import securedp.engines.polars.bounding as bounding
 from securedp.bounding.digest import draw_salt
+from securedp.engines.polars.engine import PolarsEngine
 from securedp.hazmat.bits import ChaChaSource
 from securedp.hazmat.samplers import discrete_laplace
 from securedp.tables import Count, Mean, Sum, TableRelease, prepare_table
@@ -76,19 +79,20 @@ def since(start: Clock) -> Clock:
     return wall - start[0], cpu - start[1]
 
 
-def timed(module: Any, name: str) -> list[Clock]:
-    """Wrap ``module.name`` (a module global its callers look up at call time) so that the wall and
-    CPU time of every call is recorded in the returned list."""
+def timed(owner: Any, *names: str) -> list[Clock]:
+    """Wrap each ``owner.name`` (a module global or a method its callers look up at call time) so that
+    the wall and CPU time of every call is recorded in the returned list."""
     spent: list[Clock] = []
-    inner: Callable[..., Any] = getattr(module, name)
+    for name in names:
+        inner: Callable[..., Any] = getattr(owner, name)
 
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        t = clock()
-        out = inner(*args, **kwargs)
-        spent.append(since(t))
-        return out
+        def wrapper(*args: Any, inner: Callable[..., Any] = inner, **kwargs: Any) -> Any:
+            t = clock()
+            out = inner(*args, **kwargs)
+            spent.append(since(t))
+            return out
 
-    setattr(module, name, wrapper)
+        setattr(owner, name, wrapper)
     return spent
 
 
@@ -140,8 +144,9 @@ def by_api(data: object, source: ChaChaSource, private: bool) -> tuple[Clock | N
 def run_case(case: str, rows: int) -> dict[str, Any]:
     """One case, in this process: its stage times, peak RSS and random bytes."""
     hashing = timed(bounding, "message_heads")  # group and row digests
-    engine = timed(bounding, "bound_and_aggregate")
     level, kind, *keys = case.split()
+    engine = timed(bounding, "bound_and_aggregate") if level == "bounding" else \
+        timed(PolarsEngine, "counts", "column", "unit_counts")  # the engine's calls that bound and aggregate
     frame = table(rows)
     data: object = frame if kind == "polars" else frame.to_pandas()
     del frame
