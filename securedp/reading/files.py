@@ -28,6 +28,7 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
+from securedp.reading.cells import REPLACEMENT
 from securedp.reading.mode import analyst_facing
 from securedp.reading.text import arrow_text
 
@@ -43,7 +44,6 @@ class MissingColumns(ValueError):
 
 
 _UTF8 = "utf-8"
-_REPLACEMENT = "\ufffd"
 
 
 def check_encoding(encoding: str) -> str:
@@ -97,7 +97,7 @@ def read_csv_bytes(data: bytes, columns: Sequence[str] | None, *, where: str = "
                          "inside a cell that is not quoted? quote such cells (\"A, B\") as CSV does") from None
     if invalid is not None and not analyst_facing():  # the data holder is told, if a needed cell is concerned
         for column in wanted:
-            hit = frame[column].str.contains(_REPLACEMENT, literal=True).fill_null(False)
+            hit = frame[column].str.contains(REPLACEMENT, literal=True).fill_null(False)
             if hit.any():
                 raise ValueError(f"{where}: column {column!r} is not valid {encoding} (the first invalid byte is on "
                                  f"line {invalid}); if the file is in another encoding, declare it (encoding=, or "
@@ -130,22 +130,23 @@ def _read_parquet(file: pathlib.Path, columns: list[str] | None) -> Any:
     the whole file) is read by pyarrow and refused naming it for the data holder, or decoded lossily
     (:func:`securedp.reading.text.arrow_text`) in an analyst-facing session, as a CSV file's bytes are."""
     import polars as pl
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     try:
         return pl.read_parquet(file, columns=columns)
     except pl.exceptions.ComputeError as error:
-        if "utf-8" not in str(error).lower():
-            raise
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+        refused = error  # invalid UTF-8; any other fault stands (or pyarrow's reading raises its own)
     table = pq.read_table(file, columns=columns)
-    repaired = {name: arrow_text(table.column(name)) for name in table.column_names}
-    for name in table.column_names:
-        if repaired[name] is not table.column(name) and not analyst_facing():
-            raise ValueError(f"{file}: column {name!r} holds text that is not valid UTF-8; write the file with "
-                             "valid text, or remove those rows")
-    return pl.from_arrow(pa.table(repaired))
+    given = {name: table.column(name) for name in table.column_names}
+    read = {name: arrow_text(column) for name, column in given.items()}
+    invalid = [name for name in given if read[name] is not given[name]]
+    if not invalid:
+        raise refused
+    if not analyst_facing():
+        raise ValueError(f"{file}: column {invalid[0]!r} holds text that is not valid UTF-8; write the file with "
+                         "valid text, or remove those rows")
+    return pl.from_arrow(pa.table(read))
 
 
 def read_file(path: str | pathlib.Path, columns: Sequence[str] | None, *, delimiter: str = ",",

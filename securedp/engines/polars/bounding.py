@@ -151,7 +151,6 @@ def _checked(data: Any, person: str, keys: Sequence[str], units: Sequence[str]) 
     return frame
 
 
-
 def _smallest_rows(rows: pl.DataFrame, salt: bytes, codes: PairCodes, units: list[str],
                    limit: int) -> tuple[pl.DataFrame, list[np.ndarray]]:
     """The rows sorted by pair (:data:`PAIR`, every pair with more than ``limit`` rows) and, for each

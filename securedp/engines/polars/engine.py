@@ -90,12 +90,10 @@ class PolarsEngine:
 
 
 def _with_public_keys(frame: pl.DataFrame, public: pl.DataFrame) -> pl.DataFrame:
-    """The rows of ``frame`` whose key (the columns of ``public``) is one of the rows of ``public``: a
-    semi-join, or for one key column the same filter as a set lookup (about 5 times faster on text)."""
-    if public.width == 1:
-        column = public.columns[0]
-        return frame.filter(pl.col(column).is_in(public.get_column(column).implode()))
-    return frame.join(public, on=public.columns, how="semi")
+    """The rows of ``frame`` whose key (the columns of ``public``) is one of the rows of ``public``, by a set
+    lookup of the key tuples (a semi-join took 2 to 3 times as long for one text column, as long for two)."""
+    key = pl.struct(public.columns)
+    return frame.filter(key.is_in(public.select(key).to_series().implode()))
 
 
 def _take(records: np.ndarray | list[Any], rows: np.ndarray) -> np.ndarray | list[Any]:

@@ -2,7 +2,7 @@
 
 A :class:`RandomSource` is a stream of independent, uniformly distributed
 bytes. Everything random in securedp is derived from it by the exact
-samplers; nothing else (not :mod:`random`, not ``numpy.random``, not a float)
+samplers; nothing else (not :mod:`random`, not NumPy's generators, not a float)
 is ever consulted. Two implementations exist: :class:`~securedp.SystemSource`
 (the operating system's CSPRNG, the default) and
 :class:`~securedp.ChaChaSource` (a seeded, reproducible ChaCha20 stream for

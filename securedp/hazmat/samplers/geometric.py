@@ -377,7 +377,7 @@ def geometric(scale: Any = None, size: Any = None, *, p: Any = None, rng: Random
     Python ints (always from ``2**57``; the scale of ``p`` is ``1/ln(1/(1-p))``,
     about ``1/p``). The scale must be at most ``2**256`` and ``p`` at least
     ``2**-256`` (else ``ValueError`` at once): set-up and every draw grow with
-    ``log2(scale)``. ``numpy.random.Generator.geometric`` counts trials
+    ``log2(scale)``. NumPy's ``Generator.geometric`` counts trials
     instead (support from 1): it is ``1 + geometric(p=p)``.
     """
     plan = _PLANS.get(scale, p)

@@ -145,3 +145,14 @@ def test_valid_arrow_text_is_returned_unchanged() -> None:
     assert arrow_text(column) is column
     assert arrow_text(invalid_utf8([b"ok", b"\xc3("])).to_pylist() == ["ok", "\ufffd("]
     assert python_text("a\udcffb") == "a\ufffdb" and python_text("plain") == "plain"
+
+
+def test_a_parquet_file_names_the_column_whose_text_is_not_utf8(tmp_path: Path) -> None:
+    """The refusal names the invalid column, not the first text column read (``g`` is valid here)."""
+    from securedp.reading.files import read_file
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"g": pa.array(["x"] * 4), "pid": invalid_utf8(IDS_BYTES)}), path)
+    with pytest.raises(ValueError, match="column 'pid' holds text that is not valid UTF-8"):
+        read_file(path, ["g", "pid"])
+    assert read_file(path, ["g"])["g"].to_list() == ["x"] * 4  # a valid column alone is read as it is
