@@ -35,28 +35,34 @@ from securedp._version import __version__
 from securedp.hazmat.bits import ChaChaSource, RandomSource, SystemSource
 from securedp.hazmat.exact.rational import InexactFloatWarning
 
-# Layer 2: lattice values, releases, selection, the drop-in generator.
+# Lattice values, releases, selection, the drop-in generator, tables.
 from securedp.lattice import Lattice
-from securedp.mechanisms.count import count, prepare_count
 from securedp.mechanisms.exponential import exponential_mechanism, prepare_exponential_mechanism
 from securedp.mechanisms.generator import SecureGenerator
-from securedp.mechanisms.histogram import histogram, prepare_histogram
-from securedp.mechanisms.iqr import iqr, prepare_iqr
-from securedp.mechanisms.mean import mean, prepare_mean
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max, report_noisy_max
 from securedp.mechanisms.permute_and_flip import permute_and_flip, prepare_permute_and_flip
-from securedp.mechanisms.quantile import (
+from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.tables import prepare_table, table
+from securedp.tables.one_column import (  # every release of one column is the one-cell table of it
+    count,
+    histogram,
+    iqr,
+    mean,
     median,
+    prepare_count,
+    prepare_histogram,
+    prepare_iqr,
+    prepare_mean,
     prepare_median,
     prepare_quantile,
     prepare_quantiles,
+    prepare_sum,
+    prepare_variance,
     quantile,
     quantiles,
+    sum,  # noqa: A004 - the statistic's name; shadows builtins.sum here only
+    variance,
 )
-from securedp.mechanisms.release import PreparedRelease, Release
-from securedp.mechanisms.sum import prepare_sum, sum  # noqa: A004 - the statistic's name; shadows builtins.sum here only
-from securedp.mechanisms.variance import prepare_variance, variance
-from securedp.tables import prepare_table, table
 
 # Layer 3: accounting, and planning beside it.
 from securedp.accounting.errors import BudgetExceeded, DataRefused, IncompatibleCost

@@ -85,6 +85,7 @@ from fractions import Fraction
 from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 
 import numpy as np
+import polars as pl
 
 from securedp.accounting.boundary import data_boundary
 from securedp.accounting.budget import EPSILON, RHO, Budget
@@ -94,30 +95,33 @@ from securedp.bounding.messages import draw_salt
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational, positive_rational
-from securedp.lattice.columns import ONE_COLUMN_HINT, as_records
+from securedp.lattice.columns import ONE_COLUMN_HINT, as_records, first_row_record, rows_error
 from securedp.mechanisms.contributions import (
     PendingParts,
     analyst_facing,
     check_max_contributions,
     length_mismatch,
     pending_parts,
-    person_ids,
-    refuse_rows,
 )
-from securedp.mechanisms.count import prepare_count
 from securedp.mechanisms.data_phase import check_shape, reading_data
 from securedp.mechanisms.exponential import prepare_exponential_mechanism
-from securedp.mechanisms.histogram import prepare_histogram
-from securedp.mechanisms.iqr import prepare_iqr
-from securedp.mechanisms.mean import prepare_mean
 from securedp.mechanisms.noise import privacy_cost
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max
 from securedp.mechanisms.permute_and_flip import prepare_permute_and_flip
-from securedp.mechanisms.quantile import prepare_median, prepare_quantile, prepare_quantiles
 from securedp.mechanisms.record_schema import Json
 from securedp.mechanisms.release import PreparedRelease, Release, jsonable
-from securedp.mechanisms.sum import prepare_sum
-from securedp.mechanisms.variance import prepare_variance
+from securedp.reading.keys import key_column
+from securedp.tables.one_column import (
+    prepare_count,
+    prepare_histogram,
+    prepare_iqr,
+    prepare_mean,
+    prepare_median,
+    prepare_quantile,
+    prepare_quantiles,
+    prepare_sum,
+    prepare_variance,
+)
 from securedp.tables.table import TableRelease, prepare_table
 
 P = ParamSpec("P")
@@ -475,12 +479,15 @@ def _read_parts(data: Any, by: Any, ids: Any, position: dict[Any, int], unknown:
     check_shape([("data", data, ONE_COLUMN_HINT), ("by", by, _BY_HINT), ("ids", ids, ONE_COLUMN_HINT)])
     reading_data()
     records = as_records(data)
-    refuse_rows(records)
+    if not analyst_facing():
+        found = first_row_record(records)
+        if found is not None:
+            raise rows_error(records, found)
     labels = as_records(by, "by", hint=_BY_HINT)
     if len(labels) != len(records):
         raise length_mismatch("by", len(labels), len(records))
     id_rows = None if ids is None else as_records(ids, "ids")
-    person, has_id = (None, None) if ids is None else person_ids(ids, len(records))
+    person, has_id = (None, None) if ids is None else _person_ids(ids, len(records))
 
     def look(key: Any) -> int:
         try:
@@ -501,6 +508,20 @@ def _read_parts(data: Any, by: Any, ids: Any, position: dict[Any, int], unknown:
     inside = np.flatnonzero(where >= 0)
     rule = None if person is None else pending_parts(person[inside], where[inside], k)
     return records, id_rows, where, rule
+
+
+def _person_ids(ids: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(ids, usable)``: the ``n`` person ids read by the one rule of ids (:mod:`securedp.reading.keys`), and the
+    rows that have one (``None``: every row). An unusable id raises for the data holder, naming its row."""
+    read = key_column(ids, "ids", "id")
+    if read.values.len() != n:
+        raise length_mismatch("ids", read.values.len(), n)
+    unusable = read.unusable.to_numpy()
+    if unusable.any() and not analyst_facing():
+        raise read.refused("ids", "id", lambda i: f"row {i}", int(np.flatnonzero(unusable)[0]), int(unusable.sum()))
+    values = read.values.to_numpy() if read.values.dtype != pl.String else np.array(read.values.to_list(),
+                                                                                     dtype=object)
+    return values, (~unusable if unusable.any() else None)
 
 
 def _select(rows: Any, mask: np.ndarray) -> Any:

@@ -18,15 +18,18 @@ from typing import Any
 
 from securedp.audit.table import Column
 from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
-from securedp.mechanisms.count import prepare_count
-from securedp.mechanisms.histogram import prepare_histogram
-from securedp.mechanisms.iqr import prepare_iqr
-from securedp.mechanisms.mean import prepare_mean
 from securedp.mechanisms.noise import Cost, Currency
-from securedp.mechanisms.quantile import prepare_median, prepare_quantile
 from securedp.mechanisms.release import PreparedRelease
-from securedp.mechanisms.sum import prepare_sum
-from securedp.mechanisms.variance import prepare_variance
+from securedp.tables.one_column import (
+    prepare_count,
+    prepare_histogram,
+    prepare_iqr,
+    prepare_mean,
+    prepare_median,
+    prepare_quantile,
+    prepare_sum,
+    prepare_variance,
+)
 
 STATISTICS: dict[str, Callable[..., PreparedRelease]] = {
     "count": prepare_count,

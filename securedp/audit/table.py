@@ -36,7 +36,7 @@ def read_column(path: str | Path, column: str, id_column: str | None = None, *, 
     and refuse the others. Raises :class:`DataError` naming the file on any problem.
     """
     try:
-        frame = read_file(path, [column, *([id_column] if id_column is not None else [])], encoding=encoding)
+        frame = read_file(path, [column, *([id_column] if id_column is not None else [])], encoding=encoding).frame
     except MissingColumns as missing:
         raise DataError(f"{path}: no column {missing.absent[0]!r} (columns: {', '.join(missing.names)})") from None
     except (OSError, ValueError) as exc:

@@ -130,7 +130,7 @@ class TableQuery:
         """
         aggregations = [a.build() for a in self.aggregations]
         if isinstance(data, (str, Path)):  # only the columns the query names are read
-            data = read_source(data, self.columns(), self.delimiter, self.encoding).frame
+            data = read_source(data, self.columns(), self.delimiter, self.encoding)
         return prepare_table(
             data, group_by=list(self.group_by), aggregations=aggregations,
             keys=None if self.keys is None else list(self.keys), id_column=self.id_column,

@@ -299,7 +299,7 @@ def _analyst_facing(args: argparse.Namespace) -> int:
 
 
 _PYTHON_WORDS = [  # the library's keyword arguments, as the command's flags (one place for every message)
-    (re.compile(r"\b(\w+)\.prepare\(\) got an unexpected keyword argument '(\w+)'"),
+    (re.compile(r"\bprepare_(\w+)\(\) got an unexpected keyword argument '(\w+)'"),
      lambda m: f"--{m.group(2).replace('_', '-')} does not apply to --stat {m.group(1).lower()}"),
     (re.compile(r"\bor pass unknown='drop'"), lambda _: "or run with --analyst-facing, which drops it"),
     (re.compile(r"\b(missing|selection|engine)='(\w+)'"), lambda m: f"--{m.group(1)} {m.group(2)}"),

@@ -76,6 +76,15 @@ def label_text(label: Any, last: bool) -> str:
     return exact_text(label)
 
 
+def first_cell(release: Release) -> dict[str, Any]:
+    """What the release records of its (first) statistic in its one cell: a release of one column is the
+    one-cell table of it, whose parameters hold each aggregation's record under its name (``"data_sum"``)."""
+    shares = release.parameters.get("shares")
+    names = list(shares) if isinstance(shares, dict) else []
+    record = release.parameters.get(names[0]) if names else None
+    return record if isinstance(record, dict) else {}
+
+
 def show_release(release: Release, query: Query, budget: Budget | None) -> str:
     """Several aligned lines describing ``release``."""
     if release.epsilon is not None:
@@ -98,7 +107,7 @@ def show_release(release: Release, query: Query, budget: Budget | None) -> str:
             else "one row (no --id-column: every row counts as a different person)")
     lines.append(f"  privacy  {cost}, {release.mechanism}, max_contributions {release.max_contributions}; "
                  f"privacy unit: {unit}")
-    step = release.parameters.get("lattice_step")
+    step = first_cell(release).get("lattice_step")
     if step is not None and query.bounds is not None:
         how = "--step" if query.lattice is not None else "from --bounds; --step 1 keeps whole numbers whole"
         lines.append(f"  lattice  step {exact_text(step)} ({how})")

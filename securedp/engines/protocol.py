@@ -20,15 +20,18 @@ Each engine lives in its own folder (:mod:`securedp.engines.polars`,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
 
+import numpy as np
 import polars as pl
 
 from securedp.engines.polars.bounding import KeyAggregates as KeyAggregates  # the interchange types
 from securedp.engines.polars.bounding import UnitCounts as UnitCounts
+from securedp.lattice import screen_units
+from securedp.mechanisms.histogram import Derivation
 
 PERSON = "_securedp_person"
 UNITS = "_units"
@@ -44,6 +47,31 @@ class ColumnSpec:
     hi_u: int
     squares: bool = False
     """Some aggregation of the column needs the sums of squared units (a variance)."""
+    whole: bool = False
+    """The column is declared ``"int"`` (``schema=``): a record holding a fraction is unusable."""
+    derivation: Derivation | None = None
+    """A histogram's rule turning each record into the index of its category or bin (its canonical integer),
+    or ``None``: the record's lattice units."""
+
+    def keeps_every_row(self, missing: str) -> bool:
+        """Whether reading the column keeps every row whatever the data (so that every such column of a
+        table keeps the same rows): decided by public choices only, ``missing`` (``"drop"`` in an
+        analyst-facing session, where ``"raise"`` acts as it) and a histogram's ``unknown`` policy."""
+        if missing == "drop":
+            return False
+        unknown = getattr(self.derivation, "unknown", "raise")
+        return bool(unknown == "raise")
+
+    def units(self, records: Any, missing: str, fill: Any, refuse_rows: bool,
+              where: Callable[[int], str] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(canonical integer of each kept record, mask of the records kept or None)``: the lattice screen
+        (:func:`securedp.lattice.screen_units`), or the histogram's :attr:`derivation`. Every engine reads a
+        value column through this one function (Spark in a pandas UDF)."""
+        if self.derivation is not None:
+            return self.derivation.units(records, missing=missing, fill=fill, refuse_rows=refuse_rows, where=where,
+                                         whole=self.whole)
+        return screen_units(records, self.step, self.lo_u, self.hi_u, missing=missing, fill=fill,
+                            refuse_rows=refuse_rows, where=where, whole=self.whole)
 
 
 class Engine(Protocol):
@@ -73,3 +101,5 @@ class Bounds:
     """Drop rows whose id or key is missing or blank instead of raising (no error depends on the data)."""
     drop_missing_keys: bool = False
     """Drop rows whose group key is missing or blank (``missing_keys="drop"``), in either mode."""
+    schema: Mapping[str, str] = field(default_factory=dict)
+    """The caller's declared column types (``schema=``: ``"int"``, ``"number"`` or ``"text"``)."""

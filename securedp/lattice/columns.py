@@ -122,10 +122,13 @@ def first_row_record(records: np.ndarray | list[Any], rows: np.ndarray | None = 
     return (hits[0], len(hits)) if hits else None
 
 
-def rows_error(records: Any, found: tuple[int, int], name: str = "data") -> NotOneColumnError:
-    """The data holder's error for records that are rows: ``name`` looks like a table, not one column."""
+def rows_error(records: Any, found: tuple[int, int], name: str = "data", place: str | None = None) -> NotOneColumnError:
+    """The data holder's error for records that are rows: ``name`` looks like a table, not one column.
+
+    ``place`` says where the first such record stands (``"column 'data', row 2"``), else ``record i``."""
     first, count = found
+    where = f"{name} record {first}" if place is None else place
     return NotOneColumnError(
-        f"{name} record {first} is a {type(records[first]).__name__}, not a number: {name} looks like rows of "
+        f"{where}: a {type(records[first]).__name__}, not a number: {name} looks like rows of "
         f"a table ({count} such record(s)), not one column; {ONE_COLUMN_HINT}"
     )

@@ -59,6 +59,7 @@ from securedp.lattice.columns import (
     is_row_type,
     rows_error,
 )
+from securedp.reading.cells import is_blank
 
 MISSING_POLICIES = ("raise", "drop", "impute")
 _FLOAT_EXACT = 1 << 53
@@ -249,18 +250,48 @@ class Clamp:
         return screen
 
 
-def unusable_reason(x: Any) -> str:
-    """Why a record the screen refused is unusable (for the data holder's error messages)."""
-    if x is None:
-        return "None"
-    if type(x).__name__ in _MISSING_TYPE_NAMES:
-        return "missing (pandas NA)"
-    if isinstance(x, (bool, np.bool_)):
-        return "a bool"
+def _whole_record(x: Any) -> bool:
+    """Whether the record ``x`` is not a number holding a fraction: an integer, an integral float, ``Decimal``
+    or rational, integral numeric text, or no number at all (the screen's verdict then stands)."""
+    if isinstance(x, (int, np.integer)):
+        return True
+    if isinstance(x, (float, np.floating)):
+        return not math.isfinite(x) or float(x).is_integer() if x == x else True  # float-ok: an exact test
+    if isinstance(x, decimal.Decimal):
+        return not x.is_finite() or x == x.to_integral_value()
+    if isinstance(x, numbers.Rational):
+        return x.denominator in (0, 1)
     if isinstance(x, str):
-        return "a non-numeric string"
-    if isinstance(x, (float, np.floating, decimal.Decimal)):
-        return "NaN"
+        if _DECIMAL_RE.fullmatch(x):
+            value = decimal.Decimal(x.strip())
+            return value == value.to_integral_value()
+        m = _RATIO_RE.fullmatch(x)
+        return m is None or int(m.group(2)) == 0 or int(m.group(1)) % int(m.group(2)) == 0
+    return True
+
+
+def not_whole(records: np.ndarray | list[Any]) -> np.ndarray:
+    """The mask of the records that are numbers holding a fraction (see :func:`_whole_record`)."""
+    if isinstance(records, np.ndarray) and records.dtype.kind in "iub":
+        return np.zeros(records.shape, dtype=bool)
+    if isinstance(records, np.ndarray) and records.dtype.kind == "f" and records.dtype.itemsize <= 8:
+        x = records.astype(np.float64, copy=False)
+        with np.errstate(invalid="ignore"):
+            fraction: np.ndarray = np.isfinite(x) & (np.floor(x) != x)
+        return fraction
+    return np.fromiter((not _whole_record(x) for x in records), dtype=bool, count=len(records))
+
+
+def unusable_reason(x: Any) -> str:
+    """Why a record the screen refused is unusable, in the data holder's words: ``"blank cell"`` for every
+    missing or empty cell (``None``, NaN, pandas ``NA``, empty or whitespace text), else what the cell is."""
+    if is_blank(x):
+        return "blank cell"
+    if isinstance(x, (bool, np.bool_)):
+        return f"a boolean ({x}), not a number"
+    if isinstance(x, str):
+        shown = x if len(x) <= 40 else x[:37] + "..."
+        return f"not a number ({shown!r})"
     if isinstance(x, numbers.Rational):
         return "a ratio with zero denominator"
     if is_row_type(type(x)):
@@ -270,7 +301,7 @@ def unusable_reason(x: Any) -> str:
 
 def screen_units(
     data: Any, step: Fraction, lo_u: int, hi_u: int, *, missing: str = "raise", fill: Any = None,
-    refuse_rows: bool = True,
+    refuse_rows: bool = True, where: Callable[[int], str] | None = None, whole: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Clamped, rounded units of every usable record, and the mask of records kept.
 
@@ -296,16 +327,23 @@ def screen_units(
         raise ValueError("fill= is only used with missing='impute'")
     records = as_records(data)
     units, bad = _units(records, clamp, screen, refuse_rows)
+    if whole:
+        fraction = not_whole(records)
+        if fraction.any():
+            bad = fraction if bad is None else bad | fraction
     if bad is None or not bad.any():
         return units, None
     if refuse_rows:
         found = first_row_record(records, np.flatnonzero(bad))
         if found is not None:
-            raise rows_error(records, found)
+            raise rows_error(records, found, place=None if where is None else where(found[0]))
     if missing == "raise":
         first = int(np.flatnonzero(bad)[0])
+        place = f"record {first}" if where is None else where(first)
+        reason = unusable_reason(records[first]) if not whole or not not_whole(records[first:first + 1]).any() \
+            else f"not a whole number ({records[first]!r}) in a column declared int"
         raise ValueError(
-            f"record {first} is {unusable_reason(records[first])} ({int(bad.sum())} unusable record(s)); "
+            f"{place}: {reason} ({int(bad.sum())} unusable cell(s)); "
             "clean the data, or pass missing='drop' or missing='impute' with fill=<number>"
         )
     if missing == "drop":

@@ -23,59 +23,28 @@ per person, as every table quantile does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.quantile import Quantiles, SortedUnits
-from securedp.mechanisms.records import LatticeColumn, exact_value
-from securedp.mechanisms.release import PreparedRelease
-from securedp.mechanisms.statistic import public_function, release_function
+from securedp.mechanisms.quantile import Quantiles
+from securedp.mechanisms.records import exact_value
 
 QUARTILES = (Fraction(1, 4), Fraction(3, 4))
 
 
+@dataclass(frozen=True)
 class InterquartileRange(Quantiles):
     """The interquartile range's definition: :class:`Quantiles` at ``1/4`` and ``3/4``, released as their
     clamped difference (see the module docstring)."""
 
     statistic: ClassVar[str] = "iqr"
-    input_name = "quantiles"
     single: ClassVar[bool] = True
-
-    @classmethod
-    def prepare_range(cls, data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
-                      max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
-                      fill: Any = None) -> PreparedRelease:
-        return cls.prepare(data, QUARTILES, bounds=bounds, epsilon=epsilon, rho=rho,
-                           max_contributions=max_contributions, ids=ids, lattice=lattice, missing=missing, fill=fill)
-
-    @classmethod
-    def of(cls, cost: Any, column: LatticeColumn, max_groups: int = 1) -> InterquartileRange:
-        """The range of a table cell: both quartiles on ``column`` at ``cost``, ``max_groups`` cells per person."""
-        return cls(cost, column, QUARTILES, max_groups=max_groups)
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        levels = {name: value for name, value in super().parameters.items() if name != "q"}  # two levels: qs
-        return {**levels, "released": "max(Q3 - Q1, 0)"}
+    levels: tuple[Fraction, ...] = QUARTILES
 
     def cell_record(self, alpha: Fraction) -> dict[str, Any]:
         return {**super().cell_record(alpha), "q": list(self.levels), "released": "max(Q3 - Q1, 0)"}
 
-    def sampler(self, aggregate: SortedUnits) -> Callable[[RandomSource], Any]:
-        quartiles = self.points_sampler(aggregate)
-
-        def draw(source: RandomSource) -> Any:
-            low, high = quartiles(source)
-            return exact_value(max(high - low, 0) * self.column.lattice.step)
-
-        return draw
-
-
-prepare_iqr = public_function(
-    InterquartileRange.prepare_range, "prepare_iqr",
-    """Validate and price the interquartile range (both quartiles at half the cost); nothing is drawn yet.""")
-iqr = release_function(prepare_iqr, "iqr", """The interquartile range ``max(Q3 - Q1, 0)`` as an exact lattice \
-value; see the module docstring.""")
+    def value(self, points: tuple[int, ...]) -> Any:
+        low, high = points
+        return exact_value(max(high - low, 0) * self.column.lattice.step)

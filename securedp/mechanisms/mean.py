@@ -19,10 +19,6 @@ each person changes at most ``k = max_groups`` cells (noise calibrated to
 ``k`` times the sensitivities, :mod:`securedp.mechanisms.noise`), and each
 cell's interval at level ``1 - alpha`` comes from the two half-widths at
 ``alpha / 2`` each (a union bound).
-
-**Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
-:class:`MeanAggregate` (``N`` and the centred sum, integers); step (2)
-draws both noises and post-processes, for one cell or every cell of a table.
 """
 
 from __future__ import annotations
@@ -31,33 +27,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from securedp.hazmat.exact.kernels import round_half_even
-from securedp.lattice import exact_sum
-from securedp.mechanisms.moments import LatticeStatistic, centre, centred, centred_units
+from securedp.mechanisms.moments import LatticeStatistic, centre, centred
 from securedp.mechanisms.noise import Noise, split
-from securedp.mechanisms.statistic import (
-    CellColumn,
-    CellSums,
-    IntegerSums,
-    Pending,
-    bounded,
-    public_function,
-    release_function,
-)
+from securedp.mechanisms.statistic import CellColumn, CellSums
 
 
 @dataclass(frozen=True)
-class MeanAggregate(IntegerSums):
-    """Step (1) of a mean: the rows kept ``N`` and the exact centred sum ``sum(u - c)`` of their units."""
-
-    rows: int
-    centred_sum_units: int
-
-
-@dataclass(frozen=True)
-class Mean(LatticeStatistic[MeanAggregate]):
+class Mean(LatticeStatistic):
     """The bounded mean's definition: two noisy moments, each at half the cost (see the module docstring)."""
 
     whole = False  # a mean of whole numbers is a fraction: the bounds' lattice
@@ -72,25 +49,6 @@ class Mean(LatticeStatistic[MeanAggregate]):
         m, k = self.max_contributions, self.max_groups
         return Noise.of(m, share, k), Noise.of(m * max(half, 1), share, k)
 
-    @property
-    def parameters(self) -> dict[str, Any]:
-        count_noise, sum_noise = self.noises
-        return {
-            **self.column.parameters(),
-            "centre_units": centre(self.column)[0],
-            "budget_split": "count 1/2, centred sum 1/2",
-            **count_noise.parameters("count_"),
-            **sum_noise.parameters("sum_"),
-        }
-
-    def aggregate(self, data: Any, ids: Any = None) -> MeanAggregate | Pending[MeanAggregate]:
-        return bounded(self.reduce, *self.column.units(data, ids))
-
-    def reduce(self, units: np.ndarray) -> MeanAggregate:
-        """The aggregate of kept units."""
-        c, half = centre(self.column)
-        return MeanAggregate(int(units.size), exact_sum(centred_units(units, c, half), half))
-
     def exact_cells(self, sums: CellSums) -> list[list[int]]:
         assert sums.total is not None
         return [sums.rows, centred(centre(self.column)[0], sums.rows, sums.total)]
@@ -102,13 +60,17 @@ class Mean(LatticeStatistic[MeanAggregate]):
         return {"count": Fraction(count_noise.halfwidth(alpha / 2)),
                 "centred_sum": sum_noise.halfwidth(alpha / 2) * self.column.lattice.step}
 
-    def finish(self, noisy: list[list[int]], alpha: Fraction | None) -> CellColumn:
+    def finish(self, noisy: list[list[int]], alpha: Fraction) -> CellColumn:
         count_noise, sum_noise = self.noises
-        t_n, t_s = (0, 0) if alpha is None else (count_noise.halfwidth(alpha / 2), sum_noise.halfwidth(alpha / 2))
+        t_n, t_s = count_noise.halfwidth(alpha / 2), sum_noise.halfwidth(alpha / 2)
         column = self.column
         values, low, high = mean_units(noisy[0], noisy[1], centre(column)[0], column.lo_u, column.hi_u, t_n, t_s)
         step = column.lattice.step
-        return CellColumn(values, None if alpha is None else low, None if alpha is None else high, step, step)
+        return CellColumn(values, low, high, step, step)
+
+    def cell_record(self, alpha: Fraction) -> dict[str, Any]:
+        return {**super().cell_record(alpha), **self.column_record(), "centre_units": centre(self.column)[0],
+                "budget_split": "count 1/2, centred sum 1/2"}
 
 
 def mean_units(counts: list[int], sums: list[int], c: int, lo_u: int, hi_u: int, t_n: int,
@@ -142,9 +104,3 @@ def mean_units(counts: list[int], sums: list[int], c: int, lo_u: int, hi_u: int,
         lows.append(low if low > lo_u else lo_u)
         highs.append(high if high < hi_u else hi_u)
     return values, lows, highs
-
-
-prepare_mean = public_function(Mean.prepare, "prepare_mean",
-                               """Validate and price a bounded mean; nothing is drawn until ``.execute(rng)``.""")
-mean = release_function(prepare_mean, "mean", """Release the mean of ``data`` clamped to ``bounds``; see the module \
-docstring for the privacy map.""")

@@ -25,6 +25,7 @@ half-width of a noisy integer comes from :mod:`securedp.mechanisms.accuracy`.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
@@ -111,6 +112,11 @@ def split(cost: Cost, parts: int) -> Cost:
     return cost.share(Fraction(1, parts))
 
 
+@functools.lru_cache(maxsize=1024)
+def _halfwidth(laplace: bool, parameter: Fraction, alpha: Fraction) -> int:
+    return laplace_halfwidth(parameter, alpha) if laplace else gaussian_halfwidth(parameter, alpha)
+
+
 @dataclass(frozen=True)
 class Noise:
     """Noise for cell sensitivity ``sensitivity`` (units), one cost, and ``max_groups`` cells per person.
@@ -173,10 +179,9 @@ class Noise:
         return array.tolist() if array.dtype.kind == "i" else [int(v) for v in array.tolist()]  # int64 or exact
 
     def halfwidth(self, alpha: Fraction) -> int:
-        """The half-width ``t`` (units) with ``P(|Z| <= t) >= 1 - alpha``, rounded outward."""
-        if self.epsilon is not None:
-            return laplace_halfwidth(self.parameter, alpha)
-        return gaussian_halfwidth(self.parameter, alpha)
+        """The half-width ``t`` (units) with ``P(|Z| <= t) >= 1 - alpha``, rounded outward (computed once per law
+        and level: a plan and its release state the same number)."""
+        return _halfwidth(self.epsilon is not None, self.parameter, alpha)
 
     def output_step(self, alpha: Fraction) -> Fraction | None:
         """The output step of an integer column noised by this law, from the public parameters alone.

@@ -1,4 +1,4 @@
-"""Numeric records onto the lattice, with the contribution bound applied: shared by sum, mean, variance, quantiles."""
+"""The public reading of one numeric column: its lattice, bounds and contribution bound (sum, mean, quantiles ...)."""
 
 from __future__ import annotations
 
@@ -7,22 +7,19 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
+from securedp.bounding.limits import positive_count
 from securedp.hazmat.exact.rational import to_rational
 from securedp.lattice import Lattice, screen_units, unit_bound
-from securedp.mechanisms.contributions import PendingRows, bound_rows, check_max_contributions, data_policy
 
 
 @dataclass(frozen=True)
 class LatticeColumn:
-    """The public reading of one numeric column: lattice, bounds, contribution bound and missing-value policy.
+    """The public reading of one numeric column: lattice, bounds and contribution bound.
 
-    Built from the public arguments alone (:meth:`of`), before any data is
-    read; :meth:`units` is then step (1) of every lattice statistic: each
-    record screened, clamped to ``[lo, hi]`` and rounded to an integer unit in
-    ``[lo_u, hi_u]``, and each person's rows cut to ``max_contributions`` (the
-    choice among an over-bound person's rows pending on the release's salt).
+    Built from the public arguments alone (:meth:`of`), before any data is read. A record becomes
+    ``round_half_even(clamp(x, lo, hi) / step)``, an integer unit in ``[lo_u, hi_u]``
+    (:func:`securedp.lattice.screen_units`, run by the engine that reads the column), and each person
+    keeps at most ``max_contributions`` rows in a cell.
     """
 
     lattice: Lattice
@@ -31,12 +28,10 @@ class LatticeColumn:
     lo_u: int
     hi_u: int
     max_contributions: int
-    missing: str = "raise"
-    fill: Any = None
 
     @classmethod
     def of(
-        cls, *, bounds: Any, lattice: Any, max_contributions: Any, missing: str, fill: Any,
+        cls, *, bounds: Any, lattice: Any, max_contributions: Any,
         default: Callable[[Any, Any], Any] | None = None, integer: bool = False,
     ) -> LatticeColumn:
         """Validate the public arguments (``max_contributions`` first, then ``bounds``, then ``lattice``).
@@ -46,48 +41,19 @@ class LatticeColumn:
         ``default(lattice, bounds)``, when given, chooses the lattice (the quantiles' rule), else
         :func:`resolve_lattice`'s rule applies.
         """
-        m = check_max_contributions(max_contributions)
+        m = positive_count(max_contributions, "max_contributions")
         lattice = typed_lattice(lattice, bounds, integer)
         if default is not None:
             lattice = default(lattice, bounds)
         lo, hi = parse_bounds(bounds)
         lat = resolve_lattice(lattice, lo, hi)
         lo_u, hi_u = lat.bounds_units(lo, hi)
-        check_missing_policy(lat.step, lo_u, hi_u, missing, fill)
-        return cls(lat, lo, hi, lo_u, hi_u, m, missing, fill)
+        return cls(lat, lo, hi, lo_u, hi_u, m)
 
     @property
     def bound(self) -> int:
         """``max(|lo_u|, |hi_u|)``: the largest magnitude of one record, in units."""
         return unit_bound(self.lo_u, self.hi_u)
-
-    def parameters(self) -> dict[str, Any]:
-        return {
-            "lattice_step": self.lattice.step,
-            "bounds": (self.lo, self.hi),
-            "bounds_units": (self.lo_u, self.hi_u),
-        }
-
-    def units(self, data: Any, ids: Any = None) -> tuple[np.ndarray, PendingRows | None]:
-        """``(settled, pending)``: the records as clamped units (int64, or Python ints past int64), in data
-        order, with the contribution bound applied as far as it goes before the salt.
-
-        Without ``ids`` every usable record is settled and ``pending`` is
-        None. With ``ids``, ``settled`` holds the units of the persons with at
-        most ``max_contributions`` usable records and ``pending`` the records
-        of the others, among which the release's salt keeps
-        ``max_contributions`` each (:mod:`securedp.mechanisms.contributions`).
-        In an analyst-facing preparation (:func:`~securedp.mechanisms.contributions.analyst_facing`)
-        ``missing="raise"`` acts as ``"drop"`` and a record that is a row (a
-        tuple ...) is unusable like any other, so no error depends on the records.
-        """
-        policy, refuse_rows = data_policy(self.missing)
-        units, usable = screen_units(data, self.lattice.step, self.lo_u, self.hi_u, missing=policy, fill=self.fill,
-                                     refuse_rows=refuse_rows)
-        bounded = bound_rows(units.size, ids, self.max_contributions, usable)
-        if bounded is None:
-            return units, None
-        return units[bounded.settled], bounded.choices(units)
 
 
 def check_missing_policy(step: Fraction, lo_u: int, hi_u: int, missing: str, fill: Any) -> None:

@@ -2,8 +2,7 @@
 
 A selection (:mod:`~securedp.mechanisms.exponential`,
 :mod:`~securedp.mechanisms.noisy_max`, :mod:`~securedp.mechanisms.permute_and_flip`)
-picks one of ``n`` public candidates from one exact score each. In the terms
-of :mod:`securedp.mechanisms.statistic`:
+picks one of ``n`` public candidates from one exact score each, in two steps:
 
 1. **exact aggregate**: the scores, read exactly
    (:class:`~securedp.mechanisms.scores.Scores`). They are computed by the
@@ -12,7 +11,8 @@ of :mod:`securedp.mechanisms.statistic`:
    promise, and carries any contribution bound;
 2. **selection step**: :meth:`Selection.noise_step` of the scores draws the
    index (the release's value is it, or its candidate) and prices it at
-   ``epsilon``. The candidates and their number are public.
+   ``epsilon``; it never sees a row, so the scores can come from anywhere. The
+   candidates and their number are public.
 
 Selections are pure-DP (``epsilon``) releases, recorded with
 ``max_contributions = 1``: the scores' sensitivity states the bound.
@@ -20,21 +20,20 @@ Selections are pure-DP (``epsilon``) releases, recorded with
 
 from __future__ import annotations
 
-from abc import abstractmethod
-from collections.abc import Callable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.mechanisms.noise import Cost
-from securedp.mechanisms.release import PreparedRelease, scores_input
-from securedp.mechanisms.scores import Scores, parse_scores, selection_inputs
-from securedp.mechanisms.statistic import Statistic
+from securedp.mechanisms.release import PreparedRelease, Release, scores_input
+from securedp.mechanisms.scores import Scores, selection_inputs
 
 
 @dataclass(frozen=True)
-class Selection(Statistic[Scores]):
+class Selection(ABC):
     """The definition shared by the selections: ``epsilon``, ``sensitivity``, the public candidates.
 
     A subclass names its ``selection`` mechanism and implements :meth:`chooser`.
@@ -66,26 +65,34 @@ class Selection(Statistic[Scores]):
     def mechanism(self) -> str:
         return self.selection
 
-    def aggregate(self, data: Any, ids: Any = None) -> Scores:
-        """The exact scores: ``data`` is one score per candidate (person ids play no part)."""
-        if ids is not None:
-            raise TypeError("a selection takes no ids: the scores' sensitivity bounds each person's influence")
-        return parse_scores(data)
-
-    def input_bytes(self, aggregate: Scores) -> Callable[[], bytes]:
-        return scores_input(aggregate)
+    @property
+    @abstractmethod
+    def parameters(self) -> Mapping[str, Any]:
+        """The exact public parameters, as recorded."""
 
     @abstractmethod
     def chooser(self, scores: Scores) -> Callable[[RandomSource], int]:
         """The selection's set-up for ``scores``: a function drawing the selected index."""
 
-    def sampler(self, aggregate: Scores) -> Callable[[RandomSource], Any]:
-        if len(aggregate) != self.size:
-            raise ValueError(f"{self.size} candidates but {len(aggregate)} scores")
-        choose, candidates = self.chooser(aggregate), self.candidates
+    def sampler(self, scores: Scores) -> Callable[[RandomSource], Any]:
+        """The selection's set-up for ``scores``: a function drawing the released value (index or candidate)."""
+        if len(scores) != self.size:
+            raise ValueError(f"{self.size} candidates but {len(scores)} scores")
+        choose, candidates = self.chooser(scores), self.candidates
         if candidates is None:
             return choose
         return lambda source: candidates[choose(source)]
+
+    def release(self, value: Any, source: RandomSource) -> Release:
+        """The :class:`~securedp.mechanisms.release.Release` of ``value``, drawn from ``source``."""
+        return Release(value=value, statistic=self.statistic, mechanism=self.mechanism, parameters=self.parameters,
+                       epsilon=self.epsilon, rho=None, max_contributions=1, source=source.describe())
+
+    def noise_step(self, scores: Scores) -> PreparedRelease:
+        """The selection of ``scores``, priced at ``epsilon``; nothing is drawn until ``.execute(rng)``."""
+        draw = self.sampler(scores)
+        return PreparedRelease(self.statistic, self.epsilon, None, lambda source: self.release(draw(source), source),
+                               scores_input(scores))
 
 
 @dataclass(frozen=True)

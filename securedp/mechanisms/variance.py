@@ -18,10 +18,6 @@ with ``n = max(N~, 1)`` (the clamp bound is the largest variance of data in
 lattice of ``step**2``, whatever the data. In a table each person changes at
 most ``k = max_groups`` cells (noise calibrated to ``k`` times the
 sensitivities, :mod:`securedp.mechanisms.noise`).
-
-**Aggregate / noise** (:mod:`securedp.mechanisms.statistic`): step (1) is
-:class:`VarianceAggregate` (``N`` and the two centred sums, integers); step
-(2) draws the three noises and post-processes, for one cell or every cell of a table.
 """
 
 from __future__ import annotations
@@ -30,33 +26,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from securedp.hazmat.exact.kernels import round_half_even
-from securedp.mechanisms.moments import LatticeStatistic, centre, centred, centred_sums
+from securedp.mechanisms.moments import LatticeStatistic, centre, centred
 from securedp.mechanisms.noise import Noise, split
-from securedp.mechanisms.statistic import (
-    CellColumn,
-    CellSums,
-    IntegerSums,
-    Pending,
-    bounded,
-    public_function,
-    release_function,
-)
+from securedp.mechanisms.statistic import CellColumn, CellSums
 
 
 @dataclass(frozen=True)
-class VarianceAggregate(IntegerSums):
-    """Step (1) of a variance: ``N``, ``sum(u - c)`` and ``sum((u - c)**2)`` over the kept units, exactly."""
-
-    rows: int
-    centred_sum_units: int
-    centred_sum_of_squares_units: int
-
-
-@dataclass(frozen=True)
-class Variance(LatticeStatistic[VarianceAggregate]):
+class Variance(LatticeStatistic):
     """The bounded variance's definition: three noisy moments, each at a third of the cost (module docstring)."""
 
     whole = False  # a variance of whole numbers is a fraction: the bounds' lattice
@@ -69,26 +46,6 @@ class Variance(LatticeStatistic[VarianceAggregate]):
         share = split(self.cost, 3)
         m, h, k = self.max_contributions, max(centre(self.column)[1], 1), self.max_groups
         return Noise.of(m, share, k), Noise.of(m * h, share, k), Noise.of(m * h * h, share, k)
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        count_noise, sum_noise, square_noise = self.noises
-        return {
-            **self.column.parameters(),
-            "centre_units": centre(self.column)[0],
-            "budget_split": "count 1/3, centred sum 1/3, centred sum of squares 1/3",
-            **count_noise.parameters("count_"),
-            **sum_noise.parameters("sum_"),
-            **square_noise.parameters("sum_of_squares_"),
-        }
-
-    def aggregate(self, data: Any, ids: Any = None) -> VarianceAggregate | Pending[VarianceAggregate]:
-        return bounded(self.reduce, *self.column.units(data, ids))
-
-    def reduce(self, units: np.ndarray) -> VarianceAggregate:
-        """The aggregate of kept units."""
-        s1, s2 = centred_sums(units, *centre(self.column))
-        return VarianceAggregate(int(units.size), s1, s2)
 
     def exact_cells(self, sums: CellSums) -> list[list[int]]:
         """``N``, ``sum(u - c) = S - c N`` and ``sum((u - c)**2) = Q - 2 c S + c**2 N`` per cell."""
@@ -105,12 +62,16 @@ class Variance(LatticeStatistic[VarianceAggregate]):
         return {"count": Fraction(count_noise.halfwidth(alpha)), "centred_sum": sum_noise.halfwidth(alpha) * step,
                 "centred_sum_of_squares": square_noise.halfwidth(alpha) * step**2}
 
-    def finish(self, noisy: list[list[int]], alpha: Fraction | None) -> CellColumn:  # noqa: ARG002 - no interval
+    def finish(self, noisy: list[list[int]], alpha: Fraction) -> CellColumn:  # noqa: ARG002 - no interval
         """The variances, without intervals (none is stated for a variance)."""
         column = self.column
         values = variance_units(noisy[0], noisy[1], noisy[2], column.hi_u - column.lo_u)
         step = column.lattice.step ** 2
         return CellColumn(values, None, None, step, step)
+
+    def cell_record(self, alpha: Fraction) -> dict[str, Any]:
+        return {**super().cell_record(alpha), **self.column_record(), "centre_units": centre(self.column)[0],
+                "budget_split": "count 1/3, centred sum 1/3, centred sum of squares 1/3"}
 
 
 def variance_units(counts: list[int], s1: list[int], s2: list[int], width: int) -> list[int]:
@@ -127,10 +88,3 @@ def variance_units(counts: list[int], s1: list[int], s2: list[int], width: int) 
         v = round_half_even(second * d - first * first, d * d)
         out.append(0 if v < 0 else top if v > top else v)
     return out
-
-
-prepare_variance = public_function(
-    Variance.prepare, "prepare_variance",
-    """Validate and price a bounded variance; nothing is drawn until ``.execute(rng)``.""")
-variance = release_function(prepare_variance, "variance", """Release the population variance of ``data`` clamped \
-to ``bounds``; see the module docstring.""")

@@ -60,9 +60,8 @@ from securedp.hazmat.exact.rational import positive_rational, probability
 from securedp.lattice import Lattice
 from securedp.mechanisms.accuracy import check_alpha, laplace_halfwidth
 from securedp.mechanisms.contributions import check_max_contributions
-from securedp.mechanisms.histogram import prepare_histogram
-from securedp.mechanisms.quantile import prepare_quantiles
 from securedp.mechanisms.release import Execution, PreparedRelease, Release
+from securedp.tables.one_column import prepare_histogram, prepare_quantiles
 
 METHODS = ("histogram", "quantiles")
 DEFAULT_EXPONENTS = (-8, 40)

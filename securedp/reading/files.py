@@ -6,6 +6,11 @@ and from the command line, one-column releases from the command line, their repl
 
 * **Only the needed columns are read** (a column the release does not name can hold anything).
 * **Parquet** columns keep the types the file declares (a schema, public like the column names).
+* **CSV text follows one grammar** (:mod:`securedp.reading.delimited`: RFC 4180 as CSV writers write it).
+  A record that does not parse (an unmatched quote, text after a closing quote, another number of cells
+  than the header) is refused for the data holder, naming its line and the fault, and is dropped in an
+  analyst-facing session: it covers its own first line only, so no cell can make the file unreadable or
+  change how another record reads.
 * **CSV cells are text, exactly as written.** No type is inferred: inference looks at the data, so one
   row (a value after row 10,000 that does not parse, an id ``"x"`` among numbers) could change how every
   other row is read. Values become lattice units through the exact screen (``"2.5"``, ``"1/3"``,
@@ -18,29 +23,54 @@ and from the command line, one-column releases from the command line, their repl
   data holder, naming the file and the line (never the bytes); in an analyst-facing session the invalid
   bytes become U+FFFD, and a cell holding U+FFFD (the character a lossy decoder writes, in any file) is
   no id, key or number: its row is dropped like any unusable record, by a rule of that row alone.
+
+A file is read into a :class:`FileTable`: the needed columns as Polars, and where each row stands in
+the file (``line 72`` of a CSV file; ``row 70`` of a Parquet file), so that an error names the place
+a person would look.
 """
 
 from __future__ import annotations
 
 import codecs
-import io
 import pathlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from securedp.reading.cells import REPLACEMENT
+from securedp.reading.delimited import MissingColumns, header_of, parse_csv
 from securedp.reading.mode import analyst_facing
 from securedp.reading.text import arrow_text
 
-__all__ = ["MissingColumns", "check_encoding", "column_names", "read_csv_bytes", "read_file"]
+__all__ = ["FileTable", "MissingColumns", "check_encoding", "column_names", "read_csv_bytes", "read_file"]
 
 
-class MissingColumns(ValueError):
-    """Columns the release names are not in the file (``absent``; ``names``: the file's columns)."""
+@dataclass(frozen=True)
+class FileTable:
+    """The needed columns of a file (``frame``, Polars: CSV columns are text) and each row's place in it.
 
-    def __init__(self, absent: list[str], names: list[str]) -> None:
-        super().__init__(f"column(s) {absent} are not in the table (it has {names})")
-        self.absent, self.names = absent, names
+    ``lines`` holds, for a CSV file, the line each row starts on (the header is line 1); ``None`` for a
+    Parquet file, whose row ``i`` is its ``i``-th row. ``name`` names the file (or standard input).
+    """
+
+    frame: Any
+    name: str
+    lines: np.ndarray | None = None
+
+    @property
+    def columns(self) -> list[str]:
+        """The names of the columns read."""
+        return list(self.frame.columns)
+
+    def __len__(self) -> int:
+        """The number of rows read."""
+        return int(self.frame.height)
+
+    def where(self, row: int) -> str:
+        """Where row ``row`` of :attr:`frame` stands in the file: ``"line 72"`` or ``"row 70"``."""
+        return f"line {int(self.lines[row])}" if self.lines is not None else f"row {row}"
 
 
 _UTF8 = "utf-8"
@@ -58,43 +88,38 @@ def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def _utf8(data: bytes, encoding: str) -> tuple[bytes, int | None]:
-    """``data`` as UTF-8 bytes (invalid bytes as U+FFFD), and the line of the first invalid byte, or ``None``."""
-    if encoding != "utf-8":
-        try:
-            return data.decode(encoding).encode(_UTF8), None
-        except UnicodeDecodeError as error:
-            return data.decode(encoding, errors="replace").encode(_UTF8), _line_of(data, error.start)
+def _decoded(data: bytes, encoding: str) -> tuple[str, int | None]:
+    """``data`` as text (bytes invalid in ``encoding`` as U+FFFD), and the line of the first invalid byte, or
+    ``None``."""
     try:
-        data.decode(_UTF8)
+        return data.decode(encoding), None
     except UnicodeDecodeError as error:
-        return data, _line_of(data, error.start)
-    return data, None
+        return data.decode(encoding, errors="replace"), _line_of(data, error.start)
 
 
 def read_csv_bytes(data: bytes, columns: Sequence[str] | None, *, where: str = "standard input",
-                   delimiter: str = ",", encoding: str = _UTF8) -> Any:
-    """The ``columns`` (all if ``None``) of CSV ``data`` as a Polars frame of text columns (module docstring)."""
+                   delimiter: str = ",", encoding: str = _UTF8) -> FileTable:
+    """The ``columns`` (all if ``None``) of CSV ``data`` as text columns (see the module docstring)."""
     import polars as pl
 
     encoding = check_encoding(encoding)
     if data.startswith(codecs.BOM_UTF8) and encoding == _UTF8:
         data = data[len(codecs.BOM_UTF8):]
-    data, invalid = _utf8(data, encoding)
-    names = _header(data, delimiter)
-    absent = [c for c in dict.fromkeys(columns or ()) if c not in names]
-    if absent:
-        raise MissingColumns(absent, names)
-    wanted = list(dict.fromkeys(columns)) if columns is not None else names
-    read = wanted or names[:1]  # at least one column, so that the frame keeps its number of rows
-    # Invalid bytes become U+FFFD, which no id, key or number holds: such a cell is unusable by a rule of its
-    # own row (tables.frames and the Spark engine drop ids and keys holding it, the screen refuses the text).
+    text, invalid = _decoded(data, encoding)
     try:
-        frame = pl.read_csv(io.BytesIO(data), separator=delimiter, columns=read, infer_schema=False,
-                            encoding="utf8-lossy" if invalid is not None else "utf8")
-    except pl.exceptions.ComputeError:  # a line with more fields than the header: a delimiter in a cell
-        raise ValueError(f"{where}: a line has more fields than the header ({len(names)}): is a {delimiter!r} "
-                         "inside a cell that is not quoted? quote such cells (\"A, B\") as CSV does") from None
+        parsed = parse_csv(text, columns, delimiter)
+    except MissingColumns:
+        raise
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+    wanted = list(parsed.columns)
+    if parsed.malformed and not analyst_facing():  # an analyst-facing session drops them: a rule of each record
+        first = parsed.malformed[0]
+        raise ValueError(f"{where}, line {first.line}: not a CSV record: {first.reason} ({len(parsed.malformed)} "
+                         "such line(s)); a cell holding a quote, the delimiter or a line break must be quoted, "
+                         'with its quotes doubled ("5\'11""")')
+    frame = pl.DataFrame({c: pl.Series(c, parsed.columns[c], dtype=pl.String) for c in wanted},
+                         height=parsed.rows)
     if invalid is not None and not analyst_facing():  # the data holder is told, if a needed cell is concerned
         for column in wanted:
             hit = frame[column].str.contains(REPLACEMENT, literal=True).fill_null(False)
@@ -102,15 +127,7 @@ def read_csv_bytes(data: bytes, columns: Sequence[str] | None, *, where: str = "
                 raise ValueError(f"{where}: column {column!r} is not valid {encoding} (the first invalid byte is on "
                                  f"line {invalid}); if the file is in another encoding, declare it (encoding=, or "
                                  "--encoding latin-1 ...)")
-    return frame
-
-
-def _header(data: bytes, delimiter: str) -> list[str]:
-    """The column names of CSV ``data`` (its header row; names are public, decoded leniently)."""
-    import polars as pl
-
-    return pl.read_csv(io.BytesIO(data), separator=delimiter, n_rows=0, infer_schema=False,
-                       encoding="utf8-lossy").columns
+    return FileTable(frame, where, parsed.lines)
 
 
 def column_names(path: str | pathlib.Path, *, delimiter: str = ",") -> list[str]:
@@ -122,7 +139,8 @@ def column_names(path: str | pathlib.Path, *, delimiter: str = ",") -> list[str]
         return list(pl.read_parquet_schema(file))
     with open(file, "rb") as handle:
         head = handle.read(1 << 16)
-    return _header(head[len(codecs.BOM_UTF8):] if head.startswith(codecs.BOM_UTF8) else head, delimiter)
+    head = head[len(codecs.BOM_UTF8):] if head.startswith(codecs.BOM_UTF8) else head
+    return header_of(head.decode(_UTF8, errors="replace"), delimiter)
 
 
 def _read_parquet(file: pathlib.Path, columns: list[str] | None) -> Any:
@@ -150,8 +168,8 @@ def _read_parquet(file: pathlib.Path, columns: list[str] | None) -> Any:
 
 
 def read_file(path: str | pathlib.Path, columns: Sequence[str] | None, *, delimiter: str = ",",
-              encoding: str = _UTF8) -> Any:
-    """The ``columns`` (all if ``None``) of the CSV or Parquet file at ``path`` as a Polars frame."""
+              encoding: str = _UTF8) -> FileTable:
+    """The ``columns`` (all if ``None``) of the CSV or Parquet file at ``path`` (see the module docstring)."""
     import polars as pl
 
     file = pathlib.Path(path)
@@ -162,5 +180,5 @@ def read_file(path: str | pathlib.Path, columns: Sequence[str] | None, *, delimi
         absent = [c for c in dict.fromkeys(columns or ()) if c not in names]
         if absent:
             raise MissingColumns(absent, list(names))
-        return _read_parquet(file, None if columns is None else list(dict.fromkeys(columns)))
+        return FileTable(_read_parquet(file, None if columns is None else list(dict.fromkeys(columns))), str(file))
     return read_csv_bytes(file.read_bytes(), columns, where=str(file), delimiter=delimiter, encoding=encoding)

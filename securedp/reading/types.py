@@ -21,15 +21,40 @@ CSV file, Python list, anything else      never: CSV cells are text, a list has 
 A schema inferred from the data (pandas ``read_csv`` gives ``float64`` to an integer column with one
 missing cell) is the data holder's to fix before a release: declare the types when reading, or pass
 the lattice. ``bool`` is no integer type here (booleans are not numbers to the lattice screen).
+
+**Declared types** (:func:`declared_schema`): ``schema={"hours": "int", "pid": "text"}`` (the command's
+``--schema hours:int,pid:text``) declares how the named columns are read, whatever their own type, so
+that a CSV file's whole numbers stay whole: ``"int"`` (integers: a value column's default step is 1 and a
+value holding a fraction is an unusable record; ids and keys read as integers,
+:mod:`securedp.reading.keys`), ``"number"`` (exact numbers, a value column's default) or ``"text"`` (ids
+and keys read as text). The declaration is public, like the column names, and decides nothing by a cell.
 """
 
 from __future__ import annotations
 
 import pathlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["integer_columns", "integer_typed"]
+__all__ = ["DECLARED_TYPES", "declared_schema", "integer_columns", "integer_typed"]
+
+DECLARED_TYPES = ("int", "number", "text")
+"""The types a caller may declare for a column (``schema=``)."""
+
+
+def declared_schema(schema: Any) -> dict[str, str]:
+    """``schema`` (a mapping of column names to :data:`DECLARED_TYPES`, or ``None``) checked, as a dict."""
+    if schema is None:
+        return {}
+    if not hasattr(schema, "items"):
+        raise TypeError("schema must map column names to declared types, such as {'hours': 'int'}")
+    checked: dict[str, str] = {}
+    for column, declared in schema.items():
+        if not isinstance(column, str) or declared not in DECLARED_TYPES:
+            raise ValueError(f"schema: column {column!r} is declared {declared!r}; the declared types are "
+                             f"{', '.join(DECLARED_TYPES)}")
+        checked[column] = declared
+    return checked
 
 _SPARK_INTEGERS = frozenset({"byte", "short", "integer", "long"})
 
@@ -66,11 +91,24 @@ def integer_typed(column: Any) -> bool:
     return False
 
 
-def integer_columns(table: Any, names: Sequence[str]) -> frozenset[str]:
-    """The columns among ``names`` that ``table`` (a table, or a CSV or Parquet path) declares integer.
+def integer_columns(table: Any, names: Sequence[str], schema: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The columns among ``names`` that ``table`` (a table, or a CSV or Parquet path) declares integer, or that
+    ``schema`` declares ``"int"`` (a column ``schema`` declares otherwise is not integer).
 
     A name the table does not hold is simply not integer here: the reader names it when the table is read.
     """
+    declared = dict(schema or {})
+    typed = _typed_integer_columns(table, [c for c in names if c not in declared])
+    return typed | frozenset(c for c in names if declared.get(c) == "int")
+
+
+def _typed_integer_columns(table: Any, names: Sequence[str]) -> frozenset[str]:
+    from securedp.reading.files import FileTable
+
+    if isinstance(table, FileTable):  # a CSV file's columns are text; a Parquet file's, its own types
+        return frozenset() if table.lines is not None else _typed_integer_columns(table.frame, names)
+    if isinstance(table, Mapping):  # the columns of a one-column release
+        return frozenset(c for c in names if c in table and integer_typed(table[c]))
     if isinstance(table, (str, pathlib.Path)):
         file = pathlib.Path(table)
         if file.suffix.lower() not in (".parquet", ".pq") or not file.exists():

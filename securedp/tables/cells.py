@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
+from securedp.mechanisms.histogram import Bins, Categories, Histogram
 from securedp.mechanisms.noise import Cost, Noise
-from securedp.mechanisms.quantile import Quantiles, SortedUnits
+from securedp.mechanisms.quantile import Quantiles
 from securedp.mechanisms.statistic import AdditiveStatistic, CellColumn, CellSums
 from securedp.tables.spec import Aggregation, ColumnAggregation, Definition
 
@@ -41,13 +42,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Column:
-    """One aggregation of a value column: its public lattice and its index among the engine's columns."""
+    """One aggregation of a value column: its public lattice, its index among the engine's columns and, for a
+    histogram, how records become the index of their category or bin."""
 
     aggregation: ColumnAggregation
     step: Fraction
     lo_u: int
     hi_u: int
     index: int
+    derivation: Categories | Bins | None = None
 
 
 class Aggregates:
@@ -61,6 +64,7 @@ class Aggregates:
     def __init__(self, engine: Engine, columns: list[Column], salt: bytes, same_rows: bool) -> None:
         self._engine, self._salt = engine, salt
         self._cache: dict[int, KeyAggregates] = {}
+        self._points: dict[int, UnitCounts] = {}
         self._squares = {c.index for c in columns if c.aggregation.reads == "squares"}
         self.counts = self.column(0) if same_rows and columns else engine.counts(salt)
 
@@ -70,7 +74,9 @@ class Aggregates:
         return self._cache[index]
 
     def unit_counts(self, index: int) -> UnitCounts:
-        return self._engine.unit_counts(index, self._salt)
+        if index not in self._points:  # the aggregations of one column (several quantiles) share its counts
+            self._points[index] = self._engine.unit_counts(index, self._salt)
+        return self._points[index]
 
 
 def commitment_parts(prefix: str, agg: KeyAggregates) -> dict[str, Any]:
@@ -204,15 +210,15 @@ class Feed:
     """Each engine column's cell positions in its aggregates (shared by the aggregations of one column)."""
 
 
-def _from_keys(definition: Definition, column: Column | None, feed: Feed) -> CellColumn:  # noqa: ARG001
+def _from_keys(definition: Definition, column: Column | None, feed: Feed) -> list[CellColumn]:  # noqa: ARG001
     """Counts and persons: the per-key rows and persons of the bounding pass."""
     assert isinstance(definition, AdditiveStatistic)
     index = feed.cells.index
     sums = CellSums(_at(feed.counted.rows, index), _at(feed.counted.persons, index))
-    return definition.release_cells(definition.exact_cells(sums), feed.source, feed.alpha)
+    return [definition.release_cells(definition.exact_cells(sums), feed.source, feed.alpha)]
 
 
-def _from_sums(definition: Definition, column: Column | None, feed: Feed) -> CellColumn:
+def _from_sums(definition: Definition, column: Column | None, feed: Feed) -> list[CellColumn]:
     """Sums and moments: the value column's per-key rows, sums (and sums of squares) of units."""
     assert isinstance(definition, AdditiveStatistic) and column is not None
     agg = feed.aggregates.column(column.index)
@@ -223,34 +229,48 @@ def _from_sums(definition: Definition, column: Column | None, feed: Feed) -> Cel
     index = feed.indexed[column.index]
     sums = CellSums(_at(agg.rows, index), _at(agg.persons, index), _at(agg.total, index),
                     None if agg.total_squares is None else _at(agg.total_squares, index))
-    return definition.release_cells(definition.exact_cells(sums), feed.source, feed.alpha)
+    return [definition.release_cells(definition.exact_cells(sums), feed.source, feed.alpha)]
 
 
-def _from_points(definition: Definition, column: Column | None, feed: Feed) -> CellColumn:
-    """A selection per cell over the lattice points of the bounds, from the cell's counts per point.
-
-    Each cell's selection is the statistic's sampler (utility ``-|#{x < y} - q n|``, sensitivity ``m``)
-    on that cell's kept rows; a cell without rows selects from the empty multiset (every point has the
-    same utility).
-    """
-    assert isinstance(definition, Quantiles) and column is not None
+def _unit_counts(column: Column, feed: Feed) -> tuple[list[list[int]], list[list[int]]]:
+    """Each released cell's counts per lattice point (its distinct points, ascending, and their counts), from the
+    engine's counts per key; a cell without rows has none. The engine's integers join the input commitment."""
     counted = feed.aggregates.unit_counts(column.index)
     position = ({r: i for i, r in enumerate(counted.keys.rows())} if feed.group_by
                 else {(): 0} if counted.points else {})
-    feed.committed[f"{column.index}.quantile_keys"] = json.dumps(counted.keys.rows())
-    feed.committed[f"{column.index}.quantile_points"] = [p for points in counted.points for p in points]
-    feed.committed[f"{column.index}.quantile_counts"] = [c for counts in counted.counts for c in counts]
-    values = []
+    if f"{column.index}.point_keys" not in feed.committed:
+        feed.committed[f"{column.index}.point_keys"] = json.dumps(counted.keys.rows())
+        feed.committed[f"{column.index}.points"] = [p for points in counted.points for p in points]
+        feed.committed[f"{column.index}.point_counts"] = [c for counts in counted.counts for c in counts]
+    points, counts = [], []
     for key in feed.cells.keys:
         i = position.get(key)
-        units = (SortedUnits.from_counts(counted.points[i], counted.counts[i]) if i is not None
-                 else SortedUnits(np.zeros(0, dtype=np.int64)))
-        values.append(definition.sampler(units)(feed.source))
-    return CellColumn(values, None, None, None, column.step)  # exact lattice values already
+        points.append(counted.points[i] if i is not None else [])
+        counts.append(counted.counts[i] if i is not None else [])
+    return points, counts
 
 
-FEEDS: dict[str, Callable[[Definition, Column | None, Feed], CellColumn]] = {
-    "keys": _from_keys, "sums": _from_sums, "squares": _from_sums, "points": _from_points}
+def _from_points(definition: Definition, column: Column | None, feed: Feed) -> list[CellColumn]:
+    """A selection per cell over the lattice points of the bounds, from the cell's counts per point.
+
+    Each cell's selection is the statistic's (utility ``-|#{x < y} - q n|``) on that cell's kept rows; a
+    cell without rows selects from the empty multiset (every point has the same utility).
+    """
+    assert isinstance(definition, Quantiles) and column is not None
+    values = [definition.value(definition.cell_points(points, counts)(feed.source))
+              for points, counts in zip(*_unit_counts(column, feed), strict=True)]
+    return [CellColumn(values, None, None, None, column.step)]  # exact lattice values already
+
+
+def _from_bins(definition: Definition, column: Column | None, feed: Feed) -> list[CellColumn]:
+    """A histogram per cell: the count of each label's index among the cell's kept rows, all noised at once."""
+    assert isinstance(definition, Histogram) and column is not None
+    points, counts = _unit_counts(column, feed)
+    return definition.release_bins(definition.exact_bins(points, counts), feed.source, feed.alpha)
+
+
+FEEDS: dict[str, Callable[[Definition, Column | None, Feed], list[CellColumn]]] = {
+    "keys": _from_keys, "sums": _from_sums, "squares": _from_sums, "points": _from_points, "bins": _from_bins}
 """How the cells of an aggregation are fed, by what it reads (:attr:`~securedp.tables.spec.Count.reads`)."""
 
 
@@ -272,7 +292,9 @@ def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, 
     by_name = {c.aggregation.name: c for c in columns}
     feed = Feed(cells, counted, aggregates, group_by, alpha, source, committed, {})
     for a in aggregations:
-        out.add(a.name, FEEDS[a.reads](defined[a.name], by_name.get(a.name), feed))
+        released = FEEDS[a.reads](defined[a.name], by_name.get(a.name), feed)
+        for i, cell in enumerate(released):
+            out.add(a.name if len(released) == 1 and a.reads != "bins" else f"{a.name}_{i}", cell)
     rows = [key + values for key, values in zip(cells.keys, zip(*out.table, strict=True), strict=True)]
     return out.names, rows, out.steps
 

@@ -29,6 +29,7 @@ import gmpy2
 from securedp.hazmat.exact.interval import Interval
 from securedp.hazmat.exact.rational import format_rational
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_tail
+from securedp.mechanisms.histogram import Histogram
 from securedp.mechanisms.partition_selection import LaplaceThreshold, OptimalSelection
 from securedp.mechanisms.quantile import Quantiles
 from securedp.mechanisms.statistic import AdditiveStatistic
@@ -166,6 +167,6 @@ def table_plan(aggregations: Sequence[Aggregation], defined: dict[str, Definitio
             outputs.append(OutputPlan(a.name, d.statistic, "exponential",
                                       rank_error_bound=record["rank_error_bound"]))
         else:
-            assert isinstance(d, AdditiveStatistic)
+            assert isinstance(d, (AdditiveStatistic, Histogram))
             outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, halfwidths=d.halfwidths(alpha)))
     return TablePlan(alpha, epsilon, rho, shares, outputs, selection)

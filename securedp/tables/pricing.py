@@ -32,7 +32,7 @@ from securedp.mechanisms.partition_selection import (
 )
 from securedp.tables.cells import Column, definitions
 from securedp.tables.plan import TablePlan, selection_plan, table_plan
-from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Definition, Persons
+from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Definition, Histogram, Persons
 
 SELECTION_RULES = ("laplace", "optimal", "gaussian")
 """Partition selection rules: the first two are priced in ``epsilon``, ``"gaussian"`` in ``rho``."""
@@ -147,15 +147,16 @@ def _shares(aggregations: Sequence[Aggregation], private: bool, selection_share:
 def _columns(aggregations: Sequence[Aggregation]) -> list[Column]:
     """The value-column aggregations; those on the same column, lattice and bounds share one engine column."""
     columns: list[Column] = []
-    specs: dict[tuple[str, Fraction, int, int], int] = {}
+    specs: dict[tuple[Any, ...], int] = {}
     for a in aggregations:
         if isinstance(a, ColumnAggregation):
             lattice = a.lattice_column()
             step, lo_u, hi_u = lattice.lattice.step, lattice.lo_u, lattice.hi_u
             if max(abs(lo_u), abs(hi_u)) >= 1 << 62:
                 raise ValueError(f"{a.name}: the bounds reach 2**62 lattice units; choose a coarser lattice")
-            index = specs.setdefault((a.column, step, lo_u, hi_u), len(specs))
-            columns.append(Column(a, step, lo_u, hi_u, index))
+            derivation = a.derivation() if isinstance(a, Histogram) else None
+            index = specs.setdefault((a.column, step, lo_u, hi_u, derivation), len(specs))
+            columns.append(Column(a, step, lo_u, hi_u, index, derivation))
     return columns
 
 

@@ -55,18 +55,19 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from securedp.hazmat.exact.rational import to_rational
-from securedp.mechanisms import count, iqr, mean, quantile, sum, variance  # noqa: A004 - the module securedp.mechanisms.sum
+from securedp.hazmat.exact.rational import format_rational, to_rational
+from securedp.mechanisms import count, histogram, iqr, mean, quantile, sum, variance  # noqa: A004 - the module securedp.mechanisms.sum
+from securedp.mechanisms.histogram import Bins, Categories, check_categories, check_edges, edge_lattice
 from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.noise import Cost
-from securedp.mechanisms.quantile import _default_lattice as quantile_lattice
+from securedp.mechanisms.quantile import default_lattice as quantile_lattice
 from securedp.mechanisms.quantile import selection_epsilon
 from securedp.mechanisms.records import LatticeColumn, typed_lattice
 from securedp.mechanisms.statistic import AdditiveStatistic
 
-Definition = AdditiveStatistic[Any] | quantile.Quantiles
-"""A table cell's statistic: noisy integers (:class:`~securedp.mechanisms.statistic.AdditiveStatistic`) or a
-selection (:class:`~securedp.mechanisms.quantile.Quantiles` at one level)."""
+Definition = AdditiveStatistic | quantile.Quantiles | histogram.Histogram
+"""A table cell's statistic: noisy integers (:class:`~securedp.mechanisms.statistic.AdditiveStatistic`), a
+selection (:class:`~securedp.mechanisms.quantile.Quantiles`) or a histogram's noisy counts per label."""
 
 
 @dataclass(frozen=True)
@@ -117,8 +118,9 @@ class ColumnAggregation(ABC):
 
     kind: ClassVar[str] = ""
     reads: ClassVar[str] = "sums"
-    statistic: ClassVar[type[ColumnStatistic[Any]]]
-    """The statistic of each cell (:meth:`definition` builds it)."""
+    statistic: ClassVar[type[ColumnStatistic]]
+    """The statistic of each cell (:meth:`definition` builds it); its ``whole`` says whether an integer column keeps
+    step 1."""
 
     @property
     def name(self) -> str:
@@ -136,8 +138,8 @@ class ColumnAggregation(ABC):
             raise ValueError(f"{self.name}: bounds='auto' are chosen by a release of their own, charged before the "
                              "table: securedp.planning.auto_bounds(data, aggregations, epsilon=..., session=...) "
                              "returns the aggregations with their bounds (the command: --auto-epsilon)")
-        return LatticeColumn.of(bounds=self.bounds, lattice=self.lattice, max_contributions=m, missing="raise",
-                                fill=None, default=self.default_lattice())
+        return LatticeColumn.of(bounds=self.bounds, lattice=self.lattice, max_contributions=m,
+                                default=self.default_lattice())
 
     def lattice_of(self) -> tuple[Any, int, int]:
         """Deprecated: ``(lattice, lo_u, hi_u)`` of :meth:`lattice_column`."""
@@ -207,11 +209,12 @@ class Quantile(ColumnAggregation):
     @property
     def name(self) -> str:
         q = to_rational(self.q, "q")
-        return f"{self.column}_median" if q == Fraction(1, 2) else f"{self.column}_q{float(q):g}"  # float-ok: a name
+        return f"{self.column}_median" if q == Fraction(1, 2) else f"{self.column}_q{_level_text(q)}"
 
     def definition(self, cost: Cost, k: int, m: int) -> Definition:
-        lattice = self.lattice_column(m)
-        return quantile.Quantile(cost, lattice, (to_rational(self.q, "q"),), max_groups=k)
+        level = to_rational(self.q, "q")
+        statistic = quantile.Median if level == Fraction(1, 2) else quantile.Quantile
+        return statistic(cost, self.lattice_column(m), (level,), max_groups=k)
 
 
 @dataclass(frozen=True)
@@ -227,7 +230,62 @@ class IQR(ColumnAggregation):
         return quantile_lattice
 
     def definition(self, cost: Cost, k: int, m: int) -> Definition:
-        return iqr.InterquartileRange.of(cost, self.lattice_column(m), max_groups=k)
+        return iqr.InterquartileRange(cost, self.lattice_column(m), max_groups=k)
+
+
+def _level_text(q: Fraction) -> str:
+    """A quantile level as a column name writes it: its exact decimal (``0.9``, ``0.25``), else ``num/den``."""
+    d = q.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    if d != 1:
+        return format_rational(q)
+    places = 0
+    while (q * 10**places).denominator != 1:
+        places += 1
+    digits = str((q * 10**places).numerator).rjust(places + 1, "0")
+    return digits if places == 0 else f"{digits[:-places]}.{digits[-places:]}"
+
+
+@dataclass(frozen=True)
+class Histogram(ColumnAggregation):
+    """The counts of a column's records in declared ``categories`` or ``bins`` (edges), one noisy count each
+    (:mod:`securedp.mechanisms.histogram`): output columns ``<column>_histogram_<i>`` (with intervals) per
+    label ``i``; the labels are in the release's parameters."""
+
+    bounds: tuple[Any, Any] | str = (0, 0)
+    """Unused: a histogram's range is its categories or bins."""
+    categories: Any = None
+    bins: Any = None
+    unknown: str = "raise"
+
+    kind = "histogram"
+    reads = "bins"
+
+    def derivation(self) -> Categories | Bins:
+        """How each record becomes the index of its category or bin (checked: public arguments only)."""
+        if (self.categories is None) == (self.bins is None):
+            raise TypeError("give exactly one of categories= (declared labels) or bins= (edges)")
+        if self.unknown not in histogram.UNKNOWN_POLICIES:
+            raise ValueError(f"unknown must be one of {histogram.UNKNOWN_POLICIES}, got {self.unknown!r}")
+        if self.categories is not None:
+            if self.lattice is not None:
+                raise ValueError("lattice= applies to bins, not to categories")
+            return Categories(check_categories(self.categories), self.unknown)
+        edges = check_edges(self.bins)
+        return Bins(edges, edge_lattice(edges, self.lattice))
+
+    def typed(self, integer: bool) -> ColumnAggregation:  # noqa: ARG002 - the bins fix the lattice
+        return self
+
+    def lattice_column(self, m: int = 1) -> LatticeColumn:
+        """The canonical integers' range: the label indices ``0 .. K - 1`` on step 1."""
+        labels = len(self.derivation().labels)
+        return LatticeColumn.of(bounds=(0, labels - 1), lattice=1, max_contributions=m)
+
+    def definition(self, cost: Cost, k: int, m: int) -> Definition:
+        return histogram.Histogram(cost, m, self.derivation(), max_groups=k)
 
 
 def quantile_cell_epsilon(epsilon: Fraction | None, rho: Fraction | None, k: int) -> Fraction:

@@ -54,8 +54,9 @@ person (and the release says so).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -72,7 +73,7 @@ from securedp.mechanisms.partition_selection import (
 from securedp.mechanisms.records import check_missing_policy
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import release_function
-from securedp.reading.types import integer_columns
+from securedp.reading.types import declared_schema, integer_columns
 from securedp.tables.cells import (
     Aggregates,
     Column,
@@ -85,7 +86,7 @@ from securedp.tables.notes import plan_notes, release_notes
 from securedp.tables.plan import TablePlan
 from securedp.tables.pricing import SELECTION_RULES as SELECTION_RULES  # re-exported: the rules' one list
 from securedp.tables.pricing import price_table
-from securedp.tables.spec import Aggregation, ColumnAggregation, Count
+from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Definition
 
 if TYPE_CHECKING:  # the engines load Polars (and Spark) only when a table is prepared
     from securedp.engines.protocol import ColumnSpec
@@ -96,14 +97,19 @@ if TYPE_CHECKING:  # the engines load Polars (and Spark) only when a table is pr
 class TableRelease(Release):
     """A released table: :attr:`value` is the tuple of exact rows, :attr:`labels` the column names."""
 
-    frame: Any = field(default=None, compare=False)
-    """The released table as a DataFrame of the caller's kind."""
+    output: Callable[[], Any] | None = field(default=None, compare=False, repr=False)
+    """Builds :attr:`frame` (when it is first read: the exact rows and the record never wait for it)."""
     notes: tuple[str, ...] = field(default=(), compare=False)
     """Plain sentences on where the release will not be useful (:mod:`securedp.tables.notes`), read from
     the query and the released values alone."""
     delta: Fraction | None = None
     """The ``delta`` of partition selection (private keys), else ``None``."""
 
+    @functools.cached_property
+    def frame(self) -> Any:
+        """The released table as a DataFrame of the caller's kind (pandas, Polars or pyarrow), built from the
+        exact rows when first read; its types follow from the public parameters alone."""
+        return None if self.output is None else self.output()
 
 @dataclass(frozen=True)
 class PreparedTable(PreparedRelease):
@@ -111,6 +117,8 @@ class PreparedTable(PreparedRelease):
 
     shares: dict[str, Fraction] = field(default_factory=dict, kw_only=True)
     """The exact fraction of the total budget each component receives."""
+    cells: dict[str, Definition] = field(default_factory=dict, kw_only=True)
+    """Each aggregation's statistic, by name (its laws and accuracy, for ``max_groups`` cells per person)."""
     plan: TablePlan | None = field(default=None, kw_only=True)
     """What the release will state, from the public parameters alone (:mod:`securedp.tables.plan`):
     each output's half-widths or rank error bound, and with private keys the threshold and release
@@ -123,13 +131,14 @@ class PreparedTable(PreparedRelease):
         return release
 
 
-def _engine_specs(columns: list[Column]) -> list[ColumnSpec]:
+def _engine_specs(columns: list[Column], schema: dict[str, str]) -> list[ColumnSpec]:
     from securedp.engines.protocol import ColumnSpec
 
     squares = {c.index for c in columns if c.aggregation.reads == "squares"}
     specs: dict[int, ColumnSpec] = {}
     for c in columns:
-        specs.setdefault(c.index, ColumnSpec(c.aggregation.column, c.step, c.lo_u, c.hi_u, c.index in squares))
+        specs.setdefault(c.index, ColumnSpec(c.aggregation.column, c.step, c.lo_u, c.hi_u, c.index in squares,
+                                             schema.get(c.aggregation.column) == "int", c.derivation))
     return [specs[i] for i in range(len(specs))]
 
 
@@ -151,6 +160,7 @@ def prepare_table(
     missing: str = "raise",
     fill: Any = None,
     missing_keys: str = "raise",
+    schema: Any = None,
 ) -> PreparedTable:
     """Validate and price a grouped table release; see the module docstring.
 
@@ -160,14 +170,23 @@ def prepare_table(
     ``missing_keys``: ``"raise"`` (default: a missing or blank group key is refused for the data holder,
     dropped in an analyst-facing session) or ``"drop"`` (the rows whose group key is missing or blank
     are dropped, in either mode, by a rule of each row alone; a missing person id is still refused).
+
+    ``schema``: the declared type of some columns, ``{"hours": "int", "pid": "text"}``
+    (:func:`securedp.reading.types.declared_schema`): how their cells are read, whatever the table's own
+    types (a CSV file's cells are text: ``"int"`` keeps whole numbers whole, on step 1 by default).
     """
     if missing_keys not in ("raise", "drop"):
         raise ValueError(f"missing_keys must be 'raise' or 'drop', got {missing_keys!r}")
+    declared = declared_schema(schema)
+    texts = [a.column for a in aggregations if isinstance(a, ColumnAggregation) and declared.get(a.column) == "text"]
+    if texts:
+        raise ValueError(f"column {texts[0]!r} is declared 'text' in schema=: an aggregated column holds numbers "
+                         "('int' or 'number')")
     priced = price_table(group_by=group_by, aggregations=aggregations, keys=keys, max_groups=max_groups,
                          max_rows=max_rows, epsilon=epsilon, rho=rho, delta=delta, selection=selection,
                          selection_share=selection_share, alpha=alpha,
                          integer_columns=integer_columns(data, [a.column for a in aggregations
-                                                                if isinstance(a, ColumnAggregation)]))
+                                                                if isinstance(a, ColumnAggregation)], declared))
     if id_column is not None and id_column in priced.group_by:
         raise ValueError(f"id_column {id_column!r} is also a group_by column: each person would be their own "
                          "group; group by another column")
@@ -188,13 +207,15 @@ def prepare_table(
         check_missing_policy(c.step, c.lo_u, c.hi_u, missing, fill)
     reading_data()  # every public input is checked above; the table is read from here on
     missing = data_policy(missing)[0]  # analyst-facing: "raise" acts as "drop"
-    bounds = Bounds(group_by, k, m, analyst_facing(), missing_keys == "drop")
-    engine = engine_for(data, id_column, bounds, _engine_specs(columns), public, missing, fill)
+    bounds = Bounds(group_by, k, m, analyst_facing(), missing_keys == "drop", declared)
+    specs = _engine_specs(columns, declared)
+    engine = engine_for(data, id_column, bounds, specs, public, missing, fill)
+    same_rows = bool(specs) and specs[0].keeps_every_row("drop" if analyst_facing() else missing)
 
     def execution(source: RandomSource) -> Execution:
         """One execution: the salt first, then step (1), selection and noise; its own input commitment."""
         salt = draw_salt(source)
-        aggregates = Aggregates(engine, columns, salt, same_rows=missing != "drop")
+        aggregates = Aggregates(engine, columns, salt, same_rows=same_rows)
         counted = aggregates.counts
         committed = commitment_parts("", counted)
         cells = cells_of(counted, engine.public, group_by)
@@ -224,16 +245,15 @@ def prepare_table(
                 parameters.update(selection_rho=plan.rho, selection_variance=plan.variance,
                                   guarantee="delta-approximate rho-zCDP (Bun and Steinke 2016, Def. 8.1)")
         parameters.update(noise_records(columns, aggregations, defined, level))
-        frame_out = engine.output(names, rows, steps)
         notes = (*stated.notes, *release_notes(stated, names, rows, group_by, mean_bounds, dlt))
         release = TableRelease(value=tuple(rows), statistic="table", mechanism=cost.mechanism,
                                parameters=parameters, epsilon=cost.epsilon, rho=cost.rho, max_contributions=k * m,
-                               labels=tuple(names), source=source.describe(), frame=frame_out,
-                               delta=dlt, notes=notes)
+                               labels=tuple(names), source=source.describe(),
+                               output=lambda: engine.output(names, rows, steps), delta=dlt, notes=notes)
         return Execution(release, lambda: encode_input("table", committed))
 
     return PreparedTable("table", cost.epsilon, cost.rho, lambda source: execution(source).release, None,
-                         delta=dlt, shares=shares, plan=stated, execution=execution)
+                         delta=dlt, shares=shares, cells=dict(defined), plan=stated, execution=execution)
 
 
 TABLE_DOC = """Release a grouped table: :func:`prepare_table`, then ``.execute(rng)``.

@@ -108,7 +108,7 @@ def test_the_commitment_hides_the_input_and_equal_inputs_look_different() -> Non
     b = session.count([4, 5, 6], epsilon="1/4").input_commitment
     assert a is not None and b is not None and a["nonce"] != b["nonce"] and a["mac"] != b["mac"]
     stream = ChaChaSource(SEED).substream("s")
-    data = canonical_input("count", rows=3)()
+    data = securedp.prepare_count([1, 2, 3], epsilon="1/4").executed(ChaChaSource(SEED).substream("s")).input_bytes()
     assert commit_input(stream, data, bytes.fromhex(a["nonce"])) == a
     assert commit_input(stream, data, bytes.fromhex(b["nonce"])) == b
     wrong = ChaChaSource(bytes(32)).substream("s")
@@ -122,7 +122,7 @@ def test_seeded_values_are_unchanged_by_the_commitment() -> None:
     """Deriving the commitment key draws nothing from the release's stream."""
     with_commitment = securedp.sum([1, 2, 3], bounds=(0, 5), epsilon=1, rng=ChaChaSource(SEED))
     stream = ChaChaSource(SEED)
-    prepared = securedp.mechanisms.sum.prepare_sum([1, 2, 3], bounds=(0, 5), epsilon=1)
+    prepared = securedp.prepare_sum([1, 2, 3], bounds=(0, 5), epsilon=1)
     assert prepared.run(stream).value == with_commitment.value
     assert prepared.run(ChaChaSource(SEED)).input_commitment is None
 
@@ -137,15 +137,15 @@ def test_the_encoding_is_independent_of_row_order_and_of_dtype() -> None:
     shuffled = values[:]
     stdlib_random.Random(1).shuffle(shuffled)
     for prepare, options in [
-        (securedp.mechanisms.count.prepare_count, {}),
-        (securedp.mechanisms.sum.prepare_sum, {"bounds": (0, 10), "lattice": "1/8"}),  # one lattice for every dtype
-        (securedp.mechanisms.mean.prepare_mean, {"bounds": (0, 10)}),
-        (securedp.mechanisms.variance.prepare_variance, {"bounds": (0, 10)}),
-        (securedp.mechanisms.histogram.prepare_histogram, {"bins": [0, 5, 10]}),
-        (securedp.mechanisms.quantile.prepare_median, {"bounds": (0, 10), "lattice": "1/8"}),
+        (securedp.prepare_count, {}),
+        (securedp.prepare_sum, {"bounds": (0, 10), "lattice": "1/8"}),  # one lattice for every dtype
+        (securedp.prepare_mean, {"bounds": (0, 10)}),
+        (securedp.prepare_variance, {"bounds": (0, 10)}),
+        (securedp.prepare_histogram, {"bins": [0, 5, 10]}),
+        (securedp.prepare_median, {"bounds": (0, 10), "lattice": "1/8"}),
     ]:
-        encodings = {
-            prepare(data, epsilon=1, **options).input_bytes()
+        encodings = {  # the input of an execution (its salt first: the same seed, the same salt)
+            prepare(data, epsilon=1, **options).executed(ChaChaSource(SEED)).input_bytes()  # type: ignore[misc]
             for data in (values, shuffled, np.array(shuffled, dtype=np.int32), np.array(values, dtype=object))
         }
         assert len(encodings) == 1, prepare.__name__

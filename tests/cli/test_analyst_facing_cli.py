@@ -58,7 +58,7 @@ def test_csv_ids_and_keys_are_their_text(data: Path, command: Command) -> None:
 def test_unusable_values_are_dropped_instead_of_named(data: Path, command: Command) -> None:
     argv = ["release", str(data), "--column", "v", "--stat", "sum", "--bounds", "0,10", "--epsilon", "1"]
     status, _, err = command(argv)
-    assert status == 1 and "non-numeric string" in err  # the leaky control
+    assert status == 1 and "not a number ('HIV+')" in err  # the leaky control
     status, out, err = command([*argv, "--analyst-facing"])
     assert status == 0 and err == UNIT_WARNING and "sum of column 'v'" in out  # the column names only: public
     table = ["release", str(data), "--group-by", "g", "--keys", "10,20", "--sum", "v:0,10", "--epsilon", "1"]

@@ -3,9 +3,9 @@
 :func:`watching` records the data, the ``ids`` and ``max_contributions`` of
 every statistic's release (count, sum, mean, variance, histogram, median,
 quantile, quantiles) at the one place all of them pass through,
-:meth:`securedp.mechanisms.statistic.Statistic.prepare_data`. Whatever path
-an example takes (the module functions, a ``Session``, the command's
-``Query``), the release is seen there.
+:func:`securedp.tables.one_column.one_cell` (every one-column release is the one-cell table of its
+column). Whatever path an example takes (the module functions, a ``Session``, the command's ``Query``),
+the release is seen there.
 
 :func:`unsafe` checks a recorded call against the shipped example dataset,
 whose people have up to four rows: a release over a column of that dataset
@@ -35,8 +35,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from securedp.cli.example_data import PATH as EXAMPLE
-from securedp.mechanisms.statistic import Statistic
 from securedp.engines.polars.engine import PolarsEngine
+from securedp.tables import one_column
 
 TABLE = "prepare_table"
 
@@ -135,28 +135,27 @@ def _unsafe_table(seen: Seen) -> str | None:
 def watching() -> Iterator[list[Seen]]:
     """Record every release prepared inside the ``with`` block (the list is filled as they happen).
 
-    Every statistic is defined once, as a :class:`~securedp.mechanisms.statistic.Statistic`,
-    and whatever path a release takes (a module function, a ``Session``
-    method, the command's ``Query``) its data reaches
-    :meth:`~securedp.mechanisms.statistic.Statistic.prepare_data`: that one
-    method is watched.
+    Every release of one column, whatever path it takes (a module function, a ``Session`` method, the
+    command's ``Query``), is built by :func:`securedp.tables.one_column.one_cell`, and every table's rows
+    reach the in-memory engine: those two places are watched.
     """
     seen: list[Seen] = []
-    original = Statistic.prepare_data
+    original = one_column.one_cell
     engine = PolarsEngine.__init__
 
-    def watched(self: Statistic[Any], data: Any, ids: Any = None) -> Any:
-        seen.append(Seen(f"prepare_{type(self).statistic}", data, ids, self.max_contributions))
-        return original(self, data, ids)
+    def watched(cell: Any, aggregations: Any, data: Any, ids: Any, **options: Any) -> Any:
+        seen.append(Seen(f"prepare_{cell.statistic}", data, ids, options["max_contributions"]))
+        return original(cell, aggregations, data, ids, **options)
 
     def watched_table(self: PolarsEngine, data: Any, id_column: str | None, *args: Any, **kwargs: Any) -> None:
-        seen.append(Seen(TABLE, data, id_column, None))
+        if not isinstance(data, dict):  # a one-column release's table is seen above, with its data and ids
+            seen.append(Seen(TABLE, data, id_column, None))
         engine(self, data, id_column, *args, **kwargs)
 
-    Statistic.prepare_data = watched  # type: ignore[method-assign]
+    one_column.one_cell = watched  # type: ignore[assignment]
     PolarsEngine.__init__ = watched_table  # type: ignore[method-assign]
     try:
         yield seen
     finally:
-        Statistic.prepare_data = original  # type: ignore[method-assign]
+        one_column.one_cell = original  # type: ignore[assignment]
         PolarsEngine.__init__ = engine  # type: ignore[method-assign]

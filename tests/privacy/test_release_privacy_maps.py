@@ -40,6 +40,11 @@ def units(x):
     return lat.clamp_units(list(x), *BOUNDS).tolist(), lo_u, hi_u
 
 
+def laws(release):
+    """The noise laws of a release of one column: its one cell's (the release is the one-cell table)."""
+    return release.parameters[next(iter(release.parameters["shares"]))]["noise"]
+
+
 def max_loss(a, b, scale):
     """max over k of (|k - b| - |k - a|) / scale, scanning k over a window around a and b (exact)."""
     ks = range(min(a, b) - 3, max(a, b) + 4)
@@ -55,7 +60,7 @@ def test_count_and_sum_laplace_maps(m):
                 kw = {} if name == "count" else {"bounds": BOUNDS, "lattice": STEP}
                 p = getattr(securedp, "prepare_" + name)(list(d), epsilon=eps, max_contributions=m, **kw)
                 rel = p.execute(securedp.ChaChaSource(b"\0" * 32))
-                scale = rel.parameters["scale_units"]
+                scale = laws(rel)[0]["scale_units"]
                 if name == "count":
                     a, b = len(d), len(d2)
                 else:
@@ -70,7 +75,7 @@ def test_sum_gaussian_map():
         for d2 in neighbours(d, 1):
             rel = securedp.sum(list(d), bounds=BOUNDS, lattice=STEP, rho=rho, rng=securedp.ChaChaSource(b"\0" * 32))
             shift = sum(units(d)[0]) - sum(units(d2)[0])
-            assert Fraction(shift**2) / (2 * rel.parameters["variance_units"]) <= rho
+            assert Fraction(shift**2) / (2 * laws(rel)[0]["variance_units"]) <= rho
 
 
 def test_mean_and_variance_maps_compose_exactly():
@@ -81,13 +86,12 @@ def test_mean_and_variance_maps_compose_exactly():
             u2, _, _ = units(d2)
             rel_m = securedp.mean(list(d), bounds=BOUNDS, lattice=STEP, epsilon=eps, rng=securedp.ChaChaSource(b"\0" * 32))
             rel_v = securedp.variance(list(d), bounds=BOUNDS, lattice=STEP, epsilon=eps, rng=securedp.ChaChaSource(b"\0" * 32))
-            c = rel_m.parameters["centre_units"]
+            c = rel_m.parameters["data_mean"]["centre_units"]
             moments = [(len(u), len(u2)), (sum(x - c for x in u), sum(x - c for x in u2)),
                        (sum((x - c) ** 2 for x in u), sum((x - c) ** 2 for x in u2))]
-            pm, pv = rel_m.parameters, rel_v.parameters
-            loss_m = max_loss(*moments[0], pm["count_scale_units"]) + max_loss(*moments[1], pm["sum_scale_units"])
-            loss_v = (max_loss(*moments[0], pv["count_scale_units"]) + max_loss(*moments[1], pv["sum_scale_units"])
-                      + max_loss(*moments[2], pv["sum_of_squares_scale_units"]))
+            pm, pv = [law["scale_units"] for law in laws(rel_m)], [law["scale_units"] for law in laws(rel_v)]
+            loss_m = max_loss(*moments[0], pm[0]) + max_loss(*moments[1], pm[1])
+            loss_v = max_loss(*moments[0], pv[0]) + max_loss(*moments[1], pv[1]) + max_loss(*moments[2], pv[2])
             assert loss_m <= eps and loss_v <= eps
             assert rel_m.epsilon == eps == rel_v.epsilon
 
@@ -103,7 +107,7 @@ def test_histogram_map_is_parallel(m):
                                      rng=securedp.ChaChaSource(b"\0" * 32))
             a = [d.count(c) for c in cats]
             b = [d2.count(c) for c in cats]
-            scale = rel.parameters["scale_units"]
+            scale = laws(rel)[0]["scale_units"]
             assert sum(max_loss(x, y, scale) for x, y in zip(a, b)) <= eps
             assert sum(max_loss(y, x, scale) for x, y in zip(a, b)) <= eps
 
@@ -119,5 +123,5 @@ def test_contribution_bound_enforced_by_ids_keeps_maps_valid():
         b = securedp.prepare_sum(data, bounds=(0, 2), lattice=1, ids=ids, max_contributions=m, epsilon=eps)
         ra, rb = (p.execute(securedp.ChaChaSource(b"\0" * 32)) for p in (a, b))
         shift = abs(min(extra_rows, m) * 2)
-        assert Fraction(shift) / ra.parameters["scale_units"] <= eps
-        assert rb.parameters["sensitivity_units"] == m * 2
+        assert Fraction(shift) / laws(ra)[0]["scale_units"] <= eps
+        assert laws(rb)[0]["cell_sensitivity_units"] == m * 2

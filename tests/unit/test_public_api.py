@@ -12,14 +12,15 @@ import pytest
 import securedp
 from securedp import ChaChaSource, Session
 from securedp.hazmat import samplers
-from securedp.mechanisms.count import Count, CountAggregate
-from securedp.mechanisms.histogram import HistogramAggregate
-from securedp.mechanisms.mean import Mean, MeanAggregate
+from securedp.bounding.messages import draw_salt
+from securedp.mechanisms.count import Count
+from securedp.mechanisms.histogram import Categories, Histogram
+from securedp.mechanisms.mean import Mean
 from securedp.mechanisms.noise import privacy_cost
-from securedp.mechanisms.quantile import Median, Quantiles, SortedUnits
+from securedp.mechanisms.quantile import Median
 from securedp.mechanisms.records import LatticeColumn
-from securedp.mechanisms.sum import Sum, SumAggregate
-from securedp.mechanisms.variance import Variance, VarianceAggregate
+from securedp.mechanisms.sum import Sum
+from securedp.mechanisms.variance import Variance
 
 STATISTICS = ["count", "sum", "mean", "variance", "histogram", "median", "quantile", "quantiles",
               "exponential_mechanism", "report_noisy_max", "permute_and_flip"]
@@ -58,54 +59,57 @@ def test_a_session_method_still_refuses_an_unknown_keyword_before_charging() -> 
     assert session.spent == 0
 
 
-@pytest.mark.parametrize(("definition", "aggregate", "data", "options"), [
-    (Sum, SumAggregate(rows=4, sum_units=10), [1, 2, 3, 4], {"bounds": (0, 5), "lattice": 1}),
-    (Mean, MeanAggregate(rows=4, centred_sum_units=2), [1, 2, 3, 4], {"bounds": (0, 5), "lattice": 1}),
-    (Variance, VarianceAggregate(rows=4, centred_sum_units=2, centred_sum_of_squares_units=6), [1, 2, 3, 4],
-     {"bounds": (0, 5), "lattice": 1}),
+def after_the_salt() -> ChaChaSource:
+    """The seeded source as a release leaves it for its noise: every release draws its salt first."""
+    source = seeded()
+    draw_salt(source)
+    return source
+
+
+@pytest.mark.parametrize(("definition", "exact", "data"), [
+    (Sum, [[10]], [1, 2, 3, 4]),
+    (Mean, [[4], [2]], [1, 2, 3, 4]),
+    (Variance, [[4], [2], [6]], [1, 2, 3, 4]),
 ])
-def test_the_noise_step_of_an_aggregate_is_the_release_of_the_data(definition, aggregate, data, options) -> None:
-    """An engine that computes the integers of step (1) gets, from step (2), the release of the data itself."""
-    column = LatticeColumn.of(bounds=options["bounds"], lattice=options["lattice"], max_contributions=1,
-                              missing="raise", fill=None)
+def test_a_cell_released_from_its_exact_integers_is_the_release_of_the_data(definition, exact, data) -> None:
+    """An engine that computes a cell's exact integers gets, from the statistic's noise step, the release of
+    the data itself: the same noise from the same bits (the salt, then each noisy integer)."""
+    column = LatticeColumn.of(bounds=(0, 5), lattice=1, max_contributions=1)
     statistic = definition(privacy_cost(Fraction(1, 2), None), column)
-    assert statistic.aggregate(data) == aggregate
-    from_aggregate = statistic.noise_step(aggregate).execute(seeded())
-    from_data = getattr(securedp, definition.statistic)(data, epsilon="1/2", rng=seeded(), **options)
-    assert from_aggregate == from_data
+    cell = statistic.release_cells(exact, after_the_salt(), Fraction(1, 20))
+    from_data = getattr(securedp, definition.statistic)(data, epsilon="1/2", rng=seeded(), bounds=(0, 5), lattice=1)
+    assert cell.values[0] * (cell.step or 1) == from_data.value
 
 
-def test_count_and_histogram_noise_steps_from_aggregates() -> None:
+def test_count_and_histogram_cells_from_exact_integers() -> None:
     count = Count(privacy_cost(1, None), 1)
-    assert count.noise_step(CountAggregate(rows=3)).execute(seeded()) == securedp.count([7, 8, 9], epsilon=1,
-                                                                                      rng=seeded())
-    prepared = securedp.prepare_histogram(["a", "b", "a"], categories=["a", "b", "c"], epsilon=1)
-    assert prepared.execute(seeded()).value == securedp.histogram(["a", "b", "a"], categories=["a", "b", "c"],
-                                                                   epsilon=1, rng=seeded()).value
-    histogram = securedp.mechanisms.histogram.Histogram(privacy_cost(1, None), 1, ("a", "b", "c"), None, None)
-    assert histogram.aggregate(["a", "b", "a"]) == HistogramAggregate([2, 1, 0])
-    assert histogram.noise_step(HistogramAggregate([2, 1, 0])).execute(seeded()) == prepared.execute(seeded())
+    cell = count.release_cells([[3]], after_the_salt(), Fraction(1, 20))
+    assert cell.values[0] == securedp.count([7, 8, 9], epsilon=1, rng=seeded()).value
+    histogram = Histogram(privacy_cost(1, None), 1, Categories(("a", "b", "c")))
+    exact = histogram.exact_bins([[0, 1]], [[2, 1]])
+    assert exact == [[2], [1], [0]]
+    cells = histogram.release_bins(exact, after_the_salt(), Fraction(1, 20))
+    assert tuple(c.values[0] for c in cells) == securedp.histogram(["a", "b", "a"], categories=["a", "b", "c"],
+                                                                    epsilon=1, rng=seeded()).value
 
 
 def test_quantiles_from_counts_per_lattice_point() -> None:
     data = [3, 1, 4, 1, 5, 9, 2, 6]
-    column = LatticeColumn.of(bounds=(0, 10), lattice=1, max_contributions=1, missing="raise", fill=None)
+    column = LatticeColumn.of(bounds=(0, 10), lattice=1, max_contributions=1)
     median = Median(privacy_cost(1, None), column, (Fraction(1, 2),))
     points, counts = np.unique(np.array(data), return_counts=True)
-    from_counts = median.noise_step(SortedUnits.from_counts(points, counts)).execute(seeded())
-    assert from_counts == securedp.median(data, bounds=(0, 10), lattice=1, epsilon=1, rng=seeded())
-    both = Quantiles(privacy_cost(1, None), column, (Fraction(1, 4), Fraction(3, 4)))
-    assert isinstance(both.prepare_data(data).execute(seeded()).value, tuple)
+    chosen = median.value(median.cell_points(points.tolist(), counts.tolist())(after_the_salt()))
+    assert chosen == securedp.median(data, bounds=(0, 10), lattice=1, epsilon=1, rng=seeded()).value
+    both = securedp.quantiles(data, [Fraction(1, 4), Fraction(3, 4)], bounds=(0, 10), epsilon=1, rng=seeded())
+    assert isinstance(both.value, tuple) and both.labels == (Fraction(1, 4), Fraction(3, 4))
 
 
-def test_prepare_quantiles_has_one_shape_and_the_old_keyword_warns() -> None:
+def test_prepare_quantiles_has_one_shape_and_the_old_keyword_is_gone() -> None:
     data = [1, 2, 3, 4, 5]
     assert isinstance(securedp.prepare_quantiles(data, ["1/2"], bounds=(0, 10), epsilon=1).execute(seeded()).value,
                       tuple)
-    with pytest.warns(DeprecationWarning, match="statistic"):
-        old = securedp.prepare_quantiles(data, ["1/2"], bounds=(0, 10), epsilon=1, statistic="median")
-    new = securedp.prepare_median(data, bounds=(0, 10), epsilon=1)
-    assert old.statistic == "median" and old.execute(seeded()) == new.execute(seeded())
+    with pytest.raises(TypeError, match="statistic"):  # deprecated in 0.1, removed in 0.2: prepare_median
+        securedp.prepare_quantiles(data, ["1/2"], bounds=(0, 10), epsilon=1, statistic="median")  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize("name", MOVED)

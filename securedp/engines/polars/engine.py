@@ -12,9 +12,9 @@ import polars as pl
 
 from securedp.engines.frames import ROW, exact_frame, read_table
 from securedp.engines.keys import PublicKeys
-from securedp.engines.polars import bounding
+from securedp.engines.polars import bounding, rowwise
 from securedp.engines.protocol import PERSON, UNITS, Bounds, ColumnSpec
-from securedp.lattice import screen_units
+from securedp.lattice.columns import NotOneColumnError
 
 
 class PolarsEngine:
@@ -23,12 +23,15 @@ class PolarsEngine:
     Unless values may be dropped (``missing="drop"``, a public choice), every value column keeps the rows
     of the table: the first :meth:`column` call bounds and aggregates all of them in one pass
     (:func:`~securedp.engines.polars.bounding.bound_and_aggregate_columns`), the others read its result.
+    Without an id column every row is its own person, whom no bound can cut: the integers are then plain
+    sums per key (:mod:`securedp.engines.polars.rowwise`), the same the bounding pass would give.
     """
 
     def __init__(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
                  public: PublicKeys | None, missing: str, fill: Any) -> None:
         frames = read_table(data, PERSON, id_column, bounds.group_by, [c.column for c in columns],
-                            drop_bad_keys=bounds.analyst_facing, drop_missing_keys=bounds.drop_missing_keys)
+                            drop_bad_keys=bounds.analyst_facing, drop_missing_keys=bounds.drop_missing_keys,
+                            schema=bounds.schema)
         frame = frames.frame
         self.public = None if public is None else public.typed(frame.schema)  # rows or none: item 6 of issue 16
         if self.public is not None:
@@ -38,29 +41,42 @@ class PolarsEngine:
         untyped = [c for c in (PERSON, *bounds.group_by) if frame.schema[c] == pl.Null]  # no usable cell, no row
         frame = frame.with_columns(pl.col(c).cast(pl.Int64) for c in untyped)
         self.kind, self.bounds = frames.kind, bounds
+        self.rowwise = id_column is None
         self.base = frame.select([PERSON, *bounds.group_by])
         rows = frame[ROW].to_numpy()
         self.specs = list(columns)
-        self.columns = [self._screen(_take(frames.values[spec.column], rows), spec, missing, fill) for spec in columns]
-        self._shared = [] if missing == "drop" else list(range(len(columns)))  # a public rule: no value dropped
+        self.where = frames.where
+        self.columns = [self._screen(_take(frames.values[spec.column], rows), rows, spec, missing, fill)
+                        for spec in columns]
+        analyst = bounds.analyst_facing  # a histogram's unknown="raise" drops there: no error depends on the data
+        self._shared = [i for i, spec in enumerate(columns) if spec.keeps_every_row("drop" if analyst else missing)]
         self._all: dict[bytes, dict[int, bounding.KeyAggregates]] = {}
 
-    def _screen(self, records: np.ndarray | list[Any], spec: ColumnSpec, missing: str, fill: Any) -> pl.DataFrame:
+    def _screen(self, records: np.ndarray | list[Any], rows: np.ndarray, spec: ColumnSpec, missing: str,
+                fill: Any) -> pl.DataFrame:
+        def where(i: int) -> str:
+            return f"column {spec.column!r}, {self.where(int(rows[i]))}"
+
         try:
-            units, kept = screen_units(records, spec.step, spec.lo_u, spec.hi_u, missing=missing, fill=fill,
-                                       refuse_rows=not self.bounds.analyst_facing)
-        except (ValueError, TypeError) as error:  # the data holder's mode: name the column
-            raise type(error)(f"column {spec.column!r}: {error}") from None
-        rows = self.base if kept is None else self.base.filter(pl.Series(kept))
-        return rows.with_columns(pl.Series(UNITS, np.asarray(units, dtype=np.int64)))
+            units, kept = spec.units(records, missing, fill, not self.bounds.analyst_facing, where)
+        except NotOneColumnError:
+            raise  # its message names the place already
+        except TypeError as error:  # a column type the lattice refuses (bool): name the column
+            raise TypeError(f"column {spec.column!r}: {error}") from None
+        kept_rows = self.base if kept is None else self.base.filter(pl.Series(kept))
+        return kept_rows.with_columns(pl.Series(UNITS, np.asarray(units, dtype=np.int64)))
 
     def counts(self, salt: bytes) -> bounding.KeyAggregates:
         b = self.bounds
+        if self.rowwise:
+            return rowwise.counts(self.base, b.group_by)
         return bounding.bound_and_aggregate(self.base, person=PERSON, keys=b.group_by, max_groups=b.max_groups,
                                             max_rows=b.max_rows, salt=salt)
 
     def column(self, index: int, salt: bytes, squares: bool) -> bounding.KeyAggregates:
         b = self.bounds
+        if self.rowwise:
+            return rowwise.column(self.columns[index], b.group_by, UNITS, squares)
         if index in self._shared and squares <= self.specs[index].squares:
             if salt not in self._all:  # one pass for every column of the shared rows
                 names = [f"{UNITS}{i}" for i in self._shared]
@@ -80,6 +96,8 @@ class PolarsEngine:
 
     def unit_counts(self, index: int, salt: bytes) -> bounding.UnitCounts:
         b = self.bounds
+        if self.rowwise:
+            return rowwise.unit_counts(self.columns[index], b.group_by, UNITS)
         return bounding.bound_and_count_units(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
                                               max_groups=b.max_groups, max_rows=b.max_rows, salt=salt)
 

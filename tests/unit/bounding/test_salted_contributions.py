@@ -1,8 +1,10 @@
-"""The salted contribution rule of the single-column releases (securedp.mechanisms.contributions).
+"""The salted contribution rule of the releases of one column (the one-cell table of the column).
 
 A person with more than ``m = max_contributions`` rows keeps the ``m`` rows whose digests
 ``SHA-256(hex(salt) || field(person) || field(u))`` are smallest (``u`` the row's lattice units, or
-the index of its histogram bin), with a 16-byte salt drawn first from the release's source.
+the index of its histogram bin), with a 16-byte salt drawn first from the release's source. The
+in-memory engine keeps them (:mod:`securedp.engines.polars.bounding`, with no key column); the
+reference is the rule written again with hashlib (``tests/unit/_salted_rule.py``).
 """
 
 from __future__ import annotations
@@ -24,12 +26,6 @@ import securedp
 from securedp import ChaChaSource
 from securedp.bounding import messages
 from securedp.bounding.messages import draw_salt
-from securedp.mechanisms.contributions import bound_rows
-from securedp.mechanisms.noise import privacy_cost
-from securedp.mechanisms.records import LatticeColumn
-from securedp.mechanisms.release import encode_input
-from securedp.mechanisms.statistic import Pending
-from securedp.mechanisms.sum import Sum, SumAggregate
 
 SALT = bytes(range(16))
 SEED = bytes([9]) * 32
@@ -37,18 +33,30 @@ SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=N
 ROWS = st.lists(st.tuples(st.integers(0, 6), st.integers(-3, 9)), max_size=40)
 
 
-def kept(rows: list[tuple[int, int]], m: int, salt: bytes = SALT, dtype: type = np.int64) -> list[tuple[int, int]]:
-    """The (person, units) rows the library keeps, as a sorted list (rows with equal units are interchangeable)."""
-    ids = np.empty(len(rows), dtype=dtype)
-    ids[:] = [p for p, _ in rows]
-    units = np.array([u for _, u in rows], dtype=np.int64)
-    rule = bound_rows(len(rows), ids, m)
-    assert rule is not None
-    pending = rule.choices(units)
-    chosen = pending.kept(salt)
-    out = [r for r, s in zip(rows, rule.settled, strict=True) if s]
-    out += [(int(p), int(u)) for p, u, k in zip(pending.persons, pending.values, chosen, strict=True) if k]
-    return sorted(out)
+def kept(rows: list[tuple[int, int]], m: int, salt: bytes = SALT, text: bool = False) -> Counter[int]:
+    """The multiset of the units the in-memory engine keeps of ``rows`` ``(person, units)`` (no key column)."""
+    import polars as pl
+
+    from securedp.engines.polars.bounding import bound_and_count_units
+
+    persons = [str(p) if text else p for p, _ in rows]
+    frame = pl.DataFrame({"person": persons, "units": [u for _, u in rows]},
+                         schema={"person": pl.String if text else pl.Int64, "units": pl.Int64})
+    counted = bound_and_count_units(frame, person="person", units="units", max_groups=1, max_rows=m, salt=salt)
+    return Counter(dict(zip(counted.points[0], counted.counts[0], strict=True))) if counted.points else Counter()
+
+
+def reference(rows: list[tuple[int, int]], m: int, salt: bytes = SALT) -> Counter[int]:
+    """The multiset of the units the rule keeps, by the reference."""
+    chosen = kept_rows(salt, [p for p, _ in rows], [u for _, u in rows], m)
+    return Counter(rows[i][1] for i in chosen)
+
+
+def per_person(rows: list[tuple[int, int]]) -> dict[int, list[tuple[int, int]]]:
+    out: dict[int, list[tuple[int, int]]] = {}
+    for row in rows:
+        out.setdefault(row[0], []).append(row)
+    return out
 
 
 # --- the message format: one definition, two encoders ---------------------------------------------
@@ -97,8 +105,9 @@ def test_bad_salt_and_field_types_are_refused() -> None:
 @SETTINGS
 @given(ROWS, st.integers(1, 3))
 def test_the_rule_is_the_reference(rows: list[tuple[int, int]], m: int) -> None:
-    want = kept_rows(SALT, [p for p, _ in rows], [u for _, u in rows], m)
-    assert kept(rows, m) == sorted(rows[i] for i in want)
+    assert kept(rows, m) == reference(rows, m)
+    for mine in per_person(rows).values():  # and person by person: the rule of each person's own rows
+        assert kept(mine, m) == reference(mine, m)
 
 
 def test_many_pairs_are_hashed_by_polars_with_the_same_choice(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,52 +144,30 @@ def test_pairs_sharing_leading_digest_bits_are_ordered_by_the_full_digest(monkey
 @given(ROWS, st.integers(1, 3))
 def test_no_person_exceeds_the_bound_and_persons_within_it_keep_everything(rows: list[tuple[int, int]],
                                                                            m: int) -> None:
-    counts = Counter(p for p, _ in rows)
-    kept_counts = Counter(p for p, _ in kept(rows, m))
-    assert all(kept_counts[p] == min(c, m) for p, c in counts.items())
+    for mine in per_person(rows).values():
+        assert sum(kept(mine, m).values()) == min(len(mine), m)
+        if len(mine) <= m:
+            assert kept(mine, m) == Counter(u for _, u in mine)
 
 
 @SETTINGS
 @given(ROWS, ROWS, st.integers(1, 3), st.randoms(use_true_random=False))
 def test_one_persons_rows_depend_on_nothing_else(rows: list[tuple[int, int]], others: list[tuple[int, int]], m: int,
                                                  rnd) -> None:
-    """Person 0's kept rows are the same whatever the other persons' rows and whatever the row order."""
+    """Person 0's kept rows are the same whatever the other persons' rows and whatever the row order: the kept
+    multiset of everyone is the sum of each person's own."""
     mine = [(0, u) for _, u in rows]
     strangers = [(p + 1, u) for p, u in others]
-    alone = [r for r in kept(mine, m) if r[0] == 0]
     mixed = mine + strangers
     rnd.shuffle(mixed)
-    assert [r for r in kept(mixed, m) if r[0] == 0] == alone
+    assert kept(mixed, m) == kept(mine, m) + sum((kept(p, m) for p in per_person(strangers).values()), Counter())
 
 
 @SETTINGS
 @given(ROWS, st.integers(1, 3))
 def test_huge_person_ids_follow_the_same_rule(rows: list[tuple[int, int]], m: int) -> None:
-    big = [(p + 2**64, u) for p, u in rows]  # past int64: an object array of Python ints
-    want = kept_rows(SALT, [p for p, _ in big], [u for _, u in big], m)
-    assert kept(big, m, dtype=object) == sorted(big[i] for i in want)
-
-
-def test_the_same_rows_as_the_table_engine_with_no_keys() -> None:
-    """One definition: Sum's pending rows, resolved, equal bound_and_aggregate's with no key columns."""
-    pl = pytest.importorskip("polars")
-    from securedp.engines.polars.bounding import bound_and_aggregate, bound_and_count_units
-
-    gen = np.random.default_rng(5)  # test data only
-    persons = gen.integers(0, 40, 600)
-    units = gen.integers(-50, 50, 600)
-    frame = pl.DataFrame({"person": persons, "units": units})
-    for m in (1, 2, 5):
-        column = LatticeColumn.of(bounds=(-50, 50), lattice=1, max_contributions=m, missing="raise", fill=None)
-        pending = Sum(privacy_cost(1, None), column).aggregate(units.tolist(), persons.tolist())
-        assert isinstance(pending, Pending)
-        table = bound_and_aggregate(frame, person="person", units="units", max_groups=1, max_rows=m, salt=SALT)
-        assert pending.resolve(SALT) == SumAggregate(table.rows[0], table.total[0])
-        counted = bound_and_count_units(frame, person="person", units="units", max_groups=1, max_rows=m, salt=SALT)
-        settled, rows = column.units(units.tolist(), persons.tolist())
-        assert rows is not None
-        ours = Counter(settled.tolist()) + Counter(rows.chosen(SALT).tolist())
-        assert ours == Counter(dict(zip(counted.points[0], counted.counts[0], strict=True)))
+    big = [(p + 2**64, u) for p, u in rows]  # past int64: a person is the canonical text of their id
+    assert kept(big, m, text=True) == reference(big, m)
 
 
 # --- releases: the salt first, only with ids -------------------------------------------------------
@@ -195,31 +182,25 @@ STATISTICS = [
 
 
 @pytest.mark.parametrize("release, options", STATISTICS, ids=lambda x: getattr(x, "__name__", ""))
-def test_a_release_with_ids_draws_the_salt_first_and_replays(release, options) -> None:
+def test_a_release_with_ids_keeps_the_rows_of_the_rule_and_replays(release, options) -> None:
     data, ids = [1, 9, 3, 7, 5, 2], [4, 4, 4, 5, 5, 6]
     first = release(data, epsilon=1, ids=ids, max_contributions=2, rng=ChaChaSource(SEED), **options)
     again = release(data, epsilon=1, ids=ids, max_contributions=2, rng=ChaChaSource(SEED), **options)
     assert first.value == again.value and first.input_commitment is not None
-    salt = draw_salt(ChaChaSource(SEED))
+    salt = draw_salt(ChaChaSource(SEED))  # every release draws its salt first, then its noise
     chosen = kept_rows(salt, ids, data if "bins" not in options else [int(v >= 5) for v in data], 2)
-    after_salt = ChaChaSource(SEED)
-    after_salt.random_bytes(messages.SALT_BYTES)
-    reference = release([data[i] for i in chosen], epsilon=1, max_contributions=2, rng=after_salt, **options)
-    assert first.value == reference.value
-    # with ids the salt is drawn even when nobody is over the bound: the noise comes after it
-    within = release(data, epsilon=1, ids=list(range(6)), max_contributions=2, rng=ChaChaSource(SEED), **options)
-    after_salt = ChaChaSource(SEED)
-    after_salt.random_bytes(messages.SALT_BYTES)
-    assert within.value == release(data, epsilon=1, max_contributions=2, rng=after_salt, **options).value
+    kept_only = release([data[i] for i in chosen], epsilon=1, max_contributions=2, rng=ChaChaSource(SEED), **options)
+    assert first.value == kept_only.value
 
 
-def test_a_count_draws_no_salt() -> None:
+def test_a_count_counts_min_rows_m_of_each_person() -> None:
     with_ids = securedp.count([1, 2, 3], ids=[1, 1, 2], epsilon=1, rng=ChaChaSource(SEED))
     assert with_ids.value == securedp.count([1, 2], epsilon=1, rng=ChaChaSource(SEED)).value
 
 
 def test_each_execution_commits_to_its_own_aggregate() -> None:
-    """Executions of one prepared release, even interleaved from threads, never share an aggregate."""
+    """Executions of one prepared release, even interleaved from threads, never share an aggregate: each
+    commits to the rows its own salt keeps, as the same execution run alone does."""
     data, ids = list(range(40)), [i % 4 for i in range(40)]
     prepared = securedp.prepare_sum(data, bounds=(0, 100), lattice=1, epsilon=1, ids=ids, max_contributions=3)
     assert prepared.input_bytes is None  # the aggregate is known only per execution
@@ -234,11 +215,13 @@ def test_each_execution_commits_to_its_own_aggregate() -> None:
         t.start()
     for t in threads:
         t.join()
+    inputs = set()
     for i in range(8):
-        salt = draw_salt(ChaChaSource(SEED).substream(str(i)))
-        rows = kept_rows(salt, ids, data, 3)
-        expected = encode_input("sum", {"rows": len(rows), "sum_units": sum(data[j] for j in rows)})
-        assert done[i].input_bytes() == expected  # type: ignore[attr-defined]
+        alone = prepared.executed(ChaChaSource(SEED).substream(str(i)))
+        assert done[i].input_bytes() == alone.input_bytes()  # type: ignore[attr-defined]
+        assert done[i].release == alone.release  # type: ignore[attr-defined]
+        inputs.add(alone.input_bytes())
+    assert len(inputs) > 1  # the salts choose different rows: the commitments differ
 
 
 def test_audit_replay_reproduces_an_id_bounded_release(tmp_path: Path) -> None:

@@ -187,5 +187,7 @@ def test_large_instances_run():
 
 def test_median_on_huge_bounds_and_records():
     data = [10**400, -10**400, 5, Fraction(10**300 + 1, 3)]
-    r = securedp.median(data, bounds=(-2**70, 2**70), epsilon=1, rng=seed(12))
-    assert -2**70 <= r.value <= 2**70
+    r = securedp.median(data, bounds=(-2**61, 2**61), epsilon=1, rng=seed(12))
+    assert -2**61 <= r.value <= 2**61
+    with pytest.raises(ValueError, match="2\\*\\*62 lattice units"):  # public bounds past the engines' units
+        securedp.median(data, bounds=(-2**70, 2**70), epsilon=1, rng=seed(12))

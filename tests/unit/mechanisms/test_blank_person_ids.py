@@ -8,7 +8,8 @@ first blank-id row stands for all of them, so adding a person with a blank id ca
 person's value, a change of ``hi - lo`` where the sensitivity was computed for ``max(|lo|, |hi|)``).
 
 The data holder's mode raises before anything is charged, naming ``ids`` and the first row; an
-analyst-facing session drops those rows (a rule that depends only on the row itself).
+analyst-facing session drops those rows (a rule that depends only on the row itself). Ids are read by
+the one rule of ids and keys (:mod:`securedp.reading.keys`), in a one-column release as in a table.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def test_a_blank_id_raises_naming_ids_before_any_charge(release: str, blank: Any
         with pytest.raises(ValueError) as info:
             RELEASES[release](session, ids)
         message = str(info.value)
-        assert message.startswith("ids: row 1 has a blank person id") and "2 row(s)" in message, message
+        assert message.startswith("column 'ids', row 1: blank id (2 row(s)"), message
         assert session.spent == 0 and source.bytes_served == 0 and log == []
 
 
@@ -79,7 +80,7 @@ def test_pandas_columns_with_missing_ids_raise(release: str) -> None:
     ]
     for ids in columns:
         session = Session(epsilon=1)
-        with pytest.raises((ValueError, TypeError), match=r"^ids: row 1 "):
+        with pytest.raises((ValueError, TypeError), match=r"^column 'ids', row 1: blank id"):
             RELEASES[release](session, ids)
         assert session.spent == 0
 
@@ -88,10 +89,12 @@ def test_factorized_ids_with_the_missing_code_are_refused() -> None:
     """``pandas.factorize`` codes every missing id as -1: one "person" unless refused."""
     codes, _ = pd.factorize(pd.Series(["ann", None, "bob", None]))
     assert codes.tolist() == [0, -1, 1, -1]
-    with pytest.raises(ValueError, match=r"ids: row 1 has the negative person id -1 \(2 such row"):
+    with pytest.raises(ValueError, match=r"column 'ids', row 1: negative id -1 .*factorize.* \(2 row\(s\)"):
         securedp.count([1, 2, 3, 4], ids=codes, epsilon=1)
     with pytest.raises(ValueError, match="negative"):
         securedp.sum([1, 2, 3, 4], bounds=(0, 5), ids=[0, -3, 1, 2], epsilon=1)
+    with pytest.raises(ValueError, match="negative"):  # a table reads its ids by the same rule
+        securedp.table(pd.DataFrame({"p": codes, "x": [1, 2, 3, 4]}), id_column="p", epsilon=1)
 
 
 def test_the_merge_the_old_code_made() -> None:
@@ -101,12 +104,21 @@ def test_the_merge_the_old_code_made() -> None:
         securedp.count([10, 20, 30], ids=ids, max_contributions=1, epsilon=1)
 
 
-@pytest.mark.parametrize("bad", [1.5, True, b"7", decimal.Decimal("7"), float("inf"), 2.0**60, [7]], ids=repr)
-def test_ids_that_are_neither_integers_nor_text_raise_type_error_naming_ids(bad: Any) -> None:
+@pytest.mark.parametrize("bad", [1.5, True, b"7", float("inf"), 2.0**60, [7], decimal.Decimal("7.5")], ids=repr)
+def test_ids_that_are_neither_integers_nor_text_are_refused_naming_ids(bad: Any) -> None:
+    """A float past ``2**53`` may be two ids rounded into one: it is no id either."""
     session = Session(epsilon=1)
-    with pytest.raises(TypeError, match=r"^ids: row 1 is not a person id"):
+    with pytest.raises(ValueError, match=r"^column 'ids', row 1: id .* (is not a whole number|is neither)"):
         session.count([1, 2], ids=[3, bad], epsilon="1/2")
     assert session.spent == 0
+
+
+@pytest.mark.parametrize("good", [decimal.Decimal("7"), 7.0, np.int8(7), "7", Fraction(7)], ids=repr)
+def test_a_number_holding_an_integer_is_that_id(good: Any) -> None:
+    """One person whatever form their id takes in an object column: the canonical text of the integer."""
+    a = securedp.sum([4, 5], bounds=(0, 10), ids=[7, good], epsilon=1, rng=ChaChaSource(SEED))
+    b = securedp.sum([4, 5], bounds=(0, 10), ids=[7, 7], epsilon=1, rng=ChaChaSource(SEED))
+    assert a.value == b.value
 
 
 def test_integral_float_ids_are_the_integer_ids() -> None:
@@ -180,11 +192,13 @@ def test_kept_rows_are_the_reference_rule_on_rows_with_a_usable_id(ids: list[Any
     data = list(range(len(ids)))
     good = [i for i, v in enumerate(ids) if usable(v)]
     if len(good) != len(ids):
-        with pytest.raises((ValueError, TypeError), match="^ids: row "):
+        with pytest.raises((ValueError, TypeError), match="^column 'ids', row "):
             securedp.count(data, ids=ids, epsilon=1)
     source = ChaChaSource(SEED)
-    draw_salt(source)  # the partition's salt (drawn with ids), then the sum's
-    salt = draw_salt(source)
+    draw_salt(source)  # the partition's salt (drawn with ids); the sum then draws its own, then its noise
+    ahead = ChaChaSource(SEED)
+    draw_salt(ahead)
+    salt = draw_salt(ahead)
     persons = [person(ids[i]) for i in good]
     if any(isinstance(p, str) for p in persons):  # a column with text: every person is text
         persons = [str(p) for p in persons]
@@ -193,7 +207,7 @@ def test_kept_rows_are_the_reference_rule_on_rows_with_a_usable_id(ids: list[Any
     parts = session.partition(data, by=["k"] * len(data), parts=["k"], budget=1, ids=ids, max_partitions=1)
     assert parts["k"].data == [data[i] for i in good]  # partition keeps every row with an id (one part)
     got = session.sum(data, bounds=(0, 100), lattice=1, ids=ids, max_contributions=m, epsilon=10**9)
-    reference = Session(epsilon=10**9, rng=source)  # the same stream, after both salts
+    reference = Session(epsilon=10**9, rng=source)  # the same stream after the partition's salt: the same salt
     want = reference.sum([data[i] for i in expected_rows], bounds=(0, 100), lattice=1, epsilon=10**9)
     assert got.value == want.value
 

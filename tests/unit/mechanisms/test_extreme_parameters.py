@@ -357,17 +357,20 @@ def test_geometric_p_1e_20() -> None:
 
 
 def test_sum_with_a_fine_lattice_keeps_its_noise_law() -> None:
-    """Issue 8 item 1 at the release level: sum on lattice 1e-15 has noise scale 10**21 units.
+    """Issue 8 item 1 at the release level: a sum whose noise scale is 10**21 units (bounds of 10**18 units at
+    epsilon 1/1000; bounds past 2**62 units are refused, below).
 
-    P(|output| < 10**4) = P(|Z| < 10**19) = 1 - 2 q**(10**19) / (1 + q) with q = exp(-10**-21),
+    P(|output| < 10**19) = P(|Z| < 10**19) = 1 - 2 q**(10**19) / (1 + q) with q = exp(-10**-21),
     about 0.00995; it was 0.447 when the overflowed noise wrapped around.
     """
+    with pytest.raises(ValueError, match="2\\*\\*62 lattice units"):
+        securedp.prepare_sum([0.0], bounds=(0, 10**6), lattice="1e-15", epsilon=1)  # 10**21 units: public, refused
     rng = ChaChaSource(bytes([21]) * 32)
     n = 2000
     small = 0
     for _ in range(n):
-        release = securedp.sum([0.0], bounds=(0, 10**6), lattice="1e-15", epsilon=1, rng=rng)
-        small += abs(Fraction(release.value)) < 10**4
+        release = securedp.sum([0], bounds=(0, 10**18), lattice=1, epsilon="1/1000", rng=rng)
+        small += abs(Fraction(release.value)) < 10**19
     q_lo, q_hi = exp_neg(Fraction(1, 10**21))
     qm_lo, qm_hi = exp_neg(Fraction(10**19, 10**21))
     with _ctx(gmpy2.RoundDown):

@@ -80,7 +80,7 @@ def test_a_median_priced_in_rho_is_released_at_the_same_selection_epsilon() -> N
     table = securedp.table(pl.DataFrame({"v": DATA}), aggregations=[Median("v", BOUNDS)], rho="1/2",
                            rng=ChaChaSource(bytes(32)))
     assert release.rho == Fraction(1, 2) and release.epsilon is None
-    assert release.parameters["epsilon_each"] == table.parameters["v_median"]["epsilon_cell"] == 1
+    assert release.parameters["data_median"]["epsilon_cell"] == table.parameters["v_median"]["epsilon_cell"] == 1
     session = securedp.Session(rho=1)
     session.median(DATA, bounds=BOUNDS, rho="1/2")
     assert session.spent == Fraction(1, 2)
@@ -163,7 +163,8 @@ def test_the_interquartile_range_through_every_entry_point() -> None:
     assert securedp.iqr(DATA, bounds=Q_BOUNDS, epsilon=HUGE, rng=ChaChaSource(bytes(32))).value == 8 - 3
     session = securedp.Session(epsilon=2, rng=ChaChaSource(bytes(32)))
     release = session.iqr(DATA, bounds=Q_BOUNDS, epsilon=1)
-    assert release.statistic == "iqr" and session.spent == 1 and release.parameters["epsilon_each"] == Fraction(1, 2)
+    assert release.statistic == "iqr" and session.spent == 1
+    assert release.parameters["data_iqr"]["epsilon_cell"] == Fraction(1, 2)
     frame = pl.DataFrame({"g": ["a"] * 8 + ["b"] * 9, "v": DATA + [v + 100 for v in DATA] + [150]})
     table = securedp.table(frame, group_by=["g"], keys=["a", "b"], aggregations=[IQR("v", Q_BOUNDS)], epsilon=HUGE,
                            rng=ChaChaSource(bytes(32)))

@@ -91,11 +91,12 @@ def test_ties_to_even_after_clamping():
 
 def test_unusable_records():
     lat = Lattice(1)
-    for bad, reason in ([None, "None"], [float("nan"), "NaN"], ["abc", "non-numeric"], [True, "bool"],
-                        [Decimal("NaN"), "NaN"], [object(), "not a number"], [[1], "not a number"]):
+    for bad, reason in ([None, "blank cell"], [float("nan"), "blank cell"], ["abc", "not a number"],
+                        [True, "boolean"], [Decimal("NaN"), "blank cell"], [object(), "not a number"],
+                        [[1], "not a number"]):
         with pytest.raises(ValueError, match=reason):
             lat.clamp_units([1, bad], 0, 5)
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="blank cell"):
         lat.clamp_units(np.array([1.0, np.nan]), 0, 5)
     with pytest.raises(TypeError):
         lat.clamp_units(np.array([True, False]), 0, 5)

@@ -9,7 +9,7 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource
-from securedp.mechanisms.quantile import _default_lattice
+from securedp.mechanisms.quantile import default_lattice as _default_lattice
 
 
 def test_median_on_unit_bounds_is_not_rounded_to_an_end():

@@ -76,7 +76,7 @@ def test_python_numbers_with_none_screen_like_the_per_record_screen(kind: str) -
         units, kept = screen_units(column, step, -400, 400, missing="drop", refuse_rows=False)
         assert units.tolist() == [u for u in expected if u is not None]
         assert kept is not None and kept.tolist() == [u is not None for u in expected]
-        with pytest.raises(ValueError, match=f"record {expected.index(None)} is "):
+        with pytest.raises(ValueError, match=f"record {expected.index(None)}: "):
             screen_units(column, step, -400, 400)
 
 
@@ -87,7 +87,7 @@ def test_nullable_columns_are_screened_exactly() -> None:
     assert screen_units(pd.Series([big, None, 5], dtype="Int64"), Fraction(1), 0, 2**63 - 1,
                         missing="drop")[0].tolist() == [big, 5]
     assert screen_units(pa.array([big, None, 5]), Fraction(1), 0, 2**63 - 1, missing="drop")[0].tolist() == [big, 5]
-    with pytest.raises(ValueError, match="record 1 is None"):
+    with pytest.raises(ValueError, match="record 1: blank cell"):
         screen_units(pd.Series([1.5, None], dtype="Float64"), Fraction(1, 2), 0, 4)
 
 
@@ -111,29 +111,32 @@ def test_numeric_columns_of_scores_are_read_as_their_arrays() -> None:
         parse_scores(pa.array([1, None, 3]))
 
 
+def _dense_gaps(units: list[int], lo_u: int, hi_u: int) -> list[tuple[int, int, int]]:
+    """``(start, width, rank)`` of every entry holding a point, by the definition: a bincount over the whole
+    range, an entry starting at ``lo_u`` and after every point below ``hi_u`` holding a record."""
+    per_point = np.bincount(np.asarray(units, dtype=np.int64) - lo_u, minlength=hi_u - lo_u + 1)
+    starts, ranks, seen = [lo_u], [0], 0
+    for offset, count in enumerate(per_point[:-1].tolist()):
+        seen += count
+        if count:
+            starts.append(lo_u + offset + 1)
+            ranks.append(seen)
+    starts.append(hi_u + 1)
+    return [(s, e - s, r) for s, e, r in zip(starts, starts[1:], ranks) if e > s]
+
+
 @pytest.mark.parametrize("bounds", [(0, 100), (-50, 1000), (0, 2**20)])
-@pytest.mark.parametrize("epsilon", [1, "0.001"])
-def test_counting_and_sorting_give_the_same_seeded_quantiles(monkeypatch: pytest.MonkeyPatch, bounds: tuple[int, int],
-                                                             epsilon: str | int) -> None:
+def test_gaps_from_counts_per_point_are_the_dense_construction(bounds: tuple[int, int]) -> None:
+    """The gaps of a cell are cut from its distinct points alone (no pass over the whole range), and equal
+    the construction over every point of the range."""
     rng = np.random.default_rng(13)  # test data only
+    lo_u, hi_u = bounds
     for n in (0, 1, 7, 500):
-        data = rng.integers(bounds[0] - 3, min(bounds[1], bounds[0] + 60) + 3, n)  # many ties, some clamped
-        released = {}
-        for counting_min in (0, 2**62):  # sorting everywhere, counting everywhere
-            monkeypatch.setattr(quantile, "COUNTING_MIN", counting_min)
-            prepared = securedp.prepare_quantiles(data, ["1/4", "1/2", 1], bounds=bounds, epsilon=epsilon)
-            released[counting_min] = ([prepared.execute(ChaChaSource(bytes([s]) * 32)).value for s in range(20)],
-                                      prepared.input_bytes())
-        assert released[0] == released[2**62]
-
-
-def test_sorted_units_are_the_sorted_multiset() -> None:
-    rng = np.random.default_rng(14)  # test data only
-    for units in (rng.integers(-(2**40), 2**40, 1000), rng.integers(-5, 5, 1000), np.zeros(0, dtype=np.int64),
-                  np.array([2**70, -3, 5], dtype=object)):
-        assert quantile.SortedUnits(units).sorted_units.tolist() == sorted(units.tolist())
-    joined = quantile.SortedUnits(np.array([3, 1])) + quantile.SortedUnits.from_counts([2, 0], [1, 2])
-    assert joined.sorted_units.tolist() == [0, 0, 1, 2, 3]
+        units = np.clip(rng.integers(lo_u - 3, min(hi_u, lo_u + 60) + 3, n), lo_u, hi_u)  # many ties, clamped
+        points, counts = np.unique(units, return_counts=True)
+        gaps = quantile._Gaps(points.tolist(), counts.tolist(), lo_u, hi_u)
+        sparse = [(int(s), int(w), int(r)) for s, w, r in zip(gaps.starts[:-1], gaps.widths, gaps.ranks) if w]
+        assert sparse == _dense_gaps(units.tolist(), lo_u, hi_u) and gaps.n == n
 
 
 @pytest.mark.parametrize("with_counts", [False, True])

@@ -65,7 +65,7 @@ def test_a_sum_of_an_integer_column_is_whole(name: str) -> None:
     if name.endswith(("bool", "boolean", "text", "String")):
         return  # not numbers to the lattice screen
     release = securedp.sum(column, bounds=(0, 80), epsilon=1, missing="drop", rng=ChaChaSource(SEED))
-    step = release.parameters["lattice_step"]
+    step = release.parameters["data_sum"]["lattice_step"]
     assert step == (1 if integer else Fraction(1, 1024))
     assert (Fraction(release.value).denominator == 1) or not integer
 
@@ -77,28 +77,28 @@ def test_a_missing_cell_does_not_change_the_lattice() -> None:
         with_missing = pd.concat([column, pd.Series([None], dtype="Int64")]) if isinstance(column, pd.Series) \
             else column.append(pl.Series([None], dtype=pl.Int64))
         steps = {securedp.prepare_sum(c, bounds=(0, 80), epsilon=1, missing="drop").execute(ChaChaSource(SEED))
-                 .parameters["lattice_step"] for c in (column, with_missing)}
+                 .parameters["data_sum"]["lattice_step"] for c in (column, with_missing)}
         assert steps == {1}
 
 
 def test_quantiles_are_whole_and_means_keep_the_bounds_lattice() -> None:
     column = pl.Series(VALUES)
     median = securedp.median(column, bounds=(0, 20), epsilon=1, rng=ChaChaSource(SEED))
-    assert median.parameters["lattice_step"] == 1 and isinstance(median.value, int)
+    assert median.parameters["data_median"]["lattice_step"] == 1 and isinstance(median.value, int)
     iqr = securedp.iqr(column, bounds=(0, 20), epsilon=1, rng=ChaChaSource(SEED))
-    assert iqr.parameters["lattice_step"] == 1
+    assert iqr.parameters["data_iqr"]["lattice_step"] == 1
     mean = securedp.mean(pl.Series([0, 1, 1]), bounds=(0, 1), epsilon=10**12, rng=ChaChaSource(SEED))
-    assert mean.parameters["lattice_step"] == Fraction(1, 65536) and mean.value == Fraction(43691, 65536)  # ~2/3
+    assert mean.parameters["data_mean"]["lattice_step"] == Fraction(1, 65536) and mean.value == Fraction(43691, 65536)  # ~2/3
     variance = securedp.variance(column, bounds=(0, 80), epsilon=1, rng=ChaChaSource(SEED))
-    assert variance.parameters["lattice_step"] == Fraction(1, 1024)
+    assert variance.parameters["data_variance"]["lattice_step"] == Fraction(1, 1024)
 
 
 def test_a_given_lattice_wins_and_wide_bounds_keep_the_bounds_rule() -> None:
     column = np.array(VALUES)
     assert securedp.sum(column, bounds=(0, 80), epsilon=1, lattice="1/4",
-                        rng=ChaChaSource(SEED)).parameters["lattice_step"] == Fraction(1, 4)
+                        rng=ChaChaSource(SEED)).parameters["data_sum"]["lattice_step"] == Fraction(1, 4)
     wide = securedp.sum(column, bounds=(0, 2**63), epsilon=1, rng=ChaChaSource(SEED))
-    assert wide.parameters["lattice_step"] == 2**47  # the bounds' rule: 2**16 steps across [0, 2**63]
+    assert wide.parameters["data_sum"]["lattice_step"] == 2**47  # the bounds' rule: 2**16 steps across [0, 2**63]
 
 
 def test_tables_take_the_type_of_each_column() -> None:

@@ -138,5 +138,6 @@ def test_data_columns_of_every_dtype_sum_exactly(dtype):
     got = securedp.prepare_sum(data, epsilon=1, **on).execute(ChaChaSource(SEED)).value
     assert got == securedp.prepare_sum(values, epsilon=1, **on).execute(ChaChaSource(SEED)).value
     # without a lattice, the declared type chooses it (never the cells): step 1 for integer dtypes
-    step = securedp.prepare_sum(data, bounds=(0, 4), epsilon=1).execute(ChaChaSource(SEED)).parameters["lattice_step"]
+    step = securedp.prepare_sum(data, bounds=(0, 4), epsilon=1).execute(ChaChaSource(SEED)).parameters[
+        "data_sum"]["lattice_step"]
     assert step == (1 if dtype.lower().startswith(("int", "uint")) else Fraction(1, 16384))

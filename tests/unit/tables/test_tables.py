@@ -120,10 +120,10 @@ def test_bad_arguments_are_refused_before_anything_is_drawn(change, error):
 
 
 @pytest.mark.parametrize("column, values, message", [
-    ("region", [None, "north"], "missing"),
-    ("region", ["  ", "north"], "blank"),
-    ("pid", [None, 1], "missing"),
-    ("region", [1.5, 2.5], "non-integral"),  # a float key column holds integers (issue 16.7); 1.5 is unusable
+    ("region", [None, "north"], "row 0: blank group key"),
+    ("region", ["  ", "north"], "row 0: blank group key"),
+    ("pid", [None, 1], "row 0: blank id"),
+    ("region", [1.5, 2.5], "row 0: group key 1.5 is not a whole number"),  # a float key column holds integers
 ])
 def test_bad_key_and_id_cells_name_the_column(column, values, message):
     frame = pl.DataFrame({"pid": [1, 2], "region": ["a", "b"], "income": [1.0, 2.0], "age": [1, 2]})
@@ -200,13 +200,13 @@ def test_quantiles_in_rho_tables_spend_their_share_as_zcdp(monkeypatch):
     from securedp.mechanisms.quantile import Quantiles
 
     used = []
-    original = Quantiles.sampler
+    original = Quantiles.cell_points
 
-    def spy(self, aggregate):
+    def spy(self, points, counts):
         used.append(self.share)
-        return original(self, aggregate)
+        return original(self, points, counts)
 
-    monkeypatch.setattr(Quantiles, "sampler", spy)
+    monkeypatch.setattr(Quantiles, "cell_points", spy)
     release = prepare_table(people(), group_by=["region"], keys=["north", "south"], id_column="pid", max_groups=2,
                             aggregations=[Count(), Median("age", (0, 120))], rho="1/2").execute(ChaChaSource(bytes(32)))
     record = release.parameters["age_median"]

@@ -1,0 +1,72 @@
+"""Exact per-key integers when every row is its own person: the bounding rule keeps every row.
+
+Without an id column each row is a person with one row in one key, so no person is over ``max_groups``
+keys or ``max_rows >= 1`` rows in a key: the salted rule of :mod:`securedp.engines.polars.bounding`
+keeps every row whatever the salt, and the aggregates are plain sums per key. This module computes
+them directly (NumPy's exact integer sums without a group-by, one Polars group-by with one), in the
+forms :mod:`~securedp.engines.polars.bounding` returns (keys sorted; without a group-by, one entry), and
+a test compares both on random tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from securedp.engines.polars.bounding import KeyAggregates, UnitCounts
+from securedp.lattice import exact_sum, exact_sum_of_squares
+
+_INT64 = 1 << 63
+
+
+def _bound(units: np.ndarray) -> int:
+    return max(abs(int(units.min())), abs(int(units.max()))) if units.size else 0
+
+
+def counts(frame: pl.DataFrame, keys: Sequence[str]) -> KeyAggregates:
+    """Rows (and persons, the same) per key of ``frame``."""
+    if not keys:
+        return KeyAggregates(pl.DataFrame(), [frame.height], [frame.height], None, None)
+    table = frame.group_by(list(keys)).agg(pl.len().cast(pl.Int64).alias("_n")).sort(list(keys))
+    rows = table["_n"].to_list()
+    return KeyAggregates(table.select(list(keys)), rows, rows, None, None)
+
+
+def column(frame: pl.DataFrame, keys: Sequence[str], units: str, squares: bool) -> KeyAggregates:
+    """Rows, persons, the exact sum of ``units`` and on request of their squares, per key of ``frame``."""
+    values = frame[units].to_numpy()
+    bound = _bound(values)
+    if not keys:
+        n = frame.height
+        return KeyAggregates(pl.DataFrame(), [n], [n], [exact_sum(values, bound)],
+                             [exact_sum_of_squares(values, bound)] if squares else None)
+    u = pl.col(units).cast(pl.Int64)
+    small = frame.height * bound < _INT64
+    aggs = [pl.len().cast(pl.Int64).alias("_n"), (u if small else u.cast(pl.Int128)).sum().alias("_sum")]
+    if squares:
+        aggs.append((u.cast(pl.Int128) * u.cast(pl.Int128)).sum().alias("_sq"))
+    table = frame.group_by(list(keys)).agg(aggs).sort(list(keys))
+    rows = table["_n"].to_list()
+    wide_squares = squares and frame.height * bound * bound >= 1 << 126
+    squared = (_squares_by_key(frame, keys, units) if wide_squares else table["_sq"].to_list()) if squares else None
+    return KeyAggregates(table.select(list(keys)), rows, rows, table["_sum"].to_list(), squared)
+
+
+def _squares_by_key(frame: pl.DataFrame, keys: Sequence[str], units: str) -> list[int]:
+    """Exact sums of squares per key (sorted) where even Int128 could overflow: Python integers."""
+    table = frame.group_by(list(keys)).agg(pl.col(units)).sort(list(keys))
+    return [sum(int(u) * int(u) for u in values) for values in table[units].to_list()]
+
+
+def unit_counts(frame: pl.DataFrame, keys: Sequence[str], units: str) -> UnitCounts:
+    """The distinct units of each key (ascending) and how many rows hold each."""
+    if not keys:
+        if frame.height == 0:
+            return UnitCounts(pl.DataFrame(), [], [])
+        points, how_many = np.unique(frame[units].to_numpy(), return_counts=True)
+        return UnitCounts(pl.DataFrame(), [points.tolist()], [how_many.tolist()])
+    counted = frame.group_by([*keys, units]).agg(pl.len().cast(pl.Int64).alias("_n")).sort([*keys, units])
+    lists = counted.group_by(list(keys), maintain_order=True).agg(pl.col(units), pl.col("_n"))
+    return UnitCounts(lists.select(list(keys)), lists[units].to_list(), lists["_n"].to_list())

@@ -1,0 +1,218 @@
+"""Releases of one column: each is the one-cell table of that column, by the one route of every release.
+
+``securedp.sum(data, bounds=(0, 100), epsilon=1, ids=ids)`` is
+``securedp.table({"data": data, "ids": ids}, aggregations=[Sum("data", (0, 100))], id_column="ids",
+max_rows=max_contributions, epsilon=1)`` with its one cell as the value: the same reader (ids and values
+cell by cell, :mod:`securedp.reading`), the same bounding (each person keeps ``max_contributions`` rows,
+chosen by the salted rule of :mod:`securedp.bounding`), the same noise, the same random bits and the same
+record. So a one-column release and the one-cell table of the same data and seed are the same bytes,
+and replaying either re-derives the other.
+
+``data`` is one column of any kind (a list, a NumPy array, a pandas, Polars or pyarrow column); a table
+or a 2-D array is refused, never flattened (:func:`securedp.lattice.columns.check_one_column`). ``ids``
+(optional) holds one person id per row, read by the one rule of ids and keys
+(:mod:`securedp.reading.keys`); without it every row is its own person and ``max_contributions`` is the
+caller's promise. The release's ``value`` is the cell's exact value (an ``int`` when it is whole, else a
+``Fraction``; a tuple for several quantiles or a histogram), its ``statistic`` the function's name, and
+its ``parameters`` the table's (:mod:`securedp.tables.table`): the cell's laws under the aggregation's
+name (``"data_sum"``), the bounds per person, the salt commitment.
+
+Each ``prepare_<name>`` validates every public argument, reads the column (refusing a bad record for
+the data holder, dropping it in an analyst-facing session) and prices the release; ``.execute(rng)``
+draws it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact.rational import probability
+from securedp.lattice.columns import ONE_COLUMN_HINT
+from securedp.mechanisms.contributions import check_max_contributions
+from securedp.mechanisms.data_phase import check_shape
+from securedp.mechanisms.quantile import check_levels
+from securedp.mechanisms.records import exact_value
+from securedp.mechanisms.release import Execution, PreparedRelease, Release
+from securedp.mechanisms.statistic import release_function
+from securedp.tables.spec import IQR, Aggregation, Count, Histogram, Mean, Quantile, Sum, Variance
+from securedp.tables.table import PreparedTable, prepare_table
+
+DATA, IDS = "data", "ids"
+"""The names of the one-column table's columns: the data, and the person ids."""
+
+
+@dataclass(frozen=True)
+class OneCell:
+    """How the one cell of the table becomes a one-column release: its name, the table columns holding its
+    value (one, or several for a tuple), the labels of a tuple, and the mechanism recorded."""
+
+    statistic: str
+    names: tuple[str, ...]
+    single: bool = True
+    labels: tuple[Any, ...] | None = None
+
+    def value(self, table: Release) -> Any:
+        row = dict(zip(table.labels or (), table.value[0], strict=True))
+        values = tuple(_exact(row[name]) for name in self.names)
+        return values[0] if self.single else values
+
+
+def _exact(value: Any) -> Any:
+    return exact_value(value) if isinstance(value, Fraction) else value
+
+
+def one_cell(cell: OneCell, aggregations: Sequence[Aggregation], data: Any, ids: Any, *, epsilon: Any, rho: Any,
+             max_contributions: Any, missing: str = "raise", fill: Any = None, hint: str = ONE_COLUMN_HINT,
+             ) -> PreparedRelease:
+    """The one-column release of ``aggregations`` over ``data`` (and ``ids``): the one-cell table, its cell
+    returned as :class:`OneCell` says (see the module docstring)."""
+    m = check_max_contributions(max_contributions)
+    check_shape([("data", data, hint), ("ids", ids, ONE_COLUMN_HINT)])
+    columns: dict[str, Any] = {DATA: data, **({IDS: ids} if ids is not None else {})}
+    table = prepare_table(columns, aggregations=list(aggregations), id_column=IDS if ids is not None else None,
+                          max_rows=m, epsilon=epsilon, rho=rho, missing=missing, fill=fill)
+    mechanism = next(iter(table.cells.values())).mechanism
+
+    def execution(source: RandomSource) -> Execution:
+        done = table.executed(source)
+        released = done.release
+        release = Release(value=cell.value(released), statistic=cell.statistic, mechanism=mechanism,
+                          parameters=released.parameters, epsilon=released.epsilon, rho=released.rho,
+                          max_contributions=released.max_contributions, labels=cell.labels, source=released.source)
+        return Execution(release, done.input_bytes)
+
+    return PreparedRelease(cell.statistic, table.epsilon, table.rho, lambda source: execution(source).release,
+                           accuracy=_accuracy(table), execution=execution)
+
+
+def _accuracy(table: PreparedTable) -> Callable[[Fraction], Mapping[str, Fraction]]:
+    def accuracy(alpha: Fraction) -> dict[str, Fraction]:
+        stated: dict[str, Fraction] = {}
+        for definition in table.cells.values():
+            stated.update(definition.accuracy(alpha))
+        return stated
+
+    return accuracy
+
+
+def _column(statistic: str, aggregation: Aggregation, data: Any, ids: Any, epsilon: Any, rho: Any,
+            max_contributions: Any, missing: str, fill: Any) -> PreparedRelease:
+    return one_cell(OneCell(statistic, (aggregation.name,)), [aggregation], data, ids, epsilon=epsilon, rho=rho,
+                    max_contributions=max_contributions, missing=missing, fill=fill)
+
+
+def prepare_count(data: Any, *, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
+                  ids: Any = None) -> PreparedRelease:
+    """Validate and price a count of the rows of ``data`` (whatever they hold); nothing is drawn until
+    ``.execute(rng)``. See :mod:`securedp.mechanisms.count`."""
+    return _column("count", Count(), data, ids, epsilon, rho, max_contributions, "raise", None)
+
+
+def prepare_sum(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
+                ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
+    """Validate and price a bounded sum; nothing is drawn until ``.execute(rng)``. See
+    :mod:`securedp.mechanisms.sum`."""
+    return _column("sum", Sum(DATA, bounds, lattice), data, ids, epsilon, rho, max_contributions, missing, fill)
+
+
+def prepare_mean(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
+                 ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
+    """Validate and price a bounded mean; nothing is drawn until ``.execute(rng)``. See
+    :mod:`securedp.mechanisms.mean`."""
+    return _column("mean", Mean(DATA, bounds, lattice), data, ids, epsilon, rho, max_contributions, missing, fill)
+
+
+def prepare_variance(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
+                     max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
+                     fill: Any = None) -> PreparedRelease:
+    """Validate and price a bounded (population) variance; nothing is drawn until ``.execute(rng)``. See
+    :mod:`securedp.mechanisms.variance`."""
+    return _column("variance", Variance(DATA, bounds, lattice), data, ids, epsilon, rho, max_contributions, missing,
+                   fill)
+
+
+def _quantiles(statistic: str, data: Any, levels: tuple[Fraction, ...], *, bounds: Any, epsilon: Any, rho: Any,
+               max_contributions: Any, ids: Any, lattice: Any, missing: str, fill: Any,
+               single: bool) -> PreparedRelease:
+    if len(set(levels)) != len(levels):
+        raise ValueError("qs repeats a level: each quantile level is released once")
+    share = Fraction(1, len(levels))
+    aggregations = [Quantile(DATA, bounds, lattice, share if len(levels) > 1 else None, q) for q in levels]
+    cell = OneCell(statistic, tuple(a.name for a in aggregations), single, None if single else levels)
+    return one_cell(cell, aggregations, data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
+                    missing=missing, fill=fill)
+
+
+def prepare_quantiles(data: Any, qs: Sequence[Any], *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
+                      max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
+                      fill: Any = None) -> PreparedRelease:
+    """Validate and price several quantiles (``epsilon / len(qs)`` each, by the exact exponential mechanism);
+    nothing is drawn yet. The release's value is a tuple in the order of ``qs``. See
+    :mod:`securedp.mechanisms.quantile`."""
+    return _quantiles("quantiles", data, check_levels(qs), bounds=bounds, epsilon=epsilon, rho=rho,
+                      max_contributions=max_contributions, ids=ids, lattice=lattice, missing=missing, fill=fill,
+                      single=False)
+
+
+def prepare_quantile(data: Any, q: Any, /, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
+                     max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
+                     fill: Any = None) -> PreparedRelease:
+    """Validate and price one quantile ``q`` (a rational in [0, 1]); nothing is drawn yet."""
+    return _quantiles("quantile", data, (probability(q, "q"),), bounds=bounds, epsilon=epsilon, rho=rho,
+                      max_contributions=max_contributions, ids=ids, lattice=lattice, missing=missing, fill=fill,
+                      single=True)
+
+
+def prepare_median(data: Any, /, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
+                   max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
+                   fill: Any = None) -> PreparedRelease:
+    """Validate and price the median (the quantile 1/2); nothing is drawn yet."""
+    return _quantiles("median", data, (Fraction(1, 2),), bounds=bounds, epsilon=epsilon, rho=rho,
+                      max_contributions=max_contributions, ids=ids, lattice=lattice, missing=missing, fill=fill,
+                      single=True)
+
+
+def prepare_iqr(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
+                ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
+    """Validate and price the interquartile range (both quartiles at half the cost); nothing is drawn yet.
+    See :mod:`securedp.mechanisms.iqr`."""
+    return _column("iqr", IQR(DATA, bounds, lattice), data, ids, epsilon, rho, max_contributions, missing, fill)
+
+
+def prepare_histogram(data: Any, *, categories: Any = None, bins: Any = None, epsilon: Any = None, rho: Any = None,
+                      max_contributions: Any = 1, ids: Any = None, unknown: str = "raise", lattice: Any = None,
+                      missing: str = "raise", fill: Any = None) -> PreparedRelease:
+    """Validate and price a histogram over declared ``categories`` or ``bins`` (edges): one noisy count each,
+    one cost for all; nothing is drawn yet. See :mod:`securedp.mechanisms.histogram`."""
+    histogram = Histogram(DATA, categories=categories, bins=bins, lattice=lattice, unknown=unknown)
+    labels = histogram.derivation().labels
+    cell = OneCell("histogram", tuple(f"{histogram.name}_{i}" for i in range(len(labels))), False, labels)
+    hint = (ONE_COLUMN_HINT if categories is None or not any(isinstance(c, tuple) for c in labels)
+            else "for tuple categories pass one column whose records are tuples, e.g. list(zip(df['a'], df['b']))")
+    return one_cell(cell, [histogram], data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
+                    missing=missing, fill=fill, hint=hint)
+
+
+count = release_function(prepare_count, "count", """Release the number of rows of ``data`` with ``epsilon``-DP \
+(or ``rho``-zCDP); see :mod:`securedp.mechanisms.count`.""")
+sum = release_function(  # noqa: A001 - the public name mirrors the statistic
+    prepare_sum, "sum", """Release the sum of ``data`` clamped to ``bounds`` with ``epsilon``-DP (or ``rho``-zCDP); \
+see :mod:`securedp.mechanisms.sum`.""")
+mean = release_function(prepare_mean, "mean", """Release the mean of ``data`` clamped to ``bounds``; see \
+:mod:`securedp.mechanisms.mean` for the privacy map.""")
+variance = release_function(prepare_variance, "variance", """Release the population variance of ``data`` clamped \
+to ``bounds``; see :mod:`securedp.mechanisms.variance`.""")
+quantiles = release_function(prepare_quantiles, "quantiles", """Several quantiles, each an exact lattice value \
+(a tuple, in the order of ``qs``); see :mod:`securedp.mechanisms.quantile`.""")
+quantile = release_function(prepare_quantile, "quantile", """The ``q``-quantile as an exact lattice value \
+(``int`` or ``Fraction``); see :mod:`securedp.mechanisms.quantile`.""")
+median = release_function(prepare_median, "median", """The median as an exact lattice value (``int`` or \
+``Fraction``); see :mod:`securedp.mechanisms.quantile`.""")
+iqr = release_function(prepare_iqr, "iqr", """The interquartile range ``max(Q3 - Q1, 0)`` as an exact lattice \
+value; see :mod:`securedp.mechanisms.iqr`.""")
+histogram = release_function(prepare_histogram, "histogram", """Release noisy counts for declared categories or \
+bins; one ``epsilon`` for all bins (see :mod:`securedp.mechanisms.histogram`).""")
