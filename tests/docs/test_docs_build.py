@@ -8,6 +8,7 @@ table names every page of the navigation; and no API page prints a docstring twi
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -34,3 +35,25 @@ def test_control_quiet_hides_a_warning_that_the_check_catches(tmp_path: Path) ->
     assert quiet.returncode == 0, "MkDocs' --quiet no longer hides warnings from --strict: simplify conftest"
     built = build_site(config, tmp_path / "site")
     assert built.status != 0 and any("missing.md" in w for w in built.warnings)
+
+
+def docs_extra() -> set[str]:
+    """The distributions the ``docs`` extra of pyproject.toml names (lower case, without versions).
+
+    Read with a pattern, not ``tomllib``, which Python 3.10 lacks; the extra is one line.
+    """
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    line = re.search(r"^docs = \[(.*)\]", text, re.M)
+    assert line is not None, "pyproject.toml has no one-line docs extra"
+    specs = re.findall(r'"([^"]+)"', line.group(1))
+    return {re.split(r"[\[<>=!~ ;]", spec, maxsplit=1)[0].lower() for spec in specs}
+
+
+def test_the_readme_builds_the_docs_with_the_docs_extra() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    line = next(line for line in readme.splitlines() if "mkdocs build" in line)
+    assert 'pip install ".[docs]"' in line, f"the README's docs line does not install the docs extra: {line}"
+    needed = {"mkdocs", "mkdocstrings", "mkdocstrings-python"}
+    if "pymdownx." in (ROOT / "mkdocs.yml").read_text(encoding="utf-8"):
+        needed |= {"pymdown-extensions", "pygments"}  # pymdownx.highlight falls back to JS classes without Pygments
+    assert needed <= docs_extra(), f"the docs extra lacks {sorted(needed - docs_extra())}"
