@@ -11,11 +11,14 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from _site import ROOT, build_site
+
+EXTERNAL = re.compile(r"^(?:https?:)?//", re.I)
 
 
 def test_the_strict_build_has_no_warning(site: Path) -> None:
@@ -57,3 +60,83 @@ def test_the_readme_builds_the_docs_with_the_docs_extra() -> None:
     if "pymdownx." in (ROOT / "mkdocs.yml").read_text(encoding="utf-8"):
         needed |= {"pymdown-extensions", "pygments"}  # pymdownx.highlight falls back to JS classes without Pygments
     assert needed <= docs_extra(), f"the docs extra lacks {sorted(needed - docs_extra())}"
+
+
+class Loads(HTMLParser):
+    """Every script and style sheet a page loads, and the class of every ``<code>`` inside a ``<pre>``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads: list[str] = []
+        self.styles: list[str] = []
+        self.code_spans = 0
+        self._in_pre = 0
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "script" and found.get("src"):
+            self.loads.append(found["src"] or "")
+        if tag == "link" and "stylesheet" in (found.get("rel") or "").split():
+            self.loads.append(found.get("href") or "")
+        if tag == "pre":
+            self._in_pre += 1
+        if tag == "span" and self._in_pre and found.get("class"):
+            self.code_spans += 1
+        self._in_style = tag == "style"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "pre":
+            self._in_pre -= 1
+        if tag == "style":
+            self._in_style = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style:
+            self.styles.append(data)
+
+
+def read_loads(page: Path) -> Loads:
+    parser = Loads()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+def external_css(text: str) -> list[str]:
+    """The network addresses a style sheet's ``@import`` or ``url(...)`` would fetch."""
+    targets = re.findall(r"@import\s+['\"]([^'\"]+)", text) + re.findall(r"url\(\s*['\"]?([^'\")\s]+)", text)
+    return sorted({t for t in targets if EXTERNAL.match(t)})
+
+
+def test_no_page_loads_a_script_or_style_sheet_from_the_network(site: Path) -> None:
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 20
+    for page in pages:
+        found = read_loads(page)
+        remote = [url for url in found.loads if EXTERNAL.match(url)]
+        assert not remote, f"{page.relative_to(site)} loads {remote}"
+        assert not external_css("".join(found.styles)), f"{page.relative_to(site)}: a <style> imports from the network"
+    for sheet in site.rglob("*.css"):
+        assert not external_css(sheet.read_text(encoding="utf-8")), f"{sheet.relative_to(site)} fetches a URL"
+
+
+def test_code_is_highlighted_at_build_time(site: Path) -> None:
+    """Code blocks carry Pygments' token spans in the HTML, styled by a local sheet linked from every page."""
+    home = site / "index.html"
+    found = read_loads(home)
+    assert found.code_spans > 5, "the home page's shell block has no highlighted tokens"
+    sheets = [site / href for href in found.loads if href.endswith(".css")]
+    rules = "".join(sheet.read_text(encoding="utf-8") for sheet in sheets if sheet.is_file())
+    assert re.search(r"\.highlight \.k\s*\{", rules), "no linked style sheet styles Pygments' keyword tokens"
+    quickstart = (site / "quickstart" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r'<span class="(?:kn|k|nn|n)">import</span>', quickstart), "Python code is not tokenised"
+    assert "hljs" not in quickstart and "highlight.min.js" not in quickstart
+
+
+def test_control_the_loads_check_sees_a_cdn() -> None:
+    parser = Loads()
+    parser.feed('<link rel="stylesheet" href="https://cdn.example/a.css"><script src="//cdn.example/x.js"></script>'
+                '<style>@import url("https://fonts.example/f.css");</style>')
+    assert [u for u in parser.loads if EXTERNAL.match(u)] == ["https://cdn.example/a.css", "//cdn.example/x.js"]
+    assert external_css("".join(parser.styles)) == ["https://fonts.example/f.css"]
+    assert external_css("a{background:url(data:image/png;base64,xx)}") == []
