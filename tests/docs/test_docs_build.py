@@ -140,3 +140,34 @@ def test_control_the_loads_check_sees_a_cdn() -> None:
     assert [u for u in parser.loads if EXTERNAL.match(u)] == ["https://cdn.example/a.css", "//cdn.example/x.js"]
     assert external_css("".join(parser.styles)) == ["https://fonts.example/f.css"]
     assert external_css("a{background:url(data:image/png;base64,xx)}") == []
+
+
+def mkdocs_config() -> dict[str, object]:
+    """mkdocs.yml, read with PyYAML (MkDocs' own dependency: skipped without the docs extra)."""
+    yaml = pytest.importorskip("yaml", reason='the docs extra is not installed: pip install ".[docs]"')
+    found: dict[str, object] = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    return found
+
+
+def nav_pages(entries: list[object]) -> list[tuple[str, str | None]]:
+    """The top level of mkdocs.yml's nav as (title, file); a section's file is None."""
+    found: list[tuple[str, str | None]] = []
+    for entry in entries:
+        assert isinstance(entry, dict)
+        ((title, target),) = entry.items()
+        found.append((str(title), target if isinstance(target, str) else None))
+    return found
+
+
+def test_the_home_page_table_names_every_page_of_the_navigation() -> None:
+    home = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    rows = [line for line in home.splitlines() if line.startswith("| ")]
+    nav = mkdocs_config()["nav"]
+    assert isinstance(nav, list)
+    for title, target in nav_pages(nav):
+        if target == "index.md":
+            continue
+        if target is None:  # a section: named by its title (its pages are listed in the navigation)
+            assert any(row.startswith(f"| {title}") or f"[{title}]" in row for row in rows), f"no row for {title}"
+        else:
+            assert any(f"]({target})" in row for row in rows), f"the home page's table omits {title} ({target})"
