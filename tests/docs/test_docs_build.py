@@ -171,3 +171,51 @@ def test_the_home_page_table_names_every_page_of_the_navigation() -> None:
             assert any(row.startswith(f"| {title}") or f"[{title}]" in row for row in rows), f"no row for {title}"
         else:
             assert any(f"]({target})" in row for row in rows), f"the home page's table omits {title} ({target})"
+
+
+def paragraphs_by_object(page: Path) -> list[tuple[str, str]]:
+    """Every paragraph of a page's main content as (name of the object heading above it, text).
+
+    The name is the last component of the nearest mkdocstrings heading's id ("" above the first one);
+    whitespace is collapsed and tags are dropped.
+    """
+    text = page.read_text(encoding="utf-8")
+    body = text[text.find('role="main"'):text.find("<footer")]
+    found: list[tuple[str, str]] = []
+    name = ""
+    for match in re.finditer(r'<h\d id="([^"]*)" class="doc doc-heading"|<p>(.*?)</p>', body, re.S):
+        if match.group(1) is not None:
+            name = match.group(1).rsplit(".", 1)[-1]
+        else:
+            found.append((name, " ".join(re.sub(r"<[^>]+>", "", match.group(2)).split())))
+    return found
+
+
+def printed_twice(found: list[tuple[str, str]]) -> list[str]:
+    """Long paragraphs shown under two differently named objects (an inherited member shares its name)."""
+    names: dict[str, set[str]] = {}
+    for name, paragraph in found:
+        if len(paragraph) > 80:
+            names.setdefault(paragraph, set()).add(name)
+    return sorted(paragraph for paragraph, where in names.items() if len(where) > 1)
+
+
+@pytest.mark.parametrize("stem", sorted(p.stem for p in (ROOT / "docs" / "api").glob("*.md")))
+def test_no_api_page_prints_a_docstring_twice(site: Path, stem: str) -> None:
+    page = site / "api" / ("" if stem == "index" else stem) / "index.html"
+    twice = printed_twice(paragraphs_by_object(page))
+    assert not twice, f"api/{stem} prints a paragraph under two objects: {twice[0][:120]}..."
+
+
+def test_control_a_docstring_under_two_objects_is_caught() -> None:
+    long = "A paragraph long enough to count as a docstring's, and not a stock phrase such as 'see below'."
+    assert printed_twice([("", long), ("table", long)]) == [long]
+    assert printed_twice([("pool", long), ("pool", long), ("other", "short")]) == []  # one inherited member
+
+
+def test_the_grouped_tables_page_documents_the_table_function(site: Path) -> None:
+    """``securedp.table`` is shown as the function it is (signature and docstring), not as its module again."""
+    text = (site / "api" / "tables" / "index.html").read_text(encoding="utf-8")
+    assert text.count("Grouped table releases: counts, sums, means and variances per group") == 1
+    assert "Release a grouped table:" in text
+    assert re.search(r'<div class="doc-signature[^"]*"><pre><span></span><code><span class="nf">table</span>', text)
