@@ -7,15 +7,17 @@ load, so a page that tried one would show it as a console error). It shows:
 
 1. **Verification**: how many lines verify, the first problem if any, and what the outcome is worth
    (signed against the reviewer's key, or integrity against accidents only);
-2. **Budget over time**: each ledger's ``spent`` after every record, as an SVG plot with the exact
-   rationals in a table beside it, and the delta ledger where delta is spent;
+2. **Budget over time**: each ledger's ``spent`` after every record, as an SVG plot with numbered
+   axes and each ledger's total as a labelled dashed line, with the exact rationals in a table beside
+   it, and the delta ledger where delta is spent;
 3. **Releases**: per record its statistic, mechanism, cost, budget after it, parameters, value (a
    table release as a table), input commitment, random source and, when a seed and the data are given,
    the replay status; its noise laws with the proven half-width at level ``1 - alpha`` and a plot of
-   each law's probability mass function.
+   each law's probability mass function, with numbered axes and the half-width marked and labelled.
 
-The plots are illustrations: their coordinates are floats computed for drawing only. Every number in
-the text and the tables is the record's exact rational or a bound proven from it
+The plots are illustrations: their coordinates are floats computed for drawing only (from exact
+rationals, :mod:`securedp.audit.report_plot`). Every number written (tick and marker labels, text and
+tables) is the record's exact rational or a bound proven from it
 (:mod:`securedp.audit.report_model`). Every value from the log is HTML-escaped, so a released key such
 as ``<script>`` is shown as text.
 """
@@ -23,8 +25,9 @@ as ``<script>`` is shown as text.
 from __future__ import annotations
 
 import html
+import itertools
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ from typing import Any
 import gmpy2
 
 from securedp.audit.report_model import Entry, NoiseLaw, ReviewReport, build_report
+from securedp.audit.report_plot import Axis, Plot
 
 __all__ = ["render_report", "write_report"]
 
@@ -46,7 +50,6 @@ svg{max-width:100%;height:auto;background:#fafafa;border:1px solid #ddd}
 section.release{border-left:4px solid #3a6ea5;padding-left:1rem;margin-top:1.5rem}
 """
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-_WIDTH, _HEIGHT, _PAD = 640, 220, 40
 _MAX_ROWS = 200
 
 
@@ -72,69 +75,95 @@ def _fields(caption: str, pairs: Iterable[tuple[str, Any]]) -> str:
     return f"<table><caption>{_e(caption)}</caption><tbody>{body}</tbody></table>"
 
 
-def _svg(title: str, description: str, body: str) -> str:
-    return (f'<svg role="img" viewBox="0 0 {_WIDTH} {_HEIGHT}" width="{_WIDTH}" height="{_HEIGHT}" '
-            f'xmlns="http://www.w3.org/2000/svg"><title>{_e(title)}</title><desc>{_e(description)}</desc>{body}</svg>')
+_COLOURS = ["#3a6ea5", "#c8553d", "#2a9d8f", "#8e44ad", "#e9a03b", "#555555"]
 
 
-def _scale(values: Sequence[float], lo: float, hi: float, out_lo: float, out_hi: float) -> list[float]:
-    span = hi - lo or 1.0
-    return [out_lo + (v - lo) / span * (out_hi - out_lo) for v in values]
+def _brief(value: Fraction) -> str:
+    """``value`` exactly when that is short enough for a plot's label, else a pointer to the table."""
+    text = str(value)
+    return text if len(text) <= 24 else "(exact value in the table)"
 
 
-def _axes(x_label: str, y_label: str) -> str:
-    x0, y0, x1, y1 = _PAD, _HEIGHT - _PAD, _WIDTH - 10, 10
-    return (f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="#555"/>'
-            f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" stroke="#555"/>'
-            f'<text x="{(x0 + x1) // 2}" y="{_HEIGHT - 8}" font-size="12" text-anchor="middle">{_e(x_label)}</text>'
-            f'<text x="12" y="{(y0 + y1) // 2}" font-size="12" transform="rotate(-90 12 {(y0 + y1) // 2})" '
-            f'text-anchor="middle">{_e(y_label)}</text>')
+Reading = tuple[Fraction | None, Fraction | None, Fraction | None]
 
 
-def _ledger_plot(report: ReviewReport, spent_of: Callable[[Entry], Fraction | None],
-                 remaining_of: Callable[[Entry], Fraction | None], what: str) -> str:
-    """``spent`` after each record, one polyline per ledger (drawn with floats; exact values in the table)."""
+def plot_ledgers(report: ReviewReport, read: Callable[[Entry], Reading], what: str, ids: Iterator[int]) -> str:
+    """``spent`` after each record, one line per ledger, each ledger's total a labelled dashed line.
+
+    ``read`` gives a record's (spent, remaining, charged) on the plotted budget. A ledger's line starts
+    just before its first record, at that record's ``spent`` minus its charge (when the charge is known).
+    """
     ledgers: dict[str, list[tuple[int, Fraction]]] = {}
     totals: dict[str, Fraction] = {}
     for entry in report.entries:
-        spent, remaining = spent_of(entry), remaining_of(entry)
+        spent, remaining, charged = read(entry)
         if spent is None:
             continue
-        ledgers.setdefault(entry.ledger, [(0, Fraction(0))]).append((entry.line, spent))  # every ledger starts at 0
+        if entry.ledger not in ledgers:
+            ledgers[entry.ledger] = [] if charged is None else [(entry.line - 1, spent - charged)]
+        ledgers[entry.ledger].append((entry.line, spent))
         if remaining is not None:
             totals[entry.ledger] = spent + remaining
     if not ledgers:
         return ""
-    top = float(max([*totals.values(), *(s for points in ledgers.values() for _, s in points)]))
+    top = max([*totals.values(), *(s for points in ledgers.values() for _, s in points), Fraction(0)]) or Fraction(1)
+    low = min([Fraction(0), *(s for points in ledgers.values() for _, s in points)])
     last = max(entry.line for entry in report.entries)
-    colours = ["#3a6ea5", "#c8553d", "#2a9d8f", "#8e44ad", "#e9a03b", "#555"]
-    body = _axes("log line", f"{what} spent")
-    legend = []
-    for i, (name, points) in enumerate(ledgers.items()):
-        xs = _scale([float(line) for line, _ in points], 0.0, float(last), _PAD, _WIDTH - 20)
-        ys = _scale([float(s) for _, s in points], 0.0, top, _HEIGHT - _PAD, 20)
-        colour = colours[i % len(colours)]
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True))
-        body += f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>'
-        body += "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>'
-                        for x, y in zip(xs, ys, strict=True))
-        if name in totals:
-            y = _scale([float(totals[name])], 0.0, top, _HEIGHT - _PAD, 20)[0]
-            body += (f'<line x1="{_PAD}" x2="{_WIDTH - 20}" y1="{y:.1f}" y2="{y:.1f}" stroke="{colour}" '
-                     'stroke-dasharray="4 3"/>')
-        legend.append(f'<text x="{_WIDTH - 24}" y="{_HEIGHT - _PAD - 8 - 14 * i}" font-size="12" fill="{colour}" '
-                      f'text-anchor="end">{_e(name)}</text>')
+    plot = Plot(Axis(Fraction(0), Fraction(last), "log line", integers=True), Axis(low, top, f"{what} spent"), ids)
+    colour = {name: _COLOURS[i % len(_COLOURS)] for i, name in enumerate(ledgers)}
+    for name, points in ledgers.items():
+        plot.points([(Fraction(line), s) for line, s in points], colour[name],
+                    [f"{name}, after line {line}: {what} spent {s}" for line, s in points])
+        plot.legend.append((name, colour[name]))
+    by_total: dict[Fraction, list[str]] = {}
+    for name, total in totals.items():
+        by_total.setdefault(total, []).append(name)
+    for total, names in by_total.items():
+        more = f" ({len(names)} ledgers)" if len(names) > 1 else ""
+        plot.horizontal(total, colour[names[0]], f"total {_brief(total)}{more}")
     description = "; ".join(f"{name}: {what} spent {', '.join(str(s) for _, s in points)}"
+                            + (f" of a total {totals[name]}" if name in totals else "")
                             for name, points in ledgers.items())
-    svg = _svg(f"{what} spent after each record, per ledger (dashed: the ledger's total)", description,
-               body + "".join(legend))
-    return f"<figure>{svg}<figcaption>{_e(what)} spent after each record, per ledger.</figcaption></figure>"
+    svg = plot.svg(f"{what} spent after each record, per ledger (dashed: the ledger's total)", description)
+    return (f"<figure>{svg}<figcaption>{_e(what)} spent after each log line, per ledger; each dashed line is a "
+            f"ledger's total (spent + remaining).</figcaption></figure>")
 
 
-def _budget_plots(report: ReviewReport) -> str:
+def _pmf(law: NoiseLaw, t: int) -> tuple[list[int], list[float]]:
+    """Unit offsets and their probabilities (floats, for drawing only) over about 1.5 half-widths."""
+    reach = max(t * 3 // 2, 3)
+    stride = max(1, (2 * reach) // 120)
+    ks = list(range(-(reach // stride) * stride, reach + 1, stride))
+    with gmpy2.context(precision=64):
+        p = gmpy2.mpq(law.parameter.numerator, law.parameter.denominator)
+        if law.mechanism == "discrete_laplace":
+            weights = [float(gmpy2.exp(-abs(gmpy2.mpq(k)) / p)) for k in ks]
+        else:
+            weights = [float(gmpy2.exp(-(gmpy2.mpq(k) ** 2) / (2 * p))) for k in ks]
+    total = sum(weights) or 1.0
+    return ks, [w / total for w in weights]
+
+
+def _noise_plot(law: NoiseLaw, t: int, ids: Iterator[int]) -> str:
+    ks, ps = _pmf(law, t)
+    unit = "in lattice units" if law.step is None else f"in lattice units (1 unit = {law.step} in the column's units)"
+    plot = Plot(Axis(Fraction(ks[0]), Fraction(ks[-1]), f"noise, {unit}", integers=True),
+                Axis(Fraction(0), Fraction(max(ps)), "probability"), ids)
+    plot.bars([Fraction(k) for k in ks], ps, "#3a6ea5")
+    for edge in sorted({-t, t}):
+        text = str(edge) if len(str(t)) <= 12 else ("-t" if edge < 0 else "+t")
+        plot.vertical(Fraction(edge), "#c8553d", ("+" if edge > 0 else "±" if edge == 0 else "") + text)
+    name = "scale" if law.mechanism == "discrete_laplace" else "sigma^2"
+    return plot.svg(f"{law.mechanism} noise of {law.label}, {name} {law.parameter} units",
+                    f"Probability mass from {ks[0]} to {ks[-1]} units; dashed lines at the half-width ±{t} units "
+                    f"(level 1 - {law.alpha})")
+
+
+def _budget_plots(report: ReviewReport, ids: Iterator[int]) -> str:
     kinds = sorted({str(e.record.get("budget_kind")) for e in report.entries if e.budget("spent") is not None})
-    plots = _ledger_plot(report, lambda e: e.budget("spent"), lambda e: e.budget("remaining"), " or ".join(kinds))
-    plots += _ledger_plot(report, lambda e: e.delta("spent"), lambda e: e.delta("remaining"), "delta")
+    plots = plot_ledgers(report, lambda x: (x.budget("spent"), x.budget("remaining"), x.budget("charged")),
+                         " or ".join(kinds), ids)
+    plots += plot_ledgers(report, lambda x: (x.delta("spent"), x.delta("remaining"), x.delta("charged")), "delta", ids)
     return plots or "<p>No record carries budget fields.</p>"
 
 
@@ -149,41 +178,7 @@ def _budget_table(report: ReviewReport) -> str:
                   ["line", "ledger", "record", "currency", "charged", "spent", "remaining", "delta spent"], rows)
 
 
-def _pmf(law: NoiseLaw, points: int = 121) -> tuple[list[int], list[float]]:
-    """Unit offsets and their probabilities (floats, for drawing only) over about 1.5 half-widths."""
-    reach = max(int(law.halfwidth_units * 3 // 2), 3)
-    stride = max(1, (2 * reach) // points)
-    ks = list(range(-reach - (-reach % stride), reach + 1, stride))
-    with gmpy2.context(precision=64):
-        p = gmpy2.mpq(law.parameter.numerator, law.parameter.denominator)
-        if law.mechanism == "discrete_laplace":
-            weights = [float(gmpy2.exp(-abs(k) / p)) for k in ks]
-        else:
-            weights = [float(gmpy2.exp(-(k * k) / (2 * p))) for k in ks]
-    total = sum(weights) or 1.0
-    return ks, [w / total for w in weights]
-
-
-def _noise_plot(law: NoiseLaw) -> str:
-    ks, ps = _pmf(law)
-    xs = _scale([float(k) for k in ks], float(ks[0]), float(ks[-1]), _PAD, _WIDTH - 20)
-    ys = _scale(ps, 0.0, max(ps), _HEIGHT - _PAD, 20)
-    bar = max(1.0, (_WIDTH - 20 - _PAD) / max(len(ks), 1) - 1)
-    body = _axes("noise (lattice units)", "probability")
-    body += "".join(f'<rect x="{x - bar / 2:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{_HEIGHT - _PAD - y:.1f}" '
-                    f'fill="#3a6ea5"/>' for x, y in zip(xs, ys, strict=True))
-    t = law.halfwidth_units
-    for edge in (-t, t):
-        x = _scale([float(edge)], float(ks[0]), float(ks[-1]), _PAD, _WIDTH - 20)[0]
-        body += (f'<line x1="{x:.1f}" x2="{x:.1f}" y1="20" y2="{_HEIGHT - _PAD}" stroke="#c8553d" '
-                 'stroke-dasharray="5 3"/>')
-    name = "scale" if law.mechanism == "discrete_laplace" else "sigma^2"
-    return _svg(f"{law.mechanism} noise of {law.label}, {name} {law.parameter} units",
-                f"Probability mass from {ks[0]} to {ks[-1]} units; dashed lines at the half-width ±{t} units "
-                f"(level 1 - {law.alpha})", body)
-
-
-def _noise_section(entry: Entry) -> str:
+def _noise_section(entry: Entry, ids: Iterator[int]) -> str:
     if not entry.noise:
         return ""
     rows = []
@@ -194,8 +189,9 @@ def _noise_section(entry: Entry) -> str:
     table = _table("Noise laws and the half-widths of their intervals (proven by directed rounding)",
                    ["noise of", "law", "parameter (units)", "half-width (units)", "half-width (column units)",
                     "level"], rows)
-    plots = "".join(f"<figure>{_noise_plot(law)}<figcaption>{_e(law.label)}: {_e(law.mechanism)} noise; "
-                    f"dashed lines at ±{law.halfwidth_units} units</figcaption></figure>" for law in entry.noise)
+    plots = "".join(f"<figure>{_noise_plot(law, law.halfwidth_units, ids)}<figcaption>{_e(law.label)}: "
+                    f"{_e(law.mechanism)} noise; dashed lines at ±{law.halfwidth_units} lattice units, the half-width "
+                    f"at level 1 - {_e(law.alpha)}</figcaption></figure>" for law in entry.noise)
     return table + plots
 
 
@@ -223,7 +219,7 @@ def _replay(entry: Entry, report: ReviewReport) -> str:
     return f"<p>Replay: {status}; {_e(data)}.</p>"
 
 
-def _release(entry: Entry, report: ReviewReport) -> str:
+def _release(entry: Entry, report: ReviewReport, ids: Iterator[int]) -> str:
     record = entry.record
     title = f"Line {entry.line}: {entry.kind}"
     if entry.kind == "partition":
@@ -242,7 +238,7 @@ def _release(entry: Entry, report: ReviewReport) -> str:
     return (f'<section class="release" aria-labelledby="r{entry.line}"><h3 id="r{entry.line}">{_e(title)}</h3>'
             f'{_fields("Cost and budget", cost)}{_value(entry)}'
             f'{_fields("Parameters", sorted(parameters.items()) if isinstance(parameters, dict) else [])}'
-            f'{_noise_section(entry)}'
+            f'{_noise_section(entry, ids)}'
             f'{_fields("Input commitment", sorted(commitment.items()) if isinstance(commitment, dict) else [])}'
             f'{_fields("Random source", sorted(source.items()) if isinstance(source, dict) else [])}'
             f'{_replay(entry, report)}</section>')
@@ -265,7 +261,8 @@ def _verification(report: ReviewReport) -> str:
 
 def render_report(report: ReviewReport) -> str:
     """The report as one self-contained HTML document (see the module docstring)."""
-    releases = "".join(_release(e, report) for e in report.entries) or "<p>The log holds no verified record.</p>"
+    ids = itertools.count(1)
+    releases = "".join(_release(x, report, ids) for x in report.entries) or "<p>The log holds no verified record.</p>"
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
@@ -273,7 +270,7 @@ def render_report(report: ReviewReport) -> str:
         f"<title>securedp audit report: {_e(Path(report.log).name)}</title><style>{_STYLE}</style></head><body><main>"
         f"<h1>Audit report: {_e(Path(report.log).name)}</h1>"
         f"<h2>Verification</h2>{_verification(report)}"
-        f"<h2>Budget over time</h2>{_budget_plots(report)}{_budget_table(report)}"
+        f"<h2>Budget over time</h2>{_budget_plots(report, ids)}{_budget_table(report)}"
         f"<h2>Releases</h2>{releases}"
         "</main></body></html>\n"
     )
