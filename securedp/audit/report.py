@@ -5,12 +5,15 @@
 external style sheet, font or image (a Content-Security-Policy of ``default-src 'none'`` forbids every
 load, so a page that tried one would show it as a console error). It shows:
 
-1. **Verification**: how many lines verify, the first problem if any, and what the outcome is worth
-   (signed against the reviewer's key, or integrity against accidents only);
+1. **Verification**: a headline, green only when every line verifies and, if the log was replayed,
+   every release reproduced exactly (red otherwise, saying which lines did not); the first problem
+   if any, and what the outcome is worth (signed against the reviewer's key, or integrity against
+   accidents only);
 2. **Budget over time**: each ledger's ``spent`` after every record, as an SVG plot with numbered
    axes and each ledger's total as a labelled dashed line, with the exact rationals in a table beside
    it, and the delta ledger where delta is spent;
-3. **Releases**: per record its statistic, mechanism, cost, budget after it, parameters, value (a
+3. **Releases**: per record its statistic, mechanism, cost and charge (the charge of a record that
+   states none derived as the verifier derives it), budget after it, parameters, value (a
    table release as a table), input commitment, random source and, when a seed and the data are given,
    the replay status; its noise laws with the proven half-width at level ``1 - alpha`` and a plot of
    each law's probability mass function, with numbered axes and the half-width marked and labelled.
@@ -46,6 +49,8 @@ table{border-collapse:collapse;margin:.6rem 0}caption{text-align:left;font-weigh
 th,td{border:1px solid #bbb;padding:.2rem .5rem;text-align:left;vertical-align:top}th{background:#f1f1f1}
 code,.num{font-family:ui-monospace,monospace;font-size:.9em;overflow-wrap:anywhere}
 .ok{color:#0a6b2b;font-weight:600}.bad{color:#a40000;font-weight:600}
+p.headline{font-size:1.15rem;padding:.4rem .7rem;border-left:6px solid}p.headline.ok{border-color:#0a6b2b}
+p.headline.bad{border-color:#a40000;background:#fbeaea}
 svg{max-width:100%;height:auto;background:#fafafa;border:1px solid #ddd}
 section.release{border-left:4px solid #3a6ea5;padding-left:1rem;margin-top:1.5rem}
 """
@@ -58,10 +63,10 @@ def _e(value: Any) -> str:
 
 
 def _text(value: Any) -> str:
-    """A recorded value as a reviewer reads it: rationals as written, structures as compact JSON."""
+    """A recorded value as a reviewer reads it: rationals as written, structures as compact JSON, none as ``—``."""
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return "null" if value is None else str(value)
+    return "—" if value is None else str(value)
 
 
 def _table(caption: str, header: Sequence[str], rows: Iterable[Sequence[Any]], raw: bool = False) -> str:
@@ -161,7 +166,7 @@ def _noise_plot(law: NoiseLaw, t: int, ids: Iterator[int]) -> str:
 
 def _budget_plots(report: ReviewReport, ids: Iterator[int]) -> str:
     kinds = sorted({str(e.record.get("budget_kind")) for e in report.entries if e.budget("spent") is not None})
-    plots = plot_ledgers(report, lambda x: (x.budget("spent"), x.budget("remaining"), x.budget("charged")),
+    plots = plot_ledgers(report, lambda x: (x.budget("spent"), x.budget("remaining"), x.charge.amount),
                          " or ".join(kinds), ids)
     plots += plot_ledgers(report, lambda x: (x.delta("spent"), x.delta("remaining"), x.delta("charged")), "delta", ids)
     return plots or "<p>No record carries budget fields.</p>"
@@ -171,10 +176,10 @@ def _budget_table(report: ReviewReport) -> str:
     rows = []
     for e in report.entries:
         delta = e.delta("spent")
-        rows.append((e.line, e.ledger, e.kind, e.record.get("budget_kind", ""), _text(e.record.get("charged")),
+        rows.append((e.line, e.ledger, e.kind, _text(e.charge.currency), _text(e.charge.amount),
                      _text(e.record.get("spent")), _text(e.record.get("remaining")),
-                     "" if delta is None else f"{delta} (remaining {e.delta('remaining')})"))
-    return _table("Budget after each record (exact rationals as logged)",
+                     "—" if delta is None else f"{delta} (remaining {e.delta('remaining')})"))
+    return _table("Budget after each record (exact rationals; a charge the record does not state is derived)",
                   ["line", "ledger", "record", "currency", "charged", "spent", "remaining", "delta spent"], rows)
 
 
@@ -219,24 +224,35 @@ def _replay(entry: Entry, report: ReviewReport) -> str:
     return f"<p>Replay: {status}; {_e(data)}.</p>"
 
 
+def _cost(entry: Entry) -> list[tuple[str, Any]]:
+    """The cost rows of a release: only fields it has, and its charge (recorded, or derived as verify derives it)."""
+    record, charge = entry.record, entry.charge
+    rows: list[tuple[str, Any]] = [("mechanism", record.get("mechanism"))]
+    rows += [(name, record[name]) for name in ("epsilon", "rho") if record.get(name) is not None]
+    if charge.delta is not None:
+        rows.append(("delta", charge.delta))
+    amount = charge.how if charge.amount is None else f"{charge.amount} {charge.currency} ({charge.how})"
+    rows.append(("charged", amount))
+    rows += [(label, record[name]) for label, name in (("spent after", "spent"), ("remaining after", "remaining"),
+                                                       ("total", "total")) if record.get(name) is not None]
+    if record.get("max_contributions") is not None:
+        rows.append(("max_contributions", record["max_contributions"]))
+    return [*rows, ("time", entry.time), ("writer", entry.writer), ("signed", "yes" if entry.signed else "no")]
+
+
 def _release(entry: Entry, report: ReviewReport, ids: Iterator[int]) -> str:
     record = entry.record
     title = f"Line {entry.line}: {entry.kind}"
+    start = (f'<section class="release" id="line-{entry.line}" aria-labelledby="r{entry.line}">'
+             f'<h3 id="r{entry.line}">{_e(title)}</h3>')
     if entry.kind == "partition":
         pairs = [(k, record.get(k)) for k in ("budget_kind", "charged", "budget", "max_partitions", "parts", "opens",
                                                "spent", "remaining")]
-        return (f'<section class="release" aria-labelledby="r{entry.line}"><h3 id="r{entry.line}">{_e(title)}</h3>'
-                f'{_fields("Partition charge", pairs)}{_replay(entry, report)}</section>')
-    cost = [("mechanism", record.get("mechanism")), ("epsilon", record.get("epsilon")), ("rho", record.get("rho")),
-            ("delta", record.get("delta_charged")), ("max_contributions", record.get("max_contributions")),
-            ("charged", record.get("charged")), ("spent after", record.get("spent")),
-            ("remaining after", record.get("remaining")), ("time", entry.time), ("writer", entry.writer),
-            ("signed", "yes" if entry.signed else "no")]
+        return f'{start}{_fields("Partition charge", pairs)}{_replay(entry, report)}</section>'
     parameters = record.get("parameters") or {}
     commitment = record.get("input_commitment") or {}
     source = record.get("source") or {}
-    return (f'<section class="release" aria-labelledby="r{entry.line}"><h3 id="r{entry.line}">{_e(title)}</h3>'
-            f'{_fields("Cost and budget", cost)}{_value(entry)}'
+    return (f'{start}{_fields("Cost and budget", _cost(entry))}{_value(entry)}'
             f'{_fields("Parameters", sorted(parameters.items()) if isinstance(parameters, dict) else [])}'
             f'{_noise_section(entry, ids)}'
             f'{_fields("Input commitment", sorted(commitment.items()) if isinstance(commitment, dict) else [])}'
@@ -246,17 +262,17 @@ def _release(entry: Entry, report: ReviewReport, ids: Iterator[int]) -> str:
 
 def _verification(report: ReviewReport) -> str:
     v = report.verification
-    status = ('<span class="ok">every line verifies</span>' if v.ok
-              else f'<span class="bad">problem: {_e(v.problem)}</span>')
     rows = [("lines verified", v.valid), ("head hash", v.head), ("signed lines", v.signed),
             ("checked with public key", v.key or "no key given"), ("trust", v.trust)]
     replay = ""
     if report.replayed:
-        done = [e.replay for e in report.entries if e.replay is not None and not e.replay.skipped]
+        done = report.releases_replayed
         good = sum(r.ok for r in done)
         replay = (f"<p>Replay from the seed and the data: {good} of {len(done)} releases reproduced exactly"
                   f"{'; ' + _e(report.replay_error) if report.replay_error else ''}.</p>")
-    return f"<p>Status: {status}.</p>{_fields('Signature and chain', rows)}{replay}"
+    state = "ok" if report.ok else "bad"
+    return (f'<p class="headline {state}">{_e(report.headline)}</p>'
+            f"{_fields('Signature and chain', rows)}{replay}")
 
 
 def render_report(report: ReviewReport) -> str:
