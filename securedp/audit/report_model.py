@@ -10,16 +10,13 @@ public key and signed head when given), optionally replays it from a seed and th
 * its **charge** (:class:`Charge`): the record's ``charged``, or, for a record that states none (the
   command's), the charge the verifier checks it against (:func:`~securedp.audit.check_ledger.stated_charge`:
   its own ``epsilon`` or ``rho``, in the budget's currency), and the delta it charged;
-* its **noise laws**: every additive noise the record declares (``scale_units`` of a discrete
-  Laplace, ``variance_units`` of a discrete Gaussian, for one-column releases and for every
-  aggregation of a table), each with the half-width of its interval at level ``1 - alpha``
-  (:func:`~securedp.mechanisms.accuracy.laplace_halfwidth`,
-  :func:`~securedp.mechanisms.accuracy.gaussian_halfwidth`: the smallest proven one, by directed
-  rounding) in the column's own units (``units * lattice_step``);
+* its **noise laws**, their level, and each mean's half-width in the column's units
+  (:mod:`securedp.audit.report_noise`);
 * its parameters, value, input commitment and random source, as recorded.
 
 Nothing here is recomputed from data except by replay, and every number shown is the record's own
-exact rational or a bound proven from it.
+exact rational or a bound proven from it. A record's ``parameters`` are free-form JSON to the verifier,
+so the report reads them without trusting their types: a log that verifies always gets a report.
 """
 
 from __future__ import annotations
@@ -33,90 +30,22 @@ from securedp.accounting.schema import PartitionRecord, parse_record
 from securedp.audit.check_ledger import stated_charge
 from securedp.audit.problem import Bad
 from securedp.audit.replay import Replayed, replay_log
+from securedp.audit.report_noise import (
+    DEFAULT_ALPHA,
+    Level,
+    MeanWidth,
+    NoiseLaw,
+    Unstated,
+    level_of,
+    mean_widths,
+    noise_laws,
+    rational,
+)
 from securedp.audit.verify import Report, verify_log
-from securedp.mechanisms.accuracy import gaussian_halfwidth, laplace_halfwidth
 from securedp.mechanisms.record_schema import SchemaError
 
-__all__ = ["DEFAULT_ALPHA", "Charge", "Entry", "NoiseLaw", "ReviewReport", "build_report", "noise_laws"]
-
-
-DEFAULT_ALPHA = Fraction(1, 20)
-"""The level of the half-widths shown for records that state no ``alpha`` of their own."""
-
-
-@dataclass(frozen=True)
-class NoiseLaw:
-    """One additive noise of a release: its law, parameter (in lattice units) and proven half-width."""
-
-    label: str
-    mechanism: str
-    parameter: Fraction
-    """``scale`` of a discrete Laplace, ``sigma**2`` of a discrete Gaussian, in lattice units."""
-    step: Fraction | None
-    """The value of one unit in the column's own units, or ``None`` for a moment of a mean or variance."""
-    halfwidth_units: int
-    alpha: Fraction
-
-    @property
-    def halfwidth(self) -> Fraction | None:
-        """The half-width in the column's own units (``units * step``), or ``None`` for a moment."""
-        return None if self.step is None else self.halfwidth_units * self.step
-
-
-def _law(label: str, mechanism: str, parameter: Any, step: Any, alpha: Fraction) -> NoiseLaw | None:
-    try:
-        value = Fraction(str(parameter))
-        lattice = None if step is None else Fraction(str(step))
-    except (TypeError, ValueError, ZeroDivisionError):
-        return None
-    if value <= 0:
-        return None
-    if mechanism == "discrete_laplace":
-        return NoiseLaw(label, mechanism, value, lattice, laplace_halfwidth(value, alpha), alpha)
-    if mechanism == "discrete_gaussian":
-        return NoiseLaw(label, mechanism, value, lattice, gaussian_halfwidth(value, alpha), alpha)
-    return None
-
-
-def noise_laws(record: dict[str, Any]) -> list[NoiseLaw]:
-    """Every additive noise ``record`` declares, with its proven half-width (see the module docstring)."""
-    parameters = record.get("parameters") or {}
-    if not isinstance(parameters, dict):
-        return []
-    alpha = Fraction(str(parameters.get("alpha", DEFAULT_ALPHA)))
-    laws: list[NoiseLaw] = []
-    mechanism = str(record.get("mechanism"))
-    step = parameters.get("lattice_step", 1)
-    for name, value in parameters.items():
-        for suffix, law in (("scale_units", "discrete_laplace"), ("variance_units", "discrete_gaussian")):
-            if name.endswith(suffix) and mechanism == law:
-                label = name.removesuffix(suffix).rstrip("_") or str(record.get("statistic"))
-                unit = 1 if label == "count" else step if label in ("sum", str(record.get("statistic"))) else None
-                found = _law(label, law, value, unit, alpha)
-                if found is not None:
-                    laws.append(found)
-        if isinstance(value, dict) and isinstance(value.get("noise"), list):  # one aggregation of a table
-            for i, noise in enumerate(value["noise"]):
-                if not isinstance(noise, dict):
-                    continue
-                parameter = noise.get("scale_units", noise.get("variance_units"))
-                single = len(value["noise"]) == 1
-                label = name if single else f"{name} (moment {i})"
-                found = _law(label, str(noise.get("mechanism")), parameter,
-                             value.get("lattice_step", 1) if single else None, alpha)
-                if found is not None:
-                    laws.append(found)
-    return laws
-
-
-def rational(value: object) -> Fraction | None:
-    """``value`` as an exact rational (a JSON integer or ``"num/den"`` text), else ``None``."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        return None
-    try:
-        return Fraction(value)
-    except (ValueError, ZeroDivisionError):
-        return None
+__all__ = ["DEFAULT_ALPHA", "Charge", "Entry", "MeanWidth", "NoiseLaw", "ReviewReport", "Unstated", "build_report",
+           "mean_widths", "noise_laws"]
 
 
 @dataclass(frozen=True)
@@ -171,7 +100,9 @@ class Entry:
     record: dict[str, Any]
     ledger: str
     charge: Charge = field(default_factory=lambda: Charge(None, None, "not read"))
+    level: Level = field(default_factory=lambda: Level(DEFAULT_ALPHA, False))
     noise: list[NoiseLaw] = field(default_factory=list)
+    widths: list[MeanWidth | Unstated] = field(default_factory=list)
     replay: Replayed | None = None
     trouble: str | None = None
     """Why part of this record could not be read for the report (``None``: all of it was)."""
@@ -247,8 +178,10 @@ def read_entry(raw: dict[str, Any], line: int, replay: Replayed | None) -> Entry
                   writer=str(raw.get("writer", "")), signed="sig" in raw, record=record, ledger=_ledger(raw),
                   replay=replay)
     try:
-        noise = noise_laws(record) if record.get("kind") != "partition" else []
-        return replace(entry, charge=charge_of(record), noise=noise)
+        parameters = record.get("parameters")
+        level = level_of(parameters) if isinstance(parameters, dict) else entry.level
+        return replace(entry, charge=charge_of(record), level=level, noise=noise_laws(record),
+                       widths=mean_widths(record))
     except Exception as error:  # a last resort: a log that verifies always gets a report
         return replace(entry, trouble=f"{type(error).__name__}: {error}")
 

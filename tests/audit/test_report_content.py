@@ -8,19 +8,24 @@ page is read as HTML here (the browser's view of it is tested in ``test_report_b
 from __future__ import annotations
 
 import html
+import json
 import re
 import xml.etree.ElementTree as ET
 from fractions import Fraction
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
+from securedp import AuditLog, ChaChaSource, Session
 from securedp.audit.report import render_report
-from securedp.audit.report_model import build_report
+from securedp.audit.report_model import ReviewReport, build_report, mean_widths
+from securedp.mechanisms.accuracy import laplace_halfwidth
+from securedp.mechanisms.mean import mean_units
+from securedp.tables import Count, Mean
 
 SEED = bytes(range(32))
 SVG = "{http://www.w3.org/2000/svg}"
-
 
 
 @pytest.fixture
@@ -134,6 +139,34 @@ def test_a_rho_release_is_charged_its_rho_and_a_release_without_budget_says_so(t
     assert not re.search(r"\bnull\b", text_of(page))
 
 
+def released_table(part: str) -> tuple[list[str], list[list[str]]]:
+    """Header and body cells of the first released-value table in ``part``."""
+    table = re.search(r'<table class="released">(.*?)</table>', part, re.S)
+    assert table is not None
+    head = [html.unescape(h) for h in re.findall(r"<th\b[^>]*>(.*?)</th>", table.group(1).split("</thead>")[0])]
+    body = table.group(1).split("<tbody>")[1]
+    rows = [[html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
+    return head, rows
+
+
+def test_a_bounds_release_is_one_row_with_lo_and_hi(cli_log: Path) -> None:
+    report = build_report(cli_log)
+    entry = report.entries[4]
+    assert entry.kind == "bounds" and entry.record["labels"] == ["lo", "hi"]
+    head, rows = released_table(section(render_report(report), 5))
+    assert head == ["lo", "hi"] and rows == [[str(v) for v in entry.record["value"]]]
+
+
+def test_a_histogram_is_one_row_per_bin(cli_log: Path) -> None:
+    report = build_report(cli_log)
+    entry = report.entries[5]
+    head, rows = released_table(section(render_report(report), 6))
+    assert head == ["bin", "count"]
+    assert rows == [[f"{lo} to {hi}", str(n)] for (lo, hi), n in zip(entry.record["labels"], entry.record["value"],
+                                                                          strict=True)]
+
+
 def altered(path: Path) -> Path:
     """The data with every value of column b changed: releases of b no longer reproduce, those of a do."""
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -169,3 +202,89 @@ def test_a_replay_that_cannot_run_turns_the_headline_red(cli_log: Path) -> None:
     report = build_report(cli_log, seed=bytes(32), data=cli_log.with_name("data.csv"))  # the wrong seed
     colour, words = headline(render_report(report))
     assert colour == "bad" and "7 of 7 releases do not reproduce" in words
+
+
+def session_means(tmp_path: Path) -> ReviewReport:
+    path = tmp_path / "means.jsonl"
+    session = Session(epsilon=4, rng=ChaChaSource(SEED), audit=AuditLog(path))
+    ages = [23, 35, 41, 29, 62, 57, 38] * 20
+    session.mean(ages, bounds=(0, 120), epsilon="1/2")
+    frame = pd.DataFrame({"g": ["a", "b"] * 70, "x": [float(a % 17) for a in ages]})
+    session.table(frame, group_by=["g"], keys=["a", "b"], aggregations=[Count(), Mean("x", (0, 20))], epsilon="1")
+    return build_report(path)
+
+
+def test_a_mean_states_its_half_width_in_the_columns_units(tmp_path: Path) -> None:
+    report = session_means(tmp_path)
+    one, table = report.entries
+    (width,) = mean_widths(one.record)
+    parameters = one.record["parameters"]
+    t_n = laplace_halfwidth(parameters["count_scale_units"], Fraction(1, 40))  # each moment at alpha / 2
+    t_s = laplace_halfwidth(parameters["sum_scale_units"], Fraction(1, 40))
+    lo_u, hi_u = parameters["bounds_units"]
+    half = max(hi_u - parameters["centre_units"], parameters["centre_units"] - lo_u)
+    step = Fraction(parameters["lattice_step"])
+    assert (width.count_halfwidth, width.sum_halfwidth, width.half_range) == (t_n, t_s, half)
+    assert width.at(1000) == (Fraction(t_s + half * t_n, 1000 - t_n) + Fraction(1, 2)) * step
+    assert width.at(t_n) is None  # no bound at a count the count's noise can reach zero from
+    (table_width,) = mean_widths(table.record)
+    assert table_width.label == "x_mean" and table_width.step == Fraction(1, 4096)
+    page = render_report(report)
+    for line in (1, 2):
+        part = section(page, line)
+        assert "Half-width of the mean in the column's units" in text_of(part)
+        assert not re.search(r"<td[^>]*>\s*</td>", part), f"an empty cell in line {line}"
+    rows = re.findall(r"<tr><td>([\d,]+)</td><td>([^<]+)</td><td>([^<]+)</td></tr>", section(page, 1))
+    assert [int(n.replace(",", "")) for n, _, _ in rows] == width.counts() == [100, 1000, 10**4, 10**5, 10**6]
+    for n, rounded, exactly in rows:
+        at = width.at(int(n.replace(",", "")))
+        assert at is not None and Fraction(exactly) == at
+        assert at <= exact(rounded) <= at * Fraction(1001, 1000)  # rounded up, to 4 significant digits
+
+
+@pytest.mark.parametrize("n", [13, 20, 57, 400, 5000])
+def test_the_mean_half_width_bounds_every_release_the_noise_can_give(tmp_path: Path, n: int) -> None:
+    """Soundness: the library's own post-processing (:func:`mean_units`), at the extremes of both noises and of
+    the data, never lands farther from the true mean than the stated half-width."""
+    (width,) = mean_widths(session_means(tmp_path).entries[0].record)
+    parameters = session_means(tmp_path).entries[0].record["parameters"]
+    lo_u, hi_u = parameters["bounds_units"]
+    c = parameters["centre_units"]
+    bound = width.at(n)
+    if bound is None:
+        assert n <= width.count_halfwidth
+        return
+    t_n, t_s = width.count_halfwidth, width.sum_halfwidth
+    for total in (n * (lo_u - c), 0, n * (hi_u - c), n * (hi_u - c) // 3):
+        for x in (-t_n, 0, t_n):
+            for y in (-t_s, 0, t_s):
+                (released,), _, _ = mean_units([n + x], [total + y], c, lo_u, hi_u, 0, 0)
+                assert abs(released - c - Fraction(total, n)) * width.step <= bound
+
+
+def test_a_variance_says_in_words_that_it_states_no_half_width(tmp_path: Path) -> None:
+    path = tmp_path / "v.jsonl"
+    Session(epsilon=1, rng=ChaChaSource(SEED), audit=AuditLog(path)).variance([1, 5, 9] * 30, bounds=(0, 10),
+                                                                               epsilon="1/2")
+    part = section(render_report(build_report(path)), 1)
+    assert "a variance is stated from three noisy moments" in text_of(part)
+    assert not re.search(r"<td[^>]*>\s*</td>", part)
+
+
+def test_parameters_are_explained_in_words_not_dumped(cli_log: Path) -> None:
+    report = build_report(cli_log)
+    page = render_report(report)
+    bounds = section(page, 5)
+    edges = report.entries[4].record["parameters"]["edges"]
+    assert len(edges) > 80
+    shown = re.sub(r"<details>.*?</details>", "", bounds, flags=re.S)  # the full list is folded away
+    assert json.dumps(edges) not in html.unescape(shown) and str(edges[40]) + ", " not in html.unescape(shown)
+    assert f"{len(edges)} values, from {edges[0]} to {edges[-1]}" in text_of(bounds)
+    table = re.search(r'<table class="parameters">(.*?)</table>', bounds, re.S)
+    assert table is not None
+    for name, explanation in re.findall(r'<tr><th scope="row">(.*?)</th><td class="num">.*?</td><td>(.*?)</td></tr>',
+                                        table.group(1), re.S):
+        assert explanation.strip(), f"parameter {name} is not explained"
+    for line in range(1, 8):  # no raw JSON object or list where a reviewer expects words
+        assert not re.search(r"\{&quot;|\[&quot;|\{\"", section(page, line)), f"raw JSON in line {line}"
+    assert "hmac-sha256/securedp-input/v1" in page and "the seed's SHA-256 commitment" in text_of(page)
