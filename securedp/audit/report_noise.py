@@ -9,8 +9,9 @@ a ``scale_units`` of ``"-1"``) is skipped or stated as odd, never an exception.
   recorded but is no such rational is kept, as written, in :attr:`Level.odd`.
 * **Noise laws** (:func:`noise_laws`): each ``scale_units`` of a discrete Laplace and
   ``variance_units`` of a discrete Gaussian, of a one-column release (``count_``, ``sum_``,
-  ``sum_of_squares_`` prefixes for the moments of a mean or variance) and of every aggregation of a
-  table (its ``noise`` list; two noises are a mean's count and centred sum, three a variance's), with
+  ``sum_of_squares_`` prefixes for the moments of a mean or variance), of every aggregation of a
+  table, and of a release whose parameters hold a top-level ``noise`` list (two noises are a mean's
+  count and centred sum, three a variance's), with
   the smallest half-width proven by directed rounding (:mod:`securedp.mechanisms.accuracy`) and its
   value in the units the noisy integer measures (counts, or the column's units through
   ``lattice_step``).
@@ -149,11 +150,23 @@ def _one_column(record: dict[str, Any], parameters: dict[str, Any], alpha: Fract
     return laws
 
 
-def _table(parameters: dict[str, Any], alpha: Fraction) -> list[NoiseLaw]:
+def aggregations(record: dict[str, Any], parameters: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Each part of ``record`` that states its noise as a ``noise`` list: (name, its parameters).
+
+    A table's aggregations (``parameters[name]["noise"]``), and the release itself, named by its
+    statistic, when its ``parameters`` carry a top-level ``noise`` list (the shape a table aggregation
+    records, which a one-column release may record too).
+    """
+    found = [(str(name), value) for name, value in parameters.items()
+             if isinstance(value, dict) and isinstance(value.get("noise"), list)]
+    if isinstance(parameters.get("noise"), list):
+        found.insert(0, (str(record.get("statistic")), parameters))
+    return found
+
+
+def _listed(record: dict[str, Any], parameters: dict[str, Any], alpha: Fraction) -> list[NoiseLaw]:
     laws = []
-    for name, value in parameters.items():
-        if not isinstance(value, dict) or not isinstance(value.get("noise"), list):
-            continue
+    for name, value in aggregations(record, parameters):
         noises = value["noise"]
         moments = MOMENTS.get(len(noises), tuple(f"noise {i}" for i in range(len(noises))))
         for moment, noise in zip(moments, noises, strict=True):
@@ -161,8 +174,8 @@ def _table(parameters: dict[str, Any], alpha: Fraction) -> list[NoiseLaw]:
                 continue
             mechanism = str(noise.get("mechanism"))
             parameter = next((noise[key] for key, law in LAWS.items() if key in noise and law == mechanism), None)
-            counted = "lattice_step" not in value
-            label = f"{name}: {moment}" if moment else str(name)
+            counted = "lattice_step" not in value or (value is parameters and record.get("statistic") in COUNTED)
+            label = f"{name}: {moment}" if moment else name
             found = _law(label, mechanism, parameter, _unit(moment or "sum", value.get("lattice_step"), counted), alpha)
             laws += [found] if found is not None else []
     return laws
@@ -174,7 +187,7 @@ def noise_laws(record: dict[str, Any]) -> list[NoiseLaw]:
     if not isinstance(parameters, dict) or record.get("kind") == "partition":
         return []
     alpha = level_of(parameters).alpha
-    return _one_column(record, parameters, alpha) + _table(parameters, alpha)
+    return _one_column(record, parameters, alpha) + _listed(record, parameters, alpha)
 
 
 @dataclass(frozen=True)
@@ -264,18 +277,18 @@ def mean_widths(record: dict[str, Any]) -> list[MeanWidth | Unstated]:
     alpha, statistic = level_of(parameters).alpha, record.get("statistic")
     found: list[MeanWidth | Unstated] = []
     laws = noise_laws(record)
-    if statistic == "mean":
+    listed = aggregations(record, parameters)
+    if statistic == "mean" and "noise" not in parameters:  # a one-column mean's prefixed parameters
         own = {law.label: law for law in laws}
         found.append(_mean("mean", own, parameters.get("bounds_units"), parameters.get("centre_units"),
                            parameters.get("lattice_step"), alpha))
-    if statistic == "variance":
+    if statistic == "variance" and "noise" not in parameters:
         found.append(Unstated("variance", VARIANCE))
-    for name, value in parameters.items():
-        if not isinstance(value, dict) or not isinstance(value.get("noise"), list) or len(value["noise"]) not in (2, 3):
-            continue
+    for name, value in listed:
         if len(value["noise"]) == 3:
-            found.append(Unstated(str(name), VARIANCE))
-            continue
-        own = {law.label.removeprefix(f"{name}: "): law for law in laws if law.label.startswith(f"{name}: ")}
-        found.append(_mean(str(name), own, value.get("bounds_units"), None, value.get("lattice_step"), alpha))
+            found.append(Unstated(name, VARIANCE))
+        elif len(value["noise"]) == 2:
+            own = {law.label.removeprefix(f"{name}: "): law for law in laws if law.label.startswith(f"{name}: ")}
+            found.append(_mean(name, own, value.get("bounds_units"), value.get("centre_units"),
+                               value.get("lattice_step"), alpha))
     return found

@@ -156,6 +156,8 @@ def parameter_row(name: str, value: Any) -> tuple[str, str, str]:
     """(name, value, explanation) of one parameter, as HTML cells, odd values marked."""
     if isinstance(value, dict) and "noise" in value:
         return e(name), e(aggregation(value)), e("an aggregation of the table: its column, bounds and noises")
+    if name == "noise" and isinstance(value, list):
+        return e(name), e(aggregation({"noise": value})), e(PARAMETERS["noise"])
     note = ""
     if name == "alpha":
         found = rational(value)

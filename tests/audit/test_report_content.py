@@ -288,3 +288,29 @@ def test_parameters_are_explained_in_words_not_dumped(cli_log: Path) -> None:
     for line in range(1, 8):  # no raw JSON object or list where a reviewer expects words
         assert not re.search(r"\{&quot;|\[&quot;|\{\"", section(page, line)), f"raw JSON in line {line}"
     assert "hmac-sha256/securedp-input/v1" in page and "the seed's SHA-256 commitment" in text_of(page)
+
+
+def as_noise_list(record: dict[str, object]) -> dict[str, object]:
+    """``record`` with its prefixed noise parameters (``count_scale_units``...) moved into one top-level
+    ``noise`` list, the shape a table aggregation records (and a one-column release may record next)."""
+    parameters = dict(record["parameters"])  # type: ignore[call-overload]
+    noise = []
+    for prefix in ("count_", "sum_", ""):
+        if f"{prefix}scale_units" in parameters:
+            noise.append({"mechanism": "discrete_laplace", "scale_units": parameters.pop(f"{prefix}scale_units"),
+                          "cell_sensitivity_units": parameters.pop(f"{prefix}sensitivity_units")})
+    return {**record, "parameters": {**parameters, "noise": noise}}
+
+
+def test_a_release_whose_noise_is_a_top_level_list_is_read_alike(tmp_path: Path) -> None:
+    """The record format may move a one-column release's noise into a ``noise`` list: the report reads it alike."""
+    before = session_means(tmp_path).entries[0]
+    path = tmp_path / "listed.jsonl"
+    AuditLog(path).append(as_noise_list(before.record))
+    (after,) = build_report(path).entries
+    assert [(law.label, law.halfwidth) for law in after.noise] == [
+        (f"mean: {law.label}", law.halfwidth) for law in before.noise]
+    assert after.widths == before.widths and after.trouble is None
+    page = section(render_report(build_report(path)), 1)
+    assert "Half-width of the mean in the column's units" in text_of(page)
+    assert "noise 1: discrete Laplace noise" in text_of(page) and not re.search(r"\[\{|\{&quot;", page)
