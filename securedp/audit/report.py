@@ -5,275 +5,359 @@
 external style sheet, font or image (a Content-Security-Policy of ``default-src 'none'`` forbids every
 load, so a page that tried one would show it as a console error). It shows:
 
-1. **Verification**: how many lines verify, the first problem if any, and what the outcome is worth
-   (signed against the reviewer's key, or integrity against accidents only);
-2. **Budget over time**: each ledger's ``spent`` after every record, as an SVG plot with the exact
-   rationals in a table beside it, and the delta ledger where delta is spent;
-3. **Releases**: per record its statistic, mechanism, cost, budget after it, parameters, value (a
-   table release as a table), input commitment, random source and, when a seed and the data are given,
-   the replay status; its noise laws with the proven half-width at level ``1 - alpha`` and a plot of
-   each law's probability mass function.
+1. **Verification**: a headline, green only when every line verifies and, if the log was replayed,
+   every release reproduced exactly (red otherwise, saying which lines did not); the first problem
+   if any, and what the outcome is worth (signed against the reviewer's key, or integrity against
+   accidents only);
+2. **Budget over time**: each ledger's ``spent`` after every record, as an SVG plot with numbered
+   axes and each ledger's total as a labelled dashed line, with the exact rationals in a table
+   beside it (the charge of a record that states none derived as the verifier derives it), and the
+   delta ledger where delta is spent;
+3. **Releases**: per record its cost and charge, budget after it, value (a table release as a table,
+   a histogram one row per bin, ``lo``/``hi`` bounds as one row), every parameter with its meaning,
+   the command's query, input commitment, random source and, when a seed and the data are given, the
+   replay status; its noise laws with the proven half-width at level ``1 - alpha`` (and a mean's
+   half-width in the column's units) and a plot of each law's probability mass function.
 
-The plots are illustrations: their coordinates are floats computed for drawing only. Every number in
-the text and the tables is the record's exact rational or a bound proven from it
-(:mod:`securedp.audit.report_model`). Every value from the log is HTML-escaped, so a released key such
-as ``<script>`` is shown as text.
+The plots are illustrations: their coordinates are floats computed for drawing only, but every number
+written (tick labels, marker labels, text and tables) is the record's exact rational, a bound proven
+from it (:mod:`securedp.audit.report_model`), or a bound rounded outward and labelled so. Every value
+from the log is HTML-escaped, so a released key such as ``<script>`` is shown as text, and a value that
+is not what its name says is shown as written and marked (:mod:`securedp.audit.report_words`).
 """
 
 from __future__ import annotations
 
-import html
-import json
-from collections.abc import Callable, Iterable, Sequence
+import itertools
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import gmpy2
 
-from securedp.audit.report_model import Entry, NoiseLaw, ReviewReport, build_report
+from securedp.audit.report_model import Entry, MeanWidth, NoiseLaw, ReviewReport, build_report
+from securedp.audit.report_plot import Axis, Plot, exact_number, magnitude
+from securedp.audit.report_words import (
+    ABSENT,
+    COMMITMENT,
+    MECHANISMS,
+    SHORT,
+    SOURCE,
+    e,
+    fields,
+    label_text,
+    odd,
+    parameter_row,
+    plain,
+    shown,
+    table,
+)
 
 __all__ = ["render_report", "write_report"]
 
 _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:72rem;padding:0 1rem;color:#1b1b1b}
 h1{font-size:1.6rem}h2{margin-top:2.2rem;border-bottom:1px solid #ccc}h3{margin-top:1.6rem}
-table{border-collapse:collapse;margin:.6rem 0}caption{text-align:left;font-weight:600;padding:.2rem 0}
-th,td{border:1px solid #bbb;padding:.2rem .5rem;text-align:left;vertical-align:top}th{background:#f1f1f1}
-code,.num{font-family:ui-monospace,monospace;font-size:.9em;overflow-wrap:anywhere}
-.ok{color:#0a6b2b;font-weight:600}.bad{color:#a40000;font-weight:600}
-svg{max-width:100%;height:auto;background:#fafafa;border:1px solid #ddd}
+.scroll{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:.6rem 0}
+caption{text-align:left;font-weight:600;padding:.2rem 0}
+th,td{border:1px solid #bbb;padding:.2rem .5rem;text-align:left;vertical-align:top}td{overflow-wrap:anywhere}
+th{background:#f1f1f1;overflow-wrap:break-word}td.num,code{font-family:ui-monospace,monospace;font-size:.9em}
+.ok{color:#0a6b2b;font-weight:600}.bad{color:#a40000;font-weight:600}.odd{color:#8a4b00;font-weight:600}
+p.headline{font-size:1.15rem;padding:.4rem .7rem;border-left:6px solid}p.headline.ok{border-color:#0a6b2b}
+p.headline.bad{border-color:#a40000;background:#fbeaea}
+svg{max-width:100%;height:auto;background:#fafafa;border:1px solid #ddd}figure{margin:1rem 0}
 section.release{border-left:4px solid #3a6ea5;padding-left:1rem;margin-top:1.5rem}
 """
-_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-_WIDTH, _HEIGHT, _PAD = 640, 220, 40
 _MAX_ROWS = 200
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+_COLOURS = ["#3a6ea5", "#c8553d", "#2a9d8f", "#8e44ad", "#e9a03b", "#555555"]
 
 
-def _text(value: Any) -> str:
-    """A recorded value as a reviewer reads it: rationals as written, structures as compact JSON."""
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return "null" if value is None else str(value)
+def _brief(value: Fraction) -> str:
+    """``value`` exactly when that is short enough for a plot's label, else a pointer to the table."""
+    text = str(value)
+    return text if len(text) <= 24 else "(exact value in the table)"
 
 
-def _table(caption: str, header: Sequence[str], rows: Iterable[Sequence[Any]], raw: bool = False) -> str:
-    head = "".join(f'<th scope="col">{_e(h)}</th>' for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{c if raw else _e(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><caption>{_e(caption)}</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+Reading = tuple[Fraction | None, Fraction | None, Fraction | None]
 
 
-def _fields(caption: str, pairs: Iterable[tuple[str, Any]]) -> str:
-    body = "".join(f'<tr><th scope="row">{_e(k)}</th><td class="num">{_e(_text(v))}</td></tr>' for k, v in pairs)
-    return f"<table><caption>{_e(caption)}</caption><tbody>{body}</tbody></table>"
+def plot_ledgers(report: ReviewReport, read: Callable[[Entry], Reading], what: str, ids: Iterator[int]) -> str:
+    """``spent`` after each record, one line per ledger, each ledger's total a labelled dashed line.
 
-
-def _svg(title: str, description: str, body: str) -> str:
-    return (f'<svg role="img" viewBox="0 0 {_WIDTH} {_HEIGHT}" width="{_WIDTH}" height="{_HEIGHT}" '
-            f'xmlns="http://www.w3.org/2000/svg"><title>{_e(title)}</title><desc>{_e(description)}</desc>{body}</svg>')
-
-
-def _scale(values: Sequence[float], lo: float, hi: float, out_lo: float, out_hi: float) -> list[float]:
-    span = hi - lo or 1.0
-    return [out_lo + (v - lo) / span * (out_hi - out_lo) for v in values]
-
-
-def _axes(x_label: str, y_label: str) -> str:
-    x0, y0, x1, y1 = _PAD, _HEIGHT - _PAD, _WIDTH - 10, 10
-    return (f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="#555"/>'
-            f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" stroke="#555"/>'
-            f'<text x="{(x0 + x1) // 2}" y="{_HEIGHT - 8}" font-size="12" text-anchor="middle">{_e(x_label)}</text>'
-            f'<text x="12" y="{(y0 + y1) // 2}" font-size="12" transform="rotate(-90 12 {(y0 + y1) // 2})" '
-            f'text-anchor="middle">{_e(y_label)}</text>')
-
-
-def _ledger_plot(report: ReviewReport, spent_of: Callable[[Entry], Fraction | None],
-                 remaining_of: Callable[[Entry], Fraction | None], what: str) -> str:
-    """``spent`` after each record, one polyline per ledger (drawn with floats; exact values in the table)."""
+    ``read`` gives a record's (spent, remaining, charged) on the plotted budget. A ledger's line starts
+    just before its first record, at that record's ``spent`` minus its charge (when the charge is known).
+    """
     ledgers: dict[str, list[tuple[int, Fraction]]] = {}
     totals: dict[str, Fraction] = {}
     for entry in report.entries:
-        spent, remaining = spent_of(entry), remaining_of(entry)
+        spent, remaining, charged = read(entry)
         if spent is None:
             continue
-        ledgers.setdefault(entry.ledger, [(0, Fraction(0))]).append((entry.line, spent))  # every ledger starts at 0
+        if entry.ledger not in ledgers:
+            ledgers[entry.ledger] = [] if charged is None else [(entry.line - 1, spent - charged)]
+        ledgers[entry.ledger].append((entry.line, spent))
         if remaining is not None:
             totals[entry.ledger] = spent + remaining
     if not ledgers:
         return ""
-    top = float(max([*totals.values(), *(s for points in ledgers.values() for _, s in points)]))
+    top = max([*totals.values(), *(s for points in ledgers.values() for _, s in points), Fraction(0)]) or Fraction(1)
+    low = min([Fraction(0), *(s for points in ledgers.values() for _, s in points)])
     last = max(entry.line for entry in report.entries)
-    colours = ["#3a6ea5", "#c8553d", "#2a9d8f", "#8e44ad", "#e9a03b", "#555"]
-    body = _axes("log line", f"{what} spent")
-    legend = []
-    for i, (name, points) in enumerate(ledgers.items()):
-        xs = _scale([float(line) for line, _ in points], 0.0, float(last), _PAD, _WIDTH - 20)
-        ys = _scale([float(s) for _, s in points], 0.0, top, _HEIGHT - _PAD, 20)
-        colour = colours[i % len(colours)]
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True))
-        body += f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>'
-        body += "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>'
-                        for x, y in zip(xs, ys, strict=True))
-        if name in totals:
-            y = _scale([float(totals[name])], 0.0, top, _HEIGHT - _PAD, 20)[0]
-            body += (f'<line x1="{_PAD}" x2="{_WIDTH - 20}" y1="{y:.1f}" y2="{y:.1f}" stroke="{colour}" '
-                     'stroke-dasharray="4 3"/>')
-        legend.append(f'<text x="{_WIDTH - 24}" y="{_HEIGHT - _PAD - 8 - 14 * i}" font-size="12" fill="{colour}" '
-                      f'text-anchor="end">{_e(name)}</text>')
+    plot = Plot(Axis(Fraction(0), Fraction(last), "log line", integers=True), Axis(low, top, f"{what} spent"), ids)
+    colour = {name: _COLOURS[i % len(_COLOURS)] for i, name in enumerate(ledgers)}
+    for name, points in ledgers.items():
+        plot.points([(Fraction(line), s) for line, s in points], colour[name],
+                    [f"{name}, after line {line}: {what} spent {s}" for line, s in points])
+        plot.legend.append((name, colour[name]))
+    by_total: dict[Fraction, list[str]] = {}
+    for name, total in totals.items():
+        by_total.setdefault(total, []).append(name)
+    for total, names in by_total.items():
+        more = f" ({len(names)} ledgers)" if len(names) > 1 else ""
+        plot.horizontal(total, colour[names[0]], f"total {_brief(total)}{more}")
     description = "; ".join(f"{name}: {what} spent {', '.join(str(s) for _, s in points)}"
+                            + (f" of a total {totals[name]}" if name in totals else "")
                             for name, points in ledgers.items())
-    svg = _svg(f"{what} spent after each record, per ledger (dashed: the ledger's total)", description,
-               body + "".join(legend))
-    return f"<figure>{svg}<figcaption>{_e(what)} spent after each record, per ledger.</figcaption></figure>"
+    svg = plot.svg(f"{what} spent after each record, per ledger (dashed: the ledger's total)", description)
+    return (f"<figure>{svg}<figcaption>{e(what)} spent after each log line, per ledger; each dashed line is a "
+            f"ledger's total (spent + remaining).</figcaption></figure>")
 
 
-def _budget_plots(report: ReviewReport) -> str:
+def _pmf(law: NoiseLaw, t: int) -> tuple[list[int], list[float]]:
+    """Unit offsets and their probabilities (floats, for drawing only) over about 1.5 half-widths."""
+    reach = max(t * 3 // 2, 3)
+    stride = max(1, (2 * reach) // 120)
+    ks = list(range(-(reach // stride) * stride, reach + 1, stride))
+    with gmpy2.context(precision=64):
+        p = gmpy2.mpq(law.parameter.numerator, law.parameter.denominator)
+        if law.mechanism == "discrete_laplace":
+            weights = [float(gmpy2.exp(-abs(gmpy2.mpq(k)) / p)) for k in ks]
+        else:
+            weights = [float(gmpy2.exp(-(gmpy2.mpq(k) ** 2) / (2 * p))) for k in ks]
+    total = sum(weights) or 1.0
+    return ks, [w / total for w in weights]
+
+
+def _noise_plot(law: NoiseLaw, t: int, ids: Iterator[int]) -> str:
+    ks, ps = _pmf(law, t)
+    unit = "in lattice units" if law.step is None else f"in lattice units (1 unit = {law.step} {law.measure})"
+    if law.measure == "counts":
+        unit = "in counts"
+    plot = Plot(Axis(Fraction(ks[0]), Fraction(ks[-1]), f"noise, {unit}", integers=True),
+                Axis(Fraction(0), Fraction(max(ps)), "probability"), ids)
+    plot.bars([Fraction(k) for k in ks], ps, "#3a6ea5")
+    for edge in sorted({-t, t}):
+        text = str(edge) if len(str(t)) <= 12 else ("-t" if edge < 0 else "+t")
+        plot.vertical(Fraction(edge), "#c8553d", ("+" if edge > 0 else "±" if edge == 0 else "") + text)
+    name = "scale" if law.mechanism == "discrete_laplace" else "sigma^2"
+    return plot.svg(f"{law.mechanism} noise of {law.label}, {name} {law.parameter} units",
+                    f"Probability mass from {ks[0]} to {ks[-1]} units; dashed lines at the half-width ±{t} units "
+                    f"(level 1 - {law.alpha})")
+
+
+def _rounded_up(value: Fraction, digits: int = 4) -> str:
+    """``value`` > 0 rounded up to ``digits`` significant digits, written exactly (a bound, never below)."""
+    scale = Fraction(10) ** (digits - 1 - magnitude(value))
+    return exact_number(Fraction(-((-value * scale) // 1)) / scale)
+
+
+def _mean(width: MeanWidth) -> str:
+    """A mean's half-width in the column's units: how it is bounded, and its value at five stated counts."""
+    rows = [(e(f"{n:,}"), e(_rounded_up(at)), e(at)) for n in width.counts() if (at := width.at(n)) is not None]
+    cells = "" if width.label == "mean" else (
+        f" Each cell's released interval ({width.label}_low to {width.label}_high) comes from that cell's own "
+        "noisy moments, at the same level.")
+    words = (f"t_n = {width.count_halfwidth} (count) and t_s = {width.sum_halfwidth} (centred sum, lattice units) "
+             f"are the half-widths at level 1 - {width.alpha / 2} each, so both hold at 1 - {width.alpha}; "
+             f"R = {width.half_range} units is the farthest a value lies from the centre; one unit is {width.step} in "
+             f"the column's units. At a true count of n > {width.count_halfwidth} rows the released mean lies within "
+             f"((t_s + R t_n) / (n - t_n) + 1/2) x {width.step} of the true mean, and never farther than the width "
+             f"of the bounds ({width.span} units).{cells}")
+    caption = f"Half-width of the mean in the column's units ({width.label}), at level 1 - {width.alpha}"
+    return f"<p>{e(words)}</p>" + table(caption, ["true count n", "half-width (column units, rounded up)",
+                                                  "half-width, exactly"], rows, "mean-width")
+
+
+def noise_section(entry: Entry, ids: Iterator[int]) -> str:
+    """The noise laws' table, each mean's half-width in the column's units, and a plot per law."""
+    level = entry.level
+    note = "" if level.stated else " (the report's level: the record states none)"
+    if level.odd is not None:
+        note = f" (the report's level: the record's alpha {level.odd} is not a rational in (0, 1))"
+    rows, plots = [], []
+    for law in entry.noise:
+        t = law.halfwidth_units
+        if law.halfwidth is not None:
+            converted = f"{law.halfwidth} {law.measure}"
+        elif t is None:
+            converted = "not computed: the parameter is too long"
+        else:
+            converted = law.measure
+        rows.append((e(law.label), e(law.mechanism.replace("_", " ")),
+                     e(("scale " if law.mechanism == "discrete_laplace" else "σ² ") + str(law.parameter)),
+                     e(ABSENT if t is None else t), e(converted), e(f"1 - {law.alpha}{note}")))
+        if t is not None:
+            plots.append(f"<figure>{_noise_plot(law, t, ids)}<figcaption>{e(law.label)}: {e(law.mechanism)} noise; "
+                         f"dashed lines at ±{e(t)} lattice units, the half-width at level 1 - "
+                         f"{e(law.alpha)}</figcaption></figure>")
+    laws = "" if not rows else table(
+        "Noise laws and the half-widths of their intervals (proven by directed rounding)",
+        ["noise of", "law", "parameter (lattice units)", "half-width (lattice units)", "half-width (its own units)",
+         "level"], rows)
+    widths = "".join(_mean(w) if isinstance(w, MeanWidth) else f"<p>{e(w.label)}: {e(w.reason)}.</p>"
+                     for w in entry.widths)
+    return laws + widths + "".join(plots)
+
+
+def value_section(entry: Entry) -> str:
+    """The released value: a table release as a table, a histogram one row per bin, labelled values one row."""
+    value, labels = entry.record.get("value"), entry.record.get("labels")
+    caption = f"Released value, line {entry.line}"
+    rows = isinstance(value, list) and all(isinstance(r, list) for r in value) and (value or entry.kind == "table")
+    if isinstance(labels, list) and isinstance(value, list) and rows:
+        shown_rows = value[:_MAX_ROWS]
+        more = f" (first {_MAX_ROWS} of {len(value)} rows)" if len(value) > _MAX_ROWS else "" if value else " (no rows)"
+        return table(caption + more, [e(plain(x)) for x in labels], [[e(plain(c)) for c in row] for row in shown_rows],
+                     "released")
+    if isinstance(labels, list) and isinstance(value, list) and len(labels) == len(value):
+        if entry.kind in ("histogram", "contribution_histogram") or len(value) > SHORT:
+            kinds = entry.record.get("parameters")
+            name = "category" if isinstance(kinds, dict) and kinds.get("kind") == "categories" else "bin"
+            head = [name if entry.kind == "histogram" else "cell", "count" if "histogram" in entry.kind else "value"]
+            return table(caption, head, [(e(label_text(x)), e(plain(v))) for x, v in zip(labels, value, strict=True)],
+                         "released")
+        return table(caption, [e(plain(x)) for x in labels], [[e(plain(v)) for v in value]], "released")
+    return f"<p>Released value: <code>{shown(value)}</code></p>"
+
+
+def replay_line(entry: Entry, report: ReviewReport) -> str:
+    """The replay's outcome for one line (nothing when the log was not replayed)."""
+    if not report.replayed:
+        return ""
+    r = entry.replay
+    if r is None:
+        return f'<p>Replay: <span class="bad">not replayed</span> {e(report.replay_error or "")}</p>'
+    if r.skipped:
+        return "<p>Replay: nothing to re-derive (a partition's charge).</p>"
+    data = {True: "input commitment matches the data", False: "input commitment does NOT match the data",
+            None: "no input commitment"}[r.data_matches]
+    status = '<span class="ok">reproduced exactly</span>' if r.ok else f'<span class="bad">{e(r.problem)}</span>'
+    return f"<p>Replay: {status}; {e(data)}.</p>"
+
+
+def _budget_plots(report: ReviewReport, ids: Iterator[int]) -> str:
     kinds = sorted({str(e.record.get("budget_kind")) for e in report.entries if e.budget("spent") is not None})
-    plots = _ledger_plot(report, lambda e: e.budget("spent"), lambda e: e.budget("remaining"), " or ".join(kinds))
-    plots += _ledger_plot(report, lambda e: e.delta("spent"), lambda e: e.delta("remaining"), "delta")
+    plots = plot_ledgers(report, lambda x: (x.budget("spent"), x.budget("remaining"), x.charge.amount),
+                         " or ".join(kinds), ids)
+    plots += plot_ledgers(report, lambda x: (x.delta("spent"), x.delta("remaining"), x.delta("charged")), "delta", ids)
     return plots or "<p>No record carries budget fields.</p>"
 
 
 def _budget_table(report: ReviewReport) -> str:
     rows = []
-    for e in report.entries:
-        delta = e.delta("spent")
-        rows.append((e.line, e.ledger, e.kind, e.record.get("budget_kind", ""), _text(e.record.get("charged")),
-                     _text(e.record.get("spent")), _text(e.record.get("remaining")),
-                     "" if delta is None else f"{delta} (remaining {e.delta('remaining')})"))
-    return _table("Budget after each record (exact rationals as logged)",
-                  ["line", "ledger", "record", "currency", "charged", "spent", "remaining", "delta spent"], rows)
+    for x in report.entries:
+        spent, delta = x.budget("spent"), x.delta("spent")
+        charged = ABSENT if x.charge.amount is None else str(x.charge.amount)
+        rows.append((str(x.line), e(x.ledger), e(x.kind), e(x.charge.currency or ABSENT), e(charged),
+                     e(ABSENT if spent is None else spent), e(plain(x.budget("remaining"))),
+                     e(ABSENT if delta is None else f"{delta} (remaining {x.delta('remaining')})")))
+    return table("Budget after each record (exact rationals; a charge the record does not state is derived)",
+                 ["line", "ledger", "record", "currency", "charged", "spent", "remaining", "delta spent"], rows)
 
 
-def _pmf(law: NoiseLaw, points: int = 121) -> tuple[list[int], list[float]]:
-    """Unit offsets and their probabilities (floats, for drawing only) over about 1.5 half-widths."""
-    reach = max(int(law.halfwidth_units * 3 // 2), 3)
-    stride = max(1, (2 * reach) // points)
-    ks = list(range(-reach - (-reach % stride), reach + 1, stride))
-    with gmpy2.context(precision=64):
-        p = gmpy2.mpq(law.parameter.numerator, law.parameter.denominator)
-        if law.mechanism == "discrete_laplace":
-            weights = [float(gmpy2.exp(-abs(k) / p)) for k in ks]
-        else:
-            weights = [float(gmpy2.exp(-(k * k) / (2 * p))) for k in ks]
-    total = sum(weights) or 1.0
-    return ks, [w / total for w in weights]
+def _cost(entry: Entry) -> list[tuple[str, str, str]]:
+    record, charge = entry.record, entry.charge
+    own = "epsilon" if record.get("epsilon") is not None else "rho" if record.get("rho") is not None else None
+    rows = [("mechanism", e(plain(record.get("mechanism"))),
+             e(MECHANISMS.get(str(record.get("mechanism")), "the mechanism the release names")))]
+    if own is not None:
+        rows.append(("cost", e(f"{own} {plain(record[own])}"), e("the privacy cost of this release" + (
+            ": pure epsilon-DP" if own == "epsilon" else ": rho-zCDP (zero-concentrated DP)"))))
+    if charge.delta is not None:
+        rows.append(("delta", e(charge.delta), e("the delta this release spent (partition selection)")))
+    amount = ABSENT if charge.amount is None else f"{charge.amount} {charge.currency}"
+    rows.append(("charged", e(amount), e(charge.how)))
+    for name, meaning in (("spent", "spent on this ledger after this record"), ("remaining", "left on this ledger"),
+                          ("total", "the ledger's total"), ("delta_spent", "delta spent after this record"),
+                          ("delta_remaining", "delta left")):
+        if record.get(name) is not None:
+            rows.append((name.replace("_", " "), e(plain(record[name])), e(f"{meaning} ({entry.ledger})")))
+    if record.get("max_contributions") is not None:
+        rows.append(("max_contributions", e(plain(record["max_contributions"])),
+                     e("the most rows one person may contribute; the noise is calibrated to it")))
+    rows += [("time", e(entry.time), e("when the line was written (UTC)")),
+             ("writer", e(entry.writer), e("the AuditLog (one per session) or budget file that wrote the line")),
+             ("signed", "yes" if entry.signed else "no", e("whether the line carries an Ed25519 signature"))]
+    return [(e(name), value, meaning) for name, value, meaning in rows]
 
 
-def _noise_plot(law: NoiseLaw) -> str:
-    ks, ps = _pmf(law)
-    xs = _scale([float(k) for k in ks], float(ks[0]), float(ks[-1]), _PAD, _WIDTH - 20)
-    ys = _scale(ps, 0.0, max(ps), _HEIGHT - _PAD, 20)
-    bar = max(1.0, (_WIDTH - 20 - _PAD) / max(len(ks), 1) - 1)
-    body = _axes("noise (lattice units)", "probability")
-    body += "".join(f'<rect x="{x - bar / 2:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{_HEIGHT - _PAD - y:.1f}" '
-                    f'fill="#3a6ea5"/>' for x, y in zip(xs, ys, strict=True))
-    t = law.halfwidth_units
-    for edge in (-t, t):
-        x = _scale([float(edge)], float(ks[0]), float(ks[-1]), _PAD, _WIDTH - 20)[0]
-        body += (f'<line x1="{x:.1f}" x2="{x:.1f}" y1="20" y2="{_HEIGHT - _PAD}" stroke="#c8553d" '
-                 'stroke-dasharray="5 3"/>')
-    name = "scale" if law.mechanism == "discrete_laplace" else "sigma^2"
-    return _svg(f"{law.mechanism} noise of {law.label}, {name} {law.parameter} units",
-                f"Probability mass from {ks[0]} to {ks[-1]} units; dashed lines at the half-width ±{t} units "
-                f"(level 1 - {law.alpha})", body)
+def _named(record: Any, meanings: dict[str, str], default: str) -> list[tuple[str, str, str]]:
+    if not isinstance(record, dict):
+        return [] if record is None else [(e("as recorded"), shown(record), odd("not an object"))]
+    return [(e(k), shown(v), e(meanings.get(k, default))) for k, v in sorted(record.items())]
 
 
-def _noise_section(entry: Entry) -> str:
-    if not entry.noise:
-        return ""
-    rows = []
-    for law in entry.noise:
-        width = "" if law.halfwidth is None else str(law.halfwidth)
-        rows.append((law.label, law.mechanism, ("scale " if law.mechanism == "discrete_laplace" else "σ² ")
-                     + str(law.parameter), law.halfwidth_units, width, f"1 - {law.alpha}"))
-    table = _table("Noise laws and the half-widths of their intervals (proven by directed rounding)",
-                   ["noise of", "law", "parameter (units)", "half-width (units)", "half-width (column units)",
-                    "level"], rows)
-    plots = "".join(f"<figure>{_noise_plot(law)}<figcaption>{_e(law.label)}: {_e(law.mechanism)} noise; "
-                    f"dashed lines at ±{law.halfwidth_units} units</figcaption></figure>" for law in entry.noise)
-    return table + plots
-
-
-def _value(entry: Entry) -> str:
-    value, labels = entry.record.get("value"), entry.record.get("labels")
-    if isinstance(labels, list) and isinstance(value, list):
-        shown = value[:_MAX_ROWS]
-        more = f" (first {_MAX_ROWS} of {len(value)} rows)" if len(value) > _MAX_ROWS else ""
-        return _table(f"Released table, line {entry.line}{more}", [str(x) for x in labels],
-                      [[_text(c) for c in row] if isinstance(row, list) else [_text(row)] for row in shown])
-    return f'<p>Released value: <code>{_e(_text(value))}</code></p>'
-
-
-def _replay(entry: Entry, report: ReviewReport) -> str:
-    if not report.replayed:
-        return ""
-    r = entry.replay
-    if r is None:
-        return f'<p>Replay: <span class="bad">not replayed</span> {_e(report.replay_error or "")}</p>'
-    if r.skipped:
-        return "<p>Replay: nothing to re-derive (a partition's charge).</p>"
-    data = {True: "input commitment matches the data", False: "input commitment does NOT match the data",
-            None: "no input commitment"}[r.data_matches]
-    status = '<span class="ok">reproduced exactly</span>' if r.ok else f'<span class="bad">{_e(r.problem)}</span>'
-    return f"<p>Replay: {status}; {_e(data)}.</p>"
-
-
-def _release(entry: Entry, report: ReviewReport) -> str:
+def _release(entry: Entry, report: ReviewReport, ids: Iterator[int]) -> str:
     record = entry.record
-    title = f"Line {entry.line}: {entry.kind}"
+    start = (f'<section class="release" id="line-{entry.line}" aria-labelledby="r{entry.line}">'
+             f'<h3 id="r{entry.line}">{e(f"Line {entry.line}: {entry.kind}")}</h3>')
+    unread = "" if entry.trouble is None else odd(f"part of this record could not be read: {entry.trouble}")
+    trouble = f"<p>{unread}</p>" if unread else ""
     if entry.kind == "partition":
-        pairs = [(k, record.get(k)) for k in ("budget_kind", "charged", "budget", "max_partitions", "parts", "opens",
-                                               "spent", "remaining")]
-        return (f'<section class="release" aria-labelledby="r{entry.line}"><h3 id="r{entry.line}">{_e(title)}</h3>'
-                f'{_fields("Partition charge", pairs)}{_replay(entry, report)}</section>')
-    cost = [("mechanism", record.get("mechanism")), ("epsilon", record.get("epsilon")), ("rho", record.get("rho")),
-            ("delta", record.get("delta_charged")), ("max_contributions", record.get("max_contributions")),
-            ("charged", record.get("charged")), ("spent after", record.get("spent")),
-            ("remaining after", record.get("remaining")), ("time", entry.time), ("writer", entry.writer),
-            ("signed", "yes" if entry.signed else "no")]
-    parameters = record.get("parameters") or {}
-    commitment = record.get("input_commitment") or {}
-    source = record.get("source") or {}
-    return (f'<section class="release" aria-labelledby="r{entry.line}"><h3 id="r{entry.line}">{_e(title)}</h3>'
-            f'{_fields("Cost and budget", cost)}{_value(entry)}'
-            f'{_fields("Parameters", sorted(parameters.items()) if isinstance(parameters, dict) else [])}'
-            f'{_noise_section(entry)}'
-            f'{_fields("Input commitment", sorted(commitment.items()) if isinstance(commitment, dict) else [])}'
-            f'{_fields("Random source", sorted(source.items()) if isinstance(source, dict) else [])}'
-            f'{_replay(entry, report)}</section>')
+        rows = _cost(entry)[1:]
+        rows += [(e(k), shown(record.get(k)), e(v)) for k, v in (
+            ("budget", "each part's budget"), ("max_partitions", "the most parts one person may be in"),
+            ("parts", "the declared keys"), ("opens", "the id every record of the parts' sub-sessions carries"))]
+        return f'{start}{trouble}{fields("Partition charge", rows)}{replay_line(entry, report)}</section>'
+    parameters = record.get("parameters")
+    rows = ([parameter_row(str(k), v) for k, v in sorted(parameters.items())] if isinstance(parameters, dict)
+            else _named(parameters, {}, ""))
+    query = record.get("query")
+    asked = "" if not isinstance(query, dict) else fields(
+        "Query, as the command recorded it (what replay re-runs)",
+        [(e(k), shown(v), e("the command's option")) for k, v in sorted(query.items()) if v is not None])
+    return (f"{start}{trouble}{fields('Cost and budget', _cost(entry))}{value_section(entry)}"
+            f"{fields('Parameters', rows, 'parameters')}{noise_section(entry, ids)}{asked}"
+            f"{fields('Input commitment', _named(record.get('input_commitment'), COMMITMENT, ''))}"
+            f"{fields('Random source', _named(record.get('source'), SOURCE, ''))}"
+            f"{replay_line(entry, report)}</section>")
 
 
 def _verification(report: ReviewReport) -> str:
     v = report.verification
-    status = ('<span class="ok">every line verifies</span>' if v.ok
-              else f'<span class="bad">problem: {_e(v.problem)}</span>')
-    rows = [("lines verified", v.valid), ("head hash", v.head), ("signed lines", v.signed),
-            ("checked with public key", v.key or "no key given"), ("trust", v.trust)]
+    rows = [("lines verified", e(v.valid), e("lines whose chain, hash, fields and budget arithmetic check")),
+            ("head hash", e(v.head or ABSENT), e("the last verified line's hash: publish it to detect truncation")),
+            ("signed lines", e(v.signed), e("lines that carry a signature")),
+            ("checked with public key", e(v.key or "no key given"), e("the key the signatures were checked against")),
+            ("trust", e(v.trust), e("what the verification is worth"))]
     replay = ""
     if report.replayed:
-        done = [e.replay for e in report.entries if e.replay is not None and not e.replay.skipped]
+        done = report.releases_replayed
         good = sum(r.ok for r in done)
         replay = (f"<p>Replay from the seed and the data: {good} of {len(done)} releases reproduced exactly"
-                  f"{'; ' + _e(report.replay_error) if report.replay_error else ''}.</p>")
-    return f"<p>Status: {status}.</p>{_fields('Signature and chain', rows)}{replay}"
+                  f"{'; ' + e(report.replay_error) if report.replay_error else ''}.</p>")
+    state = "ok" if report.ok else "bad"
+    return (f'<p class="headline {state}">{e(report.headline)}</p>'
+            f"{fields('Signature and chain', [(e(a), b, c) for a, b, c in rows])}{replay}")
 
 
 def render_report(report: ReviewReport) -> str:
     """The report as one self-contained HTML document (see the module docstring)."""
-    releases = "".join(_release(e, report) for e in report.entries) or "<p>The log holds no verified record.</p>"
+    ids = itertools.count(1)
+    releases = "".join(_release(x, report, ids) for x in report.entries) or "<p>The log holds no verified record.</p>"
+    name = e(Path(report.log).name)
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>securedp audit report: {_e(Path(report.log).name)}</title><style>{_STYLE}</style></head><body><main>"
-        f"<h1>Audit report: {_e(Path(report.log).name)}</h1>"
+        f"<title>securedp audit report: {name}</title><style>{_STYLE}</style></head><body><main>"
+        f"<h1>Audit report: {name}</h1>"
         f"<h2>Verification</h2>{_verification(report)}"
-        f"<h2>Budget over time</h2>{_budget_plots(report)}{_budget_table(report)}"
+        f"<h2>Budget over time</h2>{_budget_plots(report, ids)}{_budget_table(report)}"
         f"<h2>Releases</h2>{releases}"
         "</main></body></html>\n"
     )
@@ -287,3 +371,4 @@ def write_report(
     report = build_report(log, public_key=public_key, head=head, seed=seed, data=data)
     Path(output).write_text(render_report(report), encoding="utf-8")
     return report
+

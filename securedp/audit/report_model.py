@@ -2,55 +2,90 @@
 
 :func:`build_report` verifies the log (:func:`~securedp.audit.verify.verify_log`, with the reviewer's
 public key and signed head when given), optionally replays it from a seed and the data
-(:func:`~securedp.audit.replay.replay_log`), and reads every verified record into a :class:`Entry`:
+(:func:`~securedp.audit.replay.replay_log`), and reads every verified record into an :class:`Entry`:
 
 * the **budget** after it, per ledger (a writer, and within it each sub-session opened by a
   partition): ``spent`` and ``remaining`` exactly as recorded, and the delta ledger when the
   record spends delta;
-* its **noise laws**: every additive noise the record declares (``scale_units`` of a discrete
-  Laplace, ``variance_units`` of a discrete Gaussian, for one-column releases and for every
-  aggregation of a table), each with the half-width of its interval at level ``1 - alpha``
-  (:func:`~securedp.mechanisms.accuracy.laplace_halfwidth`,
-  :func:`~securedp.mechanisms.accuracy.gaussian_halfwidth`: the smallest proven one, by directed
-  rounding) in the column's own units (``units * lattice_step``);
+* its **charge** (:class:`Charge`): the record's ``charged``, or, for a record that states none (the
+  command's), the charge the verifier checks it against (:func:`~securedp.audit.check_ledger.stated_charge`:
+  its own ``epsilon`` or ``rho``, in the budget's currency), and the delta it charged;
+* its **noise laws**, their level, and each mean's half-width in the column's units
+  (:mod:`securedp.audit.report_noise`);
 * its parameters, value, input commitment and random source, as recorded.
 
 Nothing here is recomputed from data except by replay, and every number shown is the record's own
-exact rational or a bound proven from it.
+exact rational or a bound proven from it. A record's ``parameters`` are free-form JSON to the verifier,
+so the report reads them without trusting their types: a log that verifies always gets a report.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from securedp.accounting.schema import PartitionRecord, parse_record
+from securedp.audit.check_ledger import stated_charge
+from securedp.audit.problem import Bad
 from securedp.audit.replay import Replayed, replay_log
+from securedp.audit.report_noise import (
+    DEFAULT_ALPHA,
+    Level,
+    MeanWidth,
+    NoiseLaw,
+    Unstated,
+    level_of,
+    mean_widths,
+    noise_laws,
+    rational,
+)
 from securedp.audit.verify import Report, verify_log
-from securedp.mechanisms.accuracy import gaussian_halfwidth, laplace_halfwidth
+from securedp.mechanisms.record_schema import SchemaError
 
-DEFAULT_ALPHA = Fraction(1, 20)
-"""The level of the half-widths shown for records that state no ``alpha`` of their own."""
+__all__ = ["DEFAULT_ALPHA", "Charge", "Entry", "MeanWidth", "NoiseLaw", "ReviewReport", "Unstated", "build_report",
+           "mean_widths", "noise_laws"]
 
 
 @dataclass(frozen=True)
-class NoiseLaw:
-    """One additive noise of a release: its law, parameter (in lattice units) and proven half-width."""
+class Charge:
+    """What a record charged its budget: ``amount`` in ``currency`` (``None`` without a budget), and how it is known."""
 
-    label: str
-    mechanism: str
-    parameter: Fraction
-    """``scale`` of a discrete Laplace, ``sigma**2`` of a discrete Gaussian, in lattice units."""
-    step: Fraction | None
-    """The value of one unit in the column's own units, or ``None`` for a moment of a mean or variance."""
-    halfwidth_units: int
-    alpha: Fraction
+    amount: Fraction | None
+    currency: str | None
+    how: str
+    """A sentence: recorded, derived (and from what), or why there is no charge."""
+    delta: Fraction | None = None
+    """The delta charged to the ledger's delta budget, or spent without a budget (``None`` if no delta)."""
 
-    @property
-    def halfwidth(self) -> Fraction | None:
-        """The half-width in the column's own units (``units * step``), or ``None`` for a moment."""
-        return None if self.step is None else self.halfwidth_units * self.step
+
+def charge_of(record: dict[str, Any]) -> Charge:
+    """The charge of ``record`` by the rule the verifier checks (see the module docstring)."""
+    try:
+        parsed = parse_record(record)
+    except SchemaError as error:  # a verified record always parses: stated for completeness
+        return Charge(None, None, f"not read: {error}")
+    if isinstance(parsed, PartitionRecord):
+        kind = None if parsed.budget.currency is None else parsed.budget.currency.value
+        return Charge(parsed.budget.charged, kind, "as recorded: the partition's budget times max_partitions")
+    release, fields = parsed.release, parsed.budget
+    own = "epsilon" if release.epsilon is not None else "rho"
+    stated_delta = rational(release.parameters.get("delta"))
+    if fields is None:
+        return Charge(None, own, f"not charged to any budget in this log; the release costs {own} {release.cost}",
+                      stated_delta)
+    try:
+        amount: Fraction | None = stated_charge(release, fields)
+    except Bad as error:
+        amount = None
+        how = f"not derived: {error.message}"
+    else:
+        how = ("as recorded" if fields.charged is not None else
+               f"derived from the record's {own}: the record states no 'charged', and the command charges a "
+               f"release its own {own}, to a budget of that currency")
+    currency = own if fields.currency is None else fields.currency.value
+    return Charge(amount, currency, how, None if fields.delta is None else fields.delta.charged)
 
 
 @dataclass(frozen=True)
@@ -64,8 +99,13 @@ class Entry:
     signed: bool
     record: dict[str, Any]
     ledger: str
+    charge: Charge = field(default_factory=lambda: Charge(None, None, "not read"))
+    level: Level = field(default_factory=lambda: Level(DEFAULT_ALPHA, False))
     noise: list[NoiseLaw] = field(default_factory=list)
+    widths: list[MeanWidth | Unstated] = field(default_factory=list)
     replay: Replayed | None = None
+    trouble: str | None = None
+    """Why part of this record could not be read for the report (``None``: all of it was)."""
 
     @property
     def kind(self) -> str:
@@ -74,24 +114,53 @@ class Entry:
 
     def budget(self, name: str) -> Fraction | None:
         """``spent``, ``remaining`` or ``charged`` after this record, exactly (``None`` if absent)."""
-        value = self.record.get(name)
-        return None if value is None else Fraction(str(value))
+        return rational(self.record.get(name))
 
     def delta(self, name: str) -> Fraction | None:
         """The delta ledger's ``charged``, ``spent`` or ``remaining`` after this record (``None`` if none)."""
-        value = self.record.get(f"delta_{name}")
-        return None if value is None else Fraction(str(value))
+        return rational(self.record.get(f"delta_{name}"))
 
 
 @dataclass(frozen=True)
 class ReviewReport:
-    """The whole report: the verification outcome and every verified entry, in log order."""
+    """The whole report: the verification outcome, every verified entry in log order, and the replay."""
 
     log: str
     verification: Report
     entries: list[Entry]
     replayed: bool
     replay_error: str | None = None
+
+    @property
+    def releases_replayed(self) -> list[Replayed]:
+        """The replay outcome of every release (partition charges, which draw nothing, left out)."""
+        return [e.replay for e in self.entries if e.replay is not None and not e.replay.skipped]
+
+    @property
+    def not_reproduced(self) -> list[int]:
+        """The lines of the releases that a replay did not reproduce exactly."""
+        return [r.line for r in self.releases_replayed if not r.ok]
+
+    @property
+    def ok(self) -> bool:
+        """True when every line verifies and, if the log was replayed, every release reproduced exactly."""
+        return self.verification.ok and self.replay_error is None and not self.not_reproduced
+
+    @property
+    def headline(self) -> str:
+        """The report's outcome in one sentence (shown red on the page unless :attr:`ok`)."""
+        v = self.verification
+        if not v.ok:
+            return f"the log does not verify ({v.valid} lines before the problem do); problem: {v.problem}"
+        if not self.replayed:
+            return "every line verifies"
+        if self.replay_error is not None:
+            return f"every line verifies, but the replay could not run: {self.replay_error}"
+        done, failed = self.releases_replayed, self.not_reproduced
+        if failed:
+            lines = ", ".join(map(str, failed[:12])) + (", ..." if len(failed) > 12 else "")
+            return f"every line verifies, but {len(failed)} of {len(done)} releases do not reproduce (lines {lines})"
+        return f"every line verifies; {len(done)} of {len(done)} releases reproduced exactly from the seed and the data"
 
 
 def _ledger(entry: dict[str, Any]) -> str:
@@ -102,50 +171,19 @@ def _ledger(entry: dict[str, Any]) -> str:
     return f"writer {str(entry.get('writer', ''))[:8]}{inside}"
 
 
-def _law(label: str, mechanism: str, parameter: Any, step: Any, alpha: Fraction) -> NoiseLaw | None:
+def read_entry(raw: dict[str, Any], line: int, replay: Replayed | None) -> Entry:
+    """One verified log line read for the report; never raises (a failure is kept in :attr:`Entry.trouble`)."""
+    record = raw.get("record") or {}
+    entry = Entry(line=line, seq=int(raw.get("seq", line - 1)), time=str(raw.get("time", "")),
+                  writer=str(raw.get("writer", "")), signed="sig" in raw, record=record, ledger=_ledger(raw),
+                  replay=replay)
     try:
-        value = Fraction(str(parameter))
-        lattice = None if step is None else Fraction(str(step))
-    except (TypeError, ValueError, ZeroDivisionError):
-        return None
-    if value <= 0:
-        return None
-    if mechanism == "discrete_laplace":
-        return NoiseLaw(label, mechanism, value, lattice, laplace_halfwidth(value, alpha), alpha)
-    if mechanism == "discrete_gaussian":
-        return NoiseLaw(label, mechanism, value, lattice, gaussian_halfwidth(value, alpha), alpha)
-    return None
-
-
-def noise_laws(record: dict[str, Any]) -> list[NoiseLaw]:
-    """Every additive noise ``record`` declares, with its proven half-width (see the module docstring)."""
-    parameters = record.get("parameters") or {}
-    if not isinstance(parameters, dict):
-        return []
-    alpha = Fraction(str(parameters.get("alpha", DEFAULT_ALPHA)))
-    laws: list[NoiseLaw] = []
-    mechanism = str(record.get("mechanism"))
-    step = parameters.get("lattice_step", 1)
-    for name, value in parameters.items():
-        for suffix, law in (("scale_units", "discrete_laplace"), ("variance_units", "discrete_gaussian")):
-            if name.endswith(suffix) and mechanism == law:
-                label = name.removesuffix(suffix).rstrip("_") or str(record.get("statistic"))
-                unit = 1 if label == "count" else step if label in ("sum", str(record.get("statistic"))) else None
-                found = _law(label, law, value, unit, alpha)
-                if found is not None:
-                    laws.append(found)
-        if isinstance(value, dict) and isinstance(value.get("noise"), list):  # one aggregation of a table
-            for i, noise in enumerate(value["noise"]):
-                if not isinstance(noise, dict):
-                    continue
-                parameter = noise.get("scale_units", noise.get("variance_units"))
-                single = len(value["noise"]) == 1
-                label = name if single else f"{name} (moment {i})"
-                found = _law(label, str(noise.get("mechanism")), parameter,
-                             value.get("lattice_step", 1) if single else None, alpha)
-                if found is not None:
-                    laws.append(found)
-    return laws
+        parameters = record.get("parameters")
+        level = level_of(parameters) if isinstance(parameters, dict) else entry.level
+        return replace(entry, charge=charge_of(record), level=level, noise=noise_laws(record),
+                       widths=mean_widths(record))
+    except Exception as error:  # a last resort: a log that verifies always gets a report
+        return replace(entry, trouble=f"{type(error).__name__}: {error}")
 
 
 def build_report(
@@ -155,7 +193,8 @@ def build_report(
     """Verify ``log`` (and replay it when ``seed`` and ``data`` are given) and read it for the report.
 
     Never raises on the log's content: a log that does not verify gives a report of its valid lines
-    with the problem stated. ``public_key`` and ``head`` are those of :func:`verify_log`.
+    with the problem stated, and a replay that cannot run is stated as such. ``public_key`` and
+    ``head`` are those of :func:`verify_log`.
     """
     verification = verify_log(log, public_key=public_key, head=head)
     replays: dict[int, Replayed] = {}
@@ -163,14 +202,7 @@ def build_report(
     if seed is not None and data is not None:
         try:
             replays = {r.line: r for r in replay_log(log, seed, data, public_key=public_key, head=head)}
-        except (OSError, ValueError) as error:
-            replay_error = str(error)
-    entries = []
-    for i, raw in enumerate(verification.entries):
-        record = raw.get("record") or {}
-        entries.append(Entry(
-            line=i + 1, seq=int(raw.get("seq", i)), time=str(raw.get("time", "")), writer=str(raw.get("writer", "")),
-            signed="sig" in raw, record=record, ledger=_ledger(raw),
-            noise=noise_laws(record) if record.get("kind") != "partition" else [], replay=replays.get(i + 1),
-        ))
+        except Exception as error:  # the page states why the replay could not run
+            replay_error = str(error) or type(error).__name__
+    entries = [read_entry(raw, i + 1, replays.get(i + 1)) for i, raw in enumerate(verification.entries)]
     return ReviewReport(str(log), verification, entries, seed is not None and data is not None, replay_error)

@@ -1,7 +1,8 @@
 """The API reference, generated from the docstrings by mkdocstrings, is complete, public-only and clean.
 
-The site is built once, as CI builds it (``mkdocs build --strict``), into a temporary directory; the
-checks read the HTML of the pages under ``docs/api/``:
+The site is built once, as CI builds it (``mkdocs build --strict``, failing on any warning: the
+``site`` fixture of tests/docs/conftest.py), into a temporary directory; the checks read the HTML of
+the pages under ``docs/api/``:
 
 - every name of ``securedp.__all__``, ``securedp.hazmat.samplers.__all__`` and ``securedp.tables.__all__``
   is documented: some rendered object heading names a path that resolves to the very same object;
@@ -24,8 +25,6 @@ import html
 import importlib
 import importlib.util
 import re
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -126,14 +125,8 @@ def resolve(path: str) -> Any:
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Page]:
-    """Build the site as CI does and read each API page, keyed by its Markdown source's stem."""
-    site = tmp_path_factory.mktemp("site")
-    built = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(site)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-    )
-    assert built.returncode == 0, f"mkdocs build --strict failed:\n{built.stderr}"
+def pages(site: Path) -> dict[str, Page]:
+    """Each API page of the site built as CI builds it (``site``, tests/docs/conftest.py), by source stem."""
     found = {}
     for source in API_SOURCES:
         built_page = site / "api" / ("" if source.stem == "index" else source.stem) / "index.html"

@@ -1,0 +1,316 @@
+"""Issue 28, item 2 ("The report"): every number labelled, the real charge, a red headline when a replay
+fails, parameters explained, a mean's half-width in the column's units.
+
+The logs are written by the command itself (in-process, with replayable labels) and by a session; the
+page is read as HTML here (the browser's view of it is tested in ``test_report_browser.py``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import xml.etree.ElementTree as ET
+from fractions import Fraction
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from securedp import AuditLog, ChaChaSource, Session
+from securedp.audit.report import render_report
+from securedp.audit.report_model import ReviewReport, build_report, mean_widths
+from securedp.mechanisms.accuracy import laplace_halfwidth
+from securedp.mechanisms.mean import mean_units
+from securedp.tables import Count, Mean
+
+SEED = bytes(range(32))
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture
+def cli_log(tmp_path: Path, command, replayable_labels: None) -> Path:  # type: ignore[no-untyped-def]
+    """A budget file's log from the command: count and mean of a, mean and sum of b, bounds, histogram, table of a."""
+    data = tmp_path / "data.csv"
+    rows = [f"{i // 2},{['n', 's'][i % 2]},{i % 50},{(7 * i) % 90}" for i in range(300)]
+    data.write_text("person,g,a,b\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    (tmp_path / "seed.bin").write_bytes(SEED)
+    common = ["--seed-file", str(tmp_path / "seed.bin"), "--audit-log", str(tmp_path / "log.jsonl"),
+              "--budget-file", str(tmp_path / "budget.json")]
+    runs = [
+        ["release", str(data), "--column", "a", "--stat", "count", "--epsilon", "1/2", "--budget", "10"],
+        ["release", str(data), "--column", "a", "--stat", "mean", "--bounds", "0,50", "--epsilon", "1/2"],
+        ["release", str(data), "--column", "b", "--stat", "mean", "--bounds", "0,90", "--epsilon", "1/4"],
+        ["release", str(data), "--column", "b", "--stat", "sum", "--bounds", "0,90", "--epsilon", "1/4"],
+        ["bounds", str(data), "--column", "a", "--epsilon", "1/2"],
+        ["release", str(data), "--column", "a", "--stat", "histogram", "--bins", "0,10,20,30,40,50",
+         "--epsilon", "1/2"],
+        ["release", str(data), "--group-by", "g", "--keys", "n,s", "--count", "--mean", "a:0,50", "--epsilon", "1",
+         "--id-column", "person"],
+    ]
+    for argv in runs:
+        status, _, err = command([*argv, *common])
+        assert status == 0, err
+    return tmp_path / "log.jsonl"
+
+
+def text_of(page: str) -> str:
+    """The page's visible text: tags dropped, entities decoded, whitespace collapsed."""
+    body = re.sub(r"<(title|desc|style)>.*?</\1>", " ", page, flags=re.S)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body)).split())
+
+
+def section(page: str, line: int) -> str:
+    """The HTML of the section about log line ``line``."""
+    start = page.index(f'<section class="release" id="line-{line}"')
+    return page[start:page.index("</section>", start)]
+
+
+def svgs(page: str) -> list[ET.Element]:
+    return [ET.fromstring(svg) for svg in re.findall(r"<svg.*?</svg>", page, re.S)]
+
+
+def exact(label: str) -> Fraction:
+    """A tick or marker label as an exact number: ``12``, ``-0.25``, ``2.5e399``, ``19/2`` (a leading ``±`` dropped)."""
+    text = label.strip().lstrip("±+").replace("−", "-")
+    mantissa, _, exponent = text.partition("e")
+    return Fraction(mantissa) * Fraction(10) ** int(exponent or 0)
+
+
+def ticks(svg: ET.Element, axis: str) -> list[tuple[float, Fraction]]:
+    """(position along the axis, exact value) of every tick label of ``axis`` ("x" or "y")."""
+    group = svg.find(f".//{SVG}g[@class='{axis}-ticks']")
+    assert group is not None, f"a plot without {axis} ticks: {svg.findtext(f'{SVG}title')}"
+    return [(float(t.get(axis) or "nan"), exact(t.text or "")) for t in group.iter(f"{SVG}text")]
+
+
+def test_every_plot_has_numbered_axes_whose_labels_sit_where_their_values_are(cli_log: Path) -> None:
+    page = render_report(build_report(cli_log))
+    plots = svgs(page)
+    assert len(plots) >= 8  # the budget plot, and one per noise law
+    for svg in plots:
+        for axis in ("x", "y"):
+            found = ticks(svg, axis)
+            assert len(found) >= 2, f"{axis} axis of {svg.findtext(f'{SVG}title')}"
+            (p0, v0), (p1, v1) = found[0], found[-1]
+            for p, v in found:  # linear: every label sits where its value is drawn
+                assert p == pytest.approx(p0 + (p1 - p0) * float((v - v0) / (v1 - v0)), abs=0.6)
+        labelled = {m.get("data-label") for m in svg.iter(f"{SVG}line") if "marker" in (m.get("class") or "")}
+        texts = {t.get("id") for t in svg.iter(f"{SVG}text")}
+        assert labelled <= texts and None not in labelled, "a dashed marker without its label"
+
+
+def test_the_dashed_total_is_labelled_with_the_ledgers_exact_total(cli_log: Path) -> None:
+    page = render_report(build_report(cli_log))
+    budget = svgs(page)[0]
+    markers = [m for m in budget.iter(f"{SVG}line") if "marker" in (m.get("class") or "")]
+    assert len(markers) == 1
+    label = next(t for t in budget.iter(f"{SVG}text") if t.get("id") == markers[0].get("data-label"))
+    assert label.text == "total 10"
+
+
+def test_a_command_line_release_shows_its_real_charge_and_no_null(cli_log: Path) -> None:
+    report = build_report(cli_log)
+    records = [e.record for e in report.entries]
+    assert all("charged" not in r for r in records)  # the command writes no charge: the report derives it
+    assert [e.charge.amount for e in report.entries] == [Fraction(r["epsilon"]) for r in records]
+    page = render_report(report)
+    assert not re.search(r"\bnull\b|\bNone\b", text_of(page)), "an absent field printed as null"
+    budget_rows = re.findall(r"<tr><td>(\d+)</td><td>[^<]*</td><td>[^<]*</td><td>epsilon</td><td>([^<]*)</td>", page)
+    assert [charged for _, charged in budget_rows] == [str(Fraction(r["epsilon"])) for r in records]
+    assert "derived from the record's epsilon" in text_of(section(page, 1))
+
+
+def test_a_rho_release_is_charged_its_rho_and_a_release_without_budget_says_so(tmp_path: Path, command) -> None:  # type: ignore[no-untyped-def]
+    data = tmp_path / "d.csv"
+    data.write_text("x\n" + "\n".join(str(i % 9) for i in range(50)) + "\n", encoding="utf-8")
+    log = str(tmp_path / "log.jsonl")
+    assert command(["release", str(data), "--column", "x", "--stat", "count", "--rho", "1/8", "--audit-log", log,
+                    "--budget-file", str(tmp_path / "rho.json"), "--budget", "1"])[0] == 0
+    assert command(["release", str(data), "--column", "x", "--stat", "count", "--epsilon", "1/3",
+                    "--audit-log", log])[0] == 0
+    report = build_report(log)
+    rho, free = report.entries
+    assert (rho.charge.amount, rho.charge.currency) == (Fraction(1, 8), "rho")
+    assert free.charge.amount is None
+    page = render_report(report)
+    assert "1/8 rho" in text_of(section(page, 1))
+    assert "not charged to any budget" in text_of(section(page, 2))
+    assert not re.search(r"\bnull\b", text_of(page))
+
+
+def released_table(part: str) -> tuple[list[str], list[list[str]]]:
+    """Header and body cells of the first released-value table in ``part``."""
+    table = re.search(r'<table class="released">(.*?)</table>', part, re.S)
+    assert table is not None
+    head = [html.unescape(h) for h in re.findall(r"<th\b[^>]*>(.*?)</th>", table.group(1).split("</thead>")[0])]
+    body = table.group(1).split("<tbody>")[1]
+    rows = [[html.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row)]
+            for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
+    return head, rows
+
+
+def test_a_bounds_release_is_one_row_with_lo_and_hi(cli_log: Path) -> None:
+    report = build_report(cli_log)
+    entry = report.entries[4]
+    assert entry.kind == "bounds" and entry.record["labels"] == ["lo", "hi"]
+    head, rows = released_table(section(render_report(report), 5))
+    assert head == ["lo", "hi"] and rows == [[str(v) for v in entry.record["value"]]]
+
+
+def test_a_histogram_is_one_row_per_bin(cli_log: Path) -> None:
+    report = build_report(cli_log)
+    entry = report.entries[5]
+    head, rows = released_table(section(render_report(report), 6))
+    assert head == ["bin", "count"]
+    assert rows == [[f"{lo} to {hi}", str(n)] for (lo, hi), n in zip(entry.record["labels"], entry.record["value"],
+                                                                          strict=True)]
+
+
+def altered(path: Path) -> Path:
+    """The data with every value of column b changed: releases of b no longer reproduce, those of a do."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out = [lines[0]] + [",".join([*line.split(",")[:3], str((int(line.split(",")[3]) + 1) % 90)]) for line in lines[1:]]
+    changed = path.with_name("altered.csv")
+    changed.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return changed
+
+
+def headline(page: str) -> tuple[str, str]:
+    found = re.search(r'<p class="headline (ok|bad)">(.*?)</p>', page, re.S)
+    assert found is not None
+    return found.group(1), text_of(found.group(2))
+
+
+def test_the_headline_is_red_and_says_so_when_any_replay_fails(cli_log: Path, command) -> None:  # type: ignore[no-untyped-def]
+    data = cli_log.with_name("data.csv")
+    good = build_report(cli_log, seed=SEED, data=data)
+    assert good.ok and headline(render_report(good)) == ("ok", good.headline)
+    assert "every line verifies" in good.headline and "7 of 7 releases reproduced exactly" in good.headline
+    bad = build_report(cli_log, seed=SEED, data=altered(data))
+    failed = [e.line for e in bad.entries if e.replay is not None and not e.replay.ok]
+    assert failed == [3, 4]  # the mean and the sum of b
+    colour, words = headline(render_report(bad))
+    assert colour == "bad" and not bad.ok
+    assert "2 of 7 releases do not reproduce (lines 3, 4)" in words and "every line verifies" in words
+    status, out, _ = command(["audit", "report", str(cli_log), "--seed-file", str(cli_log.with_name("seed.bin")),
+                              "--data", str(altered(data)), "-o", str(cli_log.with_name("r.html"))])
+    assert status == 1 and "2 of 7 releases do not reproduce" in out
+
+
+def test_a_replay_that_cannot_run_turns_the_headline_red(cli_log: Path) -> None:
+    report = build_report(cli_log, seed=bytes(32), data=cli_log.with_name("data.csv"))  # the wrong seed
+    colour, words = headline(render_report(report))
+    assert colour == "bad" and "7 of 7 releases do not reproduce" in words
+
+
+def session_means(tmp_path: Path) -> ReviewReport:
+    path = tmp_path / "means.jsonl"
+    session = Session(epsilon=4, rng=ChaChaSource(SEED), audit=AuditLog(path))
+    ages = [23, 35, 41, 29, 62, 57, 38] * 20
+    session.mean(ages, bounds=(0, 120), epsilon="1/2")
+    frame = pd.DataFrame({"g": ["a", "b"] * 70, "x": [float(a % 17) for a in ages]})
+    session.table(frame, group_by=["g"], keys=["a", "b"], aggregations=[Count(), Mean("x", (0, 20))], epsilon="1")
+    return build_report(path)
+
+
+def test_a_mean_states_its_half_width_in_the_columns_units(tmp_path: Path) -> None:
+    report = session_means(tmp_path)
+    one, table = report.entries
+    (width,) = mean_widths(one.record)
+    parameters = one.record["parameters"]
+    t_n = laplace_halfwidth(parameters["count_scale_units"], Fraction(1, 40))  # each moment at alpha / 2
+    t_s = laplace_halfwidth(parameters["sum_scale_units"], Fraction(1, 40))
+    lo_u, hi_u = parameters["bounds_units"]
+    half = max(hi_u - parameters["centre_units"], parameters["centre_units"] - lo_u)
+    step = Fraction(parameters["lattice_step"])
+    assert (width.count_halfwidth, width.sum_halfwidth, width.half_range) == (t_n, t_s, half)
+    assert width.at(1000) == (Fraction(t_s + half * t_n, 1000 - t_n) + Fraction(1, 2)) * step
+    assert width.at(t_n) is None  # no bound at a count the count's noise can reach zero from
+    (table_width,) = mean_widths(table.record)
+    assert table_width.label == "x_mean" and table_width.step == Fraction(1, 4096)
+    page = render_report(report)
+    for line in (1, 2):
+        part = section(page, line)
+        assert "Half-width of the mean in the column's units" in text_of(part)
+        assert not re.search(r"<td[^>]*>\s*</td>", part), f"an empty cell in line {line}"
+    rows = re.findall(r"<tr><td>([\d,]+)</td><td>([^<]+)</td><td>([^<]+)</td></tr>", section(page, 1))
+    assert [int(n.replace(",", "")) for n, _, _ in rows] == width.counts() == [100, 1000, 10**4, 10**5, 10**6]
+    for n, rounded, exactly in rows:
+        at = width.at(int(n.replace(",", "")))
+        assert at is not None and Fraction(exactly) == at
+        assert at <= exact(rounded) <= at * Fraction(1001, 1000)  # rounded up, to 4 significant digits
+
+
+@pytest.mark.parametrize("n", [13, 20, 57, 400, 5000])
+def test_the_mean_half_width_bounds_every_release_the_noise_can_give(tmp_path: Path, n: int) -> None:
+    """Soundness: the library's own post-processing (:func:`mean_units`), at the extremes of both noises and of
+    the data, never lands farther from the true mean than the stated half-width."""
+    (width,) = mean_widths(session_means(tmp_path).entries[0].record)
+    parameters = session_means(tmp_path).entries[0].record["parameters"]
+    lo_u, hi_u = parameters["bounds_units"]
+    c = parameters["centre_units"]
+    bound = width.at(n)
+    if bound is None:
+        assert n <= width.count_halfwidth
+        return
+    t_n, t_s = width.count_halfwidth, width.sum_halfwidth
+    for total in (n * (lo_u - c), 0, n * (hi_u - c), n * (hi_u - c) // 3):
+        for x in (-t_n, 0, t_n):
+            for y in (-t_s, 0, t_s):
+                (released,), _, _ = mean_units([n + x], [total + y], c, lo_u, hi_u, 0, 0)
+                assert abs(released - c - Fraction(total, n)) * width.step <= bound
+
+
+def test_a_variance_says_in_words_that_it_states_no_half_width(tmp_path: Path) -> None:
+    path = tmp_path / "v.jsonl"
+    Session(epsilon=1, rng=ChaChaSource(SEED), audit=AuditLog(path)).variance([1, 5, 9] * 30, bounds=(0, 10),
+                                                                               epsilon="1/2")
+    part = section(render_report(build_report(path)), 1)
+    assert "a variance is stated from three noisy moments" in text_of(part)
+    assert not re.search(r"<td[^>]*>\s*</td>", part)
+
+
+def test_parameters_are_explained_in_words_not_dumped(cli_log: Path) -> None:
+    report = build_report(cli_log)
+    page = render_report(report)
+    bounds = section(page, 5)
+    edges = report.entries[4].record["parameters"]["edges"]
+    assert len(edges) > 80
+    shown = re.sub(r"<details>.*?</details>", "", bounds, flags=re.S)  # the full list is folded away
+    assert json.dumps(edges) not in html.unescape(shown) and str(edges[40]) + ", " not in html.unescape(shown)
+    assert f"{len(edges)} values, from {edges[0]} to {edges[-1]}" in text_of(bounds)
+    table = re.search(r'<table class="parameters">(.*?)</table>', bounds, re.S)
+    assert table is not None
+    for name, explanation in re.findall(r'<tr><th scope="row">(.*?)</th><td class="num">.*?</td><td>(.*?)</td></tr>',
+                                        table.group(1), re.S):
+        assert explanation.strip(), f"parameter {name} is not explained"
+    for line in range(1, 8):  # no raw JSON object or list where a reviewer expects words
+        assert not re.search(r"\{&quot;|\[&quot;|\{\"", section(page, line)), f"raw JSON in line {line}"
+    assert "hmac-sha256/securedp-input/v1" in page and "the seed's SHA-256 commitment" in text_of(page)
+
+
+def as_noise_list(record: dict[str, object]) -> dict[str, object]:
+    """``record`` with its prefixed noise parameters (``count_scale_units``...) moved into one top-level
+    ``noise`` list, the shape a table aggregation records (and a one-column release may record next)."""
+    parameters = dict(record["parameters"])  # type: ignore[call-overload]
+    noise = []
+    for prefix in ("count_", "sum_", ""):
+        if f"{prefix}scale_units" in parameters:
+            noise.append({"mechanism": "discrete_laplace", "scale_units": parameters.pop(f"{prefix}scale_units"),
+                          "cell_sensitivity_units": parameters.pop(f"{prefix}sensitivity_units")})
+    return {**record, "parameters": {**parameters, "noise": noise}}
+
+
+def test_a_release_whose_noise_is_a_top_level_list_is_read_alike(tmp_path: Path) -> None:
+    """The record format may move a one-column release's noise into a ``noise`` list: the report reads it alike."""
+    before = session_means(tmp_path).entries[0]
+    path = tmp_path / "listed.jsonl"
+    AuditLog(path).append(as_noise_list(before.record))
+    (after,) = build_report(path).entries
+    assert [(law.label, law.halfwidth) for law in after.noise] == [
+        (f"mean: {law.label}", law.halfwidth) for law in before.noise]
+    assert after.widths == before.widths and after.trouble is None
+    page = section(render_report(build_report(path)), 1)
+    assert "Half-width of the mean in the column's units" in text_of(page)
+    assert "noise 1: discrete Laplace noise" in text_of(page) and not re.search(r"\[\{|\{&quot;", page)
