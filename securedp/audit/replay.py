@@ -20,6 +20,12 @@ nonce. A mismatch is reported as ``data differs`` even when the noise hides
 the change and the replayed value is equal; a change in the output with
 matching data is reported as ``<field> differs`` (output differs).
 
+**Older records.** A record of format 1 (written by securedp 0.1, whose releases of one column had a
+route and a record of their own) still verifies; this version re-derives it by the one route of every
+release, which draws its salt before its noise. Where the output then differs, the result says that
+the record is of an earlier format and names the version to replay it with (``Replayed.earlier``),
+never that the data or the record was altered; where it is the same, it is reproduced.
+
 A partition record (``"kind": "partition"``, the charge of
 :meth:`securedp.Session.partition` to its parent) releases nothing (with
 person ids it draws only the salt that chooses each person's parts), so
@@ -38,13 +44,15 @@ from securedp.audit.query import Query
 from securedp.audit.table import read_column
 from securedp.audit.verify import verify_log
 from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
-from securedp.mechanisms.record_schema import ReleaseRecord
+from securedp.mechanisms.record_schema import FORMAT, ReleaseRecord
 from securedp.mechanisms.release import PreparedRelease, commit_input
 
 PLANNING = ("bounds", "contribution_histogram")
 """The statistics of :mod:`securedp.audit.planning_query` (``securedp bounds``, ``securedp analyze --epsilon``)."""
 COMPARED = tuple(f.name for f in dataclasses.fields(ReleaseRecord) if f.name != "input_commitment")
 """The fields of a release record that a replay must reproduce (the input commitment's nonce is fresh)."""
+EARLIER_COMPARED = ("statistic", "value", "labels", "epsilon", "rho", "max_contributions", "source")
+"""What a record of an earlier format shares with this version's: its parameters are named otherwise."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,8 @@ class Replayed:
     skipped: bool = False
     data_matches: bool | None = None
     """True when the input commitment matched the data, False when it did not, None without a commitment."""
+    earlier: bool = False
+    """The record is of an earlier format, which this version does not reproduce (see the module docstring)."""
 
 
 def read_seed(path: str | Path) -> bytes:
@@ -110,10 +120,11 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     stream = ChaChaSource(seed)
     for label in source["substream"]:
         stream = stream.substream(label)
+    written = record.get("format", 1)
     try:
         executed = _prepared(record["query"], data).executed(stream)
         again = executed.release.record()
-        committed = record.get("input_commitment")
+        committed = record.get("input_commitment") if written == FORMAT else None  # an earlier input encoding
         data_matches = None
         if committed is not None and executed.input_bytes is not None:  # this execution's input: an aggregate
             # may depend on the salt it draws; the commitment key does not depend on the stream's position
@@ -121,11 +132,16 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
             data_matches = again_commitment == committed
     except (ValueError, TypeError) as exc:
         return Replayed(line, statistic, False, f"cannot re-run the release: {exc}")
+    compared = COMPARED if written == FORMAT else EARLIER_COMPARED
     output = next(
         (f"{name} differs: logged {record.get(name)!r}, replayed {again.get(name)!r}"
-         for name in COMPARED if again.get(name) != record.get(name)),
+         for name in compared if again.get(name) != record.get(name)),
         None,
     )
+    if output is not None and written != FORMAT:
+        problem = (f"a record of format {written} (securedp 0.1), which this version derives by another route "
+                   f"(CHANGELOG 0.2.0, Seeded output): replay it with securedp 0.1 ({output})")
+        return Replayed(line, statistic, False, problem, earlier=True)
     if data_matches is False:
         hidden = "the output is reproduced all the same (the noise hides the change)" if output is None else output
         problem = f"data differs: the input commitment does not match this data; {hidden}"

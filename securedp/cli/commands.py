@@ -246,7 +246,8 @@ def replay(args: argparse.Namespace) -> int:
             data = "" if result.data_matches is None else ", input commitment matches the data"
             print(f"line {result.line}: {result.statistic}: reproduced exactly{data}")
         else:
-            differs = "DATA DIFFERS" if result.data_matches is False else "DIFFERS"
+            differs = ("DATA DIFFERS" if result.data_matches is False else
+                       "NOT REPRODUCED BY THIS VERSION (an earlier record format)" if result.earlier else "DIFFERS")
             print(f"line {result.line}: {result.statistic}: {differs}")
     bad = next((r for r in results if not r.ok), None)
     if bad is not None:

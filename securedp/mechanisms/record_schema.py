@@ -6,11 +6,17 @@ a JSON object with, in this order,
 ==================== ===========================================================
 field                content
 ==================== ===========================================================
+``format``           the record format, :data:`FORMAT` (absent: format 1, written by
+                     securedp 0.1, whose one-column releases had a record of their own)
 ``statistic``        what was released, a non-empty string
 ``value``            the exact value (an integer, a ``"num/den"`` string, or a list)
 ``labels``           a histogram's declared categories or bins, else ``null``
 ``mechanism``        the noise or selection mechanism, a non-empty string
-``parameters``       an object of exact parameters
+``parameters``       an object of exact parameters; for a release of data (a table, or one
+                     column: the one-cell table of it) the table's: ``group_by``,
+                     ``keys``, ``max_groups``, ``max_rows``, ``privacy_unit``, ``alpha``,
+                     ``shares``, ``salt_commitment`` and each aggregation's record under
+                     its name (``"data_sum": {"noise": [...], "lattice_step": ...}``)
 ``epsilon``/``rho``  the privacy cost: exactly one is a positive rational, the other ``null``
 ``max_contributions`` rows per person, a positive integer
 ``source``           the random source: an object with a string ``kind``, never a
@@ -47,7 +53,9 @@ Json: TypeAlias = bool | int | str | list["Json"] | dict[str, "Json"] | None
 _RATIONAL = re.compile(r"-?[1-9]\d*/[1-9]\d*")
 _SECRET_KEYS = frozenset({"seed", "key", "secret"})
 RECORD_FIELDS = ("statistic", "value", "mechanism", "parameters", "epsilon", "rho", "max_contributions", "source")
-"""The fields every release record has (``labels`` and ``input_commitment`` may be absent)."""
+"""The fields every release record has (``format``, ``labels`` and ``input_commitment`` may be absent)."""
+FORMAT = 2
+"""The record format this version writes: every release of data is a table of one or more cells."""
 
 
 class SchemaError(ValueError):
@@ -157,6 +165,8 @@ class ReleaseRecord:
     max_contributions: int
     source: dict[str, Json]
     input_commitment: InputCommitment | None = None
+    format: int = FORMAT
+    """The record format (1: securedp 0.1's, read and verified; this version writes :data:`FORMAT`)."""
 
     @property
     def cost(self) -> Fraction:
@@ -188,6 +198,7 @@ class ReleaseRecord:
     def to_json(self) -> dict[str, Json]:
         """The record as JSON, fields in the order of the module docstring."""
         record: dict[str, Json] = {
+            "format": self.format,
             "statistic": self.statistic,
             "value": self.value,
             "labels": self.labels,
@@ -210,6 +221,9 @@ class ReleaseRecord:
         ``query``) are left to the caller.
         """
         require(record, RECORD_FIELDS)
+        written = record.get("format", 1)
+        if type(written) is not int or not 1 <= written <= FORMAT:
+            raise SchemaError("format", f"must be a record format from 1 to {FORMAT}, got {written!r}")
         statistic = _text(record["statistic"], "statistic")
         mechanism = _text(record["mechanism"], "mechanism")
         if not isinstance(record["parameters"], dict):
@@ -240,4 +254,5 @@ class ReleaseRecord:
             max_contributions=k,
             source=source,
             input_commitment=commitment,
+            format=written,
         )

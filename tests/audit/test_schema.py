@@ -40,10 +40,10 @@ def a_release(**changes: object) -> Release:
 def test_a_release_record_is_pinned_field_by_field_and_in_order() -> None:
     record = a_release(input_commitment={"scheme": "hmac-sha256/securedp-input/v1", "nonce": "0" * 32,
                                          "mac": "f" * 64}).record()
-    assert list(record) == ["statistic", "value", "labels", "mechanism", "parameters", "epsilon", "rho",
+    assert list(record) == ["format", "statistic", "value", "labels", "mechanism", "parameters", "epsilon", "rho",
                             "max_contributions", "source", "input_commitment"]
     assert record == {
-        "statistic": "mean", "value": "7/2", "labels": None, "mechanism": "discrete_laplace",
+        "format": 2, "statistic": "mean", "value": "7/2", "labels": None, "mechanism": "discrete_laplace",
         "parameters": {"scale": "4/3", "bounds": [0, 10], "lattice": "2**-4"},
         "epsilon": "1/10", "rho": None, "max_contributions": 1,
         "source": {"kind": "chacha20", "reproducible": True, "seed_commitment": record["source"]["seed_commitment"],
@@ -64,7 +64,7 @@ def test_budget_fields_keep_the_order_of_each_producer() -> None:
     command = BudgetFields(Fraction(3, 4), Fraction(1, 4), Currency.EPSILON, total=Fraction(1))
     assert list(command.to_json()) == ["budget_kind", "total", "spent", "remaining"]
     charged = ChargedRelease.of(a_release(), command, {"column": "age"}).to_json()
-    assert list(charged)[9:] == ["query", "budget_kind", "total", "spent", "remaining"]
+    assert list(charged)[10:] == ["query", "budget_kind", "total", "spent", "remaining"]
 
 
 def session_log(path: Path) -> list[dict]:
