@@ -42,7 +42,7 @@ def replayable_labels(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make ``--seed-file`` releases of the in-process command the same on every run.
 
     The command draws each release from ``ChaChaSource(seed).substream("release-<16 bytes of os.urandom>")``
-    (``securedp.cli.commands._source``): a fresh substream per release, so two releases from one seed file
+    (``securedp.cli.pipeline.source``): a fresh substream per release, so two releases from one seed file
     never share noise, and a test that only passes ``--seed-file`` still sees OS-entropy noise. With this
     fixture the 16 bytes are a counter (1, 2, ... within the test), so releases stay distinct from one
     another but each test sees the same values on every run: an assertion on a noisy value then fails
@@ -52,10 +52,10 @@ def replayable_labels(monkeypatch: pytest.MonkeyPatch) -> None:
     import os
     import types
 
-    from securedp.cli import commands
+    from securedp.cli import pipeline
 
     counter = itertools.count(1)
     fake = types.ModuleType("os")
     fake.__dict__.update(os.__dict__)
     fake.urandom = lambda n: next(counter).to_bytes(n, "big")  # type: ignore[attr-defined]
-    monkeypatch.setattr(commands, "os", fake)
+    monkeypatch.setattr(pipeline, "os", fake)

@@ -1,5 +1,7 @@
 """Accounting errors, and the one error an analyst-facing session raises about its data."""
 
+from typing import Any
+
 
 class BudgetExceeded(RuntimeError):
     """A release would spend more than the remaining budget; nothing was drawn or charged."""
@@ -27,3 +29,16 @@ class DataRefused(ValueError):
 
     def __init__(self) -> None:
         super().__init__(DATA_REFUSED)
+
+
+class RecordNotAppended(RuntimeError):
+    """A release was charged and drawn, but its audit record could not be appended (after retries).
+
+    The charge stands (its noise was drawn); the release and its record are carried here, so that the
+    caller still gets the value and can keep the record (the command writes it beside the log and says
+    where): a charge is never left without its record."""
+
+    def __init__(self, release: object, record: dict[str, Any], reason: str) -> None:
+        super().__init__(f"the release was charged and drawn, but its audit record could not be appended: {reason}")
+        self.release = release
+        self.record = record

@@ -5,7 +5,7 @@
 ``.append(record: dict)``) and ``analyst_facing=`` (see *Who reads the
 errors* below); or ``Session(budget=Budget(...))``, for instance a budget
 kept in a budget file (:mod:`securedp.accounting.budget_file`). Every
-release goes through :meth:`Session._release`, those of the command
+release goes through :meth:`Session.release`, those of the command
 ``securedp release`` too (a session over its budget file):
 
 1. its exact cost is computed (``prepare_*`` has already validated the
@@ -79,6 +79,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -90,6 +91,7 @@ import polars as pl
 from securedp.accounting.boundary import data_boundary
 from securedp.accounting.budget import EPSILON, RHO, Budget
 from securedp.accounting.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
+from securedp.accounting.errors import RecordNotAppended
 from securedp.accounting.schema import BudgetFields, ChargedRelease, PartitionRecord, SessionPath
 from securedp.bounding.messages import draw_salt
 from securedp.hazmat.bits.default import resolve_source
@@ -126,6 +128,9 @@ from securedp.tables.table import TableRelease, prepare_table
 
 P = ParamSpec("P")
 
+APPEND_ATTEMPTS = 3
+"""How many times an audit append that fails with an I/O error is tried (:meth:`Session.release`)."""
+
 
 RL = TypeVar("RL", bound=Release)
 
@@ -145,14 +150,14 @@ def session_method(prepare: Callable[P, PreparedRelease],
 
     ``session.x(*args, **kwargs)`` prepares the release in the session's
     error mode (analyst-facing or not), then charges, draws and audits it
-    (:meth:`Session._release`). Its signature is ``prepare``'s, so
+    (:meth:`Session.release`). Its signature is ``prepare``'s, so
     ``help(Session.x)`` and type checkers see every parameter; ``result`` is
     the type of the release it returns (a :class:`~securedp.tables.table.TableRelease` for a table).
     """
     name = prepare.__name__.removeprefix("prepare_")
 
     def method(self: Session, /, *args: P.args, **kwargs: P.kwargs) -> Release:
-        released = self._release(self._prepare(prepare, *args, **kwargs))
+        released = self.release(self.prepare(prepare, *args, **kwargs))
         assert isinstance(released, result)
         return released
 
@@ -309,7 +314,7 @@ class Session:
         return zcdp_to_approx_dp(spent, left) if spent > 0 else Fraction(0)
 
     # -- releases -----------------------------------------------------------
-    def _prepare(self, prepare: Callable[P, PreparedRelease], *args: P.args, **options: P.kwargs) -> PreparedRelease:
+    def prepare(self, prepare: Callable[P, PreparedRelease], *args: P.args, **options: P.kwargs) -> PreparedRelease:
         """``prepare(*args, **options)`` in this session's error mode, behind the error boundary.
 
         Analyst-facing, an exception raised once the data has started to be
@@ -319,11 +324,12 @@ class Session:
         """
         return data_boundary(self._analyst_facing, lambda: prepare(*args, **options))
 
-    def _release(self, prepared: PreparedRelease, *, query: dict[str, Json] | None = None) -> Release:
+    def release(self, prepared: PreparedRelease, *, query: dict[str, Json] | None = None) -> Release:
         """Charge, draw, audit, and return the release (refunded only on a failure before the first random bit).
 
-        The one pipeline of every release, of the sessions and of the command
-        ``securedp release``. Its charges (its cost in the budget's currency,
+        The one pipeline of every release, of the sessions' methods and of the
+        command ``securedp``: give it any prepared release (``securedp.prepare_sum(...)``,
+        ``securedp.prepare_table(...)``). Its charges (its cost in the budget's currency,
         and its ``delta``, if it has one, to the delta ledger) are made at
         once under the budget's lock, refused before anything is drawn if
         either would overspend (:meth:`~securedp.accounting.budget.Budget.charging`).
@@ -340,6 +346,12 @@ class Session:
           its own currency, so its charge is its own cost and is not
           written), then the ``delta_*`` fields if it spent delta; a budget
           without a ledger (the command's one-release session) writes none.
+
+        **A release is a transaction.** Once its first random bit is read the charge stands, and its
+        record is appended: an append that fails with an I/O error is tried again (three times in all);
+        if it still fails, :class:`~securedp.accounting.errors.RecordNotAppended` is raised carrying the
+        release (its value reaches the caller) and its record, so that a charge is never left without a
+        record anyone can keep.
         """
         cost = prepared.cost
         amount, delta = self._budget.cost(cost.epsilon, cost.rho), cost.delta
@@ -359,8 +371,18 @@ class Session:
                     fields = None
                 if fields is not None:
                     fields = dataclasses.replace(fields, delta=state.delta_fields(delta))
-                self._audit.append(ChargedRelease.of(release, fields, query).to_json())
+                self._append(release, ChargedRelease.of(release, fields, query).to_json())
         return release
+
+    def _append(self, release: Release, record: dict[str, Json]) -> None:
+        """Append ``record`` to the audit, trying an I/O failure again (see :meth:`release`)."""
+        for attempt in range(1, APPEND_ATTEMPTS + 1):
+            failure = _appended(self._audit, record)
+            if failure is None:
+                return
+            if not isinstance(failure, OSError) or attempt == APPEND_ATTEMPTS:  # trying again cannot help
+                raise RecordNotAppended(release, record, f"{type(failure).__name__}: {failure}") from failure
+            time.sleep(0.05 * attempt)
 
     count = session_method(prepare_count)
     sum = session_method(prepare_sum)
@@ -464,6 +486,15 @@ class Session:
                 ),
             )
         return out
+
+
+def _appended(audit: Any, record: dict[str, Json]) -> Exception | None:
+    """``audit.append(record)``, and the exception it raised (or ``None``)."""
+    try:
+        audit.append(record)
+    except Exception as error:
+        return error
+    return None
 
 
 _BY_HINT = "pass one key per row (tuples, for keys made of several columns)"

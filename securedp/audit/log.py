@@ -188,6 +188,36 @@ class AuditLog:
             _fsync_directory(self.path.parent)
         return entry
 
+    def check_appendable(self) -> None:
+        """Raise :class:`AuditLogError` unless a record could be appended now: the file (or, for a log not yet
+        written, its folder) is writable, its lock can be taken, and its last line is a whole record whose
+        ``hash`` is the hash of its fields. A release checks this before it reads its data or draws a bit,
+        so that a log that cannot take its record refuses the release instead of losing the record.
+        """
+        if not self.path.exists():
+            folder = self.path.parent if str(self.path.parent) else Path(".")
+            if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+                raise AuditLogError(f"cannot create the audit log {self.path}: its folder {folder} does not exist or "
+                                    "cannot be written; nothing was read, drawn or charged")
+            return
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        except OSError as error:
+            raise AuditLogError(f"cannot append to the audit log {self.path}: {error.strerror or error}; nothing "
+                                "was read, drawn or charged") from None
+        try:
+            lock_file(fd)
+            reader = os.open(self.path, os.O_RDONLY)
+            try:
+                last = self._last(reader)
+            finally:
+                os.close(reader)
+        finally:
+            os.close(fd)
+        if last is not None and last.get("hash") != entry_hash(last):
+            raise AuditLogError(f"the last record of {self.path} does not match its hash (the log was altered); "
+                                "run `securedp audit verify`; nothing was read, drawn or charged")
+
     def _last(self, fd: int) -> dict[str, Any] | None:
         line = read_last_line(fd)
         if line is None:

@@ -1,47 +1,33 @@
 """A release described as data: what the ``securedp release`` command ran, so that replay can re-run it.
 
-A :class:`Query` names the statistic, the CSV column, the exact privacy
+A :class:`Query` names the statistic, the file's column, the exact privacy
 parameter (``epsilon`` for pure DP, or ``rho`` for zCDP: exactly one) and
 the public inputs (bounds, quantile, bins or categories, contribution bound,
-id column). The command stores ``query.to_json()`` in
+id column, missing-value policy and fill, declared types, and the mode it ran
+in: analyst-facing or not). The command stores ``query.to_json()`` in
 each audit record under ``"query"``; :mod:`securedp.audit.replay` rebuilds
 the query with :meth:`Query.from_json` and calls :meth:`Query.prepare` on
-the same data to re-derive the release.
+the same data, in the same mode, to re-derive the release. The release is the
+one-cell table of the file's column (:func:`securedp.tables.one_column.one_cell`),
+as every release of one column is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
-from securedp.audit.table import Column
-from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
+from securedp.hazmat.exact.rational import format_rational, positive_rational, probability, to_int, to_rational
 from securedp.mechanisms.noise import Cost, Currency
 from securedp.mechanisms.release import PreparedRelease
-from securedp.tables.one_column import (
-    prepare_count,
-    prepare_histogram,
-    prepare_iqr,
-    prepare_mean,
-    prepare_median,
-    prepare_quantile,
-    prepare_sum,
-    prepare_variance,
-)
+from securedp.reading.files import TableFile
+from securedp.reading.types import declared_schema
+from securedp.tables.one_column import one_cell, request
 
-STATISTICS: dict[str, Callable[..., PreparedRelease]] = {
-    "count": prepare_count,
-    "sum": prepare_sum,
-    "mean": prepare_mean,
-    "variance": prepare_variance,
-    "median": prepare_median,
-    "quantile": prepare_quantile,
-    "histogram": prepare_histogram,
-    "iqr": prepare_iqr,
-}
-"""The statistics of the command, and the function that prepares each."""
+STATISTICS = ("count", "sum", "mean", "variance", "median", "quantile", "histogram", "iqr")
+"""The statistics of the command (``--stat``)."""
 NEEDS_BOUNDS = frozenset({"sum", "mean", "variance", "median", "quantile", "iqr"})
 
 
@@ -74,8 +60,15 @@ class Query:
     encoding: str = "utf-8"
     """The CSV file's declared encoding (:func:`securedp.reading.files.read_file`); recorded when not UTF-8."""
     lattice: Fraction | None = None
-    """The lattice step (``--step``); ``None``: the statistic's rule from the bounds (CSV cells are text,
-    so no declared type chooses it). Recorded when given."""
+    """The lattice step (``--step``); ``None``: the statistic's rule from the bounds and the column's declared
+    type. Recorded when given."""
+    missing: str = "raise"
+    """Unusable values: ``"raise"``, ``"drop"`` or ``"impute"`` with :attr:`fill` (``--missing``)."""
+    fill: Fraction | None = None
+    schema: tuple[tuple[str, str], ...] = ()
+    """Declared column types (``--schema hours:int``), as ``(column, type)`` pairs."""
+    analyst_facing: bool = False
+    """The release ran in an analyst-facing session (``--analyst-facing``): unusable records dropped."""
 
     @property
     def currency(self) -> Currency:
@@ -103,27 +96,27 @@ class Query:
             raise ValueError("histogram needs exactly one of --bins E0,E1,... or --categories A,B,...")
         if self.statistic != "histogram" and (self.bins is not None or self.categories is not None):
             raise ValueError("--bins and --categories apply to the histogram statistic only")
+        if self.bounds is not None and self.statistic not in NEEDS_BOUNDS:
+            raise ValueError(f"--bounds does not apply to --stat {self.statistic}")
+        if self.missing not in ("raise", "drop", "impute"):
+            raise ValueError(f"--missing must be raise, drop or impute, got {self.missing!r}")
+        if (self.fill is not None) != (self.missing == "impute"):
+            raise ValueError("--fill goes with --missing impute (the public value imputed), and only with it")
         if self.lattice is not None and self.statistic not in NEEDS_BOUNDS:
             raise ValueError(f"--step applies to the statistics with --bounds ({', '.join(sorted(NEEDS_BOUNDS))}), "
                              f"not to {self.statistic}")
         return self
 
-    def prepare(self, column: Column) -> PreparedRelease:
-        """The priced, not yet drawn, release of this query on ``column`` (a :class:`~securedp.audit.table.Column`)."""
-        prepare = STATISTICS[self.statistic]
-        cost = {"epsilon": self.epsilon} if self.epsilon is not None else {"rho": self.rho}
-        kwargs: dict[str, Any] = {**cost, "max_contributions": self.max_contributions, "ids": column.ids}
-        if self.bounds is not None:
-            kwargs["bounds"] = self.bounds
-        if self.lattice is not None:
-            kwargs["lattice"] = self.lattice
-        if self.bins is not None:
-            kwargs["bins"] = list(self.bins)
-        if self.categories is not None:
-            kwargs["categories"] = list(self.categories)
-        if self.statistic == "quantile":
-            return prepare(column.values, self.q, **kwargs)
-        return prepare(column.values, **kwargs)
+    def prepare(self, data: Any) -> PreparedRelease:
+        """The priced, not yet drawn, release of this query on ``data``: the file's path (read with this query's
+        encoding, only the needed columns), or a table. It is the one-cell table of the column."""
+        table = TableFile(data, encoding=self.encoding) if isinstance(data, (str, Path)) else data
+        levels = None if self.q is None else (probability(self.q, "q"),)
+        cell, aggregations = request(self.statistic, self.column, bounds=self.bounds, lattice=self.lattice,
+                                     levels=levels, bins=self.bins, categories=self.categories)
+        return one_cell(cell, aggregations, table, self.id_column, epsilon=self.epsilon, rho=self.rho,
+                        max_contributions=self.max_contributions, missing=self.missing, fill=self.fill,
+                        schema=dict(self.schema) or None)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict with rationals as ``"num/den"`` strings; inverse of :meth:`from_json`.
@@ -143,6 +136,10 @@ class Query:
             "id_column": self.id_column,
             **({"encoding": self.encoding} if self.encoding != "utf-8" else {}),
             **({"lattice": _text(self.lattice)} if self.lattice is not None else {}),
+            **({"missing": self.missing} if self.missing != "raise" else {}),
+            **({"fill": _text(self.fill)} if self.fill is not None else {}),
+            **({"schema": dict(self.schema)} if self.schema else {}),
+            **({"analyst_facing": True} if self.analyst_facing else {}),
         }
 
     @classmethod
@@ -167,6 +164,10 @@ class Query:
                 id_column=data.get("id_column"),
                 encoding=str(data.get("encoding", "utf-8")),
                 lattice=None if data.get("lattice") is None else positive_rational(data["lattice"], "lattice"),
+                missing=str(data.get("missing", "raise")),
+                fill=None if data.get("fill") is None else to_rational(data["fill"], "fill"),
+                schema=tuple(declared_schema(data.get("schema")).items()),
+                analyst_facing=data.get("analyst_facing") is True,
             ).check()
         except (KeyError, IndexError, TypeError) as exc:
             raise ValueError(f"malformed query: {exc}") from None

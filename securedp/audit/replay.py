@@ -41,11 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from securedp.audit.query import Query
-from securedp.audit.table import read_column
 from securedp.audit.verify import verify_log
 from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
 from securedp.mechanisms.record_schema import FORMAT, ReleaseRecord
 from securedp.mechanisms.release import PreparedRelease, commit_input
+from securedp.reading.mode import analyst_facing_scope
 
 PLANNING = ("bounds", "contribution_histogram")
 """The statistics of :mod:`securedp.audit.planning_query` (``securedp bounds``, ``securedp analyze --epsilon``)."""
@@ -94,14 +94,12 @@ def _prepared(query: Any, data: str | Path) -> PreparedRelease:
     if isinstance(query, dict) and query.get("statistic") in PLANNING:
         from securedp.audit.planning_query import planning_query  # securedp bounds, securedp analyze --epsilon
 
-        planned = planning_query(query)
-        return planned.prepare(planned.read(data))
+        return planning_query(query).prepare(data)
     if isinstance(query, dict) and query.get("statistic") == "table":
         from securedp.audit.table_query import TableQuery  # Polars loads only when a table is replayed
 
         return TableQuery.from_json(query).prepare(data)
-    one = Query.from_json(query)
-    return one.prepare(read_column(data, one.column, one.id_column, encoding=one.encoding))
+    return Query.from_json(query).prepare(data)
 
 
 def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path) -> Replayed:
@@ -121,8 +119,11 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     for label in source["substream"]:
         stream = stream.substream(label)
     written = record.get("format", 1)
+    query = record["query"]
+    mode = isinstance(query, dict) and query.get("analyst_facing") is True  # read the data as the release did
     try:
-        executed = _prepared(record["query"], data).executed(stream)
+        with analyst_facing_scope(mode):
+            executed = _prepared(query, data).executed(stream)
         again = executed.release.record()
         committed = record.get("input_commitment") if written == FORMAT else None  # an earlier input encoding
         data_matches = None

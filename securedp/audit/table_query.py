@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from securedp.accounting.schema import Currency
-from securedp.engines.frames import read_source
 from securedp.hazmat.exact.rational import format_rational, to_int, to_rational
 from securedp.mechanisms.release import jsonable
+from securedp.reading.files import TableFile
+from securedp.reading.types import declared_schema
 from securedp.tables import prepare_table
 from securedp.tables.spec import KINDS, Aggregation
 from securedp.tables.table import PreparedTable
@@ -104,6 +105,10 @@ class TableQuery:
     """``"drop"``: rows whose group key is missing or blank are dropped (recorded when not ``"raise"``)."""
     encoding: str = "utf-8"
     """The CSV file's declared encoding (:func:`securedp.reading.files.read_file`); recorded when not UTF-8."""
+    schema: tuple[tuple[str, str], ...] = ()
+    """Declared column types (``--schema hours:int``), as ``(column, type)`` pairs; recorded when given."""
+    analyst_facing: bool = False
+    """The release ran in an analyst-facing session (``--analyst-facing``); recorded when true."""
 
     statistic = "table"
 
@@ -129,14 +134,14 @@ class TableQuery:
         A CSV file is read with this query's :attr:`delimiter`.
         """
         aggregations = [a.build() for a in self.aggregations]
-        if isinstance(data, (str, Path)):  # only the columns the query names are read
-            data = read_source(data, self.columns(), self.delimiter, self.encoding)
+        if isinstance(data, (str, Path)):  # only the columns the query names are read, when the data is read
+            data = TableFile(data, self.delimiter, self.encoding)
         return prepare_table(
             data, group_by=list(self.group_by), aggregations=aggregations,
             keys=None if self.keys is None else list(self.keys), id_column=self.id_column,
             max_groups=self.max_groups, max_rows=self.max_rows, epsilon=self.epsilon, rho=self.rho,
             delta=self.delta, selection=self.selection, alpha=self.alpha, missing=self.missing, fill=self.fill,
-            missing_keys=self.missing_keys,
+            missing_keys=self.missing_keys, schema=dict(self.schema) or None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -155,6 +160,10 @@ class TableQuery:
             out["encoding"] = self.encoding
         if self.missing_keys != "raise":
             out["missing_keys"] = self.missing_keys
+        if self.schema:
+            out["schema"] = dict(self.schema)
+        if self.analyst_facing:
+            out["analyst_facing"] = True
         return out
 
     @classmethod
@@ -174,6 +183,8 @@ class TableQuery:
             alpha=to_rational(data.get("alpha", "1/20"), "alpha"), missing=str(data.get("missing", "raise")),
             fill=_rational(data.get("fill"), "fill"), delimiter=str(data.get("delimiter", ",")),
             encoding=str(data.get("encoding", "utf-8")), missing_keys=str(data.get("missing_keys", "raise")),
+            schema=tuple(declared_schema(data.get("schema")).items()),
+            analyst_facing=data.get("analyst_facing") is True,
         )
 
 

@@ -4,32 +4,39 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from fractions import Fraction
 from typing import Any
 
-from securedp.accounting.budget import Budget, cost_in
-from securedp.accounting.budget_file import BudgetFile
-from securedp.accounting.schema import BudgetFields, BudgetState, Currency
-from securedp.accounting.session import Session
-from securedp.audit.log import AuditLog
+from securedp.accounting.schema import Currency
 from securedp.audit.query import STATISTICS, Query
 from securedp.audit.replay import read_seed, replay_log
 from securedp.audit.signing import load_public_key, load_signing_key, make_head, write_key_pair
-from securedp.audit.table import read_column
 from securedp.audit.verify import verify_log
+from securedp.cli import pipeline
+from securedp.cli.pipeline import Failure
 from securedp.cli.show import number, show_release
-from securedp.hazmat.bits.chacha import ChaChaSource
-from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
 from securedp.mechanisms.release import PreparedRelease
 from securedp.reading.files import check_encoding
+from securedp.reading.types import DECLARED_TYPES, declared_schema
 
 STAT_CHOICES = frozenset(STATISTICS)
+__all__ = ["STAT_CHOICES", "Failure", "parse_schema"]
 
 
-class Failure(Exception):
-    """A failure to report as one line with exit status 1."""
+def parse_schema(text: str | None) -> dict[str, str]:
+    """``--schema hours:int,pid:text`` as declared column types (:func:`securedp.reading.types.declared_schema`);
+    a column name holding a comma or colon cannot be declared here (use the Python API)."""
+    if text is None:
+        return {}
+    pairs = {}
+    for part in text.split(","):
+        column, sep, declared = part.rpartition(":")
+        if not sep or not column:
+            raise Failure(f"--schema: expected COLUMN:TYPE[,COLUMN:TYPE...] with TYPE one of "
+                          f"{', '.join(DECLARED_TYPES)}, got {part!r}")
+        pairs[column] = declared
+    return declared_schema(pairs)
 
 
 def _numbers(text: str | None, name: str) -> tuple[Fraction, ...] | None:
@@ -48,10 +55,12 @@ def _bin_edges(text: str | None) -> tuple[Fraction, ...] | None:
         raise Failure(f"{error} (bins are numeric edges; for labels such as north,south use --categories)") from None
 
 
-def _query(args: argparse.Namespace) -> Query:
+def one_column_query(args: argparse.Namespace) -> Query:
+    """The :class:`~securedp.audit.query.Query` of ``release --column --stat``, from the options only."""
     bounds = _numbers(args.bounds, "bounds")
     if bounds is not None and len(bounds) != 2:
         raise Failure(f"--bounds: expected LO,HI, got {args.bounds!r}")
+    schema = parse_schema(getattr(args, "schema", None))
     return Query(
         statistic=args.stat,
         column=args.column,
@@ -65,69 +74,14 @@ def _query(args: argparse.Namespace) -> Query:
         id_column=args.id_column,
         encoding=check_encoding(args.encoding),
         lattice=None if args.step is None else positive_rational(args.step, "--step"),
+        missing=args.missing, fill=None if args.fill is None else to_rational(args.fill, "--fill"),
+        schema=tuple(schema.items()), analyst_facing=bool(args.analyst_facing),
     ).check()
 
 
-class Recorder:
-    """The audit of the command's session: keeps the record of its one release and appends it to
-    ``--audit-log``, if given (:attr:`entry`: the line written, else ``None``)."""
-
-    def __init__(self, log: AuditLog | None) -> None:
-        self.log = log
-        self.record: dict[str, Any] = {}
-        self.entry: dict[str, Any] | None = None
-
-    def append(self, record: dict[str, Any]) -> None:
-        self.record = record
-        self.entry = None if self.log is None else self.log.append(record)
-
-    @property
-    def budget(self) -> BudgetState | None:
-        """The budget file just after the charge, as the record states it, or ``None`` without a budget file."""
-        fields = BudgetFields.from_json(self.record)
-        if fields is None:
-            return None
-        assert fields.total is not None and fields.currency is not None  # the command's budget fields
-        return BudgetState(fields.total, fields.spent, None, fields.currency)
-
-
-def session(args: argparse.Namespace, currency: Currency, cost: Fraction,
-            delta: Fraction | None = None) -> tuple[Session, Recorder]:
-    """The session that the command's one release, of ``cost`` in ``currency`` (and ``delta``), is charged to.
-
-    With ``--budget-file``: a session over that file (created by ``--budget``
-    and ``--budget-delta``, which must match it later; see
-    :class:`~securedp.accounting.budget_file.BudgetFile`), whose ledger id
-    is the audit log's writer. Without: a session whose in-memory budget is
-    exactly the release's ``cost`` and ``delta``, and whose records carry no
-    budget fields. Either way the release goes through the one pipeline,
-    :meth:`Session._release`, on the ``--seed-file`` stream (or the system
-    source), its record kept by the returned :class:`Recorder`.
-    """
-    source = _source(args)
-    if args.budget_file is None:
-        for flag, value in (("--budget", args.budget), ("--budget-delta", args.budget_delta)):
-            if value is not None:
-                raise Failure(f"{flag} needs --budget-file")
-        budget = Budget(currency.value, cost, delta=delta)
-        writer = None
-    else:
-        store = BudgetFile(args.budget_file, args.budget, currency.value, args.budget_delta)
-        budget = Budget(currency.value, store=store)
-        writer = store.ledger
-    recorder = Recorder(_audit_log(args, writer))
-    return Session(budget=budget, rng=source, audit=recorder, analyst_facing=args.analyst_facing), recorder
-
-
-def _source(args: argparse.Namespace) -> RandomSource | None:
-    """A fresh, uniquely labelled substream of the seed file's stream, or ``None`` for the system source."""
-    if args.seed_file is None:
-        return None
-    return ChaChaSource(read_seed(args.seed_file)).substream(f"release-{os.urandom(16).hex()}")
-
-
 def release(args: argparse.Namespace) -> int:
-    """``securedp release``: validate, then charge the budget file, draw and log (:func:`session`), print.
+    """``securedp release --column --stat``: the one-cell table of the file's column, by the command's one
+    pipeline (:mod:`securedp.cli.pipeline`: checked, charged, drawn, recorded), then printed.
 
     The release is priced in ``epsilon`` (``--epsilon``, pure DP) or in
     ``rho`` (``--rho``, zCDP); a budget file counts one of the two and
@@ -135,26 +89,24 @@ def release(args: argparse.Namespace) -> int:
     the audit log stores it (exact: integers, ``"num/den"`` strings); the
     text output writes values as :func:`securedp.cli.show.number` does.
     """
-    query = _query(args)
-    prepared = query.prepare(read_column(args.data, query.column, query.id_column, encoding=query.encoding))
-    cost = cost_in(query.currency, prepared.epsilon, prepared.rho)
-    if cost != query.cost:  # the mechanisms price exactly what was asked
-        raise Failure(f"{query.statistic} is not priced in {query.currency}")
-    if args.dry_run:
-        print("\n".join(dry_run_lines(f"{query.statistic} of column {query.column!r}", query.currency, cost,
+    query = one_column_query(args)
+    ledgers = None if args.dry_run else pipeline.preflight(args, query.currency)
+    prepared = query.prepare(args.data)
+    if ledgers is None:
+        print("\n".join(dry_run_lines(f"{query.statistic} of column {query.column!r}", query.currency, query.cost,
                                        prepared)))
         return 0
-    charged_to, recorder = session(args, query.currency, cost)
-    result = charged_to._release(prepared, query=query.to_json())
+    released = pipeline.release(args, ledgers, prepared, query.to_json())
+    recorder = released.recorder
     if args.json:
         print(json.dumps(recorder.record, indent=2))
     else:
-        print(show_release(result, query, recorder.budget))
+        print(show_release(released.release, query, recorder.budget))
         entry = recorder.entry
         if entry is not None:
             signed = "" if "sig" not in entry else f", signed by {entry['signer'][:16]}…"
             print(f"  audit    record {entry['seq']} appended to {args.audit_log} (hash {entry['hash'][:16]}…{signed})")
-    return 0
+    return released.finish()
 
 
 DRY_RUN_ALPHA = Fraction(1, 20)
@@ -170,16 +122,6 @@ def dry_run_lines(what: str, currency: Currency, cost: Fraction, prepared: Prepa
         unit = "rows" if name.startswith("rank_error") or name == "count" else "(column units)"
         lines.append(f"  accuracy {name or 'value'} +/- {number(width)} {unit} with probability 0.95")
     return lines
-
-
-def _audit_log(args: argparse.Namespace, writer: str | None) -> AuditLog | None:
-    """The release's audit log, signed with ``--signing-key`` when given."""
-    key = getattr(args, "signing_key", None)
-    if args.audit_log is None:
-        if key is not None:
-            raise Failure("--signing-key needs --audit-log")
-        return None
-    return AuditLog(args.audit_log, writer=writer, signing_key=None if key is None else load_signing_key(key))
 
 
 def _head_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -7,8 +7,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import polars as pl
+
 from securedp.accounting.session import Session
-from securedp.audit.table import read_column
 from securedp.cli.example_data import MAX_ROWS_PER_PERSON, PATH, REGIONS
 from securedp.cli.show import label_text, number
 from securedp.hazmat.exact.rational import format_rational
@@ -49,25 +50,22 @@ def _value(release: Release) -> str:
 def run_demo(write: Callable[[str], Any] = print) -> int:
     """Run the demo, writing readable lines with ``write``; returns the exit status (0)."""
     start = time.perf_counter()
-    age = read_column(PATH, "age", "person_id")
-    hours = read_column(PATH, "hours", "person_id")
-    income = read_column(PATH, "income", "person_id")
-    region = read_column(PATH, "region", "person_id")
-    people = len(set(age.ids or ()))
-    write(f"securedp demo: {len(age.values)} rows, {people} people ({PATH.name}, synthetic)")
+    visits = pl.read_csv(PATH)
+    ids = visits["person_id"]
+    write(f"securedp demo: {visits.height} rows, {ids.n_unique()} people ({PATH.name}, synthetic)")
     write(f"one session with a total budget of epsilon = {TOTAL}; each person counted once "
           "(a person with more rows keeps the one of smallest salted SHA-256 digest)")
     write("")
     session = Session(epsilon=TOTAL)
     steps: list[tuple[str, Callable[[], Release]]] = [
-        ("count of people", lambda: session.count(age.values, epsilon="1/10", ids=age.ids)),
-        ("mean age, bounds [18, 90]", lambda: session.mean(age.values, bounds=(18, 90), epsilon="1/5", ids=age.ids)),
+        ("count of people", lambda: session.count(visits["age"], epsilon="1/10", ids=ids)),
+        ("mean age, bounds [18, 90]", lambda: session.mean(visits["age"], bounds=(18, 90), epsilon="1/5", ids=ids)),
         ("variance of weekly hours [0, 80]",
-         lambda: session.variance(hours.values, bounds=(0, 80), epsilon="3/10", ids=hours.ids)),
+         lambda: session.variance(visits["hours"], bounds=(0, 80), epsilon="3/10", ids=ids)),
         ("people per region (parallel)",
-         lambda: session.histogram(region.values, categories=REGIONS, epsilon="1/10", ids=region.ids)),
+         lambda: session.histogram(visits["region"], categories=REGIONS, epsilon="1/10", ids=ids)),
         ("median income, bounds [0, 400000]",
-         lambda: session.median(income.values, bounds=(0, 400_000), epsilon="1/5", ids=income.ids)),
+         lambda: session.median(visits["income"], bounds=(0, 400_000), epsilon="1/5", ids=ids)),
     ]
     for title, run in steps:
         write(_line(session, title, run()))

@@ -27,7 +27,6 @@ from securedp.accounting.boundary import check_public_arguments, data_boundary
 from securedp.accounting.budget_file import BudgetError
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.audit.log import AuditLogError
-from securedp.audit.table import Column
 from securedp.cli import commands, planning, table_command
 
 PUBLIC_STATE = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError)
@@ -40,6 +39,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"securedp: error: {message} (see `{self.prog} --help`)\n")
+
+
+def add_reading_options(parser: argparse.ArgumentParser) -> None:
+    """How the values of the file are read: ``--missing``, ``--fill``, ``--schema`` (every command that reads a
+    value column)."""
+    parser.add_argument("--missing", default="raise", choices=["raise", "drop", "impute"],
+                        help="unusable values (blank, not a number): refuse naming the first (default), drop them, "
+                             "or impute --fill")
+    parser.add_argument("--fill", help="the public value imputed with --missing impute")
+    parser.add_argument("--schema", help="declared column types: COLUMN:TYPE,... with TYPE int, number or text "
+                                         "(a CSV file's cells are text: hours:int keeps whole hours whole)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--categories", help="histogram categories: A,B,... (cells compared verbatim)")
     rel.add_argument("--max-contributions", default="1", help="rows one person may contribute (default 1)")
     rel.add_argument("--id-column", help="person-id column: enforce --max-contributions per person")
+    add_reading_options(rel)
     rel.add_argument("--encoding", default="utf-8",
                      help="the CSV file's text encoding (default utf-8, strictly; e.g. latin-1): never decoded lossily")
     rel.add_argument("--budget-file", help="JSON file persisting the total and spent budget")
@@ -212,9 +223,9 @@ def _warn_about_the_privacy_unit(args: argparse.Namespace) -> None:
 
 
 _TABLE_ONLY = {"keys": "--keys", "keys_file": "--keys-file", "delta": "--delta", "selection": "--selection",
-               "fill": "--fill", "output": "--output", "target": "--target", "auto_epsilon": "--auto-epsilon"}
+               "output": "--output", "target": "--target", "auto_epsilon": "--auto-epsilon"}
 _TABLE_DEFAULTS = {"max_groups": ("--max-groups", "1"), "max_rows": ("--max-rows", "1"),
-                   "alpha": ("--alpha", "0.05"), "missing": ("--missing", "raise"), "delimiter": ("--delimiter", ","),
+                   "alpha": ("--alpha", "0.05"), "delimiter": ("--delimiter", ","),
                    "engine": ("--engine", "memory"), "missing_keys": ("--missing-keys", "raise"),
                    "grid": ("--grid", "1/100")}
 _COLUMN_ONLY = {"bounds": "--bounds", "step": "--step", "q": "--q", "bins": "--bins", "categories": "--categories"}
@@ -290,11 +301,11 @@ def _analyst_facing(args: argparse.Namespace) -> int:
     if table_command.wants_table(args):
         import polars as pl
 
-        table = table_command.table_query(args)
+        table = table_command.placeholder_bounds(table_command.table_query(args))  # COLUMN:auto is chosen later
         check_public_arguments(lambda: table.prepare(pl.DataFrame()))  # stops before reading the empty table
     elif args.column is not None and args.stat is not None:
-        query = commands._query(args)  # the query of a one-column release, from the options only
-        check_public_arguments(lambda: query.prepare(Column([], None if query.id_column is None else [])))
+        query = commands.one_column_query(args)  # the query of a one-column release, from the options only
+        check_public_arguments(lambda: query.prepare({}))  # stops before reading the (empty) table
     return int(data_boundary(True, lambda: args.run(args), reading=True, passes=PUBLIC_STATE))
 
 

@@ -22,10 +22,9 @@ from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.accounting.schema import Currency
 from securedp.audit.log import AuditLogError
 from securedp.audit.planning_query import BoundsQuery, HistogramQuery
-from securedp.cli import commands
+from securedp.cli import commands, pipeline
 from securedp.cli.show import exact_text
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
-from securedp.mechanisms.release import Release
 from securedp.planning.bounds import DEFAULT_EXPONENTS, METHODS
 from securedp.planning.contributions import ContributionReport, ReportPlan, analyze_contributions
 from securedp.reading.files import check_encoding, read_file
@@ -64,6 +63,10 @@ def add_commands(sub: Any) -> None:
                         help="e,E: lattice step 2**e, range [-2**E, 2**E] (default -8,40)")
     bounds.add_argument("--quantiles", default="0.05,0.95", help="quantiles method: the two levels (default 0.05,0.95)")
     bounds.add_argument("--beta", default="0.05", help="histogram method: failure probability of the threshold")
+    bounds.add_argument("--missing", default="raise", choices=["raise", "drop", "impute"],
+                        help="unusable values (blank, not a number): refuse naming the first (default), drop them, "
+                             "or impute --fill")
+    bounds.add_argument("--fill", help="the public value imputed with --missing impute")
     _release_options(bounds)
     bounds.set_defaults(run=bounds_command)
 
@@ -96,22 +99,21 @@ def _bounds(text: str | None) -> tuple[Fraction, Fraction] | None:
     return parts[0], parts[1]
 
 
-def _run(args: argparse.Namespace, query: BoundsQuery | HistogramQuery) -> Release:
-    """The release of ``query`` on the file through the command's one pipeline (:func:`commands.session`:
-    charged to ``--budget-file``, drawn from ``--seed-file``, appended to ``--audit-log`` with the query, so
-    that ``securedp audit replay`` re-derives it); with ``--analyst-facing``, the public arguments are
-    checked first (on an empty placeholder) and the rest runs behind the analyst-facing error boundary."""
+def _run(args: argparse.Namespace, query: BoundsQuery | HistogramQuery) -> pipeline.Released:
+    """The release of ``query`` on the file through the command's one pipeline (:mod:`securedp.cli.pipeline`:
+    the ledgers checked first, then charged to ``--budget-file``, drawn from ``--seed-file``, appended to
+    ``--audit-log`` with the query, so that ``securedp audit replay`` re-derives it); with
+    ``--analyst-facing``, the public arguments are checked first (on an empty placeholder) and the rest runs
+    behind the analyst-facing error boundary. The caller shows the release, then calls ``finish()``."""
     import polars as pl
 
     # the pipeline reads the mode and the delta ledger option of `securedp release`; these commands keep their
     # own flag (main routes `analyst_facing` to the release command's checks) and spend no delta
     options = argparse.Namespace(**{**vars(args), "analyst_facing": args.analyst, "budget_delta": None})
 
-    def release() -> Release:
-        prepared = query.prepare(query.read(args.data))
-        assert prepared.epsilon is not None  # both releases are priced in epsilon
-        charged_to, _ = commands.session(options, Currency.EPSILON, prepared.epsilon)
-        return charged_to._release(prepared, query=query.to_json())
+    def release() -> pipeline.Released:
+        ledgers = pipeline.preflight(options, Currency.EPSILON)
+        return pipeline.release(options, ledgers, query.prepare(args.data), query.to_json())
 
     if not args.analyst:
         return release()
@@ -146,9 +148,12 @@ def analyze_command(args: argparse.Namespace) -> int:
         report = analyze_contributions(data, id_column=args.id_column, group_by=group_by, **options)
     else:
         query = HistogramQuery(args.id_column, tuple(group_by), positive_rational(args.epsilon, "--epsilon"),
-                               to_int(args.groups_cap, "--groups-cap"), to_int(args.rows_cap, "--rows-cap"), encoding)
-        release = _run(args, query)
-        report = plan.from_histogram(release)
+                               to_int(args.groups_cap, "--groups-cap"), to_int(args.rows_cap, "--rows-cap"), encoding,
+                               args.analyst)
+        released = _run(args, query)
+        report = plan.from_histogram(released.release)
+        print(json.dumps(report.record(), indent=2) if args.json else show_report(report))
+        return released.finish()
     print(json.dumps(report.record(), indent=2) if args.json else show_report(report))
     return 0
 
@@ -165,15 +170,17 @@ def bounds_command(args: argparse.Namespace) -> int:
         raise commands.Failure(f"--quantiles: expected two levels Q1,Q2, got {args.quantiles!r}") from None
     query = BoundsQuery(args.column, positive_rational(args.epsilon, "--epsilon"), args.id_column,
                         to_int(args.max_contributions, "--max-contributions"), args.method, (low, high),
-                        (q_lo, q_hi), to_rational(args.beta, "--beta"), check_encoding(args.encoding))
-    release = _run(args, query)
+                        (q_lo, q_hi), to_rational(args.beta, "--beta"), check_encoding(args.encoding), args.missing,
+                        None if args.fill is None else to_rational(args.fill, "--fill"), args.analyst)
+    released = _run(args, query)
+    release = released.release
     if args.json:
         print(json.dumps(release.record(), indent=2))
     else:
         lo, hi = release.value
         print(f"bounds   {exact_text(lo)},{exact_text(hi)}   (--bounds {exact_text(lo)},{exact_text(hi)})")
         print(f"  method {release.parameters['method']}, epsilon {exact_text(release.epsilon)} (private)")
-    return 0
+    return released.finish()
 
 
 def _down(q: Fraction, places: int) -> str:

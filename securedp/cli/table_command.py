@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from securedp.accounting.budget import cost_in
-from securedp.cli.commands import Failure, session
+from securedp.cli import pipeline
+from securedp.cli.commands import Failure, parse_schema
 from securedp.cli.progress import Stages
 from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
 from securedp.reading.files import check_encoding, read_csv_bytes
@@ -75,7 +75,7 @@ def keys_option(text: str) -> list[str]:
 
 
 def _keys(args: argparse.Namespace, group_by: tuple[str, ...]) -> tuple[tuple[Any, ...], ...] | None:
-    from securedp.engines.frames import read_source
+    from securedp.reading.files import read_file
 
     if args.keys is not None and args.keys_file is not None:
         raise Failure("give --keys or --keys-file, not both")
@@ -84,8 +84,8 @@ def _keys(args: argparse.Namespace, group_by: tuple[str, ...]) -> tuple[tuple[An
             raise Failure("--keys A,B,... needs exactly one --group-by column; use --keys-file for several")
         return tuple((k,) for k in keys_option(args.keys))
     if args.keys_file is not None:
-        frame = read_source(args.keys_file, list(group_by), args.delimiter,
-                            check_encoding(args.encoding)).frame.select(list(group_by))
+        frame = read_file(args.keys_file, list(group_by), delimiter=args.delimiter,
+                          encoding=check_encoding(args.encoding)).frame.select(list(group_by))
         return tuple(frame.iter_rows())
     return None
 
@@ -119,6 +119,7 @@ def table_query(args: argparse.Namespace) -> TableQuery:
         alpha=to_rational(args.alpha, "--alpha"), missing=args.missing,
         fill=None if args.fill is None else to_rational(args.fill, "--fill"), delimiter=args.delimiter,
         encoding=check_encoding(args.encoding), missing_keys=args.missing_keys,
+        schema=tuple(parse_schema(args.schema).items()), analyst_facing=bool(args.analyst_facing),
     )
 
 
@@ -167,6 +168,8 @@ def neutralised(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _write(result: Any, args: argparse.Namespace) -> None:
+    """The table on standard output, or in ``--output``; if that file cannot be written now (after the draw:
+    the release is charged and recorded), the table is printed instead and the failure reported."""
     import polars as pl
 
     frame = result.frame
@@ -175,11 +178,17 @@ def _write(result: Any, args: argparse.Namespace) -> None:
     frame = neutralised(frame)  # the CSV cells; the JSON output below keeps the exact values
     if args.output is None:
         sys.stdout.write(frame.write_csv())
-    elif str(args.output).lower().endswith(".json"):
-        with open(args.output, "w", encoding="utf-8") as out:
-            out.write(json_rows(result.labels, result.value))
-    else:
-        frame.write_csv(args.output)
+        return
+    try:
+        if str(args.output).lower().endswith(".json"):
+            with open(args.output, "w", encoding="utf-8") as out:
+                out.write(json_rows(result.labels, result.value))
+        else:
+            frame.write_csv(args.output)
+    except OSError as error:
+        sys.stdout.write(frame.write_csv())
+        raise Failure(f"cannot write {args.output} ({error.strerror or error}); the release was charged and "
+                      "recorded, and its table is printed above") from None
 
 
 def json_rows(labels: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -235,14 +244,25 @@ def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
     return lines
 
 
+def placeholder_bounds(query: TableQuery) -> TableQuery:
+    """``query`` with every ``COLUMN:auto`` given the bounds ``(0, 1)``: its public arguments can be checked
+    before the auto bounds are chosen (a table refused for them never follows a bounds release)."""
+    import dataclasses
+
+    return dataclasses.replace(query, aggregations=tuple(
+        dataclasses.replace(a, bounds=(Fraction(0), Fraction(1)), auto=False) if a.auto else a
+        for a in query.aggregations))
+
+
 def _auto_bounds(args: argparse.Namespace, query: TableQuery) -> TableQuery:
     """The query with every ``COLUMN:auto`` given bounds chosen privately: one bounds release per column
-    (:func:`securedp.planning.private_bounds`, at ``--auto-epsilon``), each through the command's one
-    pipeline (charged, drawn, logged with its query, so replay re-derives it) before the table."""
+    (:func:`securedp.planning.bounds.prepare_column_bounds`, at ``--auto-epsilon``), each through the command's
+    one pipeline (checked, charged, drawn, logged with its query, so replay re-derives it) before the table."""
     import dataclasses
 
     from securedp.accounting.schema import Currency
     from securedp.audit.planning_query import BoundsQuery
+    from securedp.tables.pricing import price_table
 
     auto = [a for a in query.aggregations if a.auto]
     if not auto:
@@ -253,57 +273,49 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery) -> TableQuery:
     if args.dry_run:
         raise Failure("--dry-run plans from public bounds: give COLUMN:LO,HI (the auto bounds are a release)")
     epsilon = positive_rational(args.auto_epsilon, "--auto-epsilon")
-    # the table's public arguments are checked first (with placeholder bounds), so that a table refused for
-    # them never follows a bounds release already charged
-    from securedp.tables.pricing import price_table
-
-    placeholder = dataclasses.replace(query, aggregations=tuple(
-        dataclasses.replace(a, bounds=(Fraction(0), Fraction(1)), auto=False) if a.auto else a
-        for a in query.aggregations))
-    price_table(**placeholder.public(), epsilon=query.epsilon, rho=query.rho)
+    price_table(**placeholder_bounds(query).public(), epsilon=query.epsilon, rho=query.rho)
     rows = query.max_groups * query.max_rows if query.id_column is not None else 1
     chosen: dict[str, tuple[Fraction, Fraction]] = {}
     for a in auto:
         if a.column is None or a.column in chosen:
             continue
         bounds = BoundsQuery(a.column, epsilon, query.id_column, rows, encoding=query.encoding)
-        prepared = bounds.prepare(bounds.read(args.data))
-        charged_to, _ = session(args, Currency.EPSILON, epsilon)
-        released = charged_to._release(prepared, query=bounds.to_json())
-        chosen[a.column] = released.value
-        print(f"  bounds   {a.column}: [{released.value[0]}, {released.value[1]}], chosen privately at epsilon "
+        ledgers = pipeline.preflight(args, Currency.EPSILON)
+        released = pipeline.release(args, ledgers, bounds.prepare(_data(args, query)), bounds.to_json())
+        chosen[a.column] = released.release.value
+        print(f"  bounds   {a.column}: [{chosen[a.column][0]}, {chosen[a.column][1]}], chosen privately at epsilon "
               f"{format_rational(epsilon)}", file=sys.stderr)
+        released.finish()
     resolved = tuple(dataclasses.replace(a, bounds=chosen[a.column], auto=False) if a.auto and a.column else a
                      for a in query.aggregations)
     return dataclasses.replace(query, aggregations=resolved)
 
 
 def release_table(args: argparse.Namespace) -> int:
-    """Validate, then charge the budget file (epsilon or rho, and the delta of private keys), bound and
-    aggregate, draw and log (:func:`securedp.cli.commands.session`), write the table."""
+    """Validate and check the ledgers (:mod:`securedp.cli.pipeline`), then charge the budget file (epsilon or
+    rho, and the delta of private keys), bound and aggregate, draw and log, and write the table."""
     from securedp.audit.table_query import describe
+    from securedp.tables.table import TableRelease
 
     query = _auto_bounds(args, table_query(args))
     if args.target and not args.dry_run:
         raise Failure("--target plans a release before it is made: add --dry-run")
+    ledgers = None if args.dry_run else pipeline.preflight(args, query.currency)
     with Stages(["read and check the table", "bound, aggregate and noise", "write"]) as stages:
         prepared = query.prepare(_data(args, query))
         stages.next()
-        if args.dry_run:
+        if ledgers is None:
             assert prepared.plan is not None
             print("\n".join(["table: dry run, nothing drawn, nothing charged, no audit record",
                              *(f"  {line}" for line in prepared.plan.lines()), *_planned(args, query)]))
             return 0
-        charged_to, recorder = session(args, query.currency,
-                                       cost_in(query.currency, prepared.epsilon, prepared.rho), prepared.delta)
-        result = charged_to._release(prepared, query=query.to_json())
+        released = pipeline.release(args, ledgers, prepared, query.to_json())
+        recorder, result = released.recorder, released.release
         stages.next()
         if args.json:
             print(json.dumps(recorder.record, indent=2))
-            return 0
+            return released.finish()
         _write(result, args)
-    from securedp.tables.table import TableRelease
-
     assert isinstance(result, TableRelease)
     for note in result.notes:  # read from the released values only
         print(f"securedp: note: {note}", file=sys.stderr)
@@ -313,7 +325,7 @@ def release_table(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
         if entry is not None:
             print(f"  audit    record {entry['seq']} appended to {args.audit_log}", file=sys.stderr)
-    return 0
+    return released.finish()
 
 
 def add_table_options(rel: argparse.ArgumentParser) -> None:
@@ -338,9 +350,6 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
     table.add_argument("--selection", choices=["laplace", "optimal", "gaussian"],
                        help="partition selection rule (default: laplace with --epsilon, gaussian with --rho)")
     table.add_argument("--alpha", default="0.05", help="confidence intervals at level 1 - alpha (default 0.05)")
-    table.add_argument("--missing", default="raise", choices=["raise", "drop", "impute"],
-                       help="unusable values: refuse (default), drop, or impute --fill")
-    table.add_argument("--fill", help="the public value imputed with --missing impute")
     table.add_argument("--delimiter", default=",", help="CSV delimiter (default ,)")
     table.add_argument("--missing-keys", default="raise", choices=["raise", "drop"],
                        help="rows whose --group-by value is missing or blank: raise (default) or drop them")

@@ -31,7 +31,6 @@ objects), pyarrow (``decimal128``) or Polars (for Polars input and for files).
 
 from __future__ import annotations
 
-import pathlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -43,7 +42,6 @@ import pyarrow as pa
 
 from securedp.hazmat.exact.rational import format_rational
 from securedp.reading.columns import column_values
-from securedp.reading.files import FileTable, read_file
 from securedp.reading.keys import key_column
 from securedp.reading.tables import table_source
 
@@ -71,13 +69,6 @@ class Frames:
     kind: str
     values: Mapping[str, np.ndarray | list[Any]] = field(default_factory=dict)
     where: Callable[[int], str] = field(default=lambda i: f"row {i}")
-
-
-def read_source(path: str | pathlib.Path, columns: Sequence[str] | None, delimiter: str = ",",
-                encoding: str = "utf-8") -> FileTable:
-    """The needed ``columns`` (all if ``None``) of the CSV or Parquet file at ``path``, read by
-    :func:`securedp.reading.files.read_file` (tables read from a file answer in Polars)."""
-    return read_file(path, columns, delimiter=delimiter, encoding=encoding)
 
 
 def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence[str],

@@ -20,10 +20,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from securedp.accounting.session import Session
-from securedp.engines.frames import read_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.mechanisms.release import Release
-from securedp.reading.columns import column_values
+from securedp.planning.bounds import prepare_column_bounds
 from securedp.tables.spec import Aggregation, ColumnAggregation
 
 AUTO = "auto"
@@ -35,34 +34,33 @@ def is_auto(aggregation: Aggregation) -> bool:
         aggregation.bounds == AUTO
 
 
-def _column(data: Any, name: str) -> Any:
-    if isinstance(data, str) or hasattr(data, "__fspath__"):
-        return read_source(data, [name]).frame[name]
-    return column_values(data[name])
-
-
 def auto_bounds(data: Any, aggregations: Sequence[Aggregation], *, epsilon: Any, id_column: str | None = None,
                 max_groups: int = 1, max_rows: int = 1, session: Session | None = None,
                 rng: RandomSource | None = None, method: str = "histogram") -> tuple[list[Aggregation], list[Release]]:
     """``aggregations`` with every ``bounds="auto"`` replaced by bounds chosen privately from ``data``, and
     the bounds releases (one per distinct column, each at ``epsilon``, charged to ``session``).
 
-    ``data`` is the table the release will read (a DataFrame, or a CSV or Parquet path). Without an
-    auto aggregation, nothing is read or drawn and the list is returned as it is.
+    ``data`` is the table the release will read (a DataFrame, or a CSV or Parquet path): each bounds
+    release reads its column and the ids through the one reader, as the table will, and with ``session``
+    it is prepared and charged in the session's mode, behind its error boundary (an analyst-facing session
+    sees no data-dependent error). Without an auto aggregation, nothing is read or drawn and the list is
+    returned as it is.
     """
-    from securedp.planning.bounds import private_bounds
-
+    if session is not None and rng is not None:
+        raise ValueError("give session= (its source draws) or rng=, not both")
     chosen: dict[str, tuple[Any, Any]] = {}
     releases: list[Release] = []
-    ids = None if id_column is None else _column(data, id_column)
+    rows = max_groups * max_rows if id_column is not None else 1
     for a in aggregations:
         if not is_auto(a):
             continue
         assert isinstance(a, ColumnAggregation)
         if a.column not in chosen:
-            release = private_bounds(_column(data, a.column), epsilon=epsilon, ids=ids,
-                                     max_contributions=max_groups * max_rows if ids is not None else 1,
-                                     method=method, session=session, rng=rng)
+            options = {"id_column": id_column, "epsilon": epsilon, "max_contributions": rows, "method": method}
+            if session is not None:
+                release = session.release(session.prepare(prepare_column_bounds, data, a.column, **options))
+            else:
+                release = prepare_column_bounds(data, a.column, **options).execute(rng)
             chosen[a.column] = release.value
             releases.append(release)
     return [_with_bounds(a, chosen) for a in aggregations], releases

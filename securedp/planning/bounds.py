@@ -61,7 +61,7 @@ from securedp.lattice import Lattice
 from securedp.mechanisms.accuracy import check_alpha, laplace_halfwidth
 from securedp.mechanisms.contributions import check_max_contributions
 from securedp.mechanisms.release import Execution, PreparedRelease, Release
-from securedp.tables.one_column import prepare_histogram, prepare_quantiles
+from securedp.tables.one_column import DATA, column_table, one_cell, request
 
 METHODS = ("histogram", "quantiles")
 DEFAULT_EXPONENTS = (-8, 40)
@@ -107,19 +107,35 @@ def prepare_private_bounds(
     and its ``parameters`` hold the method, the exponents and what the bounds were read from (the noisy
     counts and threshold, or the quantile levels).
     """
+    table, id_column = column_table(data, ids)
+    return prepare_column_bounds(table, DATA, id_column=id_column, epsilon=epsilon,
+                                 max_contributions=max_contributions, method=method, exponents=exponents,
+                                 quantiles=quantiles, beta=beta, missing=missing, fill=fill)
+
+
+def prepare_column_bounds(
+    table: Any, column: str, *, epsilon: Any, id_column: str | None = None, max_contributions: Any = 1,
+    method: str = "histogram", exponents: Sequence[int] = DEFAULT_EXPONENTS,
+    quantiles: Sequence[Any] = ("0.05", "0.95"), beta: Any = "0.05", missing: str = "raise", fill: Any = None,
+    schema: Any = None,
+) -> PreparedRelease:
+    """:func:`prepare_private_bounds` of the column ``column`` of a table (any kind, or a file: read by the one
+    reader when the release reads its data), with ``id_column`` its person ids."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     eps = positive_rational(epsilon, "epsilon")
     low, high = _exponents(exponents)
     m = check_max_contributions(max_contributions)
     common = {"method": method, "exponents": [low, high]}
+    options = {"epsilon": eps, "rho": None, "max_contributions": m, "missing": missing, "fill": fill,
+               "schema": schema}
     if method == "quantiles":
-        levels = [probability(q, "quantiles") for q in quantiles]
+        levels = tuple(probability(q, "quantiles") for q in quantiles)
         if len(levels) != 2 or not levels[0] < levels[1]:
             raise ValueError("quantiles must be two levels q_lo < q_hi")
-        inner = prepare_quantiles(data, levels, bounds=(-(Fraction(2) ** high), Fraction(2) ** high),
-                                  epsilon=eps, lattice=Lattice(Fraction(2) ** low), ids=ids, max_contributions=m,
-                                  missing=missing, fill=fill)
+        cell, aggregations = request("quantiles", column, bounds=(-(Fraction(2) ** high), Fraction(2) ** high),
+                                     lattice=Lattice(Fraction(2) ** low), levels=levels)
+        inner = one_cell(cell, aggregations, table, id_column, **options)
 
         def from_quantiles(release: Release) -> Release:
             lo, hi = sorted(release.value)
@@ -131,7 +147,8 @@ def prepare_private_bounds(
     bins = len(edges) - 1
     level = check_alpha(beta)
     tau = laplace_halfwidth(Fraction(m) / eps, level / bins)
-    inner = prepare_histogram(data, bins=edges, epsilon=eps, ids=ids, max_contributions=m, missing=missing, fill=fill)
+    cell, aggregations = request("histogram", column, bins=edges)
+    inner = one_cell(cell, aggregations, table, id_column, **options)
     zero = bins // 2  # the index of the edge 0, and of the bin [0, 2**e)
 
     def from_histogram(release: Release) -> Release:

@@ -70,7 +70,7 @@ from securedp.mechanisms.data_phase import reading_data
 from securedp.mechanisms.noise import LAPLACE
 from securedp.mechanisms.release import PreparedRelease, Release, canonical_input, jsonable
 from securedp.planning.profiles import GROUPS, PERSON, ROWS, ExactProfile, NoisyProfile, Profile
-from securedp.reading.files import column_names
+from securedp.reading.files import TableFile, column_names
 from securedp.tables.spec import Sum
 
 NOT_PRIVATE = "not private: computed from the raw data, for the data holder only"
@@ -93,6 +93,8 @@ def _column_names(data: Any) -> list[str]:
     """The column names of a table or file (names are public; no value is read)."""
     if isinstance(data, (str, pathlib.Path)):
         return column_names(data)
+    if isinstance(data, TableFile):
+        return column_names(data.path, delimiter=data.delimiter)
     if isinstance(data, pl.LazyFrame):
         return list(data.collect_schema().names())
     names = getattr(data, "column_names", None)  # pyarrow

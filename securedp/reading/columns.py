@@ -16,11 +16,11 @@ pandas Series, extension dtype         ``Int*``/``UInt*`` without a missing valu
 (nullable ``Int64``, ``Float64``,      ``uint64`` array; anything else (a missing value, ``Float*``,
 ``boolean``, ``string``, Arrow)        ``boolean``, text, Arrow types): Python objects with ``None``
                                        for a missing value (``to_numpy(dtype=object, na_value=None)``)
-Polars Series                          integers or booleans without a null, and floats:
-                                       ``to_numpy()``; text whose every cell is a decimal integer of
-                                       at most 18 digits: those integers, exactly; anything else (a
-                                       null in an integer column, decimals, other text): Python
-                                       objects (``to_list()``), read record by record
+Polars Series                          integers of at most 64 bits or booleans without a null, and
+                                       floats: ``to_numpy()``; text whose every cell is a decimal
+                                       integer of at most 18 digits: those integers, exactly; anything
+                                       else (a null in an integer column, 128-bit integers, decimals,
+                                       other text): Python objects (``to_list()``), read record by record
 any other iterable                     ``list(...)``
 =====================================  ============================================================
 
@@ -61,7 +61,8 @@ def _polars_values(series: Any) -> np.ndarray | list[Any]:
     import polars as pl  # loaded already: ``series`` is a Polars Series
 
     dtype = series.dtype
-    if dtype.is_float() or ((dtype.is_integer() or dtype == pl.Boolean) and series.null_count() == 0):
+    wide = dtype in (pl.Int128, pl.UInt128)  # NumPy holds no 128-bit integer: Python ints, null or not
+    if dtype.is_float() or ((dtype.is_integer() or dtype == pl.Boolean) and not wide and series.null_count() == 0):
         return np.asarray(series.to_numpy())
     if dtype == pl.String and series.null_count() == 0 and series.str.contains(r"^-?[0-9]{1,18}$").all():
         return np.asarray(series.cast(pl.Int64).to_numpy())  # text of integers (a CSV column): parsed exactly at once

@@ -44,7 +44,7 @@ from securedp.reading.delimited import MissingColumns, header_of, parse_csv
 from securedp.reading.mode import analyst_facing
 from securedp.reading.text import arrow_text
 
-__all__ = ["FileTable", "MissingColumns", "check_encoding", "column_names", "read_csv_bytes", "read_file"]
+__all__ = ["FileTable", "MissingColumns", "TableFile", "check_encoding", "column_names", "read_csv_bytes", "read_file"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,13 @@ class FileTable:
     frame: Any
     name: str
     lines: np.ndarray | None = None
+    rows: int | None = None
+    """The number of rows, when :attr:`frame` holds no column to count them (``None``: its height)."""
+
+    @property
+    def height(self) -> int:
+        """The number of rows read."""
+        return int(self.frame.height) if self.rows is None else self.rows
 
     @property
     def columns(self) -> list[str]:
@@ -66,7 +73,7 @@ class FileTable:
 
     def __len__(self) -> int:
         """The number of rows read."""
-        return int(self.frame.height)
+        return self.height
 
     def where(self, row: int) -> str:
         """Where row ``row`` of :attr:`frame` stands in the file: ``"line 72"`` or ``"row 70"``."""
@@ -74,6 +81,23 @@ class FileTable:
 
 
 _UTF8 = "utf-8"
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """A CSV or Parquet file to read as a table, with its format: the CSV ``delimiter`` and ``encoding``.
+
+    Public like the path: a release given one reads only the columns it needs, when it starts reading its
+    data (:func:`securedp.reading.tables.table_source`), so that its public arguments are checked first.
+    """
+
+    path: str | pathlib.Path
+    delimiter: str = ","
+    encoding: str = _UTF8
+
+    def read(self, columns: Sequence[str] | None) -> FileTable:
+        """The ``columns`` (all if ``None``) of the file (:func:`read_file`)."""
+        return read_file(self.path, columns, delimiter=self.delimiter, encoding=self.encoding)
 
 
 def check_encoding(encoding: str) -> str:
@@ -118,8 +142,7 @@ def read_csv_bytes(data: bytes, columns: Sequence[str] | None, *, where: str = "
         raise ValueError(f"{where}, line {first.line}: not a CSV record: {first.reason} ({len(parsed.malformed)} "
                          "such line(s)); a cell holding a quote, the delimiter or a line break must be quoted, "
                          'with its quotes doubled ("5\'11""")')
-    frame = pl.DataFrame({c: pl.Series(c, parsed.columns[c], dtype=pl.String) for c in wanted},
-                         height=parsed.rows)
+    frame = pl.DataFrame([pl.Series(c, parsed.columns[c], dtype=pl.String) for c in wanted])
     if invalid is not None and not analyst_facing():  # the data holder is told, if a needed cell is concerned
         for column in wanted:
             hit = frame[column].str.contains(REPLACEMENT, literal=True).fill_null(False)
@@ -127,7 +150,7 @@ def read_csv_bytes(data: bytes, columns: Sequence[str] | None, *, where: str = "
                 raise ValueError(f"{where}: column {column!r} is not valid {encoding} (the first invalid byte is on "
                                  f"line {invalid}); if the file is in another encoding, declare it (encoding=, or "
                                  "--encoding latin-1 ...)")
-    return FileTable(frame, where, parsed.lines)
+    return FileTable(frame, where, parsed.lines, parsed.rows)
 
 
 def column_names(path: str | pathlib.Path, *, delimiter: str = ",") -> list[str]:
@@ -180,5 +203,10 @@ def read_file(path: str | pathlib.Path, columns: Sequence[str] | None, *, delimi
         absent = [c for c in dict.fromkeys(columns or ()) if c not in names]
         if absent:
             raise MissingColumns(absent, list(names))
-        return FileTable(_read_parquet(file, None if columns is None else list(dict.fromkeys(columns))), str(file))
+        wanted = None if columns is None else list(dict.fromkeys(columns))
+        if wanted == []:  # no column: the file's number of rows, from its metadata
+            import pyarrow.parquet as pq
+
+            return FileTable(pl.DataFrame(), str(file), rows=pq.ParquetFile(file).metadata.num_rows)
+        return FileTable(_read_parquet(file, wanted), str(file))
     return read_csv_bytes(file.read_bytes(), columns, where=str(file), delimiter=delimiter, encoding=encoding)

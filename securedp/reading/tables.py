@@ -20,7 +20,7 @@ from typing import Any
 
 from securedp.reading.columns import column_values
 from securedp.reading.delimited import MissingColumns
-from securedp.reading.files import FileTable, read_file
+from securedp.reading.files import FileTable, TableFile, read_file
 
 __all__ = ["Source", "table_source"]
 
@@ -68,12 +68,14 @@ def table_source(data: Any, columns: Sequence[str]) -> Source:
     wanted = list(dict.fromkeys(columns))
     if isinstance(data, (str, pathlib.Path)):
         data = read_file(data, wanted)
+    if isinstance(data, TableFile):
+        data = data.read(wanted)
     if isinstance(data, FileTable):
         frame = data.frame
         absent = [c for c in wanted if c not in frame.columns]
         if absent:
             raise MissingColumns(absent, list(frame.columns))
-        return Source({c: frame[c] for c in wanted}, frame.height, "polars", data.where)
+        return Source({c: frame[c] for c in wanted}, data.height, "polars", data.where)
     if isinstance(data, collections.abc.Mapping):
         absent = [c for c in wanted if c not in data]
         if absent:

@@ -103,8 +103,10 @@ def integer_columns(table: Any, names: Sequence[str], schema: Mapping[str, str] 
 
 
 def _typed_integer_columns(table: Any, names: Sequence[str]) -> frozenset[str]:
-    from securedp.reading.files import FileTable
+    from securedp.reading.files import FileTable, TableFile
 
+    if isinstance(table, TableFile):
+        return _typed_integer_columns(table.path, names)
     if isinstance(table, FileTable):  # a CSV file's columns are text; a Parquet file's, its own types
         return frozenset() if table.lines is not None else _typed_integer_columns(table.frame, names)
     if isinstance(table, Mapping):  # the columns of a one-column release

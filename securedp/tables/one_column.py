@@ -47,8 +47,8 @@ DATA, IDS = "data", "ids"
 
 @dataclass(frozen=True)
 class OneCell:
-    """How the one cell of the table becomes a one-column release: its name, the table columns holding its
-    value (one, or several for a tuple), the labels of a tuple, and the mechanism recorded."""
+    """How the one cell of the table becomes a release of one column: its name, the table columns holding its
+    value (one, or several for a tuple) and the labels of a tuple."""
 
     statistic: str
     names: tuple[str, ...]
@@ -65,28 +65,62 @@ def _exact(value: Any) -> Any:
     return exact_value(value) if isinstance(value, Fraction) else value
 
 
-def one_cell(cell: OneCell, aggregations: Sequence[Aggregation], data: Any, ids: Any, *, epsilon: Any, rho: Any,
-             max_contributions: Any, missing: str = "raise", fill: Any = None, hint: str = ONE_COLUMN_HINT,
-             ) -> PreparedRelease:
-    """The one-column release of ``aggregations`` over ``data`` (and ``ids``): the one-cell table, its cell
-    returned as :class:`OneCell` says (see the module docstring)."""
-    m = check_max_contributions(max_contributions)
+def request(statistic: str, column: str, *, bounds: Any = None, lattice: Any = None, levels: Any = None,
+            categories: Any = None, bins: Any = None, unknown: str = "raise") -> tuple[OneCell, list[Aggregation]]:
+    """The table aggregations releasing ``statistic`` of ``column`` in one cell, and how that cell becomes the
+    release's value: the one definition of each statistic of one column (the functions below, the command's
+    ``--column --stat``, and their replay all ask here). ``levels`` are a quantile's (one) or quantiles' levels."""
+    if statistic == "count":
+        return OneCell("count", ("count",)), [Count()]
+    if statistic in ("sum", "mean", "variance", "iqr"):
+        kinds: dict[str, type[Sum | Mean | Variance | IQR]] = {"sum": Sum, "mean": Mean, "variance": Variance,
+                                                               "iqr": IQR}
+        made = kinds[statistic](column, bounds, lattice)
+        return OneCell(statistic, (made.name,)), [made]
+    if statistic in ("median", "quantile", "quantiles"):
+        qs = (Fraction(1, 2),) if statistic == "median" else check_levels(levels)
+        if len(set(qs)) != len(qs):
+            raise ValueError("qs repeats a level: each quantile level is released once")
+        share = Fraction(1, len(qs)) if len(qs) > 1 else None
+        quantiles = [Quantile(column, bounds, lattice, share, q) for q in qs]
+        single = statistic != "quantiles"
+        return OneCell(statistic, tuple(a.name for a in quantiles), single, None if single else qs), list(quantiles)
+    if statistic == "histogram":
+        histogram = Histogram(column, categories=categories, bins=bins, lattice=lattice, unknown=unknown)
+        labels = histogram.derivation().labels
+        return OneCell("histogram", tuple(f"{histogram.name}_{i}" for i in range(len(labels))), False, labels), \
+            [histogram]
+    raise ValueError(f"unknown statistic {statistic!r}")
+
+
+def column_table(data: Any, ids: Any, hint: str = ONE_COLUMN_HINT) -> tuple[dict[str, Any], str | None]:
+    """The table of one column: ``{"data": data, "ids": ids}`` (``ids`` optional) and its id column; a table or
+    a 2-D array given as ``data`` (or ``ids``) is refused, never flattened."""
     check_shape([("data", data, hint), ("ids", ids, ONE_COLUMN_HINT)])
-    columns: dict[str, Any] = {DATA: data, **({IDS: ids} if ids is not None else {})}
-    table = prepare_table(columns, aggregations=list(aggregations), id_column=IDS if ids is not None else None,
-                          max_rows=m, epsilon=epsilon, rho=rho, missing=missing, fill=fill)
-    mechanism = next(iter(table.cells.values())).mechanism
+    return {DATA: data, **({IDS: ids} if ids is not None else {})}, (IDS if ids is not None else None)
+
+
+def one_cell(cell: OneCell, aggregations: Sequence[Aggregation], table: Any, id_column: str | None, *,
+             epsilon: Any, rho: Any, max_contributions: Any, missing: str = "raise", fill: Any = None,
+             schema: Any = None) -> PreparedRelease:
+    """The release of one column: the table ``table`` (with ``id_column``, or each row a person) released with
+    no group-by and ``max_rows = max_contributions``, its one cell returned as :class:`OneCell` says (see the
+    module docstring)."""
+    m = check_max_contributions(max_contributions)
+    prepared = prepare_table(table, aggregations=list(aggregations), id_column=id_column, max_rows=m,
+                             epsilon=epsilon, rho=rho, missing=missing, fill=fill, schema=schema)
+    mechanism = next(iter(prepared.cells.values())).mechanism
 
     def execution(source: RandomSource) -> Execution:
-        done = table.executed(source)
+        done = prepared.executed(source)
         released = done.release
         release = Release(value=cell.value(released), statistic=cell.statistic, mechanism=mechanism,
                           parameters=released.parameters, epsilon=released.epsilon, rho=released.rho,
                           max_contributions=released.max_contributions, labels=cell.labels, source=released.source)
         return Execution(release, done.input_bytes)
 
-    return PreparedRelease(cell.statistic, table.epsilon, table.rho, lambda source: execution(source).release,
-                           accuracy=_accuracy(table), execution=execution)
+    return PreparedRelease(cell.statistic, prepared.epsilon, prepared.rho, lambda source: execution(source).release,
+                           accuracy=_accuracy(prepared), execution=execution)
 
 
 def _accuracy(table: PreparedTable) -> Callable[[Fraction], Mapping[str, Fraction]]:
@@ -99,9 +133,11 @@ def _accuracy(table: PreparedTable) -> Callable[[Fraction], Mapping[str, Fractio
     return accuracy
 
 
-def _column(statistic: str, aggregation: Aggregation, data: Any, ids: Any, epsilon: Any, rho: Any,
-            max_contributions: Any, missing: str, fill: Any) -> PreparedRelease:
-    return one_cell(OneCell(statistic, (aggregation.name,)), [aggregation], data, ids, epsilon=epsilon, rho=rho,
+def _release(statistic: str, data: Any, ids: Any, *, epsilon: Any, rho: Any, max_contributions: Any,
+             missing: str = "raise", fill: Any = None, hint: str = ONE_COLUMN_HINT, **asked: Any) -> PreparedRelease:
+    table, id_column = column_table(data, ids, hint)
+    cell, aggregations = request(statistic, DATA, **asked)
+    return one_cell(cell, aggregations, table, id_column, epsilon=epsilon, rho=rho,
                     max_contributions=max_contributions, missing=missing, fill=fill)
 
 
@@ -109,21 +145,23 @@ def prepare_count(data: Any, *, epsilon: Any = None, rho: Any = None, max_contri
                   ids: Any = None) -> PreparedRelease:
     """Validate and price a count of the rows of ``data`` (whatever they hold); nothing is drawn until
     ``.execute(rng)``. See :mod:`securedp.mechanisms.count`."""
-    return _column("count", Count(), data, ids, epsilon, rho, max_contributions, "raise", None)
+    return _release("count", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions)
 
 
 def prepare_sum(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
                 ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
     """Validate and price a bounded sum; nothing is drawn until ``.execute(rng)``. See
     :mod:`securedp.mechanisms.sum`."""
-    return _column("sum", Sum(DATA, bounds, lattice), data, ids, epsilon, rho, max_contributions, missing, fill)
+    return _release("sum", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
+                    missing=missing, fill=fill, bounds=bounds, lattice=lattice)
 
 
 def prepare_mean(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
                  ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
     """Validate and price a bounded mean; nothing is drawn until ``.execute(rng)``. See
     :mod:`securedp.mechanisms.mean`."""
-    return _column("mean", Mean(DATA, bounds, lattice), data, ids, epsilon, rho, max_contributions, missing, fill)
+    return _release("mean", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
+                    missing=missing, fill=fill, bounds=bounds, lattice=lattice)
 
 
 def prepare_variance(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
@@ -131,20 +169,8 @@ def prepare_variance(data: Any, *, bounds: Any = None, epsilon: Any = None, rho:
                      fill: Any = None) -> PreparedRelease:
     """Validate and price a bounded (population) variance; nothing is drawn until ``.execute(rng)``. See
     :mod:`securedp.mechanisms.variance`."""
-    return _column("variance", Variance(DATA, bounds, lattice), data, ids, epsilon, rho, max_contributions, missing,
-                   fill)
-
-
-def _quantiles(statistic: str, data: Any, levels: tuple[Fraction, ...], *, bounds: Any, epsilon: Any, rho: Any,
-               max_contributions: Any, ids: Any, lattice: Any, missing: str, fill: Any,
-               single: bool) -> PreparedRelease:
-    if len(set(levels)) != len(levels):
-        raise ValueError("qs repeats a level: each quantile level is released once")
-    share = Fraction(1, len(levels))
-    aggregations = [Quantile(DATA, bounds, lattice, share if len(levels) > 1 else None, q) for q in levels]
-    cell = OneCell(statistic, tuple(a.name for a in aggregations), single, None if single else levels)
-    return one_cell(cell, aggregations, data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill)
+    return _release("variance", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
+                    missing=missing, fill=fill, bounds=bounds, lattice=lattice)
 
 
 def prepare_quantiles(data: Any, qs: Sequence[Any], *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
@@ -153,34 +179,32 @@ def prepare_quantiles(data: Any, qs: Sequence[Any], *, bounds: Any = None, epsil
     """Validate and price several quantiles (``epsilon / len(qs)`` each, by the exact exponential mechanism);
     nothing is drawn yet. The release's value is a tuple in the order of ``qs``. See
     :mod:`securedp.mechanisms.quantile`."""
-    return _quantiles("quantiles", data, check_levels(qs), bounds=bounds, epsilon=epsilon, rho=rho,
-                      max_contributions=max_contributions, ids=ids, lattice=lattice, missing=missing, fill=fill,
-                      single=False)
+    return _release("quantiles", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
+                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, levels=qs)
 
 
 def prepare_quantile(data: Any, q: Any, /, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
                      max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
                      fill: Any = None) -> PreparedRelease:
     """Validate and price one quantile ``q`` (a rational in [0, 1]); nothing is drawn yet."""
-    return _quantiles("quantile", data, (probability(q, "q"),), bounds=bounds, epsilon=epsilon, rho=rho,
-                      max_contributions=max_contributions, ids=ids, lattice=lattice, missing=missing, fill=fill,
-                      single=True)
+    return _release("quantile", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
+                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, levels=(probability(q, "q"),))
 
 
 def prepare_median(data: Any, /, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
                    max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
                    fill: Any = None) -> PreparedRelease:
     """Validate and price the median (the quantile 1/2); nothing is drawn yet."""
-    return _quantiles("median", data, (Fraction(1, 2),), bounds=bounds, epsilon=epsilon, rho=rho,
-                      max_contributions=max_contributions, ids=ids, lattice=lattice, missing=missing, fill=fill,
-                      single=True)
+    return _release("median", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
+                    missing=missing, fill=fill, bounds=bounds, lattice=lattice)
 
 
 def prepare_iqr(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
                 ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
     """Validate and price the interquartile range (both quartiles at half the cost); nothing is drawn yet.
     See :mod:`securedp.mechanisms.iqr`."""
-    return _column("iqr", IQR(DATA, bounds, lattice), data, ids, epsilon, rho, max_contributions, missing, fill)
+    return _release("iqr", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
+                    missing=missing, fill=fill, bounds=bounds, lattice=lattice)
 
 
 def prepare_histogram(data: Any, *, categories: Any = None, bins: Any = None, epsilon: Any = None, rho: Any = None,
@@ -188,13 +212,13 @@ def prepare_histogram(data: Any, *, categories: Any = None, bins: Any = None, ep
                       missing: str = "raise", fill: Any = None) -> PreparedRelease:
     """Validate and price a histogram over declared ``categories`` or ``bins`` (edges): one noisy count each,
     one cost for all; nothing is drawn yet. See :mod:`securedp.mechanisms.histogram`."""
-    histogram = Histogram(DATA, categories=categories, bins=bins, lattice=lattice, unknown=unknown)
-    labels = histogram.derivation().labels
-    cell = OneCell("histogram", tuple(f"{histogram.name}_{i}" for i in range(len(labels))), False, labels)
-    hint = (ONE_COLUMN_HINT if categories is None or not any(isinstance(c, tuple) for c in labels)
-            else "for tuple categories pass one column whose records are tuples, e.g. list(zip(df['a'], df['b']))")
-    return one_cell(cell, [histogram], data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, hint=hint)
+    tuples = categories is not None and not isinstance(categories, (str, bytes)) and hasattr(categories, "__iter__") \
+        and any(isinstance(c, tuple) for c in categories)
+    hint = ("for tuple categories pass one column whose records are tuples, e.g. list(zip(df['a'], df['b']))"
+            if tuples else ONE_COLUMN_HINT)
+    return _release("histogram", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
+                    missing=missing, fill=fill, hint=hint, categories=categories, bins=bins, lattice=lattice,
+                    unknown=unknown)
 
 
 count = release_function(prepare_count, "count", """Release the number of rows of ``data`` with ``epsilon``-DP \

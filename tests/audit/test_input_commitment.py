@@ -23,7 +23,6 @@ from securedp import ChaChaSource, Session
 from securedp.audit import AuditLog, verify_log
 from securedp.audit.query import Query
 from securedp.audit.replay import replay_log
-from securedp.audit.table import read_column
 from securedp.mechanisms.release import COMMITMENT_LABEL, canonical_input, commit_input, encode_input
 
 SEED = bytes(range(32))
@@ -40,7 +39,7 @@ def write_csv(path: Path, values: list) -> Path:
 def logged_release(log: Path, data: Path, query: Query, label: str = "release-0") -> dict:
     """What ``securedp release --seed-file --audit-log`` does, from Python."""
     stream = ChaChaSource(SEED).substream(label)
-    release = query.prepare(read_column(data, query.column)).execute(stream)
+    release = query.prepare(data).execute(stream)
     AuditLog(log).append({**release.record(), "query": query.to_json()})
     return release.record()
 
@@ -77,7 +76,7 @@ def test_one_more_row_is_data_differs(tmp_path: Path) -> None:
 def test_a_change_the_noise_hides_is_still_data_differs(tmp_path: Path, query: Query, before, after) -> None:
     logged = logged_release(tmp_path / "a.jsonl", write_csv(tmp_path / "d.csv", before), query)
     changed = write_csv(tmp_path / "e.csv", after)
-    again = query.prepare(read_column(changed, "x")).execute(ChaChaSource(SEED).substream("release-0")).record()
+    again = query.prepare(changed).execute(ChaChaSource(SEED).substream("release-0")).record()
     assert again["value"] == logged["value"]  # the output alone cannot tell (the old replay said "reproduced")
     (result,) = replay_log(tmp_path / "a.jsonl", SEED, changed)
     assert not result.ok and result.data_matches is False

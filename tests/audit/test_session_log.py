@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from securedp import AuditLog, BudgetExceeded, ChaChaSource, Session, verify_log
+from securedp.accounting.errors import RecordNotAppended
+from securedp.accounting.session import APPEND_ATTEMPTS
 from securedp.audit.log import GENESIS, canonical, entry_hash
 from securedp.audit.replay import replay_log
 
@@ -198,11 +200,33 @@ def test_threads_sharing_an_audited_session_write_a_log_that_verifies(tmp_path: 
 
 
 def test_a_failing_audit_keeps_the_charge_of_a_drawn_release() -> None:
+    """The charge stands (its noise was drawn); the error carries the release and its record, so neither is lost."""
+    attempts: list[dict] = []
+
     class Broken:
         def append(self, record: dict) -> None:
+            attempts.append(record)
             raise OSError("disk full")
 
     session = Session(epsilon=1, audit=Broken())
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(RecordNotAppended, match="disk full") as caught:
         session.count([1, 2], epsilon="1/4")
-    assert session.spent == Fraction(1, 4)  # the noise was drawn: the charge stands
+    assert session.spent == Fraction(1, 4)
+    assert len(attempts) == APPEND_ATTEMPTS and all(a == caught.value.record for a in attempts)
+    assert caught.value.record["value"] == caught.value.release.value  # type: ignore[attr-defined]
+    assert isinstance(caught.value.__cause__, OSError)
+
+
+def test_an_audit_that_fails_once_still_gets_the_record() -> None:
+    kept: list[dict] = []
+
+    class Flaky:
+        def append(self, record: dict) -> None:
+            if not kept:
+                kept.append({})
+                raise OSError("interrupted")
+            kept.append(record)
+
+    session = Session(epsilon=1, audit=Flaky())
+    release = session.count([1, 2], epsilon="1/4")
+    assert kept[1]["value"] == release.value and session.spent == Fraction(1, 4)

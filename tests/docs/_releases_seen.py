@@ -35,7 +35,9 @@ from typing import Any, Iterator
 import numpy as np
 
 from securedp.cli.example_data import PATH as EXAMPLE
+from securedp.audit import query
 from securedp.engines.polars.engine import PolarsEngine
+from securedp.reading.files import TableFile
 from securedp.tables import one_column
 
 TABLE = "prepare_table"
@@ -140,22 +142,34 @@ def watching() -> Iterator[list[Seen]]:
     reach the in-memory engine: those two places are watched.
     """
     seen: list[Seen] = []
+    inside_one_cell: list[Any] = []
     original = one_column.one_cell
     engine = PolarsEngine.__init__
 
-    def watched(cell: Any, aggregations: Any, data: Any, ids: Any, **options: Any) -> Any:
+    def watched(cell: Any, aggregations: Any, table: Any, id_column: Any, **options: Any) -> Any:
+        if isinstance(table, dict):  # a column given to a function: the data and the ids as given
+            data, ids = table[one_column.DATA], table.get(one_column.IDS)
+        else:  # a file's column (the command): its cells, and its id column's
+            frame = table.read(None).frame if isinstance(table, TableFile) else table.frame
+            data = frame[next(a.column for a in aggregations if getattr(a, "column", None))] if any(
+                getattr(a, "column", None) for a in aggregations) else frame[frame.columns[0]]
+            ids = None if id_column is None else frame[id_column]
         seen.append(Seen(f"prepare_{cell.statistic}", data, ids, options["max_contributions"]))
-        return original(cell, aggregations, data, ids, **options)
+        inside_one_cell.append(cell)
+        try:
+            return original(cell, aggregations, table, id_column, **options)
+        finally:
+            inside_one_cell.pop()
 
     def watched_table(self: PolarsEngine, data: Any, id_column: str | None, *args: Any, **kwargs: Any) -> None:
-        if not isinstance(data, dict):  # a one-column release's table is seen above, with its data and ids
-            seen.append(Seen(TABLE, data, id_column, None))
+        if not inside_one_cell:  # a one-column release's table is seen above, with its data and ids
+            seen.append(Seen(TABLE, data.read(None) if isinstance(data, TableFile) else data, id_column, None))
         engine(self, data, id_column, *args, **kwargs)
 
-    one_column.one_cell = watched  # type: ignore[assignment]
+    one_column.one_cell = query.one_cell = watched  # type: ignore[assignment]
     PolarsEngine.__init__ = watched_table  # type: ignore[method-assign]
     try:
         yield seen
     finally:
-        one_column.one_cell = original  # type: ignore[assignment]
+        one_column.one_cell = query.one_cell = original  # type: ignore[assignment]
         PolarsEngine.__init__ = engine  # type: ignore[method-assign]

@@ -19,11 +19,11 @@ import shlex
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from _releases_seen import Seen, example_max_rows_per_person, unsafe, watching
 from securedp import ChaChaSource
-from securedp.audit.table import read_column
 from securedp.cli import demo as demo_module
 from securedp.cli import selftest as selftest_module
 from securedp.cli.example_data import MAX_ROWS_PER_PERSON, PATH as EXAMPLE
@@ -170,12 +170,12 @@ def test_control_the_old_demo_suggestion_is_caught(tmp_path: Path, monkeypatch: 
 
 
 def test_control_ids_that_split_a_person_are_caught() -> None:
-    age = read_column(EXAMPLE, "age", "person_id")
-    assert age.ids is not None
-    assert unsafe(Seen("prepare_mean", age.values, age.ids, 1)) is None
-    assert "different ids" in str(unsafe(Seen("prepare_mean", age.values, list(range(len(age.values))), 1)))
-    assert unsafe(Seen("prepare_mean", age.values, None, 4)) is None
-    assert "without ids" in str(unsafe(Seen("prepare_count", [int(a) for a in age.values], None, 2)))
+    example = pd.read_csv(EXAMPLE)
+    ages, ids = example["age"].tolist(), example["person_id"].tolist()
+    assert unsafe(Seen("prepare_mean", ages, ids, 1)) is None
+    assert "different ids" in str(unsafe(Seen("prepare_mean", ages, list(range(len(ages))), 1)))
+    assert unsafe(Seen("prepare_mean", ages, None, 4)) is None
+    assert "without ids" in str(unsafe(Seen("prepare_count", [int(a) for a in ages], None, 2)))
     assert unsafe(Seen("prepare_count", [1, 2, 3], None, 1)) is None  # not the example data: not judged here
 
 

@@ -41,17 +41,18 @@ def test_code_blocks_run(page: Path) -> None:
 def test_control_an_example_without_ids_over_repeated_persons_is_caught() -> None:
     body = (
         "import securedp\n"
-        "from securedp.audit.table import read_column\n"
+        "import pandas as pd\n"
         "from securedp.cli.example_data import PATH\n"
-        "age = read_column(PATH, 'age', 'person_id')\n"
+        "visits = pd.read_csv(PATH)\n"
+        "ages, person_ids = visits['age'].tolist(), visits['person_id'].tolist()\n"
         "session = securedp.Session(epsilon=1)\n"
-        "session.mean(age.values, bounds=(18, 90), epsilon='1/2'{ids})\n"
-        "securedp.median(age.values, bounds=(18, 90), epsilon='1/4'{ids})\n"
+        "session.mean(ages, bounds=(18, 90), epsilon='1/2'{ids})\n"
+        "securedp.median(ages, bounds=(18, 90), epsilon='1/4'{ids})\n"
     )
     unsafe_page = "```python\n" + body.format(ids="") + "```\n"
     problems = run_page(unsafe_page, "control")
     assert len(problems) == 2 and all("without ids" in p for p in problems)
-    safe_page = "```python\n" + body.format(ids=", ids=age.ids") + "```\n"
+    safe_page = "```python\n" + body.format(ids=", ids=person_ids") + "```\n"
     assert run_page(safe_page, "control") == []
 
 

@@ -19,6 +19,7 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource, Session
+from securedp.accounting.errors import RecordNotAppended
 from securedp.hazmat.bits.source import RandomSource, watching_draws
 from securedp.tables import Count, Sum
 
@@ -71,9 +72,12 @@ AFTER_THE_DRAW: dict[str, str] = {
 
 @pytest.mark.parametrize("name", list(RELEASES))
 def test_an_audit_that_fails_after_the_draw_leaves_the_charge(name: str) -> None:
+    """The charge stands and the release and its record reach the caller (never a charge without a record)."""
     session = Session(epsilon=4, delta="1e-3", rng=ChaChaSource(bytes(32)), audit=FailingAudit())
-    with pytest.raises(Boom):
+    with pytest.raises(RecordNotAppended) as failed:
         RELEASES[name](session)
+    assert isinstance(failed.value.__cause__, Boom)
+    assert failed.value.release.value is not None and failed.value.record["value"] is not None
     assert session.spent == Fraction(1, 2)
     assert session.delta_spent == (Fraction(1, 10**6) if "private" in name else 0)
 
@@ -158,3 +162,5 @@ def test_the_budget_file_keeps_the_charge_when_the_audit_log_fails(table: bool, 
                    "--audit-log", str(tmp_path / "log.jsonl")])
     assert status == 1
     assert json.loads(budget.read_text(encoding="utf-8"))["spent"] == "1/4"
+    kept = (tmp_path / "log.jsonl.unappended").read_text(encoding="utf-8").splitlines()  # the record, beside the log
+    assert len(kept) == 1 and json.loads(kept[0])["spent"] == "1/4"

@@ -228,8 +228,7 @@ def test_audit_replay_reproduces_an_id_bounded_release(tmp_path: Path) -> None:
     from securedp.audit import AuditLog
     from securedp.audit.query import Query
     from securedp.audit.replay import replay_log
-    from securedp.audit.table import read_column
-
+    
     def write(path: Path, rows: list[tuple[int, int]]) -> Path:
         with open(path, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
@@ -242,7 +241,7 @@ def test_audit_replay_reproduces_an_id_bounded_release(tmp_path: Path) -> None:
     query = Query("sum", "x", Fraction(1, 10), bounds=(Fraction(0), Fraction(100)), max_contributions=2,
                   id_column="id")
     stream = ChaChaSource(SEED).substream("release-0")
-    release = query.prepare(read_column(data, query.column, query.id_column)).execute(stream)
+    release = query.prepare(data).execute(stream)
     AuditLog(tmp_path / "a.jsonl").append({**release.record(), "query": query.to_json()})
     (result,) = replay_log(tmp_path / "a.jsonl", SEED, data)
     assert result.ok and result.data_matches

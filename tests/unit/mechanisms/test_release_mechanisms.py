@@ -158,7 +158,7 @@ def test_session_budget_refusal_refund_and_audit():
     boom = securedp.prepare_count([1], epsilon="0.25")
     failing = type(boom)(boom.statistic, boom.epsilon, boom.rho, lambda source: 1 / 0)
     with pytest.raises(ZeroDivisionError):
-        s._release(failing)
+        s.release(failing)
     assert s.spent == Fraction(3, 4) and len(log) == 1
     s.count([1], epsilon="0.25")
     assert s.remaining == 0

@@ -1,0 +1,178 @@
+"""The command's one pipeline: every release it makes, from its options to its record, as one transaction.
+
+Every command that releases (``release`` of one column or of a table, ``bounds``, ``analyze --epsilon``,
+and the bounds of ``COLUMN:auto``) goes through :func:`preflight` then :func:`release`:
+
+1. **Before the data is read or a bit drawn** (:func:`preflight`): the audit log can take a record (it
+   opens for appending, its lock can be taken and its last line is a whole record whose hash is right:
+   :meth:`~securedp.audit.log.AuditLog.check_appendable`), the budget file agrees with the options
+   (its total, currency and delta ledger), and an ``--output`` file can be written. A failure refuses the
+   release, naming what failed; nothing is read, drawn or charged.
+2. The caller prepares the release (reading the data, in the mode of ``--analyst-facing``).
+3. :meth:`securedp.Session.release` charges it (to the budget file, or to a budget of exactly its own
+   cost), draws it from ``--seed-file`` (a fresh substream) or the system source, and appends its record
+   with the query (so that ``securedp audit replay`` re-derives it). Once a bit is drawn the charge
+   stands and the record is written: an append that still fails after its retries leaves the record in
+   ``LOG.unappended`` beside the log, and the command says so (:func:`release`); the value is shown
+   all the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from securedp.accounting.budget import Budget
+from securedp.accounting.budget_file import BudgetFile
+from securedp.accounting.errors import RecordNotAppended
+from securedp.accounting.schema import BudgetFields, BudgetState, Currency
+from securedp.accounting.session import Session
+from securedp.audit.log import AuditLog
+from securedp.audit.replay import read_seed
+from securedp.audit.signing import load_signing_key
+from securedp.hazmat.bits.chacha import ChaChaSource
+from securedp.hazmat.bits.source import RandomSource
+from securedp.mechanisms.release import PreparedRelease, Release
+
+
+class Failure(Exception):
+    """A failure to report as one line with exit status 1."""
+
+
+class Recorder:
+    """The audit of the command's session: keeps the record of its one release and appends it to the log, if
+    there is one (:attr:`entry`: the line written, else ``None``)."""
+
+    def __init__(self, log: AuditLog | None) -> None:
+        self.log = log
+        self.record: dict[str, Any] = {}
+        self.entry: dict[str, Any] | None = None
+
+    def append(self, record: dict[str, Any]) -> None:
+        self.record = record
+        self.entry = None if self.log is None else self.log.append(record)
+
+    @property
+    def budget(self) -> BudgetState | None:
+        """The budget file just after the charge, as the record states it, or ``None`` without a budget file."""
+        fields = BudgetFields.from_json(self.record)
+        if fields is None:
+            return None
+        assert fields.total is not None and fields.currency is not None  # the command's budget fields
+        return BudgetState(fields.total, fields.spent, None, fields.currency)
+
+
+@dataclass(frozen=True)
+class Ledgers:
+    """What :func:`preflight` opened and checked: the budget file (or ``None``), the audit log (or ``None``)."""
+
+    currency: Currency
+    store: BudgetFile | None
+    log: AuditLog | None
+
+
+def preflight(args: argparse.Namespace, currency: Currency) -> Ledgers:
+    """Check, before anything is read or drawn, that the release could be charged, recorded and written (see
+    the module docstring); return the ledgers to charge and record it with."""
+    store = None
+    if args.budget_file is None:
+        for flag, value in (("--budget", args.budget), ("--budget-delta", getattr(args, "budget_delta", None))):
+            if value is not None:
+                raise Failure(f"{flag} needs --budget-file")
+    else:
+        store = BudgetFile(args.budget_file, args.budget, currency.value, getattr(args, "budget_delta", None))
+        store.ledger  # noqa: B018 - reads the file and checks it against the options, before anything is drawn
+    log = _audit_log(args, None if store is None else store.ledger)
+    if log is not None:
+        log.check_appendable()
+    output = getattr(args, "output", None)
+    if output is not None:
+        check_writable(Path(output))
+    return Ledgers(currency, store, log)
+
+
+def check_writable(path: Path) -> None:
+    """Raise :class:`Failure` unless ``path`` can be written (an existing file, or a new one in a folder that
+    can be written), without changing it."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.exists():
+        ok = path.is_file() and os.access(path, os.W_OK)
+    else:
+        ok = folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+    if not ok:
+        raise Failure(f"cannot write the output {path}: nothing was read, drawn or charged")
+
+
+def _audit_log(args: argparse.Namespace, writer: str | None) -> AuditLog | None:
+    """The release's audit log, signed with ``--signing-key`` when given."""
+    key = getattr(args, "signing_key", None)
+    if args.audit_log is None:
+        if key is not None:
+            raise Failure("--signing-key needs --audit-log")
+        return None
+    return AuditLog(args.audit_log, writer=writer, signing_key=None if key is None else load_signing_key(key))
+
+
+def source(args: argparse.Namespace) -> RandomSource | None:
+    """A fresh, uniquely labelled substream of the seed file's stream, or ``None`` for the system source."""
+    if args.seed_file is None:
+        return None
+    return ChaChaSource(read_seed(args.seed_file)).substream(f"release-{os.urandom(16).hex()}")
+
+
+@dataclass(frozen=True)
+class Released:
+    """A release of the command: the release, its recorder, and ``unrecorded``: ``None``, or why its record is
+    beside the log rather than in it (the caller shows the release, then fails with this)."""
+
+    release: Release
+    recorder: Recorder
+    unrecorded: str | None = None
+
+    def finish(self) -> int:
+        """Exit status 0, or raise the ``unrecorded`` failure (after the caller has shown the release)."""
+        if self.unrecorded is not None:
+            raise Failure(self.unrecorded)
+        return 0
+
+
+def release(args: argparse.Namespace, ledgers: Ledgers, prepared: PreparedRelease,
+            query: dict[str, Any]) -> Released:
+    """Charge, draw and record ``prepared`` with ``query`` (see the module docstring)."""
+    cost = prepared.cost
+    currency = ledgers.currency
+    if ledgers.store is not None:
+        budget = Budget(currency.value, store=ledgers.store)
+    else:  # a session of exactly this release's cost: the price is the release's own
+        budget = Budget(currency.value, cost.amount, delta=cost.delta)
+    recorder = Recorder(ledgers.log)
+    session = Session(budget=budget, rng=source(args), audit=recorder,
+                      analyst_facing=bool(getattr(args, "analyst_facing", False)))
+    try:
+        return Released(session.release(prepared, query=query), recorder)
+    except RecordNotAppended as failure:
+        kept = _keep(ledgers.log, failure.record)
+        assert isinstance(failure.release, Release)
+        recorder.record = failure.record
+        return Released(failure.release, recorder, f"{failure}; the record was written to {kept}: append it to the "
+                        "log before anything else (or keep it beside it), so that verify finds every charge")
+
+
+def _keep(log: AuditLog | None, record: dict[str, Any]) -> str:
+    """Write ``record`` to ``LOG.unappended`` (one JSON line), or to standard error if that fails too."""
+    text = json.dumps(record, sort_keys=True)
+    if log is not None:
+        kept = Path(str(log.path) + ".unappended")
+        try:
+            with open(kept, "a", encoding="utf-8") as handle:
+                handle.write(text + "\n")
+            return str(kept)
+        except OSError:
+            pass
+    print(text, file=sys.stderr)
+    return "standard error"
