@@ -919,7 +919,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-levers", action="store_true", help="skip the lever runs (finer lattice, epsilon x2)")
     parser.add_argument("--no-selection", action="store_true", help="skip the private-key selection curves")
     parser.add_argument("--json", metavar="FILE", help="also write every number to FILE")
+    parser.add_argument("--markdown-from", metavar="FILE",
+                        help="print the Markdown tables of docs/benchmarks.md from a --json FILE, and run nothing")
     args = parser.parse_args(argv)
+    if args.markdown_from:
+        with open(args.markdown_from, encoding="utf-8") as f:
+            print(markdown(json.load(f)))
+        return {}
     runs = args.runs or (QUICK_RUNS if args.quick else RUNS)
     wanted_tasks = {t.strip() for t in args.tasks.split(",")}
     peers = {m: (not args.no_peers) and available(m) for m in ("opendp", "pipeline_dp", "diffprivlib")}
@@ -1019,6 +1025,66 @@ def print_levers(results: list[dict[str, Any]], levers: list[dict[str, Any]]) ->
         print(f"  {base['dataset'] + '/' + base['level'] + '/' + base['task']:<34} {fmt(now):>12} "
               f"{fmt(ours(fine) if fine else math.nan):>12} {fmt(ours(twice)):>12} "
               f"{fmt(ours(both) if both else math.nan):>12}  {fmt(best):>10} {fmt(opendp_fine):>11}   ({note})")
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The tables of docs/benchmarks.md ("Accuracy at equal privacy") from a ``--json`` report."""
+    lines = []
+    cols = [("person", "bounded"), ("person", "unbounded"), ("row", "bounded"), ("row", "unbounded")]
+    lines += ["| task | " + " | ".join(f"{lv} level, {tr} truth" for lv, tr in cols) + " |",
+              "|---|" + "---|" * len(cols)]
+    for task in TASKS:
+        cells = []
+        for lv, tr in cols:
+            row = next((r for r in report["summary"] if (r["level"], r["truth"], r["task"]) == (lv, tr, task.name)),
+                       None)
+            cells.append("-" if row is None else
+                         f"{row['ratio_rmse_min']:.2f}-{row['ratio_rmse_max']:.2f} ({row['ratio_rmse_geomean']:.2f})")
+        lines.append(f"| {task.name} | " + " | ".join(cells) + " |")
+    lines += ["", "| dataset | level | truth | task | securedp RMSE | securedp p95 | best peer | its RMSE | its p95 | "
+              "ratio RMSE [95% interval] | ratio p95 | verdict |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in report["results"]:
+        ours = r["entrants"]["securedp"]
+        best = r["entrants"].get(r["best_peer"] or "", {})
+        lo, hi = r["ratio_rmse_interval"]
+        law = (f"; noise law {r['ratio_noise_law']:.4f}" if r.get("ratio_noise_law") is not None
+               and not math.isnan(r["ratio_noise_law"]) else "")
+        lines.append(f"| {r['dataset']} | {r['level']} | {r['truth']} | {r['task']} | {fmt(ours['rmse'])} | "
+                     f"{fmt(ours['p95'])} | {r['best_peer'] or '-'} | {fmt(best.get('rmse', math.nan))} | "
+                     f"{fmt(best.get('p95', math.nan))} | {fmt(r['ratio_rmse'])} [{fmt(lo)}, {fmt(hi)}]{law} | "
+                     f"{fmt(r['ratio_p95'])} | {r['verdict']} |")
+    if report.get("levers"):
+        lines += ["", "| dataset, level, median | securedp now | finer lattice | epsilon x2 (= sensitivity m/2) | "
+                  "both | best peer now | OpenDP, finer candidates |", "|---|---|---|---|---|---|---|"]
+        for base in report["results"]:
+            if base["truth"] != "bounded" or base["task"] not in ("median", "median overall"):
+                continue
+            same = [r for r in report["levers"] if (r["dataset"], r["level"], r["task"]) ==
+                    (base["dataset"], base["level"], base["task"])]
+
+            def ours_of(lattice: bool, factor: int, same: list[dict[str, Any]] = same) -> tuple[float, Any]:
+                r = next((r for r in same if bool(r["lattice"]) == lattice and r["epsilon_factor"] == factor), None)
+                if r is None:
+                    return math.nan, None
+                return next(e["rmse"] for e in r["entrants"].values() if e["library"] == "securedp"), r
+            fine, fine_r = ours_of(True, 1)
+            twice, _ = ours_of(False, 2)
+            both, _ = ours_of(True, 2)
+            peer = base["entrants"][base["best_peer"]]["rmse"] if base["best_peer"] else math.nan
+            opendp_fine = fine_r["entrants"].get("opendp", {}).get("rmse", math.nan) if fine_r else math.nan
+            step = f" ({fine_r['lattice']})" if fine_r else " (default already fine)"
+            now = fmt(base["entrants"]["securedp"]["rmse"])
+            lines.append(f"| {base['dataset']}, {base['level']}, {base['task']} | {now} | {fmt(fine)}{step} | "
+                         f"{fmt(twice)} | {fmt(both)} | {fmt(peer)} ({base['best_peer']}) | {fmt(opendp_fine)} |")
+    sel = report.get("selection")
+    if sel:
+        lines += ["", "| scenario | rule | n50 | n95 | P(keep), n = 20 / 25 / 30 / 35 | count noise scale |",
+                  "|---|---|---|---|---|---|"]
+        for name, c in sel["curves"].items():
+            ps = " / ".join(f"{c['curve'][n]:.3f}" for n in (20, 25, 30, 35))
+            scale = fmt(c["count_noise_scale"]) if c["count_noise_scale"] else "-"
+            lines.append(f"| {c['scenario']} | {name} | {c['n50']} | {c['n95']} | {ps} | {scale} |")
+    return "\n".join(lines)
 
 
 def print_summary(summary: list[dict[str, Any]]) -> None:
