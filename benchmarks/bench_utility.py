@@ -1068,6 +1068,18 @@ def markdown(report: dict[str, Any]) -> str:
                      f"{fmt(ours['p95'])} | {r['best_peer'] or '-'} | {fmt(best.get('rmse', math.nan))} | "
                      f"{fmt(best.get('p95', math.nan))} | {fmt(r['ratio_rmse'])} [{fmt(lo)}, {fmt(hi)}]{law} | "
                      f"{fmt(r['ratio_p95'])} | {judged} |")
+    means = [r for r in report["results"] if r["task"] == "mean" and r["best_peer"]]
+    if means:
+        lines += ["", "| dataset | level | truth | securedp mean RMSE | best peer as released | its RMSE | "
+                  "ratio | best peer clamped to the bounds | its RMSE | ratio |", "|---" * 10 + "|"]
+        for r in means:
+            ours = r["entrants"]["securedp"]["rmse"]
+            ranked = {k: e for k, e in r["entrants"].items() if e["ranked"]}
+            raw = min((k for k in ranked if not k.endswith("+clamp")), key=lambda k: ranked[k]["rmse"])
+            clamped = min((k for k in ranked if k.endswith("+clamp")), key=lambda k: ranked[k]["rmse"])
+            lines.append(f"| {r['dataset']} | {r['level']} | {r['truth']} | {fmt(ours)} | {raw} | "
+                         f"{fmt(ranked[raw]['rmse'])} | {fmt(ours / ranked[raw]['rmse'])} | {clamped} | "
+                         f"{fmt(ranked[clamped]['rmse'])} | {fmt(ours / ranked[clamped]['rmse'])} |")
     if report.get("levers"):
         lines += ["", "| dataset, level, median | securedp now | finer lattice | epsilon x2 (= sensitivity m/2) | "
                   "both | best peer now | OpenDP, finer candidates |", "|---|---|---|---|---|---|---|"]
