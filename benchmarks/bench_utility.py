@@ -609,6 +609,11 @@ def measure(case: Case, peers: dict[str, bool], runs: int, rng: np.random.Genera
     best_p95 = min(ranked, key=lambda e: scores[e.label].p95) if ranked else None
     ratio = ours.rmse / scores[best.label].rmse if best else math.nan
     interval = ratio_interval(ours, scores[best.label], rng) if best else (math.nan, math.nan)
+    floor = math.nan
+    if case.candidates and case.task.kind in ("median", "overall"):  # the nearest candidate to each true median
+        grid = np.array(case.candidates)
+        defined = case.truth[np.isfinite(case.truth)]
+        floor = float(np.sqrt(np.mean(np.min(np.abs(grid[None, :] - defined[:, None]), axis=1) ** 2)))
     law = dict(case.law) if case.truth_kind == "bounded" else {}
     law_peers = {lib: v for lib, v in law.items() if lib != "securedp"}
     law_ratio = law["securedp"] / min(law_peers.values()) if "securedp" in law and law_peers else math.nan
@@ -626,7 +631,7 @@ def measure(case: Case, peers: dict[str, bool], runs: int, rng: np.random.Genera
         "best_peer_p95": best_p95.label if best_p95 else None,
         "ratio_p95": ours.p95 / scores[best_p95.label].p95 if best_p95 else math.nan,
         "verdict": verdict(ratio, interval, law_ratio),
-        "noise_law_sd": law, "ratio_noise_law": law_ratio,
+        "noise_law_sd": law, "ratio_noise_law": law_ratio, "nearest_candidate_rmse": floor,
     }
 
 
@@ -879,7 +884,8 @@ def versions() -> dict[str, str]:
 
 def lever_cases(cases: list[Case]) -> list[Case]:
     """Bounded-truth medians again with a finer lattice (when securedp's default is coarser than ``2**-j`` with at
-    least 4,096 steps across the bounds), at twice the epsilon, and both. Run after ``cases``: their candidates
+    least 4,096 steps across the bounds), at twice the epsilon, and both; and at 1000 times the epsilon, where
+    what is left is the error floor of the mechanism on its lattice. Run after ``cases``: their candidates
     (securedp's default lattice) are known."""
     out = []
     for case in cases:
@@ -890,6 +896,7 @@ def lever_cases(cases: list[Case]) -> list[Case]:
         fine = f"1/{2**j}"
         default_step = case.candidates[1] - case.candidates[0] if case.candidates else 0.0
         variants = [(fine, 1), (None, 2), (fine, 2)] if default_step > 2.0**-j else [(None, 2)]
+        variants.append((None, 1000))
         for lattice, factor in variants:
             out.append(Case(case.dataset, case.level, case.truth_kind, case.task, case.frame, case.keys, case.truth,
                             case.k, case.m, lattice=lattice, epsilon_factor=factor))
@@ -1014,7 +1021,7 @@ def _json_default(value: Any) -> Any:
 def print_levers(results: list[dict[str, Any]], levers: list[dict[str, Any]]) -> None:
     print("\nLevers (bounded truth, medians): securedp's RMSE with each fix, against the best peer of the main run")
     print(f"  {'dataset/level/task':<34} {'securedp now':>12} {'fine lattice':>12} {'epsilon x2':>12} {'both':>12}"
-          f"  {'best peer':>10} {'opendp fine':>11}")
+          f"  {'best peer':>10} {'opendp fine':>11} {'eps x1000':>10} {'nearest':>10}")
     for base in results:
         if base["truth"] != "bounded" or base["task"] not in ("median", "median overall"):
             continue
@@ -1028,6 +1035,7 @@ def print_levers(results: list[dict[str, Any]], levers: list[dict[str, Any]]) ->
 
         fine = next((r for r in same if r["lattice"] and r["epsilon_factor"] == 1), None)
         twice = next(r for r in same if not r["lattice"] and r["epsilon_factor"] == 2)
+        floor = next(r for r in same if not r["lattice"] and r["epsilon_factor"] == 1000)
         both = next((r for r in same if r["lattice"] and r["epsilon_factor"] == 2), None)
         best = base["entrants"][base["best_peer"]]["rmse"] if base["best_peer"] else math.nan
         opendp_fine = fine["entrants"].get("opendp", {}).get("rmse", math.nan) if fine else math.nan
@@ -1036,7 +1044,8 @@ def print_levers(results: list[dict[str, Any]], levers: list[dict[str, Any]]) ->
                 else f"the default lattice ({base['candidates']} candidates) is already fine")
         print(f"  {base['dataset'] + '/' + base['level'] + '/' + base['task']:<34} {fmt(now):>12} "
               f"{fmt(ours(fine) if fine else math.nan):>12} {fmt(ours(twice)):>12} "
-              f"{fmt(ours(both) if both else math.nan):>12}  {fmt(best):>10} {fmt(opendp_fine):>11}   ({note})")
+              f"{fmt(ours(both) if both else math.nan):>12}  {fmt(best):>10} {fmt(opendp_fine):>11} "
+              f"{fmt(ours(floor)):>10} {fmt(base['nearest_candidate_rmse']):>10}   ({note})")
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -1082,8 +1091,11 @@ def markdown(report: dict[str, Any]) -> str:
                          f"{fmt(ranked[raw]['rmse'])} | {fmt(ours / ranked[raw]['rmse'])} | {clamped} | "
                          f"{fmt(ranked[clamped]['rmse'])} | {fmt(ours / ranked[clamped]['rmse'])} |")
     if report.get("levers"):
+        floors = any(r["epsilon_factor"] == 1000 for r in report["levers"])
         lines += ["", "| dataset, level, median | securedp now | finer lattice | epsilon x2 (= sensitivity m/2) | "
-                  "both | best peer now | OpenDP, finer candidates |", "|---|---|---|---|---|---|---|"]
+                  "both | best peer now | OpenDP, finer candidates |"
+                  + (" securedp at epsilon x1000 | nearest candidate |" if floors else ""),
+                  "|---" * (9 if floors else 7) + "|"]
         for base in report["results"]:
             if base["truth"] != "bounded" or base["task"] not in ("median", "median overall"):
                 continue
@@ -1097,13 +1109,15 @@ def markdown(report: dict[str, Any]) -> str:
                 return next(e["rmse"] for e in r["entrants"].values() if e["library"] == "securedp"), r
             fine, fine_r = ours_of(True, 1)
             twice, _ = ours_of(False, 2)
+            high, _ = ours_of(False, 1000)
             both, _ = ours_of(True, 2)
             peer = base["entrants"][base["best_peer"]]["rmse"] if base["best_peer"] else math.nan
             opendp_fine = fine_r["entrants"].get("opendp", {}).get("rmse", math.nan) if fine_r else math.nan
             step = f" ({fine_r['lattice']})" if fine_r else " (default already fine)"
             now = fmt(base["entrants"]["securedp"]["rmse"])
             lines.append(f"| {base['dataset']}, {base['level']}, {base['task']} | {now} | {fmt(fine)}{step} | "
-                         f"{fmt(twice)} | {fmt(both)} | {fmt(peer)} ({base['best_peer']}) | {fmt(opendp_fine)} |")
+                         f"{fmt(twice)} | {fmt(both)} | {fmt(peer)} ({base['best_peer']}) | {fmt(opendp_fine)} |"
+                         + (f" {fmt(high)} | {fmt(base.get('nearest_candidate_rmse', math.nan))} |" if floors else ""))
     sel = report.get("selection")
     if sel:
         lines += ["", "| scenario | rule | n50 | n95 | P(keep), n = 20 / 25 / 30 / 35 | count noise scale |",
