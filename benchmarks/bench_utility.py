@@ -101,7 +101,16 @@ public API (one release over many keys of each size).
 **Levers** (bounded truth, medians): securedp with a finer lattice (``lattice=2**-j``, at least 4,096
 steps across the bounds; OpenDP then gets the same finer candidates) and at twice the epsilon: the
 exponential mechanism at ``2 epsilon`` with sensitivity ``m`` has exactly the law it would have at
-``epsilon`` with sensitivity ``m max(q, 1 - q) = m / 2``, the median's true sensitivity.
+``epsilon`` with sensitivity ``m max(q, 1 - q) = m / 2``, the median's true sensitivity. At 1000 times
+the epsilon what is left is the mechanism's floor on its lattice, printed beside the error of the
+candidate nearest to each true median.
+
+**Verdicts.** The ratio's 95% interval is a bootstrap over runs. It does not cover the winner's curse:
+the best peer is the smallest of several noisy estimates, so equal mechanisms show ratios a few per cent
+above 1. ``tie (within noise)`` is a ratio above 1 whose interval holds 1. Counts and sums on bounded
+data are judged by the exact ratio of the noise laws the libraries state (securedp's release
+parameters, OpenDP's ``summarize()``, PipelineDP's and diffprivlib's documented calibration), which
+carries no Monte Carlo noise.
 """
 
 from __future__ import annotations
