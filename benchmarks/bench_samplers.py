@@ -133,7 +133,8 @@ def measure_generator(scalar_n: int, batch_n: int, runs: int) -> dict[str, float
     }
 
 
-def write_json(path: str, settings: dict[str, Any], samplers: list[dict[str, Any]], generator: dict[str, float]) -> None:
+def write_json(path: str, settings: dict[str, Any], samplers: list[dict[str, Any]],
+               generator: dict[str, float]) -> None:
     """The results as JSON (format ``securedp-bench-samplers/1``): rates in samples per second."""
     doc = {
         "format": "securedp-bench-samplers/1",
@@ -156,7 +157,8 @@ def rate(value: float) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 3 runs, 20k scalar draws, batches of 10**5")
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE (for plot_benchmarks.py)")
+    parser.add_argument("--json", metavar="FILE",
+                        help="also write the results as JSON to FILE (for plot_benchmarks.py)")
     args = parser.parse_args(argv)
     runs, scalar_n, batch_n = (3, 20_000, 10**5) if args.quick else (5, 200_000, 10**6)
     results: list[dict[str, Any]] = []
@@ -179,7 +181,8 @@ def main(argv: list[str] | None = None) -> None:
     print("\n".join(rows))
     if opendp_rows:
         print("\nSide by side with OpenDP (OpenDP measured on 1/10 of the scalar calls and of the batch size):")
-        print(f"{'sampler':<18} {'param':>13} {'ours 1/s':>10} {'opendp 1/s':>10} {'ours bat/s':>10} {'opendp vec/s':>10}")
+        print(f"{'sampler':<18} {'param':>13} {'ours 1/s':>10} {'opendp 1/s':>10} {'ours bat/s':>10} "
+              f"{'opendp vec/s':>10}")
         print("\n".join(opendp_rows))
     else:
         print("\n(opendp not importable: no side-by-side comparison)")

@@ -54,10 +54,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from bench_tables import DELTA, GROUPS, MAX_GROUPS, MAX_ROWS, WIDTH, table
 
-from securedp.hazmat.bits import ChaChaSource
-from securedp.tables import Count, Mean, Sum, TableRelease, prepare_table
 from securedp.engines.polars.engine import PolarsEngine
 from securedp.engines.spark.engine import SparkEngine
+from securedp.hazmat.bits import ChaChaSource
+from securedp.tables import Count, Mean, Sum, TableRelease, prepare_table
 
 Clock = tuple[float, float]
 CASES = ("public", "private")

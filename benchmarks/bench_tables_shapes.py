@@ -38,7 +38,8 @@ from bench_tables import GROUPS, WIDTH, table
 from securedp.hazmat.bits import ChaChaSource
 from securedp.tables import Count, Mean, Sum, prepare_table
 
-SHAPES = ("integers", "strings", "shuffled strings", "sparse ids", "3 groups", "no group-by", "skewed", "skewed persons")
+SHAPES = ("integers", "strings", "shuffled strings", "sparse ids", "3 groups", "no group-by", "skewed",
+          "skewed persons")
 
 
 def query(shape: str, frame: pl.DataFrame) -> tuple[pl.DataFrame, dict[str, Any]]:

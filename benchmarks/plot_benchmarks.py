@@ -56,7 +56,8 @@ def load_results(path: str | Path) -> dict[str, dict[str, float | None]]:
         if where == "generator":
             row: Any = doc.get("generator_laplace_scale_1")
         else:
-            row = next((r for r in doc.get("samplers", []) if r.get("sampler") == sampler and r.get("param") == param), None)
+            row = next((r for r in doc.get("samplers", []) if r.get("sampler") == sampler and r.get("param") == param),
+                       None)
         if not row:
             raise ValueError(f"{path}: no result for {label.splitlines()[0]}")
         ours["securedp per call"][label] = float(row["scalar"])
@@ -82,7 +83,7 @@ def plot(ours: dict[str, dict[str, float | None]], out: str | Path, subtitle: st
     width = 0.8 / len(SERIES)
     fig, ax = plt.subplots(figsize=(9, 4.8), dpi=110)
     labelled: set[str] = set()
-    for i, (series, colour) in enumerate(zip(SERIES, COLOURS)):
+    for i, (series, colour) in enumerate(zip(SERIES, COLOURS, strict=True)):
         for j, label in enumerate(labels):
             value = data[series].get(label)
             x = j - 0.4 + width * (i + 0.5)
@@ -123,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     doc = json.loads(Path(args.results).read_text(encoding="utf-8"))
     subtitle = (
         f"securedp {doc.get('securedp')}, Python {doc.get('python')}, "
-        f"{'quick run' if doc.get('quick') else 'full run'}, median of {doc.get('runs')}; others: project reference numbers"
+        f"{'quick run' if doc.get('quick') else 'full run'}, median of {doc.get('runs')}; "
+        "others: project reference numbers"
     )
     print(f"wrote {plot(ours, args.out, subtitle)}")
     return 0
