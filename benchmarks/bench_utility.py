@@ -342,7 +342,7 @@ def securedp_run(case: Case, runs: int) -> np.ndarray:
             release = prepared.execute(securedp.ChaChaSource(case.seed("securedp", r)))
             out[r, 0] = float(release.value)
             if case.candidates is None:
-                p = release.parameters
+                p = release.parameters["data_median"]  # a one-column release is the one-cell table "data"
                 case.candidates = _lattice_points(p["lattice_step"], p["bounds_units"])
         return out
     aggregation, name = {
