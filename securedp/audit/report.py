@@ -13,11 +13,14 @@ load, so a page that tried one would show it as a console error). It shows:
    axes and each ledger's total as a labelled dashed line, with the exact rationals in a table
    beside it (the charge of a record that states none derived as the verifier derives it), and the
    delta ledger where delta is spent;
-3. **Releases**: per record its cost and charge, budget after it, value (a table release as a table,
-   a histogram one row per bin, ``lo``/``hi`` bounds as one row), every parameter with its meaning,
-   the command's query, input commitment, random source and, when a seed and the data are given, the
-   replay status; its noise laws with the proven half-width at level ``1 - alpha`` (and a mean's
-   half-width in the column's units) and a plot of each law's probability mass function.
+3. **Releases**: per record its format, cost and charge, budget after it, value (a table release as a
+   table, a histogram one row per bin, ``lo``/``hi`` bounds as one row), every parameter with its
+   meaning (each aggregation's record, of a table or of the one-cell table a release of one column is
+   in format 2, as a table of its own, one row per noise law), the command's query, input commitment,
+   random source and, when a seed and the data are given, the replay status; its noise laws with the
+   proven half-width at level ``1 - alpha`` (and a mean's half-width in the column's units), its
+   selections with their rank error bounds (:mod:`securedp.audit.report_laws`), and a plot of each
+   law's probability mass function. Records of format 1 (securedp 0.1) are read as they were written.
 
 The plots are illustrations: their coordinates are floats computed for drawing only, but every number
 written (tick labels, marker labels, text and tables) is the record's exact rational, a bound proven
@@ -34,17 +37,19 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import gmpy2
-
-from securedp.audit.report_model import Entry, MeanWidth, NoiseLaw, ReviewReport, build_report
-from securedp.audit.report_plot import Axis, Plot, exact_number, magnitude
+from securedp.audit.report_laws import noise_section
+from securedp.audit.report_model import Entry, Part, ReviewReport, build_report
+from securedp.audit.report_noise import record_format
+from securedp.audit.report_plot import Axis, Plot
 from securedp.audit.report_words import (
     ABSENT,
     COMMITMENT,
     MECHANISMS,
     SHORT,
     SOURCE,
+    aggregation_rows,
     e,
+    explain,
     fields,
     label_text,
     odd,
@@ -127,92 +132,6 @@ def plot_ledgers(report: ReviewReport, read: Callable[[Entry], Reading], what: s
             f"ledger's total (spent + remaining).</figcaption></figure>")
 
 
-def _pmf(law: NoiseLaw, t: int) -> tuple[list[int], list[float]]:
-    """Unit offsets and their probabilities (floats, for drawing only) over about 1.5 half-widths."""
-    reach = max(t * 3 // 2, 3)
-    stride = max(1, (2 * reach) // 120)
-    ks = list(range(-(reach // stride) * stride, reach + 1, stride))
-    with gmpy2.context(precision=64):
-        p = gmpy2.mpq(law.parameter.numerator, law.parameter.denominator)
-        if law.mechanism == "discrete_laplace":
-            weights = [float(gmpy2.exp(-abs(gmpy2.mpq(k)) / p)) for k in ks]
-        else:
-            weights = [float(gmpy2.exp(-(gmpy2.mpq(k) ** 2) / (2 * p))) for k in ks]
-    total = sum(weights) or 1.0
-    return ks, [w / total for w in weights]
-
-
-def _noise_plot(law: NoiseLaw, t: int, ids: Iterator[int]) -> str:
-    ks, ps = _pmf(law, t)
-    unit = "in lattice units" if law.step is None else f"in lattice units (1 unit = {law.step} {law.measure})"
-    if law.measure == "counts":
-        unit = "in counts"
-    plot = Plot(Axis(Fraction(ks[0]), Fraction(ks[-1]), f"noise, {unit}", integers=True),
-                Axis(Fraction(0), Fraction(max(ps)), "probability"), ids)
-    plot.bars([Fraction(k) for k in ks], ps, "#3a6ea5")
-    for edge in sorted({-t, t}):
-        text = str(edge) if len(str(t)) <= 12 else ("-t" if edge < 0 else "+t")
-        plot.vertical(Fraction(edge), "#c8553d", ("+" if edge > 0 else "±" if edge == 0 else "") + text)
-    name = "scale" if law.mechanism == "discrete_laplace" else "sigma^2"
-    return plot.svg(f"{law.mechanism} noise of {law.label}, {name} {law.parameter} units",
-                    f"Probability mass from {ks[0]} to {ks[-1]} units; dashed lines at the half-width ±{t} units "
-                    f"(level 1 - {law.alpha})")
-
-
-def _rounded_up(value: Fraction, digits: int = 4) -> str:
-    """``value`` > 0 rounded up to ``digits`` significant digits, written exactly (a bound, never below)."""
-    scale = Fraction(10) ** (digits - 1 - magnitude(value))
-    return exact_number(Fraction(-((-value * scale) // 1)) / scale)
-
-
-def _mean(width: MeanWidth) -> str:
-    """A mean's half-width in the column's units: how it is bounded, and its value at five stated counts."""
-    rows = [(e(f"{n:,}"), e(_rounded_up(at)), e(at)) for n in width.counts() if (at := width.at(n)) is not None]
-    cells = "" if width.label == "mean" else (
-        f" Each cell's released interval ({width.label}_low to {width.label}_high) comes from that cell's own "
-        "noisy moments, at the same level.")
-    words = (f"t_n = {width.count_halfwidth} (count) and t_s = {width.sum_halfwidth} (centred sum, lattice units) "
-             f"are the half-widths at level 1 - {width.alpha / 2} each, so both hold at 1 - {width.alpha}; "
-             f"R = {width.half_range} units is the farthest a value lies from the centre; one unit is {width.step} in "
-             f"the column's units. At a true count of n > {width.count_halfwidth} rows the released mean lies within "
-             f"((t_s + R t_n) / (n - t_n) + 1/2) x {width.step} of the true mean, and never farther than the width "
-             f"of the bounds ({width.span} units).{cells}")
-    caption = f"Half-width of the mean in the column's units ({width.label}), at level 1 - {width.alpha}"
-    return f"<p>{e(words)}</p>" + table(caption, ["true count n", "half-width (column units, rounded up)",
-                                                  "half-width, exactly"], rows, "mean-width")
-
-
-def noise_section(entry: Entry, ids: Iterator[int]) -> str:
-    """The noise laws' table, each mean's half-width in the column's units, and a plot per law."""
-    level = entry.level
-    note = "" if level.stated else " (the report's level: the record states none)"
-    if level.odd is not None:
-        note = f" (the report's level: the record's alpha {level.odd} is not a rational in (0, 1))"
-    rows, plots = [], []
-    for law in entry.noise:
-        t = law.halfwidth_units
-        if law.halfwidth is not None:
-            converted = f"{law.halfwidth} {law.measure}"
-        elif t is None:
-            converted = "not computed: the parameter is too long"
-        else:
-            converted = law.measure
-        rows.append((e(law.label), e(law.mechanism.replace("_", " ")),
-                     e(("scale " if law.mechanism == "discrete_laplace" else "σ² ") + str(law.parameter)),
-                     e(ABSENT if t is None else t), e(converted), e(f"1 - {law.alpha}{note}")))
-        if t is not None:
-            plots.append(f"<figure>{_noise_plot(law, t, ids)}<figcaption>{e(law.label)}: {e(law.mechanism)} noise; "
-                         f"dashed lines at ±{e(t)} lattice units, the half-width at level 1 - "
-                         f"{e(law.alpha)}</figcaption></figure>")
-    laws = "" if not rows else table(
-        "Noise laws and the half-widths of their intervals (proven by directed rounding)",
-        ["noise of", "law", "parameter (lattice units)", "half-width (lattice units)", "half-width (its own units)",
-         "level"], rows)
-    widths = "".join(_mean(w) if isinstance(w, MeanWidth) else f"<p>{e(w.label)}: {e(w.reason)}.</p>"
-                     for w in entry.widths)
-    return laws + widths + "".join(plots)
-
-
 def value_section(entry: Entry) -> str:
     """The released value: a table release as a table, a histogram one row per bin, labelled values one row."""
     value, labels = entry.record.get("value"), entry.record.get("labels")
@@ -225,8 +144,10 @@ def value_section(entry: Entry) -> str:
                      "released")
     if isinstance(labels, list) and isinstance(value, list) and len(labels) == len(value):
         if entry.kind in ("histogram", "contribution_histogram") or len(value) > SHORT:
-            kinds = entry.record.get("parameters")
-            name = "category" if isinstance(kinds, dict) and kinds.get("kind") == "categories" else "bin"
+            parameters = entry.record.get("parameters")
+            kinds = [p.fields.get("kind") for p in entry.parts] + [parameters.get("kind")
+                                                                   if isinstance(parameters, dict) else None]
+            name = "category" if "categories" in kinds else "bin"
             head = [name if entry.kind == "histogram" else "cell", "count" if "histogram" in entry.kind else "value"]
             return table(caption, head, [(e(label_text(x)), e(plain(v))) for x, v in zip(labels, value, strict=True)],
                          "released")
@@ -272,7 +193,10 @@ def _budget_table(report: ReviewReport) -> str:
 def _cost(entry: Entry) -> list[tuple[str, str, str]]:
     record, charge = entry.record, entry.charge
     own = "epsilon" if record.get("epsilon") is not None else "rho" if record.get("rho") is not None else None
-    rows = [("mechanism", e(plain(record.get("mechanism"))),
+    unread = "" if record_format(record) is not None else " " + odd("not an integer, as a format should be")
+    rows = [("format", e("1 (none recorded: securedp 0.1)" if "format" not in record else plain(record["format"])),
+             e(explain("format")) + unread),
+            ("mechanism", e(plain(record.get("mechanism"))),
              e(MECHANISMS.get(str(record.get("mechanism")), "the mechanism the release names")))]
     if own is not None:
         rows.append(("cost", e(f"{own} {plain(record[own])}"), e("the privacy cost of this release" + (
@@ -297,8 +221,16 @@ def _cost(entry: Entry) -> list[tuple[str, str, str]]:
 
 def _named(record: Any, meanings: dict[str, str], default: str) -> list[tuple[str, str, str]]:
     if not isinstance(record, dict):
-        return [] if record is None else [(e("as recorded"), shown(record), odd("not an object"))]
+        if record is None:
+            return [(e("as recorded"), e(ABSENT), e("none recorded"))]
+        return [(e("as recorded"), shown(record), odd("not an object"))]
     return [(e(k), shown(v), e(meanings.get(k, default))) for k, v in sorted(record.items())]
+
+
+def _caption(part: Part) -> str:
+    if part.table:
+        return f"Parameters of aggregation {part.name}"
+    return f"Parameters of the {part.label} (aggregation {part.name} of the one-cell table)"
 
 
 def _release(entry: Entry, report: ReviewReport, ids: Iterator[int]) -> str:
@@ -314,14 +246,17 @@ def _release(entry: Entry, report: ReviewReport, ids: Iterator[int]) -> str:
             ("parts", "the declared keys"), ("opens", "the id every record of the parts' sub-sessions carries"))]
         return f'{start}{trouble}{fields("Partition charge", rows)}{replay_line(entry, report)}</section>'
     parameters = record.get("parameters")
-    rows = ([parameter_row(str(k), v) for k, v in sorted(parameters.items())] if isinstance(parameters, dict)
-            else _named(parameters, {}, ""))
+    own = {part.name for part in entry.parts}
+    rows = ([parameter_row(str(k), v) for k, v in sorted(parameters.items()) if k not in own]
+            if isinstance(parameters, dict) else _named(parameters, {}, ""))
+    aggregations = "".join(fields(_caption(part), aggregation_rows(part.fields, part.moments()), "parameters")
+                           for part in entry.parts)
     query = record.get("query")
     asked = "" if not isinstance(query, dict) else fields(
         "Query, as the command recorded it (what replay re-runs)",
         [(e(k), shown(v), e("the command's option")) for k, v in sorted(query.items()) if v is not None])
     return (f"{start}{trouble}{fields('Cost and budget', _cost(entry))}{value_section(entry)}"
-            f"{fields('Parameters', rows, 'parameters')}{noise_section(entry, ids)}{asked}"
+            f"{fields('Parameters', rows, 'parameters')}{aggregations}{noise_section(entry, ids)}{asked}"
             f"{fields('Input commitment', _named(record.get('input_commitment'), COMMITMENT, ''))}"
             f"{fields('Random source', _named(record.get('source'), SOURCE, ''))}"
             f"{replay_line(entry, report)}</section>")

@@ -10,8 +10,9 @@ public key and signed head when given), optionally replays it from a seed and th
 * its **charge** (:class:`Charge`): the record's ``charged``, or, for a record that states none (the
   command's), the charge the verifier checks it against (:func:`~securedp.audit.check_ledger.stated_charge`:
   its own ``epsilon`` or ``rho``, in the budget's currency), and the delta it charged;
-* its **noise laws**, their level, and each mean's half-width in the column's units
-  (:mod:`securedp.audit.report_noise`);
+* its **noise laws** and their level (:mod:`securedp.audit.report_noise`; a record of format 2 states
+  them per aggregation, one of format 1 flat), each mean's half-width in the column's units and each
+  selection's rank error bound (:mod:`securedp.audit.report_widths`);
 * its parameters, value, input commitment and random source, as recorded.
 
 Nothing here is recomputed from data except by replay, and every number shown is the record's own
@@ -30,22 +31,13 @@ from securedp.accounting.schema import PartitionRecord, parse_record
 from securedp.audit.check_ledger import stated_charge
 from securedp.audit.problem import Bad
 from securedp.audit.replay import Replayed, replay_log
-from securedp.audit.report_noise import (
-    DEFAULT_ALPHA,
-    Level,
-    MeanWidth,
-    NoiseLaw,
-    Unstated,
-    level_of,
-    mean_widths,
-    noise_laws,
-    rational,
-)
+from securedp.audit.report_noise import DEFAULT_ALPHA, Level, NoiseLaw, Part, level_of, noise_laws, parts, rational
+from securedp.audit.report_widths import MeanWidth, Selection, Unstated, mean_widths, selections
 from securedp.audit.verify import Report, verify_log
 from securedp.mechanisms.record_schema import SchemaError
 
-__all__ = ["DEFAULT_ALPHA", "Charge", "Entry", "MeanWidth", "NoiseLaw", "ReviewReport", "Unstated", "build_report",
-           "mean_widths", "noise_laws"]
+__all__ = ["DEFAULT_ALPHA", "Charge", "Entry", "MeanWidth", "NoiseLaw", "Part", "ReviewReport", "Selection",
+           "Unstated", "build_report", "mean_widths", "noise_laws", "selections"]
 
 
 @dataclass(frozen=True)
@@ -101,8 +93,11 @@ class Entry:
     ledger: str
     charge: Charge = field(default_factory=lambda: Charge(None, None, "not read"))
     level: Level = field(default_factory=lambda: Level(DEFAULT_ALPHA, False))
+    parts: list[Part] = field(default_factory=list)
+    """Its aggregations, each with its own record (a table's, or the one cell of a release of one column)."""
     noise: list[NoiseLaw] = field(default_factory=list)
     widths: list[MeanWidth | Unstated] = field(default_factory=list)
+    selections: list[Selection] = field(default_factory=list)
     replay: Replayed | None = None
     trouble: str | None = None
     """Why part of this record could not be read for the report (``None``: all of it was)."""
@@ -180,8 +175,8 @@ def read_entry(raw: dict[str, Any], line: int, replay: Replayed | None) -> Entry
     try:
         parameters = record.get("parameters")
         level = level_of(parameters) if isinstance(parameters, dict) else entry.level
-        return replace(entry, charge=charge_of(record), level=level, noise=noise_laws(record),
-                       widths=mean_widths(record))
+        return replace(entry, charge=charge_of(record), level=level, parts=parts(record), noise=noise_laws(record),
+                       widths=mean_widths(record), selections=selections(record))
     except Exception as error:  # a last resort: a log that verifies always gets a report
         return replace(entry, trouble=f"{type(error).__name__}: {error}")
 

@@ -1,21 +1,28 @@
-"""The noise a record declares, read for the reviewer's report: laws, levels and a mean's half-width.
+"""The noise a record declares, read for the reviewer's report: levels, the record's parts and their laws.
 
 Everything here is read from a record's ``parameters`` (free-form JSON to the verifier), so nothing
 may be assumed about a value's type: a value that is not what its name says (an ``alpha`` of ``"x"``,
 a ``scale_units`` of ``"-1"``) is skipped or stated as odd, never an exception.
 
 * **Levels.** Half-widths are stated at level ``1 - alpha``: the record's ``alpha`` when it is a
-  rational in ``(0, 1)`` (a table states one), else :data:`DEFAULT_ALPHA`; an ``alpha`` that is
-  recorded but is no such rational is kept, as written, in :attr:`Level.odd`.
-* **Noise laws** (:func:`noise_laws`): each ``scale_units`` of a discrete Laplace and
-  ``variance_units`` of a discrete Gaussian, of a one-column release (``count_``, ``sum_``,
-  ``sum_of_squares_`` prefixes for the moments of a mean or variance), of every aggregation of a
-  table, and of a release whose parameters hold a top-level ``noise`` list (two noises are a mean's
-  count and centred sum, three a variance's), with
-  the smallest half-width proven by directed rounding (:mod:`securedp.mechanisms.accuracy`) and its
-  value in the units the noisy integer measures (counts, or the column's units through
-  ``lattice_step``).
-* **A mean's half-width in the column's units** (:func:`mean_widths`): see :class:`MeanWidth`.
+  rational in ``(0, 1)`` (a table, and so every release of data of format 2, states one), else
+  :data:`DEFAULT_ALPHA`; an ``alpha`` that is recorded but is no such rational is kept, as written,
+  in :attr:`Level.odd`.
+* **Formats.** A record states its ``format``; one without it is of format 1 (securedp 0.1). In
+  format 2 every release of data is a table: each aggregation's record is in ``parameters`` under its
+  name (``"data_mean": {"noise": [...], "lattice_step": ..., ...}``), as a table's was in format 1
+  too. A format-1 release of one column states its noise flat in ``parameters`` instead
+  (``scale_units``; ``count_``, ``sum_`` and ``sum_of_squares_`` prefixes for a mean's or variance's
+  moments).
+* **Parts** (:func:`parts`): the aggregations of a record, each labelled for the reader: a table's by
+  its name (``x_mean``), a release of one column (the one-cell table of it) by its statistic
+  (``mean``; ``quantiles, q = 1/4`` when it has several).
+* **Noise laws** (:func:`noise_laws`): each law of a part's ``noise`` list (one: a count's, a sum's, or
+  a histogram's, shared by every bin; two: a mean's count and centred sum; three: a variance's count,
+  centred sum and centred sum of squares), each flat law of a format-1 record, and the three laws of
+  a contribution histogram (``scales``), with the smallest half-width proven by directed rounding
+  (:mod:`securedp.mechanisms.accuracy`) and its value in the units the noisy integer measures
+  (counts, or the column's units through the part's own ``lattice_step``).
 """
 
 from __future__ import annotations
@@ -25,7 +32,6 @@ from fractions import Fraction
 from typing import Any
 
 from securedp.mechanisms.accuracy import gaussian_halfwidth, laplace_halfwidth
-from securedp.mechanisms.moments import centre_of_bounds
 
 DEFAULT_ALPHA = Fraction(1, 20)
 """The level of the half-widths shown for records that state no usable ``alpha`` of their own."""
@@ -33,9 +39,14 @@ LARGEST_BITS = 4000
 """A parameter whose numerator or denominator is longer than this many bits gets no half-width computed
 (it would take seconds and could not be printed in full): the report says so instead."""
 LAWS = {"scale_units": "discrete_laplace", "variance_units": "discrete_gaussian"}
-COUNTED = ("count", "histogram", "bounds", "contribution_histogram")
-"""Statistics whose plain ``scale_units``/``variance_units`` is the noise of counts."""
-MOMENTS = {1: ("",), 2: ("count", "centred sum"), 3: ("count", "centred sum", "centred sum of squares")}
+COUNTED = ("count", "histogram", "bounds")
+"""Statistics of format 1 whose plain ``scale_units``/``variance_units`` is the noise of counts."""
+MOMENTS = {2: ("count", "centred sum"), 3: ("count", "centred sum", "centred sum of squares")}
+"""What each noisy integer of a part with two (a mean) or three (a variance) noises is, in order."""
+PREFIXES = {"count_": "count", "sum_of_squares_": "centred sum of squares", "sum_": "centred sum"}
+"""The moments of a format-1 mean or variance, by the prefix of their flat parameters."""
+CONTRIBUTIONS = ("persons by groups", "(person, key) pairs by rows", "cells")
+"""The three noisy histograms of a contribution histogram, in the order of its ``scales``."""
 
 
 def rational(value: object) -> Fraction | None:
@@ -118,7 +129,8 @@ def _unit(moment: str, step: object, counted: bool) -> tuple[Fraction | None, st
         return None, f"not converted: this report does not know what the noise of a {moment!r} measures"
     lattice = positive(step)
     if lattice is None:
-        return None, f"not converted: the lattice step {step!r} is not a positive rational"
+        written = "(none)" if step is None else repr(step)
+        return None, f"not converted: the lattice step {written} is not a positive rational"
     if moment == "centred sum of squares":
         return lattice * lattice, "squared column units, summed over rows"
     if moment == "centred sum":
@@ -134,51 +146,110 @@ def _law(label: str, mechanism: str, parameter: object, unit: tuple[Fraction | N
     return NoiseLaw(label, mechanism, value, unit[0], unit[1], halfwidth(mechanism, value, alpha), alpha)
 
 
-def _one_column(record: dict[str, Any], parameters: dict[str, Any], alpha: Fraction) -> list[NoiseLaw]:
-    statistic, mechanism = str(record.get("statistic")), str(record.get("mechanism"))
-    moments = {"": statistic, "count_": "count", "sum_of_squares_": "centred sum of squares",
-               "sum_": "centred sum" if statistic in ("mean", "variance") else "sum"}
-    laws = []
-    for name, value in parameters.items():
-        for suffix, law in LAWS.items():
-            if name.endswith(suffix) and mechanism == law:
-                prefix = name.removesuffix(suffix)
-                moment = moments.get(prefix, prefix.rstrip("_"))
-                counted = prefix == "" and statistic in COUNTED
-                found = _law(moment, law, value, _unit(moment, parameters.get("lattice_step", 1), counted), alpha)
-                laws += [found] if found is not None else []
-    return laws
+def record_format(record: dict[str, Any]) -> int | None:
+    """The record's format: 1 when it states none (securedp 0.1), else as recorded (``None``: no integer)."""
+    written = record.get("format", 1)
+    return written if isinstance(written, int) and not isinstance(written, bool) else None
 
 
-def aggregations(record: dict[str, Any], parameters: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Each part of ``record`` that states its noise as a ``noise`` list: (name, its parameters).
+@dataclass(frozen=True)
+class Part:
+    """One aggregation of a record: its recorded name, the label the report gives it, and its own record."""
 
-    A table's aggregations (``parameters[name]["noise"]``), and the release itself, named by its
-    statistic, when its ``parameters`` carry a top-level ``noise`` list (the shape a table aggregation
-    records, which a one-column release may record too).
+    name: str
+    label: str
+    fields: dict[str, Any]
+    """The aggregation's record: its ``noise`` list (empty for a selection) and its other parameters."""
+    table: bool
+    """True for an aggregation of a table, whose cells state intervals ``<name>_low`` to ``<name>_high``."""
+
+    @property
+    def counted(self) -> bool:
+        """True when its noisy integers are counts: a count's or persons' (no lattice), a histogram's (labels)."""
+        return "lattice_step" not in self.fields or "labels" in self.fields or "kind" in self.fields
+
+    def moments(self) -> tuple[str, ...]:
+        """What each noisy integer of the part is, in the order of its ``noise`` list."""
+        n = len(self.fields["noise"])
+        if n == 1:
+            histogram = "labels" in self.fields or "kind" in self.fields
+            return ("count of each bin",) if histogram else ("count",) if self.counted else ("sum",)
+        return MOMENTS.get(n, tuple(f"noise {i + 1}" for i in range(n)))
+
+
+def _which(name: str, fields: dict[str, Any]) -> str:
+    """Which of a one-column release's several parts ``name`` is: its quantile level, else its name."""
+    level = rational(fields.get("q"))
+    if level is not None:
+        return f"q = {level}"
+    column = fields.get("column")
+    return name.removeprefix(f"{column}_") if isinstance(column, str) else name
+
+
+def parts(record: dict[str, Any]) -> list[Part]:
+    """Every aggregation of ``record`` (a dict in its ``parameters`` with a ``noise`` list), labelled.
+
+    A table's aggregations keep their names; the one part of a release of one column is labelled by
+    the release's statistic, and each of several (the levels of ``quantiles``) by the statistic and its
+    level (see the module docstring).
     """
+    parameters = record.get("parameters")
+    if not isinstance(parameters, dict) or record.get("kind") == "partition":
+        return []
     found = [(str(name), value) for name, value in parameters.items()
              if isinstance(value, dict) and isinstance(value.get("noise"), list)]
-    if isinstance(parameters.get("noise"), list):
-        found.insert(0, (str(record.get("statistic")), parameters))
+    statistic = str(record.get("statistic"))
+    if statistic == "table":
+        return [Part(name, name, value, True) for name, value in found]
+    if len(found) == 1:
+        return [Part(found[0][0], statistic, found[0][1], False)]
+    return [Part(name, f"{statistic}, {_which(name, value)}", value, False) for name, value in found]
+
+
+def part_laws(part: Part, alpha: Fraction) -> list[tuple[str, NoiseLaw]]:
+    """(moment, law) of every noise of ``part`` that names a known law with a positive parameter."""
+    noises, found = part.fields["noise"], []
+    for moment, noise in zip(part.moments(), noises, strict=True):
+        if not isinstance(noise, dict):
+            continue
+        mechanism = str(noise.get("mechanism"))
+        parameter = next((noise[key] for key, law in LAWS.items() if key in noise and law == mechanism), None)
+        label = part.label if len(noises) == 1 else f"{part.label}: {moment}"
+        law = _law(label, mechanism, parameter, _unit(moment, part.fields.get("lattice_step"), part.counted), alpha)
+        found += [] if law is None else [(moment, law)]
     return found
 
 
-def _listed(record: dict[str, Any], parameters: dict[str, Any], alpha: Fraction) -> list[NoiseLaw]:
-    laws = []
-    for name, value in aggregations(record, parameters):
-        noises = value["noise"]
-        moments = MOMENTS.get(len(noises), tuple(f"noise {i}" for i in range(len(noises))))
-        for moment, noise in zip(moments, noises, strict=True):
-            if not isinstance(noise, dict):
+def flat_laws(record: dict[str, Any], parameters: dict[str, Any], alpha: Fraction) -> list[tuple[str, NoiseLaw]]:
+    """(moment, law) of every flat ``*scale_units``/``*variance_units`` of a format-1 release of one column,
+    labelled as the same release of format 2 labels them (``mean: count``, ``sum``)."""
+    statistic, mechanism = str(record.get("statistic")), str(record.get("mechanism"))
+    found = []
+    for name, value in parameters.items():
+        for suffix, law in LAWS.items():
+            if not name.endswith(suffix) or mechanism != law:
                 continue
-            mechanism = str(noise.get("mechanism"))
-            parameter = next((noise[key] for key, law in LAWS.items() if key in noise and law == mechanism), None)
-            counted = "lattice_step" not in value or (value is parameters and record.get("statistic") in COUNTED)
-            label = f"{name}: {moment}" if moment else name
-            found = _law(label, mechanism, parameter, _unit(moment or "sum", value.get("lattice_step"), counted), alpha)
-            laws += [found] if found is not None else []
-    return laws
+            prefix = name.removesuffix(suffix)
+            moment = PREFIXES.get(prefix, prefix.rstrip("_")) if prefix else statistic
+            if prefix == "sum_" and statistic not in ("mean", "variance"):
+                moment = "sum"
+            counted = prefix == "" and statistic in COUNTED
+            label = f"{statistic}: {moment}" if prefix else statistic
+            made = _law(label, law, value, _unit(moment, parameters.get("lattice_step", 1), counted), alpha)
+            found += [] if made is None else [(moment, made)]
+    order = MOMENTS[3]  # the moments in the order a format-2 record lists them (a log sorts the flat names)
+    return sorted(found, key=lambda pair: order.index(pair[0]) if pair[0] in order else len(order))
+
+
+def _contribution_laws(record: dict[str, Any], parameters: dict[str, Any], alpha: Fraction) -> list[NoiseLaw]:
+    """The laws of a contribution histogram's three noisy histograms (its ``scales``, in counts)."""
+    scales = parameters.get("scales")
+    if record.get("statistic") != "contribution_histogram" or not isinstance(scales, list) or len(scales) != 3:
+        return []
+    mechanism = str(record.get("mechanism"))
+    made = [_law(f"contribution_histogram: {what}", mechanism, scale, (Fraction(1), "counts"), alpha)
+            for what, scale in zip(CONTRIBUTIONS, scales, strict=True)]
+    return [law for law in made if law is not None]
 
 
 def noise_laws(record: dict[str, Any]) -> list[NoiseLaw]:
@@ -187,108 +258,6 @@ def noise_laws(record: dict[str, Any]) -> list[NoiseLaw]:
     if not isinstance(parameters, dict) or record.get("kind") == "partition":
         return []
     alpha = level_of(parameters).alpha
-    return _one_column(record, parameters, alpha) + _listed(record, parameters, alpha)
-
-
-@dataclass(frozen=True)
-class MeanWidth:
-    """A mean's half-width in the column's units, at a true count ``n``, at level ``1 - alpha``.
-
-    A mean is released as ``step * round(clamp(c + S~ / max(N~, 1), lo_u, hi_u))`` from a noisy count
-    ``N~ = n + X`` and a noisy centred sum ``S~ = s + Y`` (:mod:`securedp.mechanisms.mean`), where
-    ``|s| <= n * R`` with ``R = max(hi_u - c, c - lo_u)``. With ``|X| <= t_n`` and ``|Y| <= t_s``, each
-    at level ``1 - alpha / 2`` (so both at ``1 - alpha``, by a union bound) and ``n > t_n`` (so that
-    ``N~ >= 1``): ``|S~ / N~ - s / n| = |n Y - s X| / (n N~) <= (t_s + R t_n) / (n - t_n)``. Clamping
-    to the bounds, which hold the true mean, moves nothing farther; rounding adds at most half a unit;
-    and no error exceeds the width of the bounds. So the released mean is within
-    ``min((t_s + R t_n) / (n - t_n) + 1/2, hi_u - lo_u) * step`` of the true mean, exactly.
-    """
-
-    label: str
-    count_halfwidth: int
-    sum_halfwidth: int
-    half_range: int
-    span: int
-    step: Fraction
-    alpha: Fraction
-
-    def at(self, n: int) -> Fraction | None:
-        """The half-width at a true count of ``n`` rows, or ``None`` when ``n <= t_n`` (no bound is stated)."""
-        t_n = self.count_halfwidth
-        if n <= t_n:
-            return None
-        units = Fraction(self.sum_halfwidth + self.half_range * t_n, n - t_n) + Fraction(1, 2)
-        return min(units, Fraction(self.span)) * self.step
-
-    def counts(self) -> list[int]:
-        """Five stated counts: the powers of ten from the first above ``t_n``."""
-        first = 10
-        while first <= self.count_halfwidth:
-            first *= 10
-        return [first * 10**i for i in range(5)]
-
-
-@dataclass(frozen=True)
-class Unstated:
-    """A mean or variance whose half-width in the column's units the report does not state, and why."""
-
-    label: str
-    reason: str
-
-
-VARIANCE = ("a variance is stated from three noisy moments (count, centred sum and centred sum of squares); "
-            "securedp states no interval for it, and this report derives no half-width in the column's units")
-
-
-def _whole(value: object) -> int | None:
-    found = rational(value)
-    return None if found is None or found.denominator != 1 else int(found)
-
-
-def _mean(label: str, laws: dict[str, NoiseLaw], bounds: object, centre: object, step: object,
-          alpha: Fraction) -> MeanWidth | Unstated:
-    """The half-width of one mean from its two moments' laws (taken again at ``alpha / 2``).
-
-    ``centre`` is the recorded ``centre_units``, or ``None`` when the record states none (a table's
-    mean): it is then the mechanism's rule, the floor of the bounds' midpoint.
-    """
-    count, total = laws.get("count"), laws.get("centred sum")
-    lattice = positive(step)
-    ends = [_whole(b) for b in bounds] if isinstance(bounds, list) and len(bounds) == 2 else [None]
-    lo_u, hi_u = (ends[0], ends[-1]) if len(ends) == 2 else (None, None)
-    if count is None or total is None or lattice is None or lo_u is None or hi_u is None or lo_u > hi_u:
-        return Unstated(label, "not derived: the record does not state both moments' noise, whole bounds in units "
-                               "and a positive lattice step, as this report reads them")
-    c_u = centre_of_bounds(lo_u, hi_u)[0] if centre is None else _whole(centre)
-    if c_u is None or not lo_u <= c_u <= hi_u:
-        return Unstated(label, f"not derived: the centre {centre!r} is not a whole unit within the bounds")
-    t_n = halfwidth(count.mechanism, count.parameter, alpha / 2)
-    t_s = halfwidth(total.mechanism, total.parameter, alpha / 2)
-    if t_n is None or t_s is None:
-        return Unstated(label, "not derived: a noise parameter is too long to compute with")
-    return MeanWidth(label, t_n, t_s, max(hi_u - c_u, c_u - lo_u), hi_u - lo_u, lattice, alpha)
-
-
-def mean_widths(record: dict[str, Any]) -> list[MeanWidth | Unstated]:
-    """The half-width in the column's units of every mean of ``record`` (and, in words, of every variance)."""
-    parameters = record.get("parameters")
-    if not isinstance(parameters, dict) or record.get("kind") == "partition":
-        return []
-    alpha, statistic = level_of(parameters).alpha, record.get("statistic")
-    found: list[MeanWidth | Unstated] = []
-    laws = noise_laws(record)
-    listed = aggregations(record, parameters)
-    if statistic == "mean" and "noise" not in parameters:  # a one-column mean's prefixed parameters
-        own = {law.label: law for law in laws}
-        found.append(_mean("mean", own, parameters.get("bounds_units"), parameters.get("centre_units"),
-                           parameters.get("lattice_step"), alpha))
-    if statistic == "variance" and "noise" not in parameters:
-        found.append(Unstated("variance", VARIANCE))
-    for name, value in listed:
-        if len(value["noise"]) == 3:
-            found.append(Unstated(name, VARIANCE))
-        elif len(value["noise"]) == 2:
-            own = {law.label.removeprefix(f"{name}: "): law for law in laws if law.label.startswith(f"{name}: ")}
-            found.append(_mean(name, own, value.get("bounds_units"), value.get("centre_units"),
-                               value.get("lattice_step"), alpha))
-    return found
+    laws = [law for _, law in flat_laws(record, parameters, alpha)] if record_format(record) == 1 else []
+    laws += _contribution_laws(record, parameters, alpha)
+    return laws + [law for part in parts(record) for _, law in part_laws(part, alpha)]

@@ -21,6 +21,8 @@ __all__ = ["Axis", "Plot", "exact_number", "magnitude", "nice_ticks"]
 _FONT = 11
 _CHAR = 7.4  # for layout: above one character's width at 11 px in common sans-serif fonts (DejaVu digits: 7.0)
 _GAP = 14  # the least vertical distance between two labels in one margin
+_X_TICKS = 18  # the x ticks' labels' baseline below the plot: clear of the lowest y tick's label beside it, when the
+# first x tick sits on the y axis
 
 
 def _e(value: object) -> str:
@@ -159,19 +161,19 @@ class Plot:
         left = int(28 + _CHAR * max(len(t) for t in y_texts))
         right = int(12 + _CHAR * max((len(text) for _, text, _, _ in self._right), default=0))
         top = 22 if self._top else 10
-        bottom = 44 + _GAP * len(self.legend)
+        bottom = 48 + _GAP * len(self.legend)
         body = [f'<g transform="translate({left},{top})">', *self.marks,
                 f'<line x1="0" y1="{self.height}" x2="{self.width}" y2="{self.height}" stroke="#555"/>',
                 f'<line x1="0" y1="0" x2="0" y2="{self.height}" stroke="#555"/>']
         body.append('<g class="x-ticks">' + "".join(
             f'<line x1="{self.px(t):.1f}" x2="{self.px(t):.1f}" y1="{self.height}" y2="{self.height + 4}" '
-            f'stroke="#555"/><text x="{self.px(t):.1f}" y="{self.height + 16}" font-size="{_FONT}" '
+            f'stroke="#555"/><text x="{self.px(t):.1f}" y="{self.height + _X_TICKS}" font-size="{_FONT}" '
             f'text-anchor="middle">{_e(exact_number(t))}</text>' for t in x_ticks) + "</g>")
         body.append('<g class="y-ticks">' + "".join(
             f'<line x1="-4" x2="0" y1="{self.py(t):.1f}" y2="{self.py(t):.1f}" stroke="#555"/>'
             f'<text x="-7" y="{self.py(t) + 4:.1f}" font-size="{_FONT}" text-anchor="end">{_e(text)}</text>'
             for t, text in zip(y_ticks, y_texts, strict=True)) + "</g>")
-        body.append(f'<text x="{self.width / 2:.0f}" y="{self.height + 32}" font-size="12" '
+        body.append(f'<text x="{self.width / 2:.0f}" y="{self.height + _X_TICKS + 16}" font-size="12" '
                     f'text-anchor="middle">{_e(self.x.label)}</text>')
         middle = self.height / 2
         body.append(f'<text x="{12 - left}" y="{middle:.0f}" font-size="12" text-anchor="middle" '
@@ -184,7 +186,7 @@ class Plot:
             body.append(f'<text id="{ident}" x="{x:.1f}" y="-6" font-size="{_FONT}" fill="#a4341f" '
                         f'text-anchor="middle">{_e(text)}</text>')
         for i, (text, colour) in enumerate(self.legend):
-            y = self.height + 46 + _GAP * i
+            y = self.height + _X_TICKS + 32 + _GAP * i
             body.append(f'<rect x="0" y="{y - 9}" width="10" height="10" fill="{colour}"/>'
                         f'<text x="16" y="{y}" font-size="{_FONT}">{_e(text)}</text>')
         body.append("</g>")

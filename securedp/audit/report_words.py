@@ -3,10 +3,12 @@
 A reviewer reads sentences, not JSON: every recorded value is written exactly but plainly (``null``
 is never printed: an absent value is ``—``), a list of more than :data:`SHORT` entries is summarised
 ("99 values, from -1099511627776 to 1099511627776") with the full list folded into a ``<details>``
-element, a table aggregation's parameters become one sentence, and every known parameter name gets
-its meaning. A value that is not what its name says (an ``alpha`` of ``"x"``, a ``scale_units`` of
-``"-1"``) is shown as written and marked ``<span class="odd">``. Everything returned is HTML with
-every recorded value escaped.
+element, and every known parameter name gets its meaning (:func:`explain`), in its context: the
+record's own parameters (:data:`PARAMETERS`), or those of one aggregation of a table, or of the
+one-cell table that a release of one column is (:data:`AGGREGATION`, one row per noise law:
+:func:`aggregation_rows`). A value that is not what its name says (an ``alpha`` of ``"x"``, a
+``scale_units`` of ``"-1"``) is shown as written and marked ``<span class="odd">``. Everything
+returned is HTML with every recorded value escaped.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ SHORT = 8
 ABSENT = "—"
 
 PARAMETERS = {
+    "format": ("the record format: 2, every release of data is a table of one or more cells, each aggregation's "
+               "record under its name; 1 (no format recorded): securedp 0.1's, a release of one column stating "
+               "its noise flat in its parameters"),
     "alpha": "intervals are stated at level 1 - alpha",
     "lattice_step": "the value of one lattice unit, in the column's units",
     "scale_units": "the scale of the discrete Laplace noise, in lattice units",
@@ -50,9 +55,20 @@ PARAMETERS = {
     "max_rows": "the most rows one person may contribute per key",
     "privacy_unit": "the column naming the person protected",
     "salt_commitment": "SHA-256 commitment to the secret salt that chose each person's kept rows",
-    "shares": "the fraction of the cost each aggregation received",
+    "shares": "the fraction of the cost each aggregation (and partition selection, with private keys) received",
     "delta": "the delta of partition selection",
-    "selection": "the partition selection rule",
+    "selection": "the partition selection rule that chose the private keys",
+    "selection_rho": "the rho of the Gaussian partition selection",
+    "selection_variance": "the variance sigma² of the Gaussian partition selection's noise, in persons squared",
+    "guarantee": "the privacy guarantee of the partition selection",
+    "epsilon": "the epsilon of the selection",
+    "monotonic": "whether every score moves the same way when one person is added (halves the noise)",
+    "noise_scale": "the scale of the noise added to each score",
+    "labels": "the histogram's categories or bins, one noisy count each",
+    "cell_sensitivity_units": "the most one person can change one cell's noisy integer, in lattice units",
+    "released": "how the released value is computed from the selected points",
+    "rho_cells": "the rho-zCDP cost of the selections of each cell",
+    "conversion": "how the selection's epsilon-DP is converted to rho-zCDP",
     "scales": "the Laplace scale of each part of the histogram, in counts",
     "sensitivities": "the sensitivity of each part of the histogram, in counts",
     "groups_cap": "the largest number of groups per person counted",
@@ -64,13 +80,29 @@ PARAMETERS = {
     "rank_error_bound": "a bound on the rank error of the released quantile",
     "noise": "the noise of each noisy integer",
 }
+AGGREGATION = {
+    "noise": "the law of each noisy integer of every cell (none: the value is selected, not noised)",
+    "bounds_units": "the clamping bounds [lo, hi] in lattice units (a histogram's: its first and last bin's index)",
+    "selection": "the mechanism that selects the value among the lattice points; no noise is added",
+    "q": "the quantile level (an interquartile range's: both quartiles)",
+    "sensitivity": "the most one person can change the utility, in rows",
+    "candidates": "the number of lattice points the selection chose among",
+    "utility": "the score of a candidate y that the exponential mechanism favours: minus the distance, in rows, "
+               "between the number of values below y and q n",
+    "rank_error_bound": "r: at level 1 - alpha, the selected point's utility is within r rows of the best candidate's",
+    "sensitivity_units": "the most one person can change one bin's count",
+    "scale_units": "the scale of the discrete Laplace noise of each bin's count",
+    "variance_units": "the variance sigma² of the discrete Gaussian noise of each bin's count",
+}
+"""Meanings within one aggregation's record, where they differ from the record's own parameters'."""
 MOMENT_PREFIXES = {"count_": "of the noisy count", "sum_of_squares_": "of the noisy centred sum of squares",
                    "sum_": "of the noisy sum (a mean's or variance's: centred)"}
 POSITIVE = ("lattice_step", "delta", "beta", "epsilon_each", "epsilon_cell")
 """Parameters that must be positive rationals (as must every ``*scale_units``, ``*variance_units`` and
 ``*sensitivity_units``)."""
 RATIONALS = ("q", "threshold", "centre_units")
-"""Parameters that must be rationals."""
+"""Parameters that must be rationals (``q`` may be a list of them)."""
+UNDESCRIBED = "recorded by the release; this report does not describe it"
 SOURCE = {
     "kind": "the random source: chacha20 (a seeded stream, replayable from the seed) or the system's CSPRNG",
     "reproducible": "whether the release can be re-derived from a seed",
@@ -124,53 +156,77 @@ def shown(value: Any) -> str:
     return e(plain(value))
 
 
-def explain(name: str) -> str:
-    """The meaning of parameter ``name`` (with its moment prefix), or a plain statement that it is not described."""
+def explain(name: str, inside: bool = False) -> str:
+    """The meaning of parameter ``name`` (with its moment prefix), ``inside`` an aggregation's record or not, or
+    :data:`UNDESCRIBED`."""
+    if inside and name in AGGREGATION:
+        return AGGREGATION[name]
     if name in PARAMETERS:
         return PARAMETERS[name]
     for prefix, moment in MOMENT_PREFIXES.items():
         rest = name.removeprefix(prefix)
         if rest != name and rest in PARAMETERS:
             return f"{PARAMETERS[rest]}, {moment}"
-    return "recorded by the release; this report does not describe it"
+    return UNDESCRIBED
 
 
-def aggregation(value: dict[str, Any]) -> str:
-    """One sentence for a table aggregation's parameters: its column, bounds, step and each noise."""
-    parts = [f"{k.replace('_', ' ')} {plain(v)}" for k, v in value.items() if k != "noise"]
-    noises = value.get("noise")
-    if isinstance(noises, list):
-        for i, noise in enumerate(noises):
-            if isinstance(noise, dict):
-                law = MECHANISMS.get(str(noise.get("mechanism")), plain(noise.get("mechanism")))
-                rest = "; ".join(f"{k.replace('_', ' ')} {plain(v)}" for k, v in noise.items() if k != "mechanism")
-                parts.append(f"noise {i + 1}: {law}, {rest}")
-            else:
-                parts.append(f"noise {i + 1}: {plain(noise)}")
-        if not noises:
-            parts.append("no additive noise (a selection)")
-    return "; ".join(parts)
-
-
-def parameter_row(name: str, value: Any) -> tuple[str, str, str]:
-    """(name, value, explanation) of one parameter, as HTML cells, odd values marked."""
-    if isinstance(value, dict) and "noise" in value:
-        return e(name), e(aggregation(value)), e("an aggregation of the table: its column, bounds and noises")
-    if name == "noise" and isinstance(value, list):
-        return e(name), e(aggregation({"noise": value})), e(PARAMETERS["noise"])
-    note = ""
+def _note(name: str, value: Any) -> str:
+    """A marked note when ``value`` is not what parameter ``name`` should be, else ``""``."""
     if name == "alpha":
         found = rational(value)
         if found is None or not 0 < found < 1:
-            note = odd(f"alpha {plain(value)} is not a rational in (0, 1): the half-widths below are at the "
+            return odd(f"alpha {plain(value)} is not a rational in (0, 1): the half-widths below are at the "
                        f"report's level 1 - {DEFAULT_ALPHA}")
     elif name in POSITIVE or name.endswith(("scale_units", "variance_units", "sensitivity_units")):
         found = rational(value)
         if found is None or found <= 0:
-            note = odd(f"{plain(value)} is not a positive rational, as {name} should be")
-    elif name in RATIONALS and rational(value) is None:
-        note = odd(f"{plain(value)} is not a rational, as {name} should be")
-    return e(name), shown(value), e(explain(name)) + (" " + note if note else "")
+            return odd(f"{plain(value)} is not a positive rational, as {name} should be")
+    elif name in RATIONALS:
+        values = value if name == "q" and isinstance(value, list) and value else [value]
+        if any(rational(v) is None for v in values):
+            return odd(f"{plain(value)} is not a rational, as {name} should be")
+    return ""
+
+
+def parameter_row(name: str, value: Any, inside: bool = False) -> tuple[str, str, str]:
+    """(name, value, explanation) of one parameter (``inside`` an aggregation's record), as HTML cells, odd
+    values marked."""
+    note = _note(name, value)
+    return e(name), shown(value), e(explain(name, inside)) + (" " + note if note else "")
+
+
+def law_text(noise: Any) -> str:
+    """One recorded noise law in words: its mechanism and each parameter by name (plain text)."""
+    if not isinstance(noise, dict):
+        return plain(noise)
+    law = MECHANISMS.get(str(noise.get("mechanism")), plain(noise.get("mechanism")))
+    return "; ".join([law, *(f"{k} {plain(v)}" for k, v in noise.items() if k != "mechanism")])
+
+
+def _noise_rows(noises: list[Any], moments: Sequence[str]) -> list[tuple[str, str, str]]:
+    """One row per recorded noise law, named by the noisy integer it is added to."""
+    if not noises:
+        return [(e("noise"), e("none"), e("no noise is added: the value is selected (see selection)"))]
+    rows = []
+    for i, noise in enumerate(noises):
+        name = f"noise {i + 1}: {moments[i] if i < len(moments) else 'an integer'}"
+        if not isinstance(noise, dict):
+            rows.append((e(name), shown(noise), odd("not an object, as a noise law should be")))
+            continue
+        words = "; ".join(f"{k}: {explain(str(k))}" for k in noise if k != "mechanism")
+        notes = " ".join(n for k, v in noise.items() if (n := _note(str(k), v)))
+        meaning = f"the noise added to each cell's {name.partition(': ')[2]}" + (f" ({words})" if words else "")
+        rows.append((e(name), e(law_text(noise)), e(meaning) + (" " + notes if notes else "")))
+    return rows
+
+
+def aggregation_rows(fields: dict[str, Any], moments: Sequence[str]) -> list[tuple[str, str, str]]:
+    """The rows of one aggregation's record: first each noise law (named by the noisy integer of ``moments``
+    it is added to), then each other parameter, in the record's order, with its meaning within an aggregation."""
+    noises = fields.get("noise")
+    rows = _noise_rows(noises, moments) if isinstance(noises, list) else []
+    return rows + [parameter_row(str(name), value, inside=True) for name, value in fields.items()
+                   if name != "noise" or not isinstance(value, list)]
 
 
 def label_text(label: Any) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from test_report_records import format_1_log
 
 import securedp
 from securedp import AuditLog, ChaChaSource, Session
@@ -77,9 +78,12 @@ def test_the_stated_half_width_is_the_released_one(tmp_path: Path) -> None:
     for row in table.record["value"]:
         cell = dict(zip(labels, row, strict=True))
         assert Fraction(str(cell["count_high"])) - Fraction(str(cell["count"])) == law.halfwidth_units
-    one = report.entries[0]
-    scale = Fraction(str(one.record["parameters"]["scale_units"]))
-    assert [n.halfwidth_units for n in one.noise] == [laplace_halfwidth(scale, Fraction(1, 20))]
+    one = report.entries[0]  # a count of one column: the one-cell table's "count" aggregation states its law
+    scale = Fraction(str(one.record["parameters"]["count"]["noise"][0]["scale_units"]))
+    assert [(n.label, n.halfwidth_units) for n in one.noise] == [("count", laplace_halfwidth(scale, Fraction(1, 20)))]
+    old = build_report(format_1_log(tmp_path / "old.jsonl", ["count"])).entries[0]  # securedp 0.1: flat
+    scale = Fraction(str(old.record["parameters"]["scale_units"]))
+    assert [(n.label, n.halfwidth_units) for n in old.noise] == [("count", laplace_halfwidth(scale, Fraction(1, 20)))]
 
 
 def test_noise_laws_of_a_rho_record_are_gaussian() -> None:
@@ -87,6 +91,10 @@ def test_noise_laws_of_a_rho_record_are_gaussian() -> None:
               "parameters": {"lattice_step": "1/4", "variance_units": "50"}}
     (law,) = noise_laws(record)
     assert law.mechanism == "discrete_gaussian" and law.parameter == 50 and law.halfwidth == law.halfwidth_units / 4
+    one_cell = {"format": 2, "statistic": "sum", "mechanism": "discrete_gaussian", "parameters": {"data_sum": {
+        "noise": [{"mechanism": "discrete_gaussian", "cell_sensitivity_units": 4, "variance_units": "50"}],
+        "column": "data", "lattice_step": "1/4", "bounds_units": [0, 4]}}}
+    assert noise_laws(one_cell) == [law]
 
 
 def test_values_from_the_log_are_escaped_and_nothing_is_loaded(tmp_path: Path) -> None:

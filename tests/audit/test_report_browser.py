@@ -2,9 +2,10 @@
 
 Debian's headless Chromium (``.ci/run`` installs it) loads the report of a log with every kind of plot
 (several ledgers and their totals, a delta ledger, noise laws of counts, sums and means) and of wide
-content (a 36-bin histogram, a table of many columns, a bounds release with 99 edges). Through the
-DevTools protocol (``_cdp.py``) the test reads the *rendered* layout: in every plot both axes carry at
-least two numbered ticks, placed where their values are; every dashed marker (a ledger's total, a
+content (a 36-bin histogram, a table of many columns, a bounds release with 99 edges), and the report
+of a log of records of both formats (securedp 0.1's and this version's) and every statistic. Through
+the DevTools protocol (``_cdp.py``) the test reads the *rendered* layout: in every plot both axes carry
+at least two numbered ticks, placed where their values are; every dashed marker (a ledger's total, a
 half-width) has its label; every label is visible inside its plot and overlaps no other; every point
 has its exact value as a title; the document is no wider than the viewport, at 1280 and 1024 px; and
 nothing is logged to the console. A control page shows that each of these checks can fail. Without
@@ -22,6 +23,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from _cdp import Browser
+from test_report_records import format_1_log, format_2_log
 
 from securedp import AuditLog, ChaChaSource, Session
 from securedp.audit.report import write_report
@@ -153,6 +155,21 @@ def test_the_report_labels_every_plotted_number_in_a_real_browser(tmp_path: Path
         for width in (1280, 1024):
             measured = browser.evaluate(browser.open(page.as_uri(), width), MEASURE)
             assert len(measured["plots"]) >= 15 and sum(len(p["markers"]) for p in measured["plots"]) >= 25
+            assert problems(measured) == []
+        assert browser.console == []
+
+
+@pytest.mark.slow
+def test_a_log_of_both_formats_and_every_statistic_is_legible_in_a_real_browser(tmp_path: Path) -> None:
+    """Records of format 1 (securedp 0.1) and of format 2, of every statistic, on one page: the same checks."""
+    page = tmp_path / "both.html"
+    report = write_report(format_2_log(format_1_log(tmp_path / "both.jsonl")), page)
+    laws = sum(len(x.noise) for x in report.entries)
+    assert report.ok and laws >= 40
+    with Browser(chromium()) as browser:
+        for width in (1280, 1024):
+            measured = browser.evaluate(browser.open(page.as_uri(), width), MEASURE)
+            assert len(measured["plots"]) >= laws + 1  # one per noise law, and the budget's
             assert problems(measured) == []
         assert browser.console == []
 

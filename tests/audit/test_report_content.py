@@ -13,13 +13,16 @@ import re
 import xml.etree.ElementTree as ET
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
+from test_report_records import DATA, FORMAT_1, format_1_log
 
 from securedp import AuditLog, ChaChaSource, Session
 from securedp.audit.report import render_report
-from securedp.audit.report_model import ReviewReport, build_report, mean_widths
+from securedp.audit.report_model import MeanWidth, ReviewReport, build_report, mean_widths
+from securedp.audit.report_words import UNDESCRIBED
 from securedp.mechanisms.accuracy import laplace_halfwidth
 from securedp.mechanisms.mean import mean_units
 from securedp.tables import Count, Mean
@@ -214,40 +217,71 @@ def session_means(tmp_path: Path) -> ReviewReport:
     return build_report(path)
 
 
-def test_a_mean_states_its_half_width_in_the_columns_units(tmp_path: Path) -> None:
-    report = session_means(tmp_path)
-    one, table = report.entries
-    (width,) = mean_widths(one.record)
-    parameters = one.record["parameters"]
+def mean_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A one-column mean's own parameters: its aggregation's record (format 2, ``data_mean``, its two laws as
+    ``count_scale_units`` and ``sum_scale_units``), or its flat parameters (format 1)."""
+    parameters = record["parameters"]
+    if "format" not in record:
+        return parameters
+    own = parameters["data_mean"]
+    count, total = own["noise"]
+    return {**own, "count_scale_units": count["scale_units"], "sum_scale_units": total["scale_units"]}
+
+
+def check_mean_width(record: dict[str, Any], page: str) -> MeanWidth:
+    """The mean's stated half-width is the bound of :class:`MeanWidth` from its own laws, bounds and centre,
+    and the page states it at five counts, rounded up and exactly."""
+    (width,) = mean_widths(record)
+    assert isinstance(width, MeanWidth) and width.label == "mean" and width.cells is None
+    parameters = mean_record(record)
     t_n = laplace_halfwidth(parameters["count_scale_units"], Fraction(1, 40))  # each moment at alpha / 2
     t_s = laplace_halfwidth(parameters["sum_scale_units"], Fraction(1, 40))
     lo_u, hi_u = parameters["bounds_units"]
     half = max(hi_u - parameters["centre_units"], parameters["centre_units"] - lo_u)
     step = Fraction(parameters["lattice_step"])
-    assert (width.count_halfwidth, width.sum_halfwidth, width.half_range) == (t_n, t_s, half)
+    assert (width.count_halfwidth, width.sum_halfwidth, width.half_range, width.step) == (t_n, t_s, half, step)
     assert width.at(1000) == (Fraction(t_s + half * t_n, 1000 - t_n) + Fraction(1, 2)) * step
     assert width.at(t_n) is None  # no bound at a count the count's noise can reach zero from
-    (table_width,) = mean_widths(table.record)
-    assert table_width.label == "x_mean" and table_width.step == Fraction(1, 4096)
-    page = render_report(report)
-    for line in (1, 2):
-        part = section(page, line)
-        assert "Half-width of the mean in the column's units" in text_of(part)
-        assert not re.search(r"<td[^>]*>\s*</td>", part), f"an empty cell in line {line}"
-    rows = re.findall(r"<tr><td>([\d,]+)</td><td>([^<]+)</td><td>([^<]+)</td></tr>", section(page, 1))
-    assert [int(n.replace(",", "")) for n, _, _ in rows] == width.counts() == [100, 1000, 10**4, 10**5, 10**6]
+    assert "Half-width of the mean in the column's units" in text_of(page)
+    assert not re.search(r"<td[^>]*>\s*</td>", page), "an empty cell"
+    rows = re.findall(r"<tr><td>([\d,]+)</td><td>([^<]+)</td><td>([^<]+)</td></tr>", page)
+    assert [int(n.replace(",", "")) for n, _, _ in rows] == width.counts()
     for n, rounded, exactly in rows:
         at = width.at(int(n.replace(",", "")))
         assert at is not None and Fraction(exactly) == at
         assert at <= exact(rounded) <= at * Fraction(1001, 1000)  # rounded up, to 4 significant digits
+    return width
 
 
+def test_a_mean_states_its_half_width_in_the_columns_units(tmp_path: Path) -> None:
+    report = session_means(tmp_path)
+    one, table = report.entries
+    page = render_report(report)
+    width = check_mean_width(one.record, section(page, 1))
+    assert width.counts() == [100, 1000, 10**4, 10**5, 10**6]
+    (table_width,) = mean_widths(table.record)
+    assert isinstance(table_width, MeanWidth)
+    assert (table_width.label, table_width.cells, table_width.step) == ("x_mean", "x_mean", Fraction(1, 4096))
+    part = section(page, 2)
+    assert "Half-width of the mean in the column's units" in text_of(part) and "x_mean_low to x_mean_high" in part
+    assert not re.search(r"<td[^>]*>\s*</td>", part), "an empty cell in line 2"
+
+
+def test_a_format_1_mean_states_its_half_width_in_the_columns_units(tmp_path: Path) -> None:
+    """The same, for a mean as securedp 0.1 recorded it (its laws flat in its parameters)."""
+    report = build_report(format_1_log(tmp_path / "old.jsonl", ["mean"]))
+    check_mean_width(report.entries[0].record, section(render_report(report), 1))
+
+
+@pytest.mark.parametrize("written", [1, 2])
 @pytest.mark.parametrize("n", [13, 20, 57, 400, 5000])
-def test_the_mean_half_width_bounds_every_release_the_noise_can_give(tmp_path: Path, n: int) -> None:
+def test_the_mean_half_width_bounds_every_release_the_noise_can_give(tmp_path: Path, n: int, written: int) -> None:
     """Soundness: the library's own post-processing (:func:`mean_units`), at the extremes of both noises and of
-    the data, never lands farther from the true mean than the stated half-width."""
-    (width,) = mean_widths(session_means(tmp_path).entries[0].record)
-    parameters = session_means(tmp_path).entries[0].record["parameters"]
+    the data, never lands farther from the true mean than the stated half-width, in either format."""
+    record = session_means(tmp_path).entries[0].record if written == 2 else FORMAT_1["mean"]
+    (width,) = mean_widths(record)
+    assert isinstance(width, MeanWidth)
+    parameters = mean_record(record)
     lo_u, hi_u = parameters["bounds_units"]
     c = parameters["centre_units"]
     bound = width.at(n)
@@ -275,42 +309,39 @@ def test_parameters_are_explained_in_words_not_dumped(cli_log: Path) -> None:
     report = build_report(cli_log)
     page = render_report(report)
     bounds = section(page, 5)
-    edges = report.entries[4].record["parameters"]["edges"]
+    edges = report.entries[4].record["parameters"]["data_histogram"]["edges"]  # the bins' aggregation's own record
     assert len(edges) > 80
     shown = re.sub(r"<details>.*?</details>", "", bounds, flags=re.S)  # the full list is folded away
-    assert json.dumps(edges) not in html.unescape(shown) and str(edges[40]) + ", " not in html.unescape(shown)
+    run = ", ".join(str(x) for x in edges[40:43])  # three edges in a row: only the full list holds them
+    assert json.dumps(edges) not in html.unescape(shown) and run not in html.unescape(shown)
+    assert run in html.unescape(bounds)
     assert f"{len(edges)} values, from {edges[0]} to {edges[-1]}" in text_of(bounds)
-    table = re.search(r'<table class="parameters">(.*?)</table>', bounds, re.S)
-    assert table is not None
-    for name, explanation in re.findall(r'<tr><th scope="row">(.*?)</th><td class="num">.*?</td><td>(.*?)</td></tr>',
-                                        table.group(1), re.S):
-        assert explanation.strip(), f"parameter {name} is not explained"
+    for line in range(1, 8):  # the record's parameters, and each aggregation's, every one explained
+        tables = re.findall(r'<table class="parameters">(.*?)</table>', section(page, line), re.S)
+        assert len(tables) >= 2, f"line {line}: no table of its aggregation's parameters"
+        for name, explanation in re.findall(
+                r'<tr><th scope="row">(.*?)</th><td class="num">.*?</td><td>(.*?)</td></tr>', "".join(tables), re.S):
+            assert explanation.strip() and UNDESCRIBED not in explanation, f"line {line}: {name} is not explained"
     for line in range(1, 8):  # no raw JSON object or list where a reviewer expects words
         assert not re.search(r"\{&quot;|\[&quot;|\{\"", section(page, line)), f"raw JSON in line {line}"
     assert "hmac-sha256/securedp-input/v1" in page and "the seed's SHA-256 commitment" in text_of(page)
 
 
-def as_noise_list(record: dict[str, object]) -> dict[str, object]:
-    """``record`` with its prefixed noise parameters (``count_scale_units``...) moved into one top-level
-    ``noise`` list, the shape a table aggregation records (and a one-column release may record next)."""
-    parameters = dict(record["parameters"])  # type: ignore[call-overload]
-    noise = []
-    for prefix in ("count_", "sum_", ""):
-        if f"{prefix}scale_units" in parameters:
-            noise.append({"mechanism": "discrete_laplace", "scale_units": parameters.pop(f"{prefix}scale_units"),
-                          "cell_sensitivity_units": parameters.pop(f"{prefix}sensitivity_units")})
-    return {**record, "parameters": {**parameters, "noise": noise}}
-
-
-def test_a_release_whose_noise_is_a_top_level_list_is_read_alike(tmp_path: Path) -> None:
-    """The record format may move a one-column release's noise into a ``noise`` list: the report reads it alike."""
-    before = session_means(tmp_path).entries[0]
-    path = tmp_path / "listed.jsonl"
-    AuditLog(path).append(as_noise_list(before.record))
-    (after,) = build_report(path).entries
-    assert [(law.label, law.halfwidth) for law in after.noise] == [
-        (f"mean: {law.label}", law.halfwidth) for law in before.noise]
-    assert after.widths == before.widths and after.trouble is None
-    page = section(render_report(build_report(path)), 1)
-    assert "Half-width of the mean in the column's units" in text_of(page)
-    assert "noise 1: discrete Laplace noise" in text_of(page) and not re.search(r"\[\{|\{&quot;", page)
+def test_a_mean_of_one_column_reads_alike_in_both_formats(tmp_path: Path) -> None:
+    """A mean of one column is the one-cell table of it (format 2: its laws in a ``noise`` list under
+    ``data_mean``); securedp 0.1 stated the same mean's laws flat (format 1). The report reads both alike."""
+    before = build_report(format_1_log(tmp_path / "old.jsonl", ["mean"]))  # securedp.mean(DATA, (0, 5), epsilon=1)
+    path = tmp_path / "new.jsonl"
+    Session(epsilon=1, rng=ChaChaSource(bytes(32)), audit=AuditLog(path)).mean(DATA, bounds=(0, 5), epsilon=1)
+    after = build_report(path)
+    (old,), (new,) = before.entries, after.entries
+    assert "format" not in old.record and new.record["format"] == 2
+    assert [(law.label, law.halfwidth) for law in new.noise] == [(law.label, law.halfwidth) for law in old.noise]
+    assert [law.label for law in new.noise] == ["mean: count", "mean: centred sum"]
+    assert new.widths == old.widths and new.trouble is None and old.trouble is None
+    for report in (before, after):
+        page = section(render_report(report), 1)
+        assert "Half-width of the mean in the column's units" in text_of(page)
+        assert not re.search(r"\[\{|\{&quot;", page)
+    page = text_of(section(render_report(after), 1))
+    assert "noise 1: count discrete Laplace noise" in page and "noise 2: centred sum discrete Laplace noise" in page
