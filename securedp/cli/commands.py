@@ -14,9 +14,10 @@ from securedp.audit.signing import load_public_key, load_signing_key, make_head,
 from securedp.audit.verify import verify_log
 from securedp.cli import pipeline
 from securedp.cli.pipeline import Failure
-from securedp.cli.show import number, show_release
-from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
+from securedp.cli.show import show_release
+from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
 from securedp.mechanisms.release import PreparedRelease
+from securedp.tables.plan import ROWS, width_text
 from securedp.reading.files import check_encoding
 from securedp.reading.types import DECLARED_TYPES, declared_schema
 
@@ -116,11 +117,20 @@ def dry_run_lines(what: str, currency: Currency, cost: Fraction, prepared: Prepa
     """The plan of a one-column release (``--dry-run``): its cost and its accuracy at level 0.95, from the
     public parameters alone; nothing is drawn or charged and no record is written."""
     lines = [f"{what}: dry run, nothing drawn, nothing charged, no audit record",
-             f"  cost     {currency} {format_rational(cost)}"]
+             f"  cost     {currency} {display_rational(cost)}"]
     accuracy = {} if prepared.accuracy is None else prepared.accuracy(DRY_RUN_ALPHA)
+    at = prepared.value_halfwidth
+    widths = {n: at(DRY_RUN_ALPHA, n) for n in ROWS} if at is not None else {}
+    if widths and all(w is not None for w in widths.values()):
+        squared = " squared" if prepared.statistic == "variance" else ""
+        lines.append(f"  accuracy the {prepared.statistic} +/- (in the column's units{squared}) with probability 0.95, "
+                     "if the column keeps")
+        lines += [f"  {n:>14,} rows: +/- {width_text(w)}" for n, w in widths.items() if w is not None]
+        lines.append("  (rows kept after --max-contributions; noise only) and its noisy parts:")
     for name, width in accuracy.items():
-        unit = "rows" if name.startswith("rank_error") or name == "count" else "(column units)"
-        lines.append(f"  accuracy {name or 'value'} +/- {number(width)} {unit} with probability 0.95")
+        unit = "rows" if name.startswith("rank_error") or name == "count" else \
+            "(column units squared)" if name.endswith("squares") else "(column units)"
+        lines.append(f"  accuracy {name or 'value'} +/- {width_text(width)} {unit} with probability 0.95")
     return lines
 
 

@@ -35,7 +35,9 @@ from typing import TYPE_CHECKING, Any
 from securedp.cli import pipeline
 from securedp.cli.commands import Failure, parse_schema
 from securedp.cli.progress import Stages
-from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
+from securedp.planning.budget import CELL_ROWS
+from securedp.tables.plan import ROWS
+from securedp.hazmat.exact.rational import display_rational, format_rational, positive_rational, to_int, to_rational
 from securedp.reading.files import check_encoding, read_csv_bytes
 
 if TYPE_CHECKING:  # Polars and the table modules load only when a table is released
@@ -213,14 +215,23 @@ def _targets(args: argparse.Namespace) -> dict[str, Any]:
     for text in args.target or ():
         name, _, width = text.rpartition(":")
         if not name or not width:
-            raise Failure(f"--target: expected OUTPUT:WIDTH (count:50, income_sum:1000, age_median:20), got {text!r}")
+            raise Failure(f"--target: expected OUTPUT:WIDTH (count:50, income_sum:1000, income_mean:2000, "
+                          f"age_median:20), got {text!r}")
         targets[name] = to_rational(width, f"--target {name}")
     return targets
 
 
+def cell_rows(args: argparse.Namespace) -> int:
+    """``--cell-rows``: the rows a cell keeps, at which a mean's or a variance's half-width is stated."""
+    from securedp.bounding.limits import positive_count
+
+    return positive_count(args.cell_rows or CELL_ROWS, "--cell-rows")
+
+
 def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
     """With ``--target``: the least epsilon (or rho) on the ``--grid`` up to the one given that meets every
-    target (:func:`securedp.planning.least_budget`), proven both ways; nothing without ``--target``."""
+    target (:func:`securedp.planning.least_budget`; a mean's or a variance's at ``--cell-rows``), proven both
+    ways; nothing without ``--target``."""
     from securedp.planning.budget import least_budget, stated
     from securedp.reading.types import integer_columns
     from securedp.tables.plan import width_text
@@ -229,18 +240,27 @@ def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
     if not targets:
         return []
     currency, most = ("epsilon", query.epsilon) if query.epsilon is not None else ("rho", query.rho)
+    assert most is not None  # a table query has exactly one of epsilon and rho
+    rows = cell_rows(args)
     try:
         typed = integer_columns(args.data, query.columns())  # a Parquet schema's integers: step 1, as released
-        found = least_budget(targets, currency=currency, grid=args.grid, most=most, **query.public(),
-                             integer_columns=typed)
+        found = least_budget(targets, currency=currency, grid=args.grid, most=most, cell_rows=rows,
+                             **query.public(), integer_columns=typed)
     except ValueError as error:
         raise Failure(str(error).replace("the most you would spend", f"--{currency}")) from None
-    lines = [f"plan: the least {currency} on the grid {format_rational(found.grid)} meeting every target is "
-             f"{format_rational(found.amount)} (at most the {format_rational(most)} given)"]  # type: ignore[arg-type]
+    lines = [f"plan: the least {currency} on the grid {display_rational(found.grid)} meeting every target is "
+             f"{display_rational(found.amount)} (at most the {display_rational(most)} given)"]
+    means = {o.name for o in found.plan.outputs if o.value_halfwidth is not None}
     for name, width in targets.items():
-        below = "" if found.below is None else f"; at {format_rational(found.amount - found.grid)}: " \
-            f"{width_text(stated(found.below, name))}"
-        lines.append(f"  {name}: target {width_text(width)}, stated {width_text(stated(found.plan, name))}{below}")
+        below = "" if found.below is None else f"; at {display_rational(found.amount - found.grid)}: " \
+            f"{width_text(stated(found.below, name, rows))}"
+        where = f" in a cell of {rows:,} rows" if name in means else ""
+        lines.append(f"  {name}: target {width_text(width)}{where}, stated {width_text(stated(found.plan, name, rows))}"
+                     f"{below}")
+    if any(name in means for name in targets):
+        given = "--cell-rows" if args.cell_rows else f"the default; --cell-rows N to state another count"
+        lines.append(f"  a mean's or a variance's half-width is stated at {rows:,} rows kept in the cell ({given}): "
+                     "it holds in every cell of at least that many rows")
     return lines
 
 
@@ -306,8 +326,9 @@ def release_table(args: argparse.Namespace) -> int:
         stages.next()
         if ledgers is None:
             assert prepared.plan is not None
+            rows = sorted({*ROWS, cell_rows(args)})
             print("\n".join(["table: dry run, nothing drawn, nothing charged, no audit record",
-                             *(f"  {line}" for line in prepared.plan.lines()), *_planned(args, query)]))
+                             *(f"  {line}" for line in prepared.plan.lines(rows)), *_planned(args, query)]))
             return 0
         released = pipeline.release(args, ledgers, prepared, query.to_json())
         recorder, result = released.recorder, released.release
@@ -355,8 +376,10 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
                        help="rows whose --group-by value is missing or blank: raise (default) or drop them")
     table.add_argument("--target", action="append", metavar="OUTPUT:WIDTH",
                        help="with --dry-run: the half-width an output may have (count:50, income_sum:1000, "
-                            "age_mean.centred_sum:500, age_median:20 rows); prints the least budget meeting every "
-                            "target, up to the --epsilon (or --rho) given (repeatable)")
+                            "income_mean:2000 at --cell-rows, age_mean.centred_sum:500, age_median:20 rows); prints "
+                            "the least budget meeting every target, up to the --epsilon (or --rho) given (repeatable)")
+    table.add_argument("--cell-rows", help=f"with --dry-run: the rows a cell keeps, at which a mean's or a "
+                                           f"variance's half-width is stated and targeted (default {CELL_ROWS})")
     table.add_argument("--auto-epsilon", help="the cost of choosing each COLUMN:auto's bounds privately (a "
                                                 "release of its own, before the table)")
     table.add_argument("--grid", default="1/100", help="the grid of budgets --target searches (default 1/100)")

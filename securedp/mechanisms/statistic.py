@@ -11,6 +11,8 @@ the engine that computes its exact integers and the table that noises them:
   per person): its privacy map, stated in its module docstring with its proof or citation;
 * its **finish**: the post-processing of the noisy integers, with confidence intervals;
 * its **half-widths** (or a selection's rank error bound): what a plan states before anything is drawn;
+  for a mean or a variance also the half-width of the value itself at a stated row count
+  (:meth:`CellStatistic.value_halfwidth`);
 * its **record**: what the release states of it (:meth:`CellStatistic.cell_record`).
 
 A :class:`CellStatistic` is a frozen dataclass of public inputs only (a cost, ``max_contributions = m``
@@ -67,6 +69,13 @@ class CellStatistic(ABC):
     def accuracy(self, alpha: Fraction) -> Mapping[str, Fraction]:  # noqa: ARG002 - a statistic may state none
         """What the release states of its accuracy at level ``1 - alpha`` before it draws (default: nothing)."""
         return {}
+
+    def value_halfwidth(self, alpha: Fraction, rows: int) -> Fraction | None:  # noqa: ARG002 - most have none
+        """The half-width of the released value in the column's units, at level ``1 - alpha``, in a cell that
+        keeps ``rows`` rows: stated by a statistic whose error depends on the cell's (private) count, a mean
+        or a variance, at a count the caller states; ``None`` for the others, whose :meth:`accuracy` holds
+        whatever the count."""
+        return None
 
     @abstractmethod
     def cell_record(self, alpha: Fraction) -> dict[str, Any]:

@@ -109,7 +109,8 @@ def one_cell(cell: OneCell, aggregations: Sequence[Aggregation], table: Any, id_
     m = check_max_contributions(max_contributions)
     prepared = prepare_table(table, aggregations=list(aggregations), id_column=id_column, max_rows=m,
                              epsilon=epsilon, rho=rho, missing=missing, fill=fill, schema=schema)
-    mechanism = next(iter(prepared.cells.values())).mechanism
+    definition = next(iter(prepared.cells.values()))
+    mechanism = definition.mechanism
 
     def execution(source: RandomSource) -> Execution:
         done = prepared.executed(source)
@@ -120,7 +121,8 @@ def one_cell(cell: OneCell, aggregations: Sequence[Aggregation], table: Any, id_
         return Execution(release, done.input_bytes)
 
     return PreparedRelease(cell.statistic, prepared.epsilon, prepared.rho, lambda source: execution(source).release,
-                           accuracy=_accuracy(prepared), execution=execution)
+                           accuracy=_accuracy(prepared), value_halfwidth=definition.value_halfwidth,
+                           execution=execution)
 
 
 def _accuracy(table: PreparedTable) -> Callable[[Fraction], Mapping[str, Fraction]]:

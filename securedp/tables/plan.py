@@ -6,7 +6,9 @@ it is safe to show in an analyst-facing session, and it is what the release will
 
 * for each aggregation, the half-width of each noisy integer's interval at level ``1 - alpha`` in the
   column's own units (:meth:`~securedp.mechanisms.statistic.AdditiveStatistic.halfwidths`: a count's
-  or a sum's released interval is exactly ``value -/+`` it), or for a quantile the rank error bound
+  or a sum's released interval is exactly ``value -/+`` it); for a mean or a variance, whose error
+  depends on the cell's row count, also the half-width of the value in the column's units in a cell of
+  ``n`` rows, for a few ``n`` (:data:`ROWS`; :meth:`OutputPlan.value_halfwidth`); or for a quantile the rank error bound
   ``r`` (McSherry and Talwar 2007; :func:`~securedp.mechanisms.quantile.rank_error_bound`);
 * with private keys, the partition selection rule, its threshold and, for a key with ``n`` persons in
   the data, the probability that it is released: an enclosure ``[low, high]`` of rationals computed
@@ -19,7 +21,8 @@ lattice step, a probability an interval that contains it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -27,14 +30,18 @@ from typing import Any
 import gmpy2
 
 from securedp.hazmat.exact.interval import Interval
-from securedp.hazmat.exact.rational import format_rational
+from securedp.hazmat.exact.rational import display_rational, format_rational
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_tail
 from securedp.mechanisms.histogram import Histogram
+from securedp.mechanisms.mean import Mean
 from securedp.mechanisms.partition_selection import LaplaceThreshold, OptimalSelection
 from securedp.mechanisms.quantile import Quantiles
 from securedp.mechanisms.statistic import AdditiveStatistic
+from securedp.mechanisms.variance import Variance
 from securedp.tables.spec import Aggregation, Definition
 
+ROWS = (100, 1000, 10_000, 100_000)
+"""The row counts ``n`` of a cell at which a plan states a mean's or a variance's half-width."""
 PERSONS = (1, 2, 5, 10, 20, 50, 100, 1000)
 """The person counts ``n`` whose release probability a plan with private keys states."""
 _PRECISION = 128
@@ -48,7 +55,12 @@ class OutputPlan:
     statistic: str
     mechanism: str
     halfwidths: dict[str, Fraction] = field(default_factory=dict)
+    """Each noisy integer's half-width (``""``: the value's own, for a count or a sum)."""
     rank_error_bound: int | None = None
+    value_halfwidth: Callable[[int], Fraction] | None = field(default=None, compare=False, repr=False)
+    """For a mean or a variance: the half-width of the released value in the column's units (squared, for a
+    variance) at the plan's level in a cell that keeps ``n`` rows, exact
+    (:meth:`~securedp.mechanisms.mean.Mean.value_halfwidth`); ``None`` for the others."""
 
 
 @dataclass(frozen=True)
@@ -74,13 +86,14 @@ class TablePlan:
     notes: tuple[str, ...] = ()
     """Where the release will not be useful, from the query alone (:func:`securedp.tables.notes.plan_notes`)."""
 
-    def lines(self) -> list[str]:
-        """The plan as text, one statement per line (the command's ``--dry-run``)."""
-        cost = f"epsilon {format_rational(self.epsilon)}" if self.epsilon is not None else \
-            f"rho {format_rational(self.rho)}"  # type: ignore[arg-type]
+    def lines(self, rows: Sequence[int] = ROWS) -> list[str]:
+        """The plan as text, one statement per line (the command's ``--dry-run``); a mean's or a variance's
+        half-width in the column's units at each row count of ``rows``."""
+        cost = f"epsilon {display_rational(self.epsilon)}" if self.epsilon is not None else \
+            f"rho {display_rational(self.rho)}"  # type: ignore[arg-type]
         out = [f"cost     {cost}" + ("" if self.selection is None
-                                     else f", delta {format_rational(self.selection.delta)}"),
-               f"accuracy intervals at level 1 - {format_rational(self.alpha)}; nothing drawn, nothing charged"]
+                                     else f", delta {display_rational(self.selection.delta)}"),
+               f"accuracy intervals at level 1 - {display_rational(self.alpha)}; nothing drawn, nothing charged"]
         for o in self.outputs:
             share = format_rational(self.shares[o.name])
             if o.rank_error_bound is not None:
@@ -88,7 +101,13 @@ class TablePlan:
                            "rows with probability 1 - alpha")
                 continue
             widths = ", ".join(f"{k or 'value'} +/- {width_text(v)}" for k, v in o.halfwidths.items())
-            out.append(f"  {o.name}: {o.mechanism}, share {share}; {widths}")
+            if o.value_halfwidth is None:
+                out.append(f"  {o.name}: {o.mechanism}, share {share}; {widths}")
+                continue
+            at = ", ".join(f"+/- {width_text(o.value_halfwidth(n))} at {n:,} rows" for n in sorted(set(rows)))
+            squared = " squared" if o.statistic == "variance" else ""
+            out += [f"  {o.name}: {o.mechanism}, share {share}; value {at} kept in the cell (column units{squared})",
+                    f"    its noisy parts: {widths}"]
         out += [f"  note: {note}" for note in self.notes]
         if self.selection is not None:
             s = self.selection
@@ -100,19 +119,37 @@ class TablePlan:
 
 
 def width_text(q: Fraction) -> str:
-    """A half-width as a person writes it: its exact decimal when it has one (steps that are powers of two
-    or ten), else rounded up to 6 places after ``<=`` (outward: the true half-width is no larger)."""
+    """A half-width as a person writes it: its exact decimal when it has one of at most 12 significant
+    digits (steps that are powers of two or ten), else rounded up to 6 significant digits after ``<=``
+    (outward: the true half-width is no larger)."""
     d = q.denominator
     for p in (2, 5):
         while d % p == 0:
             d //= p
+    places = 0
     if d == 1:
-        places = 0
         while (q * 10**places).denominator != 1:
             places += 1
-        text = str((q * 10**places).numerator).rjust(places + 1, "0")
+    scaled = q * 10**places
+    if d == 1 and len(str(abs(scaled.numerator)).rstrip("0")) <= 12:
+        text = str(scaled.numerator).rjust(places + 1, "0")
         return text if places == 0 else f"{text[:-places]}.{text[-places:]}"
-    return f"<= {_decimal(q, True)}"
+    return f"<= {_significant_up(q, 6)}"
+
+
+def _significant_up(q: Fraction, digits: int) -> str:
+    """``q > 0`` rounded up to ``digits`` significant digits, in plain decimal notation."""
+    e = len(str(q.numerator)) - len(str(q.denominator)) - digits + 1  # 10**(digits - 1) <= q / 10**e, within 1
+    while q / Fraction(10) ** e >= 10**digits:
+        e += 1
+    while q / Fraction(10) ** e < 10 ** (digits - 1):
+        e -= 1
+    scaled = q / Fraction(10) ** e
+    units = -(-scaled.numerator // scaled.denominator)
+    if e >= 0:
+        return str(units * 10**e)
+    text = str(units).rjust(-e + 1, "0")
+    return f"{text[:e]}.{text[e:]}".rstrip("0").rstrip(".")
 
 
 def _decimal(q: Fraction, up: bool) -> str:
@@ -168,5 +205,7 @@ def table_plan(aggregations: Sequence[Aggregation], defined: dict[str, Definitio
                                       rank_error_bound=record["rank_error_bound"]))
         else:
             assert isinstance(d, (AdditiveStatistic, Histogram))
-            outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, halfwidths=d.halfwidths(alpha)))
+            at = functools.partial(d.value_halfwidth, alpha) if isinstance(d, (Mean, Variance)) else None
+            outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, halfwidths=d.halfwidths(alpha),
+                                      value_halfwidth=at))
     return TablePlan(alpha, epsilon, rho, shares, outputs, selection)
