@@ -1,4 +1,4 @@
-"""The ``securedp`` command: ``release``, ``analyze``, ``bounds``, ``demo``, ``selftest``, ``audit ...``.
+"""The ``securedp`` command: ``release``, ``analyze``, ``bounds``, ``budget``, ``demo``, ``selftest``, ``audit ...``.
 
 Every failure is reported as one line, ``securedp: error: <message>``, on
 standard error: exit status 2 for a usage error (unknown option, missing
@@ -27,7 +27,7 @@ from securedp.accounting.boundary import check_public_arguments, data_boundary
 from securedp.accounting.budget_file import BudgetError
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.audit.log import AuditLogError
-from securedp.cli import commands, planning, table_command
+from securedp.cli import budget, commands, planning, table_command
 
 PUBLIC_STATE = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError)
 """What ``--analyst-facing`` reports as it is after the data was read: the command's own failures (about its
@@ -102,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     rel.set_defaults(run=_release)
 
     planning.add_commands(sub)  # analyze, bounds
+    budget.add_command(sub)
 
     demo = sub.add_parser("demo", help="several releases on the built-in example dataset")
     demo.set_defaults(run=commands.demo)

@@ -33,6 +33,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from securedp.cli import pipeline
+from securedp.cli.budget import budget_line
 from securedp.cli.commands import Failure, parse_schema
 from securedp.cli.progress import Stages
 from securedp.planning.budget import CELL_ROWS
@@ -249,10 +250,10 @@ def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
     except ValueError as error:
         raise Failure(str(error).replace("the most you would spend", f"--{currency}")) from None
     lines = [f"plan: the least {currency} on the grid {display_rational(found.grid)} meeting every target is "
-             f"{display_rational(found.amount)} (at most the {display_rational(most)} given)"]
+             f"{display_rational(found.amount, fraction=True)} (at most the {display_rational(most)} given)"]
     means = {o.name for o in found.plan.outputs if o.value_halfwidth is not None}
     for name, width in targets.items():
-        below = "" if found.below is None else f"; at {display_rational(found.amount - found.grid)}: " \
+        below = "" if found.below is None else f"; at {display_rational(found.amount - found.grid, fraction=True)}: " \
             f"{width_text(stated(found.below, name, rows))}"
         where = f" in a cell of {rows:,} rows" if name in means else ""
         lines.append(f"  {name}: target {width_text(width)}{where}, stated {width_text(stated(found.plan, name, rows))}"
@@ -346,6 +347,8 @@ def release_table(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
         if entry is not None:
             print(f"  audit    record {entry['seq']} appended to {args.audit_log}", file=sys.stderr)
+    if recorder.budget is not None:  # on standard error: standard output is the table
+        print(f"  budget   {budget_line(recorder.budget)}", file=sys.stderr)
     return released.finish()
 
 

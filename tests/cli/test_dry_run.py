@@ -27,7 +27,7 @@ CASES = {
     "median": (["--column", "income", "--stat", "median", "--bounds", "0,400000", "--epsilon", "1"],
                ["rank_error_q1/2 +/-", "rows with probability 0.95"]),
     "sum-rho": (["--column", "hours", "--stat", "sum", "--bounds", "0,80", "--rho", "1/2"],
-                ["cost     rho 0.5 (1/2)", "value +/-"]),
+                ["cost     rho 0.5", "value +/-"]),
     "iqr": (["--column", "age", "--stat", "iqr", "--bounds", "0,120", "--epsilon", "1"],
             ["rank_error_q1/4", "rank_error_q3/4"]),
     "table-private": (["--group-by", "region", "--count", "--mean", "age:0,120", "--iqr", "income:0,400000",

@@ -197,35 +197,40 @@ def format_rational(q: Fraction) -> str:
 
 
 _PLAIN = (Fraction(1, 10**6), Fraction(10**15))
-"""Magnitudes printed in plain decimal notation by :func:`display_rational`; others in scientific form."""
+"""Magnitudes printed in plain decimal notation for reading; others in scientific form."""
 
 
-def display_rational(q: Fraction) -> str:
+def rounded(q: Fraction, digits: int = 6) -> tuple[str, bool]:
+    """``q`` rounded to ``digits`` significant digits (half to even) for reading: plain decimal notation for a
+    magnitude in ``[1e-6, 1e15)`` (or zero), else scientific (``"1e+400"``); and whether that is exactly ``q``."""
+    with decimal.localcontext() as ctx:
+        ctx.Emax, ctx.Emin, ctx.prec = decimal.MAX_EMAX, decimal.MIN_EMIN, digits
+        shown = (decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)).normalize()
+    plain = q == 0 or _PLAIN[0] <= abs(q) < _PLAIN[1]
+    return (f"{shown:f}" if plain else f"{shown:e}"), Fraction(shown) == q
+
+
+def display_rational(q: Fraction, *, fraction: bool = False) -> str:
     """A rational for a person to read (never for a record, which keeps :func:`format_rational`).
 
     * Exact when short: a number of at most 15 significant digits with a finite decimal expansion and a
-      magnitude in ``[1e-6, 1e15)`` (or zero) is that decimal, followed by its fraction when the
-      denominator is not a power of ten: ``"3"``, ``"0.1"``, ``"1.88 (47/25)"``.
-    * Otherwise rounded to 6 significant digits (half to even), in scientific form outside that range,
-      after ``"≈ "`` unless the rounding is exact, and followed by the fraction when it is short (both
-      terms of at most 6 digits): ``"≈ 0.333333 (1/3)"``, ``"1e+400"``, ``"≈ 1.23457e+20"``.
+      magnitude in ``[1e-6, 1e15)`` (or zero) is that decimal: ``"3"``, ``"0.1"``, ``"0.25"``; with
+      ``fraction``, followed by its fraction when the denominator is not a power of ten (a budget a person
+      may type again: ``"1.88 (47/25)"``).
+    * Otherwise :func:`rounded` to 6 significant digits, after ``"≈ "`` unless that is exact, and followed
+      by the fraction when it is short (both terms of at most 6 digits): ``"≈ 0.333333 (1/3)"``,
+      ``"1e+400"``, ``"≈ 1.23457e+20"``.
     """
-    plain = q == 0 or _PLAIN[0] <= abs(q) < _PLAIN[1]
-    fraction = f" ({format_rational(q)})" if q.denominator != 1 and not _power_of_ten(q.denominator) else ""
-    with decimal.localcontext() as ctx:
-        ctx.Emax, ctx.Emin = decimal.MAX_EMAX, decimal.MIN_EMIN
-        ctx.prec = 15
-        exact = decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)
-        if plain and Fraction(exact) == q:
-            return f"{exact.normalize():f}{fraction}"
-        ctx.prec = 6
-        shown = (decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)).normalize()
-    text = f"{shown:f}" if plain else f"{shown:e}"
+    text, exact = rounded(q, 15)
+    if exact and "e" not in text:
+        return text + (f" ({format_rational(q)})" if fraction and not _power_of_ten(q.denominator) else "")
+    text, exact = rounded(q, 6)
     short = len(str(abs(q.numerator))) <= 6 and len(str(q.denominator)) <= 6
-    return ("" if Fraction(shown) == q else "≈ ") + text + (fraction if short else "")
+    return ("" if exact else "≈ ") + text + (f" ({format_rational(q)})" if short and not exact else "")
 
 
 def _power_of_ten(d: int) -> bool:
+    """Whether ``d`` is ``10**k``, ``k >= 0``."""
     while d % 10 == 0:
         d //= 10
     return d == 1
