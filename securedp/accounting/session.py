@@ -112,6 +112,7 @@ from securedp.mechanisms.noisy_max import prepare_report_noisy_max
 from securedp.mechanisms.permute_and_flip import prepare_permute_and_flip
 from securedp.mechanisms.record_schema import Json
 from securedp.mechanisms.release import PreparedRelease, Release, jsonable
+from securedp.mechanisms.statistic import check_call
 from securedp.reading.keys import key_column
 from securedp.tables.one_column import (
     prepare_count,
@@ -157,6 +158,7 @@ def session_method(prepare: Callable[P, PreparedRelease],
     name = prepare.__name__.removeprefix("prepare_")
 
     def method(self: Session, /, *args: P.args, **kwargs: P.kwargs) -> Release:
+        check_call(signature, f"Session.{name}", args, kwargs)
         released = self.release(self.prepare(prepare, *args, **kwargs))
         assert isinstance(released, result)
         return released

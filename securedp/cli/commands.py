@@ -14,7 +14,7 @@ from securedp.audit.signing import load_public_key, load_signing_key, make_head,
 from securedp.audit.verify import verify_log
 from securedp.cli import pipeline
 from securedp.cli.pipeline import Failure
-from securedp.cli.show import show_release
+from securedp.cli.show import counted, show_release
 from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
 from securedp.mechanisms.release import PreparedRelease
 from securedp.tables.plan import ROWS, width_text
@@ -155,7 +155,7 @@ def verify(args: argparse.Namespace) -> int:
     report = verify_log(args.log, **_head_options(args))
     if not report.ok:
         raise Failure(f"{args.log}: {report.problem}")
-    print(f"{args.log}: OK, {report.valid} records, chain intact, budget arithmetic exact")
+    print(f"{args.log}: OK, {counted(report.valid, 'record')}, chain intact, budget arithmetic exact")
     print(report.trust)
     print(f"head {report.head}")
     return 0
@@ -184,7 +184,7 @@ def head(args: argparse.Namespace) -> int:
     else:
         with open(args.out, "x", encoding="utf-8") as handle:
             handle.write(text + "\n")
-        print(f"signed head of {report.valid} records written to {args.out}")
+        print(f"signed head of {counted(report.valid, 'record')} written to {args.out}")
     return 0
 
 
@@ -206,8 +206,9 @@ def replay(args: argparse.Namespace) -> int:
         raise Failure(f"{args.log}: line {bad.line}: {bad.problem}")
     releases = sum(not r.skipped for r in results)
     skipped = len(results) - releases
-    note = f" ({skipped} partition records skipped)" if skipped else ""
-    print(f"{args.log}: all {releases} releases reproduced exactly from the seed and {args.data}{note}")
+    note = f" ({counted(skipped, 'partition record')} skipped)" if skipped else ""
+    every = "the one release" if releases == 1 else f"all {releases:,} releases"
+    print(f"{args.log}: {every} reproduced exactly from the seed and {args.data}{note}")
     return 0
 
 
@@ -219,7 +220,7 @@ def report(args: argparse.Namespace) -> int:
         raise Failure("--seed-file and --data go together: both to replay the releases in the report, or neither")
     seed = None if args.seed_file is None else read_seed(args.seed_file)
     written = write_report(args.log, args.output, seed=seed, data=args.data, **_head_options(args))
-    print(f"{args.output}: report of {len(written.entries)} records ({written.headline})")
+    print(f"{args.output}: report of {counted(len(written.entries), 'record')} ({written.headline})")
     return 0 if written.ok else 1  # 1 when a line does not verify or a replayed release does not reproduce
 
 

@@ -87,25 +87,27 @@ def preflight(args: argparse.Namespace, currency: Currency) -> Ledgers:
     else:
         store = BudgetFile(args.budget_file, args.budget, currency.value, getattr(args, "budget_delta", None))
         store.ledger  # noqa: B018 - reads the file and checks it against the options, before anything is drawn
+        check_writable(Path(args.budget_file), "the budget file")  # and its lock file beside it
     log = _audit_log(args, None if store is None else store.ledger)
     if log is not None:
         log.check_appendable()
     output = getattr(args, "output", None)
     if output is not None:
-        check_writable(Path(output))
+        check_writable(Path(output), "the output")
     return Ledgers(currency, store, log)
 
 
-def check_writable(path: Path) -> None:
-    """Raise :class:`Failure` unless ``path`` can be written (an existing file, or a new one in a folder that
-    can be written), without changing it."""
+def check_writable(path: Path, what: str) -> None:
+    """Raise :class:`Failure` naming ``what`` unless ``path`` can be written (an existing file, or a new one
+    in a folder that can be written), without changing it."""
     folder = path.parent if str(path.parent) else Path(".")
     if path.exists():
         ok = path.is_file() and os.access(path, os.W_OK)
     else:
         ok = folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
     if not ok:
-        raise Failure(f"cannot write the output {path}: nothing was read, drawn or charged")
+        where = "" if path.exists() or folder.is_dir() else f" (the folder {folder} does not exist)"
+        raise Failure(f"cannot write {what} {path}{where}: nothing was read, drawn or charged")
 
 
 def _audit_log(args: argparse.Namespace, writer: str | None) -> AuditLog | None:

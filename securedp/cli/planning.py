@@ -29,7 +29,7 @@ from securedp.planning.bounds import DEFAULT_EXPONENTS, METHODS
 from securedp.planning.contributions import ContributionReport, ReportPlan, analyze_contributions
 from securedp.reading.files import check_encoding, read_file
 
-PASSES = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError)
+PASSES = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError, BrokenPipeError)
 """Failures about public state (the command's options, the budget file, the audit log), reported as they are."""
 
 

@@ -85,6 +85,11 @@ def rounded_note(lines: list[str]) -> list[str]:
     return []
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: ``1 record``, ``3 records``, ``0 releases``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def label_text(label: Any, last: bool) -> str:
     """A histogram label: a category as it is, a bin ``(lo, hi)`` as ``[lo, hi)`` (the last bin ``[lo, hi]``)."""
     if isinstance(label, tuple) and len(label) == 2:

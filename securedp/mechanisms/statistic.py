@@ -28,8 +28,10 @@ signature is written exactly once and ``help()``, IDEs and the API reference all
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -161,6 +163,29 @@ class AdditiveStatistic(CellStatistic):
         return self.finish(noisy, alpha)
 
 
+_UNEXPECTED = re.compile(r"got an unexpected keyword argument '(\w+)'")
+
+
+def check_call(signature: inspect.Signature, called: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Raise :class:`TypeError` naming ``called`` (the function the caller wrote, ``securedp.count``) when
+    ``args`` and ``kwargs`` do not fit ``signature``: a misspelt keyword is answered with the parameter it is
+    closest to, and ``delta=`` where there is none with where a delta is spent."""
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as error:
+        hint = ""
+        unexpected = _UNEXPECTED.search(str(error))
+        if unexpected is not None:
+            name = unexpected.group(1)
+            close = difflib.get_close_matches(name, list(signature.parameters), n=1, cutoff=0.6)
+            if name == "delta":
+                hint = ("; this release spends no delta (it is epsilon-DP, or rho-zCDP with rho=): a delta is spent "
+                        "by a table with private keys, securedp.table(..., delta=)")
+            elif close:
+                hint = f"; did you mean {close[0]}=?"
+        raise TypeError(f"{called}() {error}{hint}") from None
+
+
 def public_function(function: Callable[P, R], name: str, doc: str) -> Callable[P, R]:
     """``function`` as a module-level function named ``name`` with docstring ``doc`` and the same signature."""
 
@@ -201,6 +226,7 @@ def release_function(prepare: Callable[..., PreparedRelease], name: str, doc: st
     """
 
     def release(*args: Any, rng: RandomSource | None = None, **kwargs: Any) -> Release:
+        check_call(signature, f"securedp.{name}", args, {**kwargs, "rng": rng})
         released = prepare(*args, **kwargs).execute(rng)
         assert isinstance(released, result)
         return released
@@ -211,6 +237,7 @@ def release_function(prepare: Callable[..., PreparedRelease], name: str, doc: st
     release.__name__ = release.__qualname__ = name
     release.__module__ = prepare.__module__
     release.__doc__ = doc
-    release.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[*(p for p in given if p not in extra), RNG_PARAMETER, *extra], return_annotation=result.__name__)
+    signature = signature.replace(parameters=[*(p for p in given if p not in extra), RNG_PARAMETER, *extra],
+                                  return_annotation=result.__name__)
+    release.__signature__ = signature  # type: ignore[attr-defined]
     return release

@@ -44,7 +44,7 @@ def test_a_remaining_that_is_not_total_minus_spent_is_refused_and_nothing_is_cha
     assert path.read_bytes() == before
 
 
-def test_the_tampered_file_is_named_by_the_command(tmp_path: Path, command, monkeypatch) -> None:  # noqa: ANN001
+def test_the_tampered_file_is_named_by_the_command(tmp_path: Path, command, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "b.json", remaining="1")  # spent 1/4 of 1 but claims 1 left
     status, out, err = command(["budget", "b.json"])
@@ -54,7 +54,7 @@ def test_the_tampered_file_is_named_by_the_command(tmp_path: Path, command, monk
     assert status == 1 and "edited by hand" in err
 
 
-def test_securedp_budget_shows_a_file_and_its_delta_ledger(tmp_path: Path, command, monkeypatch) -> None:  # noqa: ANN001
+def test_securedp_budget_shows_a_file_and_its_delta_ledger(tmp_path: Path, command, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "b.json", total="2", spent="47/25", delta_total="1/1000000", delta_spent="0")
     status, out, _ = command(["budget", "b.json"])
@@ -70,7 +70,7 @@ def test_securedp_budget_shows_a_file_and_its_delta_ledger(tmp_path: Path, comma
     assert status == 1 and err == "securedp: error: no such budget file: missing.json\n"
 
 
-def test_a_table_release_says_what_it_spent_and_what_remains(tmp_path: Path, command, monkeypatch) -> None:  # noqa: ANN001
+def test_a_table_release_says_what_it_spent_and_what_remains(tmp_path: Path, command, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     status, out, err = command([*TABLE, "--epsilon", "1/4", "--budget-file", "b.json", "--budget", "1"])
     assert status == 0 and out.startswith("region,count")  # standard output is the table alone

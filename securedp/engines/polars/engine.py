@@ -14,7 +14,7 @@ from securedp.engines.frames import ROW, exact_frame, read_table
 from securedp.engines.keys import PublicKeys
 from securedp.engines.polars import bounding, rowwise
 from securedp.engines.protocol import PERSON, UNITS, Bounds, ColumnSpec
-from securedp.lattice.columns import NotOneColumnError
+from securedp.lattice.columns import NotOneColumnError, first_row_record, nested_column_error
 
 
 class PolarsEngine:
@@ -59,8 +59,10 @@ class PolarsEngine:
 
         try:
             units, kept = spec.units(records, missing, fill, not self.bounds.analyst_facing, where)
-        except NotOneColumnError:
-            raise  # its message names the place already
+        except NotOneColumnError:  # a list or struct column: say so in the table's words (no Python advice)
+            found = first_row_record(records)
+            assert found is not None  # the screen refuses a record only when one is a row
+            raise nested_column_error(spec.column, records, found, self.where(int(rows[found[0]]))) from None
         except TypeError as error:  # a column type the lattice refuses (bool): name the column
             raise TypeError(f"column {spec.column!r}: {error}") from None
         kept_rows = self.base if kept is None else self.base.filter(pl.Series(kept))
