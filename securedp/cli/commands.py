@@ -17,9 +17,9 @@ from securedp.cli.pipeline import Failure
 from securedp.cli.show import counted, show_release
 from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
 from securedp.mechanisms.release import PreparedRelease
-from securedp.tables.plan import ROWS, width_text
 from securedp.reading.files import check_encoding
 from securedp.reading.types import DECLARED_TYPES, declared_schema
+from securedp.tables.plan import ROWS, width_text
 
 STAT_CHOICES = frozenset(STATISTICS)
 __all__ = ["STAT_CHOICES", "Failure", "parse_schema"]

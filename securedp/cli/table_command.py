@@ -36,10 +36,10 @@ from securedp.cli import pipeline
 from securedp.cli.budget import budget_line
 from securedp.cli.commands import Failure, parse_schema
 from securedp.cli.progress import Stages
-from securedp.planning.budget import CELL_ROWS
-from securedp.tables.plan import ROWS
 from securedp.hazmat.exact.rational import display_rational, format_rational, positive_rational, to_int, to_rational
+from securedp.planning.budget import CELL_ROWS
 from securedp.reading.files import check_encoding, read_csv_bytes
+from securedp.tables.plan import ROWS
 
 if TYPE_CHECKING:  # Polars and the table modules load only when a table is released
     import polars as pl
@@ -259,7 +259,7 @@ def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
         lines.append(f"  {name}: target {width_text(width)}{where}, stated {width_text(stated(found.plan, name, rows))}"
                      f"{below}")
     if any(name in means for name in targets):
-        given = "--cell-rows" if args.cell_rows else f"the default; --cell-rows N to state another count"
+        given = "--cell-rows" if args.cell_rows else "the default; --cell-rows N to state another count"
         lines.append(f"  a mean's or a variance's half-width is stated at {rows:,} rows kept in the cell ({given}): "
                      "it holds in every cell of at least that many rows")
     return lines

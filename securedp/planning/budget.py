@@ -37,7 +37,6 @@ from securedp.hazmat.exact.search import least_holding
 from securedp.tables.plan import TablePlan
 from securedp.tables.pricing import price_table
 
-
 CELL_ROWS = 1000
 """The row count of a cell at which a target on a mean or a variance is planned unless one is given."""
 
