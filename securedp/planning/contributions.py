@@ -26,7 +26,12 @@ and the same report is computed from them alone (post-processing): the pairs are
 independent of the number of groups of their person, so the rows kept are estimated as
 ``sum_g A_g min(g, k) * E_B[min(r, m)]`` and the persons kept whole as ``sum_{g <= k} A_g P_B(r <= m)^g``
 (``A``: persons by groups, ``B``: pairs by rows). These figures are exact rationals *of the noisy
-counts*: estimates, not bounds.
+counts*: estimates, not bounds. A noisy count at most its threshold is read as 0
+(:class:`~securedp.planning.profiles.NoisyProfile`), so what lies in such bins is not seen: the report
+states, per histogram, how many bins were read as 0 and what their noisy counts add up to
+(:class:`~securedp.planning.profiles.Unseen`), and when that is as much as the bins kept (the histogram is
+*mostly hidden*, at a small ``epsilon`` or for data spread thinly over many bins) it **withholds** its
+recommendation, saying why and about what ``epsilon`` would see those bins.
 
 **Predicted error per cell** (the same for both reports). ``cells`` is the number of group keys in the
 data. The *bias* of a count is the mean over cells of the expected number of rows bounding drops,
@@ -39,7 +44,9 @@ release_epsilon`` in lattice units, times the step. Both half-widths are those t
 states (:attr:`securedp.tables.table.PreparedTable.plan`) for a count or a sum at ``release_epsilon``.
 
 **Recommendation rule.** The candidate with the smallest predicted error per cell (of the sum when
-``bounds`` are given, else of the count); ties go to the smaller ``k m``, then to the smaller ``k``.
+``bounds`` are given, else of the count); ties go to the smaller ``k m``, then to the smaller ``k``. The
+prediction gives the count (or the sum) all of ``release_epsilon``: a table of several aggregations
+splits its epsilon among them, so ``release_epsilon`` should be the share the count (or the sum) will get.
 Default candidates: ``k`` and ``m`` each in the powers of two up to the largest observed (or capped)
 value, and that value.
 
@@ -50,6 +57,7 @@ evaluated from those small joint tables.
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -62,14 +70,14 @@ import polars as pl
 from securedp.accounting.session import Session, session_method
 from securedp.engines.frames import read_table
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.rational import positive_rational
+from securedp.hazmat.exact.rational import display_rational, positive_rational
 from securedp.hazmat.samplers import discrete_laplace
 from securedp.mechanisms.accuracy import check_alpha, laplace_halfwidth
 from securedp.mechanisms.contributions import analyst_facing, positive_count
 from securedp.mechanisms.data_phase import reading_data
 from securedp.mechanisms.noise import LAPLACE
 from securedp.mechanisms.release import PreparedRelease, Release, canonical_input, jsonable
-from securedp.planning.profiles import GROUPS, PERSON, ROWS, ExactProfile, NoisyProfile, Profile
+from securedp.planning.profiles import GROUPS, PERSON, ROWS, ExactProfile, NoisyProfile, Profile, Unseen, withheld
 from securedp.reading.files import TableFile, column_names
 from securedp.tables.spec import Sum
 
@@ -167,11 +175,16 @@ class ContributionReport:
     groups_per_person: dict[int, int]
     rows_per_pair: dict[int, int]
     candidates: tuple[Candidate, ...]
-    recommended: Candidate
+    recommended: Candidate | None
+    """The candidate the rule recommends; ``None`` when a private report withholds it (:attr:`withheld`)."""
     release_epsilon: Fraction
     alpha: Fraction
     release: Release | None = None
     """The contribution histogram release the private report is computed from (``None``: exact report)."""
+    unseen: tuple[Unseen, ...] = ()
+    """A private report's bins read as 0, per histogram (empty for the exact report)."""
+    withheld: str | None = None
+    """Why a private report recommends nothing (its histogram is mostly hidden), else ``None``."""
 
     @property
     def label(self) -> str:
@@ -179,7 +192,7 @@ class ContributionReport:
         if self.release is None:
             return NOT_PRIVATE
         assert self.release.epsilon is not None
-        return f"private: estimates from an epsilon = {jsonable(self.release.epsilon)} contribution histogram"
+        return f"private: estimates from an epsilon = {display_rational(self.release.epsilon)} contribution histogram"
 
     def record(self) -> dict[str, Any]:
         """The report as JSON-ready exact values (rationals as ``"num/den"``)."""
@@ -187,8 +200,13 @@ class ContributionReport:
             "private": self.private, "label": self.label, "rows": self.rows, "persons": self.persons,
             "cells": self.cells, "groups_per_person": self.groups_per_person, "rows_per_pair": self.rows_per_pair,
             "release_epsilon": self.release_epsilon, "alpha": self.alpha,
-            "recommended": {"max_groups": self.recommended.max_groups, "max_rows": self.recommended.max_rows},
+            "recommended": None if self.recommended is None else {"max_groups": self.recommended.max_groups,
+                                                                  "max_rows": self.recommended.max_rows},
         }
+        if self.release is not None:
+            out["withheld"] = self.withheld
+            out["unseen"] = [{"part": u.part, "bins": u.bins, "read_as_zero": u.zeroed, "threshold": u.threshold,
+                              "hidden": u.hidden, "kept": u.kept} for u in self.unseen]
         out = dict(jsonable(out))
         out["candidates"] = [c.record() for c in self.candidates]
         if self.release is not None:
@@ -278,7 +296,11 @@ class ReportPlan:
         if release.statistic != "contribution_histogram":
             raise ValueError("a contribution report is computed from a contribution_histogram release, "
                              f"not from a {release.statistic!r} release")
-        return self.report(NoisyProfile.of(release, self.alpha), release)
+        profile = NoisyProfile.of(release, self.alpha)
+        assert release.epsilon is not None
+        why = withheld(profile.unseen, release.epsilon)
+        report = dataclasses.replace(self.report(profile, release), unseen=profile.unseen, withheld=why)
+        return report if why is None else dataclasses.replace(report, recommended=None)
 
 
 def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Sequence[str] | str, epsilon: Any,
