@@ -38,6 +38,7 @@ from securedp.audit.signing import load_signing_key
 from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.source import RandomSource
 from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.reading.files import read_file
 
 
 class Failure(Exception):
@@ -156,13 +157,38 @@ def release(args: argparse.Namespace, ledgers: Ledgers, prepared: PreparedReleas
     session = Session(budget=budget, rng=source(args), audit=recorder,
                       analyst_facing=bool(getattr(args, "analyst_facing", False)))
     try:
-        return Released(session.release(prepared, query=query), recorder)
+        released = Released(session.release(prepared, query=query), recorder)
+        if not session.analyst_facing and holds_no_record(args):
+            print(f"securedp: note: 0 rows read from {args.data}: the release is of an empty table, its values "
+                  "noise alone", file=sys.stderr)
+        return released
     except RecordNotAppended as failure:
         kept = _keep(ledgers.log, failure.record)
         assert isinstance(failure.release, Release)
         recorder.record = failure.record
         return Released(failure.release, recorder, f"{failure}; the record was written to {kept}: append it to the "
                         "log before anything else (or keep it beside it), so that verify finds every charge")
+
+
+_SMALL = 1 << 20
+"""A CSV file larger than this holds records: it is not read again to count them."""
+
+
+def holds_no_record(args: argparse.Namespace) -> bool:
+    """Whether the release's data file (``args.data``) holds a header and no record: a note for the data
+    holder (never asked in an analyst-facing session: it depends on the data). A Parquet file's row count is
+    in its metadata; a small CSV file is read again, its header and records only; standard input, Spark and a
+    large file are not looked at."""
+    path = Path(str(args.data))
+    if args.data == "-" or getattr(args, "engine", "memory") != "memory" or not path.is_file():
+        return False
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return bool(pq.ParquetFile(path).metadata.num_rows == 0)
+    if path.stat().st_size > _SMALL:
+        return False
+    return read_file(path, [], delimiter=getattr(args, "delimiter", ","), encoding=args.encoding).height == 0
 
 
 def _keep(log: AuditLog | None, record: dict[str, Any]) -> str:

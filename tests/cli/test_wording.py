@@ -154,3 +154,20 @@ def test_the_demo_rounds_long_values_for_reading(command) -> None:
     status, out, _ = command(["demo"])
     assert status == 0 and not re.search(r"\d{16}", out.replace(".", ""))
     assert "epsilon 0.1" in out and "spent 0.9 of 1" in out
+
+
+@pytest.mark.parametrize("argv", [["--column", "age", "--stat", "count"], ["--group-by", "region", "--count",
+                                                                            "--keys", "north"]])
+def test_a_header_only_file_is_said_to_hold_no_row_for_the_data_holder(command, tmp_path: Path, monkeypatch,  # noqa: ANN001
+                                                                      argv: list[str]) -> None:
+    """Issue 28.7: a header-only CSV released silently; the data holder is told (on standard error), an
+    analyst-facing release is not (the note depends on the data)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty.csv").write_text("age,region\n", encoding="utf-8")
+    status, _, err = command(["release", "empty.csv", *argv, "--epsilon", "1"])
+    assert status == 0 and "securedp: note: 0 rows read from empty.csv" in err
+    status, _, err = command(["release", "empty.csv", *argv, "--epsilon", "1", "--analyst-facing"])
+    assert status == 0 and "0 rows" not in err
+    (tmp_path / "full.csv").write_text("age,region\n30,north\n", encoding="utf-8")
+    status, _, err = command(["release", "full.csv", *argv, "--epsilon", "1"])
+    assert status == 0 and "0 rows" not in err
