@@ -108,8 +108,24 @@ class TableRelease(Release):
     @functools.cached_property
     def frame(self) -> Any:
         """The released table as a DataFrame of the caller's kind (pandas, Polars or pyarrow), built from the
-        exact rows when first read; its types follow from the public parameters alone."""
+        exact rows when first read; its types follow from the public parameters alone. A pandas frame's
+        lattice values are ``object`` columns of exact ``decimal.Decimal`` (or ``"num/den"`` text): for
+        plotting, :meth:`float_frame`."""
         return None if self.output is None else self.output()
+
+    def float_frame(self) -> Any:
+        """:attr:`frame` with every released number (counts, values, interval ends) as a ``float64`` column
+        (a null cell as NaN or null), the key columns as they are: for plotting and display only, never for
+        further exact work (a float rounds; :attr:`value` and :attr:`frame` are exact). The same kind of
+        table as :attr:`frame`; a Spark frame's columns are cast to ``double`` by Spark (a ``"num/den"``
+        cell, of a lattice such as ``"1/3"``, becomes null there)."""
+        from securedp.engines.frames import with_floats
+
+        keys = self.parameters.get("group_by") or ()
+        names = [n for n in self.labels or () if n not in keys]
+        columns = {n: [None if row[i] is None else float(row[i]) for row in self.value]  # float-ok: display only
+                   for i, n in enumerate(self.labels or ()) if n in names}
+        return with_floats(self.frame, columns)
 
 @dataclass(frozen=True)
 class PreparedTable(PreparedRelease):
