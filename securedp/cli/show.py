@@ -55,14 +55,15 @@ def approximate(value: Fraction, digits: int = 6) -> str:
     return rounded(value, digits)[0]
 
 
-_EXACTLY = 20
-"""The longest exact text :func:`number` prints after a rounded value; a longer one is in ``--json`` only."""
+_EXACTLY = 16
+"""The longest exact text :func:`number` prints after a rounded value; a longer one is in ``--json`` only (so a
+decimal rounded for having more than 15 significant digits never follows its rounding)."""
 
 
 def number(value: Any) -> str:
     """A value for reading: :func:`exact_text` when it is a short decimal (at most 15 significant digits, a
     magnitude in ``[1e-6, 1e15)``); else rounded to 6 significant digits (scientific outside that range),
-    after ``≈`` unless exact, and followed by ``(exactly 1/3)`` when that text is at most 20 characters:
+    after ``≈`` unless exact, and followed by ``(exactly 1/3)`` when that text is at most 16 characters:
     ``≈ 52.4371  (exactly 26874633/512512)``, ``≈ 12.0014``, ``1e+400``. The record (``--json``) keeps
     every value exactly."""
     text = exact_text(value)

@@ -38,6 +38,7 @@ def test_a_long_or_huge_number_is_rounded_for_reading() -> None:
     assert number(Fraction(1200140857696533203125, 10**20)) == "≈ 12.0014"
     assert number(Fraction(299771728515625, 10**12)) == "299.771728515625"  # 15 significant digits: exact
     assert number(123456789012345) == "123456789012345" and number(10**15 + 1) == "≈ 1e+15  (exactly 1000000000000001)"
+    assert number(Fraction(1009775543212890625, 10**17)) == "≈ 10.0978"  # a long decimal is never shown beside
 
 
 def test_bin_labels_are_intervals() -> None:
