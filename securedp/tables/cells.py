@@ -36,8 +36,7 @@ from securedp.tables.spec import Aggregation, ColumnAggregation, Definition
 if TYPE_CHECKING:
     import polars as pl
 
-    from securedp.engines.polars.bounding import KeyAggregates, UnitCounts
-    from securedp.engines.protocol import Engine
+    from securedp.engines.protocol import Engine, KeyAggregates, UnitCounts
 
 
 @dataclass(frozen=True)

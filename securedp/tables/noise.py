@@ -6,15 +6,14 @@
 
 from __future__ import annotations
 
-import warnings
 from fractions import Fraction
 
+from securedp.deprecation import deprecated
 from securedp.mechanisms.noise import Noise
 
 
 def CellNoise(max_groups: int, cell_sensitivity: int, epsilon: Fraction | None,  # noqa: N802 - the old class name
               rho: Fraction | None) -> Noise:
     """Deprecated: ``Noise(max(cell_sensitivity, 1), epsilon, rho, max_groups)``."""
-    warnings.warn("securedp.tables.noise.CellNoise is deprecated: use securedp.mechanisms.noise.Noise with "
-                  "max_groups=", DeprecationWarning, stacklevel=2)
+    deprecated("securedp.tables.noise.CellNoise", "securedp.mechanisms.noise.Noise with max_groups=")
     return Noise(max(cell_sensitivity, 1), epsilon, rho, max_groups)
