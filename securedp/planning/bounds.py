@@ -54,7 +54,8 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from securedp.accounting.session import Session, session_method
+from securedp.accounting.methods import session_method
+from securedp.accounting.session import Session
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, probability
 from securedp.lattice import Lattice

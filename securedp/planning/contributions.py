@@ -59,7 +59,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from securedp.accounting.session import Session, session_method
+from securedp.accounting.methods import session_method
+from securedp.accounting.session import Session
 from securedp.engines.frames import read_table
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational
