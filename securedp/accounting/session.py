@@ -59,8 +59,7 @@ from typing import Any, ParamSpec
 import numpy as np
 
 from securedp.accounting.boundary import data_boundary
-from securedp.accounting.budget import EPSILON, RHO, Budget
-from securedp.accounting.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
+from securedp.accounting.budget import RHO, Budget
 from securedp.accounting.errors import RecordNotAppended
 from securedp.accounting.methods import session_method
 from securedp.accounting.partition import Part, declared_parts, read_parts, select_rows
@@ -73,11 +72,12 @@ from securedp.mechanisms.contributions import (
     check_max_contributions,
 )
 from securedp.mechanisms.exponential import prepare_exponential_mechanism
-from securedp.mechanisms.noise import privacy_cost
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max
 from securedp.mechanisms.permute_and_flip import prepare_permute_and_flip
 from securedp.mechanisms.record_schema import Json
 from securedp.mechanisms.release import PreparedRelease, Release, jsonable
+from securedp.privacy.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
+from securedp.privacy.cost import Cost
 from securedp.tables.one_column import (
     prepare_count,
     prepare_histogram,
@@ -140,7 +140,7 @@ class Session:
         if not isinstance(analyst_facing, (bool, np.bool_)):
             raise TypeError(f"analyst_facing must be True or False, not {type(analyst_facing).__name__}")
         if budget is None:
-            cost = privacy_cost(epsilon, rho)
+            cost = Cost.of(epsilon, rho)
             budget = Budget(cost.currency, cost.amount, delta=delta)
         elif not isinstance(budget, Budget):
             raise TypeError(f"budget must be a securedp Budget, not {type(budget).__name__}")
@@ -159,7 +159,7 @@ class Session:
     def from_approx_dp(cls, epsilon: Any, delta: Any, *, selection_delta: Any = None, **options: Any) -> Session:
         """A zCDP session whose whole budget guarantees (``epsilon``, ``delta``)-DP.
 
-        Its ``rho`` is :func:`~securedp.accounting.conversions.approx_dp_to_zcdp`,
+        Its ``rho`` is :func:`~securedp.privacy.conversions.approx_dp_to_zcdp`,
         rounded down. Pure-epsilon releases are charged ``epsilon**2 / 2``.
 
         ``selection_delta``: the part of ``delta`` that releases with a delta of their own may spend
@@ -271,7 +271,7 @@ class Session:
         record anyone can keep.
         """
         cost = prepared.cost
-        amount, delta = self._budget.cost(cost.epsilon, cost.rho), cost.delta
+        amount, delta = cost.in_currency(self._budget.currency), cost.delta
         # The budget is held from the charge to the audit append, so the records of a ledger reach the log
         # in the order of its charges, even from several threads or processes (the verifier checks that
         # order). Both charges stand once the execution has read its first random bit, whatever fails after
@@ -329,8 +329,7 @@ class Session:
         if unknown not in ("raise", "drop"):
             raise ValueError("unknown must be 'raise' or 'drop'")
         k = check_max_contributions(max_partitions)
-        given = privacy_cost(budget, None) if self.kind == EPSILON else privacy_cost(None, budget)
-        share = self._budget.cost(given.epsilon, given.rho)  # the given budget itself: it has this session's kind
+        share = Cost.of(**{self.kind: budget}).amount  # the given budget itself, in this session's currency
         keys = declared_parts(parts)
         position = {key: i for i, key in enumerate(keys)}
         records, id_rows, where, rule = data_boundary(

@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from securedp.mechanisms.noise import Cost
 from securedp.mechanisms.records import LatticeColumn
 from securedp.mechanisms.statistic import AdditiveStatistic, CellStatistic
+from securedp.privacy.cost import Cost
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from typing import Protocol
 
 import polars as pl
 
-from securedp.mechanisms.accuracy import laplace_halfwidth
 from securedp.mechanisms.release import Release
+from securedp.privacy.accuracy import laplace_halfwidth
 
 PERSON, GROUPS, ROWS = "_securedp_person", "_securedp_groups", "_securedp_rows"
 

@@ -28,9 +28,10 @@ import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.mechanisms.histogram import Bins, Categories, Histogram
-from securedp.mechanisms.noise import Cost, Noise
 from securedp.mechanisms.quantile import Quantiles
 from securedp.mechanisms.statistic import AdditiveStatistic, CellColumn, CellSums
+from securedp.privacy.cost import Cost
+from securedp.privacy.noise import Noise
 from securedp.tables.spec import Aggregation, ColumnAggregation, Definition
 
 if TYPE_CHECKING:

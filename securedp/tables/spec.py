@@ -59,11 +59,11 @@ from securedp.hazmat.exact.rational import format_rational, to_rational
 from securedp.mechanisms import count, histogram, iqr, mean, quantile, sum, variance  # noqa: A004 - the module securedp.mechanisms.sum
 from securedp.mechanisms.histogram import Bins, Categories, check_categories, check_edges, edge_lattice
 from securedp.mechanisms.moments import ColumnStatistic
-from securedp.mechanisms.noise import Cost
 from securedp.mechanisms.quantile import default_lattice as quantile_lattice
 from securedp.mechanisms.quantile import selection_epsilon
 from securedp.mechanisms.records import LatticeColumn, typed_lattice
 from securedp.mechanisms.statistic import AdditiveStatistic
+from securedp.privacy.cost import Cost
 
 Definition = AdditiveStatistic | quantile.Quantiles | histogram.Histogram
 """A table cell's statistic: noisy integers (:class:`~securedp.mechanisms.statistic.AdditiveStatistic`), a
@@ -291,7 +291,7 @@ class Histogram(ColumnAggregation):
 def quantile_cell_epsilon(epsilon: Fraction | None, rho: Fraction | None, k: int) -> Fraction:
     """Deprecated: :func:`securedp.mechanisms.quantile.selection_epsilon` of ``Cost(epsilon, rho)`` and ``k``."""
     deprecated("quantile_cell_epsilon", "securedp.mechanisms.quantile.selection_epsilon")
-    return selection_epsilon(Cost(epsilon, rho), k)
+    return selection_epsilon(Cost.of(epsilon, rho), k)
 
 
 def Median(column: str, bounds: tuple[Any, Any] | str, lattice: Any = None,  # noqa: N802
