@@ -23,13 +23,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Protocol
-
-import numpy as np
-import polars as pl
+from typing import TYPE_CHECKING, Any, Protocol
 
 from securedp.lattice import screen_units
 from securedp.mechanisms.histogram import Derivation
+
+if TYPE_CHECKING:  # the interchange types name the frames engines hand over; no engine or frame library runs here
+    import numpy as np
+    import polars as pl
 
 PERSON = "_securedp_person"
 UNITS = "_units"
