@@ -36,6 +36,7 @@ from securedp.cli import pipeline
 from securedp.cli.budget import budget_line
 from securedp.cli.commands import Failure, parse_schema
 from securedp.cli.progress import Stages
+from securedp.engines.registry import DEFAULT, engine_named, engine_names
 from securedp.hazmat.exact.rational import display_rational, format_rational, positive_rational, to_int, to_rational
 from securedp.planning.budget import CELL_ROWS
 from securedp.reading.files import check_encoding, read_csv_bytes
@@ -127,20 +128,10 @@ def table_query(args: argparse.Namespace) -> TableQuery:
 
 
 def _data(args: argparse.Namespace, query: TableQuery) -> Any:
-    if args.engine == "spark":
-        from pyspark.sql import SparkSession
-
-        spark = SparkSession.builder.appName("securedp").getOrCreate()
-        reader = spark.read
-        if str(args.data).lower().endswith((".parquet", ".pq")):
-            return reader.parquet(args.data)
-        # every cell as text, as the in-memory reader reads a CSV: no type inferred from the data
-        return (reader.option("header", True).option("sep", query.delimiter).option("inferSchema", False)
-                .option("encoding", query.encoding).option("mode", "PERMISSIVE").csv(args.data))
     if args.data == "-":
         return read_csv_bytes(sys.stdin.buffer.read(), query.columns(), delimiter=query.delimiter,
                               encoding=query.encoding)
-    return args.data
+    return engine_named(args.engine).open_file(args.data, query.delimiter, query.encoding)
 
 
 _FORMULA_START = r"^[=+\-@\t\r]"  # what makes a spreadsheet read a CSV cell as a formula (OWASP, CSV injection)
@@ -387,5 +378,5 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
                                                 "release of its own, before the table)")
     table.add_argument("--grid", default="1/100", help="the grid of budgets --target searches (default 1/100)")
     table.add_argument("--output", help="write the table here (CSV, or JSON for .json) instead of standard output")
-    table.add_argument("--engine", default="memory", choices=["memory", "spark"],
+    table.add_argument("--engine", default=DEFAULT, choices=engine_names(),
                        help="where the aggregates are computed (spark: the standard Spark configuration)")

@@ -15,7 +15,7 @@ never fails on a released value:
 
 * an integer column (counts, persons) is ``Int64``, or ``Decimal(38, 0)`` when
   its noise may reach ``2**61`` (decided from the noise law, which then gives it
-  the step ``1``: :meth:`securedp.mechanisms.noise.Noise.output_step`);
+  the step ``1``: :meth:`securedp.privacy.noise.Noise.output_step`);
 * a lattice column whose step has a finite decimal form with ``p <= 38``
   places (every step ``2**-a 5**-b`` times an integer) is ``Decimal(38, p)``;
 * a lattice column whose step has more than 38 decimal places (``0.1`` given

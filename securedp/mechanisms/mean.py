@@ -16,7 +16,7 @@ post-processing ``step * round(clamp(c + S~ / max(N~, 1), lo_u, hi_u))``
 (rounded half to even, :func:`mean_units`): a lattice point in ``[lo, hi]``,
 so the set of possible outputs is the lattice, whatever the data. In a table
 each person changes at most ``k = max_groups`` cells (noise calibrated to
-``k`` times the sensitivities, :mod:`securedp.mechanisms.noise`), and each
+``k`` times the sensitivities, :mod:`securedp.privacy.noise`), and each
 cell's interval at level ``1 - alpha`` comes from the two half-widths at
 ``alpha / 2`` each (a union bound).
 
@@ -43,8 +43,8 @@ from typing import Any
 
 from securedp.hazmat.exact.kernels import round_half_even
 from securedp.mechanisms.moments import LatticeStatistic, centre, centred, ratio_error
-from securedp.mechanisms.noise import Noise, split
 from securedp.mechanisms.statistic import CellColumn, CellSums
+from securedp.privacy.noise import Noise
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Mean(LatticeStatistic):
     @property
     def noises(self) -> tuple[Noise, Noise]:
         """The noise of the count and of the centred sum."""
-        share = split(self.cost, 2)
+        share = self.cost.split(2)
         _, half = centre(self.column)
         m, k = self.max_contributions, self.max_groups
         return Noise.of(m, share, k), Noise.of(m * max(half, 1), share, k)

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from securedp.mechanisms.noise import Cost
 from securedp.mechanisms.records import LatticeColumn
 from securedp.mechanisms.statistic import AdditiveStatistic, CellStatistic
+from securedp.privacy.cost import Cost
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational
-from securedp.mechanisms.noise import Cost
+from securedp.privacy.cost import Cost
 
 
 def jsonable(value: Any) -> Any:
@@ -134,8 +134,8 @@ class PreparedRelease:
     @property
     def cost(self) -> Cost:
         """The release's exact price, its ``epsilon`` or ``rho`` and its ``delta``, as one
-        :class:`~securedp.mechanisms.noise.Cost`."""
-        return Cost(self.epsilon, self.rho, self.delta)
+        :class:`~securedp.privacy.cost.Cost`."""
+        return Cost.of(self.epsilon, self.rho, self.delta)
 
     def executed(self, source: RandomSource) -> Execution:
         """One execution on ``source``: the release and the input bytes of *this* execution.

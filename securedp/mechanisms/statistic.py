@@ -39,8 +39,9 @@ from fractions import Fraction
 from typing import Any, ClassVar, ParamSpec, TypeVar, overload
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.noise import Cost, Noise
 from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.privacy.cost import Cost
+from securedp.privacy.noise import Law, Noise
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -61,7 +62,7 @@ class CellStatistic(ABC):
     def mechanism(self) -> str:
         """The noise or selection mechanism, as recorded: by default the noise of :attr:`cost`
         (discrete Laplace for ``epsilon``, discrete Gaussian for ``rho``)."""
-        return self.cost.mechanism
+        return Law.of(self.cost.currency).value
 
     @property
     def labels(self) -> tuple[Any, ...] | None:

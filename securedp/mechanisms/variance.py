@@ -17,7 +17,7 @@ with ``n = max(N~, 1)`` (the clamp bound is the largest variance of data in
 ``[lo, hi]``), rounded half to even (:func:`variance_units`): a point of the
 lattice of ``step**2``, whatever the data. In a table each person changes at
 most ``k = max_groups`` cells (noise calibrated to ``k`` times the
-sensitivities, :mod:`securedp.mechanisms.noise`).
+sensitivities, :mod:`securedp.privacy.noise`).
 
 **The variance's half-width in the column's units squared** is stated at a row count ``n``
 (:meth:`Variance.value_halfwidth`), as the mean's is (:mod:`securedp.mechanisms.mean`). With ``t_n``,
@@ -40,8 +40,8 @@ from typing import Any
 
 from securedp.hazmat.exact.kernels import round_half_even
 from securedp.mechanisms.moments import LatticeStatistic, centre, centred, ratio_error
-from securedp.mechanisms.noise import Noise, split
 from securedp.mechanisms.statistic import CellColumn, CellSums
+from securedp.privacy.noise import Noise
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class Variance(LatticeStatistic):
     @property
     def noises(self) -> tuple[Noise, Noise, Noise]:
         """The noise of the count, the centred sum and the centred sum of squares."""
-        share = split(self.cost, 3)
+        share = self.cost.split(3)
         m, h, k = self.max_contributions, max(centre(self.column)[1], 1), self.max_groups
         return Noise.of(m, share, k), Noise.of(m * h, share, k), Noise.of(m * h * h, share, k)
 

@@ -37,7 +37,7 @@ recommendation, saying why and about what ``epsilon`` would see those bins.
 data. The *bias* of a count is the mean over cells of the expected number of rows bounding drops,
 ``(rows - kept rows) / cells``; its *noise* is the half-width ``t`` at level ``1 - alpha`` of the
 discrete Laplace noise a table adds at ``release_epsilon`` (scale ``k m / release_epsilon``, exactly
-:func:`securedp.mechanisms.accuracy.laplace_halfwidth`). Their sum is the count's predicted error. For a
+:func:`securedp.privacy.accuracy.laplace_halfwidth`). Their sum is the count's predicted error. For a
 sum over ``bounds`` (``W = max(|lo|, |hi|)``, lattice as :class:`securedp.tables.spec.Sum` chooses it),
 the bias is at most ``W`` per dropped row and the noise half-width is that of scale ``k m W_u /
 release_epsilon`` in lattice units, times the step. Both half-widths are those the table's own plan
@@ -67,17 +67,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from securedp.accounting.session import Session, session_method
+from securedp.accounting.methods import session_method
+from securedp.accounting.session import Session
 from securedp.engines.frames import read_table
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import display_rational, positive_rational
-from securedp.hazmat.samplers import discrete_laplace
-from securedp.mechanisms.accuracy import check_alpha, laplace_halfwidth
 from securedp.mechanisms.contributions import analyst_facing, positive_count
 from securedp.mechanisms.data_phase import reading_data
-from securedp.mechanisms.noise import LAPLACE
 from securedp.mechanisms.release import PreparedRelease, Release, canonical_input, jsonable
 from securedp.planning.profiles import GROUPS, PERSON, ROWS, ExactProfile, NoisyProfile, Profile, Unseen, withheld
+from securedp.privacy.accuracy import check_alpha, laplace_halfwidth
+from securedp.privacy.cost import Cost
+from securedp.privacy.noise import Noise
 from securedp.reading.files import TableFile, column_names
 from securedp.tables.spec import Sum
 
@@ -203,14 +204,10 @@ class ContributionReport:
             "recommended": None if self.recommended is None else {"max_groups": self.recommended.max_groups,
                                                                   "max_rows": self.recommended.max_rows},
         }
-        if self.release is not None:
-            out["withheld"] = self.withheld
-            out["unseen"] = [{"part": u.part, "bins": u.bins, "read_as_zero": u.zeroed, "threshold": u.threshold,
-                              "hidden": u.hidden, "kept": u.kept} for u in self.unseen]
         out = dict(jsonable(out))
         out["candidates"] = [c.record() for c in self.candidates]
         if self.release is not None:
-            out["release"] = self.release.record()
+            out.update(withheld=self.withheld, unseen=[u.record() for u in self.unseen], release=self.release.record())
         return out
 
 
@@ -316,7 +313,7 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
     * ``C``: the group keys among those pairs: sensitivity ``G``.
 
     Each part gets an exact third of ``epsilon`` and independent discrete Laplace noise of scale
-    ``sensitivity / (epsilon / 3)`` (:func:`securedp.hazmat.samplers.discrete_laplace`, sampled exactly as
+    ``sensitivity / (epsilon / 3)`` (:class:`securedp.privacy.noise.Noise`, sampled exactly as
     Canonne, Kamath and Steinke 2020): each part is ``epsilon / 3``-DP by the geometric mechanism (Ghosh,
     Roughgarden and Sundararajan 2009, the discrete Laplace mechanism of Dwork, McSherry, Nissim and Smith
     2006), and the release is ``epsilon``-DP for adding or removing one person with any number of rows
@@ -324,10 +321,12 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
     the guarantee above needs none: it holds for a person with any number of rows.
     """
     groups = _check_public(id_column, group_by)
-    eps = positive_rational(epsilon, "epsilon")
+    cost = Cost.of(epsilon=epsilon)
+    eps = cost.amount
     cap_g, cap_r = positive_count(groups_cap, "groups_cap"), positive_count(rows_cap, "rows_cap")
-    shares = [eps * s for s in HISTOGRAM_SHARES]
-    scales = [1 / shares[0], cap_g / shares[1], cap_g / shares[2]]
+    noises = [Noise.of(sensitivity, cost.share(share)) for sensitivity, share in zip((1, cap_g, cap_g),
+                                                                                       HISTOGRAM_SHARES, strict=True)]
+    scales = [noise.parameter for noise in noises]
     reading_data()
     pairs = _read_pairs(data, id_column, groups)
     persons = pairs.group_by(PERSON).agg(pl.col(GROUPS).first())
@@ -341,10 +340,11 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
                   "shares": list(HISTOGRAM_SHARES), "sensitivities": [1, cap_g, cap_g], "scales": scales}
 
     def run(source: RandomSource) -> Release:
-        noisy = [*(a + discrete_laplace(scales[0], cap_g, rng=source)).tolist(),
-                 *(b + discrete_laplace(scales[1], cap_r, rng=source)).tolist(),
-                 c + int(discrete_laplace(scales[2], rng=source))]
-        return Release(value=tuple(int(v) for v in noisy), statistic="contribution_histogram", mechanism=LAPLACE,
+        noisy = [*(a + np.asarray(noises[0].draw(source, cap_g), dtype=object)).tolist(),
+                 *(b + np.asarray(noises[1].draw(source, cap_r), dtype=object)).tolist(),
+                 c + noises[2].draw(source)]
+        return Release(value=tuple(int(v) for v in noisy), statistic="contribution_histogram",
+                       mechanism=noises[0].mechanism,
                        parameters=parameters, epsilon=eps, rho=None, max_contributions=1, labels=labels,
                        source=source.describe())
 

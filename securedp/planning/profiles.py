@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Protocol
+from typing import Any, Protocol
 
 import polars as pl
 
 from securedp.hazmat.exact.rational import display_rational
-from securedp.mechanisms.accuracy import laplace_halfwidth
-from securedp.mechanisms.release import Release
+from securedp.mechanisms.release import Release, jsonable
+from securedp.privacy.accuracy import laplace_halfwidth
 
 PERSON, GROUPS, ROWS = "_securedp_person", "_securedp_groups", "_securedp_rows"
 
@@ -115,6 +115,11 @@ class Unseen:
     typical: Fraction | None
     """The weighted mean of the positive noisy counts read as 0 (``None`` without one): how large a bin the
     report would have to see."""
+
+    def record(self) -> dict[str, Any]:
+        """As a report's JSON states it, exactly (rationals as ``"num/den"``)."""
+        return {"part": self.part, "bins": self.bins, "read_as_zero": self.zeroed, "threshold": self.threshold,
+                "hidden": jsonable(self.hidden), "kept": jsonable(self.kept)}
 
     @property
     def mostly(self) -> bool:

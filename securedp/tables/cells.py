@@ -28,16 +28,16 @@ import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.mechanisms.histogram import Bins, Categories, Histogram
-from securedp.mechanisms.noise import Cost, Noise
 from securedp.mechanisms.quantile import Quantiles
 from securedp.mechanisms.statistic import AdditiveStatistic, CellColumn, CellSums
+from securedp.privacy.cost import Cost
+from securedp.privacy.noise import Noise
 from securedp.tables.spec import Aggregation, ColumnAggregation, Definition
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from securedp.engines.polars.bounding import KeyAggregates, UnitCounts
-    from securedp.engines.protocol import Engine
+    from securedp.engines.protocol import Engine, KeyAggregates, UnitCounts
 
 
 @dataclass(frozen=True)

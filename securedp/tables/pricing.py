@@ -20,16 +20,17 @@ from fractions import Fraction
 from typing import Any
 
 from securedp.hazmat.exact.rational import to_rational
-from securedp.mechanisms.accuracy import check_alpha
 from securedp.mechanisms.contributions import positive_count
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_threshold
-from securedp.mechanisms.noise import Cost, Noise, privacy_cost
 from securedp.mechanisms.partition_selection import (
     LaplaceThreshold,
     OptimalSelection,
     laplace_threshold,
     optimal_selection,
 )
+from securedp.privacy.accuracy import check_alpha
+from securedp.privacy.cost import Cost
+from securedp.privacy.noise import Noise
 from securedp.tables.cells import Column, definitions
 from securedp.tables.plan import TablePlan, selection_plan, table_plan
 from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Definition, Histogram, Persons
@@ -78,7 +79,7 @@ def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Ag
     (:func:`securedp.reading.types.integer_columns`, read from the table's schema); an aggregation of one
     without a lattice takes step 1 (:func:`~securedp.mechanisms.records.typed_lattice`), as the
     one-column release of the same column does."""
-    cost = privacy_cost(epsilon, rho)
+    cost = Cost.of(epsilon, rho)
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     level = check_alpha(alpha)
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)

@@ -23,7 +23,7 @@ the aggregate/noise boundary:
    delta-approximate rho-zCDP); a threshold rule's noisy person count is
    then released for free (``selection_persons``).
    Every aggregate of every kept cell gets exact noise
-   (:mod:`securedp.mechanisms.noise`), calibrated as :mod:`securedp.tables.spec`
+   (:mod:`securedp.privacy.noise`), calibrated as :mod:`securedp.tables.spec`
    states.
 
 **Budget.** The total ``epsilon`` (or ``rho``) is split across the
@@ -73,6 +73,7 @@ from securedp.mechanisms.partition_selection import (
 from securedp.mechanisms.records import check_missing_policy
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import release_function
+from securedp.privacy.noise import Law
 from securedp.reading.types import declared_schema, integer_columns
 from securedp.tables.cells import (
     Aggregates,
@@ -262,7 +263,7 @@ def prepare_table(
                                   guarantee="delta-approximate rho-zCDP (Bun and Steinke 2016, Def. 8.1)")
         parameters.update(noise_records(columns, aggregations, defined, level))
         notes = (*stated.notes, *release_notes(stated, names, rows, group_by, mean_bounds, dlt))
-        release = TableRelease(value=tuple(rows), statistic="table", mechanism=cost.mechanism,
+        release = TableRelease(value=tuple(rows), statistic="table", mechanism=Law.of(cost.currency).value,
                                parameters=parameters, epsilon=cost.epsilon, rho=cost.rho, max_contributions=k * m,
                                labels=tuple(names), source=source.describe(),
                                output=lambda: engine.output(names, rows, steps), delta=dlt, notes=notes)

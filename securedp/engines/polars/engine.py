@@ -13,7 +13,7 @@ import polars as pl
 from securedp.engines.frames import ROW, exact_frame, read_table
 from securedp.engines.keys import PublicKeys
 from securedp.engines.polars import bounding, rowwise
-from securedp.engines.protocol import PERSON, UNITS, Bounds, ColumnSpec
+from securedp.engines.protocol import PERSON, UNITS, Bounds, ColumnSpec, KeyAggregates, UnitCounts
 from securedp.lattice.columns import NotOneColumnError, first_row_record, nested_column_error
 
 
@@ -50,7 +50,7 @@ class PolarsEngine:
                         for spec in columns]
         analyst = bounds.analyst_facing  # a histogram's unknown="raise" drops there: no error depends on the data
         self._shared = [i for i, spec in enumerate(columns) if spec.keeps_every_row("drop" if analyst else missing)]
-        self._all: dict[bytes, dict[int, bounding.KeyAggregates]] = {}
+        self._all: dict[bytes, dict[int, KeyAggregates]] = {}
 
     def _screen(self, records: np.ndarray | list[Any], rows: np.ndarray, spec: ColumnSpec, missing: str,
                 fill: Any) -> pl.DataFrame:
@@ -68,14 +68,14 @@ class PolarsEngine:
         kept_rows = self.base if kept is None else self.base.filter(pl.Series(kept))
         return kept_rows.with_columns(pl.Series(UNITS, np.asarray(units, dtype=np.int64)))
 
-    def counts(self, salt: bytes) -> bounding.KeyAggregates:
+    def counts(self, salt: bytes) -> KeyAggregates:
         b = self.bounds
         if self.rowwise:
             return rowwise.counts(self.base, b.group_by)
         return bounding.bound_and_aggregate(self.base, person=PERSON, keys=b.group_by, max_groups=b.max_groups,
                                             max_rows=b.max_rows, salt=salt)
 
-    def column(self, index: int, salt: bytes, squares: bool) -> bounding.KeyAggregates:
+    def column(self, index: int, salt: bytes, squares: bool) -> KeyAggregates:
         b = self.bounds
         if self.rowwise:
             return rowwise.column(self.columns[index], b.group_by, UNITS, squares)
@@ -96,7 +96,7 @@ class PolarsEngine:
                                             max_groups=b.max_groups, max_rows=b.max_rows, salt=salt,
                                             squares=squares)
 
-    def unit_counts(self, index: int, salt: bytes) -> bounding.UnitCounts:
+    def unit_counts(self, index: int, salt: bytes) -> UnitCounts:
         b = self.bounds
         if self.rowwise:
             return rowwise.unit_counts(self.columns[index], b.group_by, UNITS)

@@ -211,3 +211,17 @@ def units_column(frame: DataFrame, column: str, spec: UnitSpec, missing: str, fi
         fill_u = int(screen_units(np.array([fill], dtype=object), spec.step, spec.lo_u, spec.hi_u)[0][0])
         return f.coalesce(units, f.lit(fill_u).cast("bigint"))
     return units
+
+
+def read_file(path: str, delimiter: str, encoding: str) -> DataFrame:
+    """The command's file as a Spark DataFrame (the standard Spark configuration): Parquet as stored; a CSV
+    with every cell as text, as the in-memory reader reads one (no type inferred from the data), quoted fields
+    by RFC 4180 (a doubled quote inside quotes is one quote, a quoted field may span lines)."""
+    from pyspark.sql import SparkSession
+
+    reader = SparkSession.builder.appName("securedp").getOrCreate().read
+    if path.lower().endswith((".parquet", ".pq")):
+        return reader.parquet(path)
+    return (reader.option("header", True).option("sep", delimiter).option("inferSchema", False)
+            .option("encoding", encoding).option("quote", '"').option("escape", '"').option("multiLine", True)
+            .option("mode", "PERMISSIVE").csv(path))

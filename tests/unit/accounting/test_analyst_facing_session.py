@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import securedp
-import securedp.mechanisms.noise as noise_module
+import securedp.privacy.noise as noise_module
 from securedp import BudgetExceeded, ChaChaSource, Session
 
 pd = pytest.importorskip("pandas")

@@ -26,7 +26,8 @@ from securedp import ChaChaSource
 from securedp.hazmat.exact.kernels import round_half_even
 from securedp.hazmat.samplers.categorical import LOCATE_BLOCK, ExpCategorical
 from securedp.lattice.arrays import BLOCK, FLOAT_BLOCK, float_array, int_array
-from securedp.lattice.screen import Clamp, screen_units
+from securedp.lattice.clamp import Clamp
+from securedp.lattice.screen import screen_units
 from securedp.mechanisms.scores import parse_scores
 
 STEPS = [Fraction(1), Fraction(1, 4), Fraction(8), Fraction(3), Fraction(1, 3), Fraction(2**16), Fraction(10, 7)]

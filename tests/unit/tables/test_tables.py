@@ -13,7 +13,7 @@ import pytest
 
 from securedp import ChaChaSource
 from securedp.tables import Count, Mean, Median, Persons, Sum, Variance, prepare_table
-from securedp.mechanisms.noise import Cost
+from securedp.privacy.cost import Cost
 from securedp.mechanisms.quantile import selection_epsilon
 from securedp.tables.spec import quantile_cell_epsilon
 
@@ -172,7 +172,7 @@ def test_quantile_cells_follow_the_exact_exponential_law_at_epsilon_over_max_gro
 
 
 def cell_epsilon(epsilon, rho, k):
-    return selection_epsilon(Cost(epsilon, rho), k)
+    return selection_epsilon(Cost.of(epsilon, rho), k)
 
 
 def test_selection_epsilon_exact_cases():

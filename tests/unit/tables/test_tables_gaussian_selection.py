@@ -13,7 +13,7 @@ import pytest
 import securedp
 from securedp import AuditLog, BudgetExceeded, ChaChaSource, verify_log
 from securedp.cli.main import main
-from securedp.mechanisms.accuracy import gaussian_halfwidth
+from securedp.privacy.accuracy import gaussian_halfwidth
 from securedp.mechanisms.gaussian_threshold import gaussian_threshold
 from securedp.tables import Count, Mean, prepare_table
 
