@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from securedp.accounting.schema import Currency
-from securedp.hazmat.exact.rational import format_rational, to_int, to_rational
+from securedp.hazmat.exact.rational import display_rational, to_int, to_rational
 from securedp.mechanisms.release import jsonable
 from securedp.reading.files import TableFile
 from securedp.reading.types import declared_schema
@@ -221,10 +221,10 @@ def parse_aggregation(kind: str, text: str | None) -> AggregationQuery:
 
 def describe(query: TableQuery) -> Sequence[str]:
     """A short description of the query, one line per fact, for the command's text output."""
-    cost = (f"epsilon {format_rational(query.epsilon)}" if query.epsilon is not None
-            else f"rho {format_rational(query.rho) if query.rho is not None else '?'}")
+    cost = (f"epsilon {display_rational(query.epsilon)}" if query.epsilon is not None
+            else f"rho {display_rational(query.rho) if query.rho is not None else '?'}")
     if query.delta is not None:
-        cost += f", delta {format_rational(query.delta)}"
+        cost += f", delta {display_rational(query.delta)}"
     rule = query.selection or ("laplace" if query.epsilon is not None else "gaussian")
     keys = f"private (partition selection: {rule})" if query.keys is None else "public"
     unit = (f"privacy unit: the person of column {query.id_column!r}, at most {query.max_groups} group(s) x "

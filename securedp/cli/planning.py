@@ -179,7 +179,8 @@ def bounds_command(args: argparse.Namespace) -> int:
     else:
         lo, hi = release.value
         print(f"bounds   {exact_text(lo)},{exact_text(hi)}   (--bounds {exact_text(lo)},{exact_text(hi)})")
-        print(f"  method {release.parameters['method']}, epsilon {exact_text(release.epsilon)} (private)")
+        assert release.epsilon is not None  # a bounds release is epsilon-DP
+        print(f"  method {release.parameters['method']}, epsilon {display_rational(release.epsilon)} (private)")
     return released.finish()
 
 

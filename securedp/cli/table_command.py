@@ -37,7 +37,7 @@ from securedp.cli.budget import budget_line
 from securedp.cli.commands import Failure, parse_schema
 from securedp.cli.progress import Stages
 from securedp.engines.registry import DEFAULT, engine_named, engine_names
-from securedp.hazmat.exact.rational import display_rational, format_rational, positive_rational, to_int, to_rational
+from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
 from securedp.planning.budget import CELL_ROWS
 from securedp.reading.files import check_encoding, read_csv_bytes
 from securedp.tables.plan import ROWS
@@ -296,7 +296,7 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery) -> TableQuery:
         released = pipeline.release(args, ledgers, bounds.prepare(_data(args, query)), bounds.to_json())
         chosen[a.column] = released.release.value
         print(f"  bounds   {a.column}: [{chosen[a.column][0]}, {chosen[a.column][1]}], chosen privately at epsilon "
-              f"{format_rational(epsilon)}", file=sys.stderr)
+              f"{display_rational(epsilon)}", file=sys.stderr)
         released.finish()
     resolved = tuple(dataclasses.replace(a, bounds=chosen[a.column], auto=False) if a.auto and a.column else a
                      for a in query.aggregations)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from securedp.hazmat.exact.rational import display_rational
+from securedp.hazmat.exact.rational import display_rational, round_up
 from securedp.mechanisms.release import Release, jsonable
 from securedp.privacy.accuracy import laplace_halfwidth
 
@@ -131,16 +131,7 @@ class Unseen:
         ``1 / epsilon``), rounded up to two significant digits; ``None`` without a positive count read as 0."""
         if self.typical is None:
             return None
-        return _two_digits_up(epsilon * self.threshold / self.typical)
-
-
-def _two_digits_up(q: Fraction) -> Fraction:
-    """``q > 0`` rounded up to two significant digits."""
-    e = len(str(q.numerator // q.denominator)) - 2 if q >= 1 else -2
-    while q * Fraction(10) ** -e < 10:
-        e -= 1
-    scaled = q * Fraction(10) ** -e
-    return -(-scaled.numerator // scaled.denominator) * Fraction(10) ** e
+        return round_up(epsilon * self.threshold / self.typical, 2)
 
 
 def withheld(unseen: tuple[Unseen, ...], epsilon: Fraction) -> str | None:

@@ -30,7 +30,7 @@ from typing import Any
 import gmpy2
 
 from securedp.hazmat.exact.interval import Interval
-from securedp.hazmat.exact.rational import display_rational, format_rational
+from securedp.hazmat.exact.rational import display_rational, format_rational, round_up
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_tail
 from securedp.mechanisms.histogram import Histogram
 from securedp.mechanisms.mean import Mean
@@ -134,22 +134,7 @@ def width_text(q: Fraction) -> str:
     if d == 1 and len(str(abs(scaled.numerator)).rstrip("0")) <= 12:
         text = str(scaled.numerator).rjust(places + 1, "0")
         return text if places == 0 else f"{text[:-places]}.{text[-places:]}"
-    return f"<= {_significant_up(q, 6)}"
-
-
-def _significant_up(q: Fraction, digits: int) -> str:
-    """``q > 0`` rounded up to ``digits`` significant digits, in plain decimal notation."""
-    e = len(str(q.numerator)) - len(str(q.denominator)) - digits + 1  # 10**(digits - 1) <= q / 10**e, within 1
-    while q / Fraction(10) ** e >= 10**digits:
-        e += 1
-    while q / Fraction(10) ** e < 10 ** (digits - 1):
-        e -= 1
-    scaled = q / Fraction(10) ** e
-    units = -(-scaled.numerator // scaled.denominator)
-    if e >= 0:
-        return str(units * 10**e)
-    text = str(units).rjust(-e + 1, "0")
-    return f"{text[:e]}.{text[e:]}".rstrip("0").rstrip(".")
+    return f"<= {display_rational(round_up(q, 6))}"
 
 
 def _decimal(q: Fraction, up: bool) -> str:

@@ -210,6 +210,17 @@ def rounded(q: Fraction, digits: int = 6) -> tuple[str, bool]:
     return (f"{shown:f}" if plain else f"{shown:e}"), Fraction(shown) == q
 
 
+def round_up(q: Fraction, digits: int) -> Fraction:
+    """``q > 0`` rounded up to ``digits`` significant digits, exactly (a bound stays a bound)."""
+    e = len(str(q.numerator)) - len(str(q.denominator)) - digits + 1  # within one of the exponent sought
+    while q / Fraction(10) ** e >= 10**digits:
+        e += 1
+    while q / Fraction(10) ** e < 10 ** (digits - 1):
+        e -= 1
+    scaled = q / Fraction(10) ** e
+    return -(-scaled.numerator // scaled.denominator) * Fraction(10) ** e
+
+
 def display_rational(q: Fraction, *, fraction: bool = False) -> str:
     """A rational for a person to read (never for a record, which keeps :func:`format_rational`).
 
