@@ -24,7 +24,8 @@ class PolarsEngine:
     of the table: the first :meth:`column` call bounds and aggregates all of them in one pass
     (:func:`~securedp.engines.polars.bounding.bound_and_aggregate_columns`), the others read its result.
     Without an id column every row is its own person, whom no bound can cut: the integers are then plain
-    sums per key (:mod:`securedp.engines.polars.rowwise`), the same the bounding pass would give.
+    sums per key (:mod:`securedp.engines.polars.rowwise`), the same the bounding pass would give, and the
+    same for every salt: they are computed once and kept for every later execution.
     """
 
     def __init__(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
@@ -51,6 +52,14 @@ class PolarsEngine:
         analyst = bounds.analyst_facing  # a histogram's unknown="raise" drops there: no error depends on the data
         self._shared = [i for i, spec in enumerate(columns) if spec.keeps_every_row("drop" if analyst else missing)]
         self._all: dict[bytes, dict[int, KeyAggregates]] = {}
+        self._rowwise: dict[tuple[str, int, bool], Any] = {}  # salt-free results when every row is a person
+
+    def _once(self, kind: str, index: int, squares: bool, compute: Any) -> Any:
+        """The salt-free result ``compute()`` of an engine without an id column, computed on first use."""
+        key = (kind, index, squares)
+        if key not in self._rowwise:
+            self._rowwise[key] = compute()
+        return self._rowwise[key]
 
     def _screen(self, records: np.ndarray | list[Any], rows: np.ndarray, spec: ColumnSpec, missing: str,
                 fill: Any) -> pl.DataFrame:
@@ -71,14 +80,15 @@ class PolarsEngine:
     def counts(self, salt: bytes) -> KeyAggregates:
         b = self.bounds
         if self.rowwise:
-            return rowwise.counts(self.base, b.group_by)
+            return self._once("counts", -1, False, lambda: rowwise.counts(self.base, b.group_by))
         return bounding.bound_and_aggregate(self.base, person=PERSON, keys=b.group_by, max_groups=b.max_groups,
                                             max_rows=b.max_rows, salt=salt)
 
     def column(self, index: int, salt: bytes, squares: bool) -> KeyAggregates:
         b = self.bounds
         if self.rowwise:
-            return rowwise.column(self.columns[index], b.group_by, UNITS, squares)
+            return self._once("column", index, squares,
+                              lambda: rowwise.column(self.columns[index], b.group_by, UNITS, squares))
         if index in self._shared and squares <= self.specs[index].squares:
             if salt not in self._all:  # one pass for every column of the shared rows
                 names = [f"{UNITS}{i}" for i in self._shared]
@@ -99,7 +109,8 @@ class PolarsEngine:
     def unit_counts(self, index: int, salt: bytes) -> UnitCounts:
         b = self.bounds
         if self.rowwise:
-            return rowwise.unit_counts(self.columns[index], b.group_by, UNITS)
+            return self._once("units", index, False,
+                              lambda: rowwise.unit_counts(self.columns[index], b.group_by, UNITS))
         return bounding.bound_and_count_units(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
                                               max_groups=b.max_groups, max_rows=b.max_rows, salt=salt)
 
