@@ -9,9 +9,10 @@ Each aggregation option takes ``COLUMN:LO,HI`` (``:STEP`` may follow, the
 lattice step; the default is derived from the bounds as in the Python API).
 ``--keys A,B,...`` (one group column) or ``--keys-file FILE`` (a CSV or
 Parquet table of key combinations) makes the keys public; without them the
-keys are private and ``--delta`` is required (selected by Laplace
-thresholding with ``--epsilon``, Gaussian thresholding with ``--rho``;
-``--selection`` chooses). The input is CSV (UTF-8, with
+keys are private and ``--delta`` is required (selected by thresholding the
+released ``--persons`` or ``--count``, with discrete Laplace noise at
+``--epsilon`` and discrete Gaussian at ``--rho``; without a count by a
+separate selection; ``--selection`` chooses). The input is CSV (UTF-8, with
 or without BOM; ``--delimiter``), Parquet (by the ``.parquet`` suffix), or
 ``-`` for CSV on standard input. The table is written as CSV to standard
 output, or to ``--output FILE`` (CSV, or JSON records for a ``.json``
@@ -362,8 +363,9 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
     table.add_argument("--max-groups", default="1", help="groups one person may contribute to (default 1)")
     table.add_argument("--max-rows", default="1", help="rows one person may contribute per group (default 1)")
     table.add_argument("--delta", help="delta of partition selection (private keys), exact: 1e-9")
-    table.add_argument("--selection", choices=["laplace", "optimal", "gaussian"],
-                       help="partition selection rule (default: laplace with --epsilon, gaussian with --rho)")
+    table.add_argument("--selection", choices=["count", "laplace", "optimal", "gaussian"],
+                       help="partition selection rule (default: count, thresholding the released count; without "
+                            "--count or --persons: laplace with --epsilon, gaussian with --rho)")
     table.add_argument("--alpha", default="0.05", help="confidence intervals at level 1 - alpha (default 0.05)")
     table.add_argument("--delimiter", default=",", help="CSV delimiter (default ,)")
     table.add_argument("--missing-keys", default="raise", choices=["raise", "drop"],
