@@ -372,8 +372,9 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
                        help="rows whose --group-by value is missing or blank: raise (default) or drop them")
     table.add_argument("--target", action="append", metavar="OUTPUT:WIDTH",
                        help="with --dry-run: the half-width an output may have (count:50, income_sum:1000, "
-                            "income_mean:2000 at --cell-rows, age_mean.centred_sum:500, age_median:20 rows); prints "
-                            "the least budget meeting every target, up to the --epsilon (or --rho) given (repeatable)")
+                            "income_mean:2000 at --cell-rows, age_mean.centred_sum:500, age_median:20 rows; keys:40, "
+                            "the persons a private key needs for a 1/2 chance); prints the least budget meeting "
+                            "every target, up to the --epsilon (or --rho) given (repeatable)")
     table.add_argument("--cell-rows", help=f"with --dry-run: the rows a cell keeps, at which a mean's or a "
                                            f"variance's half-width is stated and targeted (default {CELL_ROWS})")
     table.add_argument("--auto-epsilon", help="the cost of choosing each COLUMN:auto's bounds privately (a "
