@@ -96,7 +96,8 @@ class TableQuery:
     max_groups: int = 1
     max_rows: int = 1
     selection: str | None = None
-    """The partition selection rule; None: the default of the currency (Laplace for epsilon, Gaussian for rho)."""
+    """The partition selection rule; None: the default (:mod:`securedp.tables.pricing`: ``"count"`` when the
+    table releases a count, else Laplace for epsilon, Gaussian for rho)."""
     alpha: Fraction = Fraction(1, 20)
     missing: str = "raise"
     fill: Fraction | None = None
@@ -225,7 +226,8 @@ def describe(query: TableQuery) -> Sequence[str]:
             else f"rho {display_rational(query.rho) if query.rho is not None else '?'}")
     if query.delta is not None:
         cost += f", delta {display_rational(query.delta)}"
-    rule = query.selection or ("laplace" if query.epsilon is not None else "gaussian")
+    counts = any(a.kind in ("count", "persons") for a in query.aggregations)
+    rule = query.selection or ("count" if counts else "laplace" if query.epsilon is not None else "gaussian")
     keys = f"private (partition selection: {rule})" if query.keys is None else "public"
     unit = (f"privacy unit: the person of column {query.id_column!r}, at most {query.max_groups} group(s) x "
             f"{query.max_rows} row(s) each" if query.id_column is not None

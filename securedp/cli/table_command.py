@@ -9,9 +9,10 @@ Each aggregation option takes ``COLUMN:LO,HI`` (``:STEP`` may follow, the
 lattice step; the default is derived from the bounds as in the Python API).
 ``--keys A,B,...`` (one group column) or ``--keys-file FILE`` (a CSV or
 Parquet table of key combinations) makes the keys public; without them the
-keys are private and ``--delta`` is required (selected by Laplace
-thresholding with ``--epsilon``, Gaussian thresholding with ``--rho``;
-``--selection`` chooses). The input is CSV (UTF-8, with
+keys are private and ``--delta`` is required (selected by thresholding the
+released ``--persons`` or ``--count``, with discrete Laplace noise at
+``--epsilon`` and discrete Gaussian at ``--rho``; without a count by a
+separate selection; ``--selection`` chooses). The input is CSV (UTF-8, with
 or without BOM; ``--delimiter``), Parquet (by the ``.parquet`` suffix), or
 ``-`` for CSV on standard input. The table is written as CSV to standard
 output, or to ``--output FILE`` (CSV, or JSON records for a ``.json``
@@ -362,16 +363,18 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
     table.add_argument("--max-groups", default="1", help="groups one person may contribute to (default 1)")
     table.add_argument("--max-rows", default="1", help="rows one person may contribute per group (default 1)")
     table.add_argument("--delta", help="delta of partition selection (private keys), exact: 1e-9")
-    table.add_argument("--selection", choices=["laplace", "optimal", "gaussian"],
-                       help="partition selection rule (default: laplace with --epsilon, gaussian with --rho)")
+    table.add_argument("--selection", choices=["count", "laplace", "optimal", "gaussian"],
+                       help="partition selection rule (default: count, thresholding the released count; without "
+                            "--count or --persons: laplace with --epsilon, gaussian with --rho)")
     table.add_argument("--alpha", default="0.05", help="confidence intervals at level 1 - alpha (default 0.05)")
     table.add_argument("--delimiter", default=",", help="CSV delimiter (default ,)")
     table.add_argument("--missing-keys", default="raise", choices=["raise", "drop"],
                        help="rows whose --group-by value is missing or blank: raise (default) or drop them")
     table.add_argument("--target", action="append", metavar="OUTPUT:WIDTH",
                        help="with --dry-run: the half-width an output may have (count:50, income_sum:1000, "
-                            "income_mean:2000 at --cell-rows, age_mean.centred_sum:500, age_median:20 rows); prints "
-                            "the least budget meeting every target, up to the --epsilon (or --rho) given (repeatable)")
+                            "income_mean:2000 at --cell-rows, age_mean.centred_sum:500, age_median:20 rows; keys:40, "
+                            "the persons a private key needs for a 1/2 chance); prints the least budget meeting "
+                            "every target, up to the --epsilon (or --rho) given (repeatable)")
     table.add_argument("--cell-rows", help=f"with --dry-run: the rows a cell keeps, at which a mean's or a "
                                            f"variance's half-width is stated and targeted (default {CELL_ROWS})")
     table.add_argument("--auto-epsilon", help="the cost of choosing each COLUMN:auto's bounds privately (a "

@@ -12,12 +12,16 @@ level ``1 - alpha``, in the column's own units:
   (:meth:`~securedp.mechanisms.mean.Mean.value_halfwidth`);
 * ``"age_mean.count"``, ``"age_mean.centred_sum"`` (and a variance's moments): one noisy integer of a
   mean or variance;
-* ``"age_median"``: the rank error bound, in rows.
+* ``"age_median"``: the rank error bound, in rows;
+* ``"keys"`` (private keys): the persons a key needs for a 1/2 chance of release (``"keys.95"``: for a
+  19/20 chance), the least ``n`` the plan proves (:attr:`~securedp.tables.plan.SelectionPlan.needed`;
+  rows when a count of rows selects the keys).
 
 Every stated half-width is non-increasing in the budget (a scale ``k s / epsilon``, a variance
 ``k s**2 / (2 rho)``, a rank bound ``2 s ln(|Y| / alpha) / epsilon``, each rounded outward, and a mean's
 ``(half t_n + t_s) / (n - t_n)`` with them) and non-decreasing in ``max_rows`` and ``max_groups`` (the
-sensitivities grow with them), so
+sensitivities grow with them), and so are the persons a key needs (its threshold ``s + t*`` falls as the
+noise shrinks), so
 :func:`least_budget` finds the smallest point ``j * grid`` of a stated rational grid that meets every
 target by exact comparisons (doubling, then bisection), and returns the plan there and the plan one grid
 step below, which misses a target: the proof both ways. :func:`largest_bound` does the same for the
@@ -72,6 +76,12 @@ def stated(plan: TablePlan, target: str, cell_rows: int = CELL_ROWS) -> Fraction
     """The half-width (or rank error bound) ``plan`` states for ``target`` (see the module docstring); a
     mean's or a variance's own in a cell of ``cell_rows`` rows."""
     name, _, part = target.partition(".")
+    if name == "keys":
+        levels = {"": Fraction(1, 2), "95": Fraction(19, 20)}
+        if plan.selection is None or part not in levels:
+            raise ValueError(f"target {target!r}: " + ("the keys are public: no key needs persons"
+                                                        if plan.selection is None else "name keys or keys.95"))
+        return Fraction(plan.selection.needed[levels[part]])
     for output in plan.outputs:
         if output.name == name:
             if output.rank_error_bound is not None:

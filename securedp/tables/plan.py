@@ -10,10 +10,13 @@ it is safe to show in an analyst-facing session, and it is what the release will
   depends on the cell's row count, also the half-width of the value in the column's units in a cell of
   ``n`` rows, for a few ``n`` (:data:`ROWS`; :meth:`OutputPlan.value_halfwidth`); or for a quantile the rank error bound
   ``r`` (McSherry and Talwar 2007; :func:`~securedp.mechanisms.quantile.rank_error_bound`);
-* with private keys, the partition selection rule, its threshold and, for a key with ``n`` persons in
-  the data, the probability that it is released: an enclosure ``[low, high]`` of rationals computed
-  with outward rounding (``P(n + Z >= tau)`` for the threshold rules, from the exact noise law; the
-  optimal rule's probability is exact), for a few ``n``.
+* with private keys, the partition selection rule, its threshold, ``delta / k`` (the proven bound on
+  the chance that a key only one person holds appears) and, for a key with ``n`` persons in the data
+  (``n`` rows, when the rule thresholds a count of rows), the probability that it is released: an
+  enclosure ``[low, high]`` of rationals computed with outward rounding (``P(n + Z >= tau)`` for the
+  threshold rules, from the exact noise law; the optimal rule's probability is exact), for a few
+  ``n``; and the persons a key needs: the least ``n`` whose release probability is proven at least
+  1/2 and 19/20 (:data:`NEEDED`).
 
 Every number is exact or rounded outward: a half-width is an integer number of units times the
 lattice step, a probability an interval that contains it.
@@ -31,6 +34,7 @@ import gmpy2
 
 from securedp.hazmat.exact.interval import Interval
 from securedp.hazmat.exact.rational import display_rational, format_rational, round_up
+from securedp.hazmat.exact.search import least_holding
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_tail
 from securedp.mechanisms.histogram import Histogram
 from securedp.mechanisms.mean import Mean
@@ -44,6 +48,8 @@ ROWS = (100, 1000, 10_000, 100_000)
 """The row counts ``n`` of a cell at which a plan states a mean's or a variance's half-width."""
 PERSONS = (1, 2, 5, 10, 20, 50, 100, 1000)
 """The person counts ``n`` whose release probability a plan with private keys states."""
+NEEDED = (Fraction(1, 2), Fraction(19, 20))
+"""The release probabilities for which a plan states the least ``n`` that reaches them."""
 _PRECISION = 128
 
 
@@ -71,6 +77,31 @@ class SelectionPlan:
     delta: Fraction
     threshold: int | None
     release_probability: dict[int, tuple[Fraction, Fraction]]
+    delta_per_key: Fraction | None = None
+    """``delta / k``: the proven bound on the chance that a key only one person holds is released."""
+    counted: str | None = None
+    """Rule ``"count"``: the released count that selects the keys (``"count"`` or ``"persons"``)."""
+    unit: str = "persons"
+    """What ``n`` counts: ``"persons"``, or ``"rows"`` when the rule thresholds a count of rows (``max_rows > 1``)."""
+    needed: dict[Fraction, int] = field(default_factory=dict)
+    """For each level of :data:`NEEDED`, the least ``n`` whose release probability is proven at least that level."""
+
+    def lines(self) -> list[str]:
+        """The selection as text (the keys' part of :meth:`TablePlan.lines`)."""
+        if self.counted is not None:
+            rule = f"thresholding the released {self.counted} at {self.threshold} {self.unit}"
+        else:
+            rule = self.rule + ("" if self.threshold is None else f", threshold {self.threshold} persons")
+        if self.delta_per_key is not None:
+            rule += f"; a key one person holds appears with probability at most {display_rational(self.delta_per_key)}"
+        out = [f"  keys: private, selected by {rule}; P(key released | n {self.unit}):"]
+        out += [f"    n = {n}: in [{_decimal(low, False)}, {_decimal(high, True)}]"
+                for n, (low, high) in self.release_probability.items()]
+        if self.needed:
+            needs = " and ".join(f"{n} {self.unit} for a {display_rational(level)} chance"
+                                 for level, n in self.needed.items())
+            out.append(f"    a key needs {needs}")
+        return out
 
 
 @dataclass(frozen=True)
@@ -110,11 +141,7 @@ class TablePlan:
                     f"    its noisy parts: {widths}"]
         out += [f"  note: {note}" for note in self.notes]
         if self.selection is not None:
-            s = self.selection
-            rule = s.rule + ("" if s.threshold is None else f", threshold {s.threshold} persons")
-            out.append(f"  keys: private, selected by {rule}; P(key released | n persons):")
-            for n, (low, high) in s.release_probability.items():
-                out.append(f"    n = {n}: in [{_decimal(low, False)}, {_decimal(high, True)}]")
+            out += self.selection.lines()
         return out
 
 
@@ -165,16 +192,35 @@ def _gaussian_at_least(j: int, variance: Fraction) -> tuple[Fraction, Fraction]:
     return _interval_fraction(1 - gaussian_tail(1 - j, variance, _PRECISION))
 
 
-def selection_plan(rule: str, plan: LaplaceThreshold | OptimalSelection | GaussianThreshold,
-                   delta: Fraction, persons: Sequence[int] = PERSONS) -> SelectionPlan:
-    """The release probability of a key with ``n`` persons under ``plan``, for each ``n`` in ``persons``."""
+def release_probability(plan: LaplaceThreshold | OptimalSelection | GaussianThreshold,
+                        n: int) -> tuple[Fraction, Fraction]:
+    """An enclosure of the probability that ``plan`` releases a key whose count is ``n``."""
     if isinstance(plan, OptimalSelection):
-        return SelectionPlan(rule, delta, None, {n: (plan.probability(n),) * 2 for n in persons})
+        return (plan.probability(n),) * 2
     if isinstance(plan, LaplaceThreshold):
-        return SelectionPlan(rule, delta, plan.threshold,
-                             {n: _laplace_at_least(plan.threshold - n, plan.scale) for n in persons})
-    return SelectionPlan(rule, delta, plan.threshold,
-                         {n: _gaussian_at_least(plan.threshold - n, plan.variance) for n in persons})
+        return _laplace_at_least(plan.threshold - n, plan.scale)
+    return _gaussian_at_least(plan.threshold - n, plan.variance)
+
+
+def least_needed(plan: LaplaceThreshold | OptimalSelection | GaussianThreshold, level: Fraction) -> int:
+    """The least ``n >= 1`` whose release probability under ``plan`` is proven at least ``level < 1``
+    (its enclosure's lower end; the probability increases with ``n`` and tends to 1)."""
+    least = least_holding(lambda n: release_probability(plan, n)[0] >= level, 1)
+    assert least is not None  # no limit: the search ends where the bound holds
+    return least
+
+
+def selection_plan(rule: str, plan: LaplaceThreshold | OptimalSelection | GaussianThreshold,
+                   delta: Fraction, persons: Sequence[int] = PERSONS, *,
+                   counted: str | None = None) -> SelectionPlan:
+    """The release probability of a key with ``n`` persons under ``plan``, for each ``n`` in ``persons``, and
+    the least ``n`` reaching each level of :data:`NEEDED` (``counted``: the released count the rule
+    ``"count"`` thresholds; its ``n`` counts rows when the plan's sensitivity is above 1)."""
+    threshold = None if isinstance(plan, OptimalSelection) else plan.threshold
+    rows = counted is not None and not isinstance(plan, OptimalSelection) and plan.sensitivity > 1
+    return SelectionPlan(rule, delta, threshold, {n: release_probability(plan, n) for n in persons},
+                         delta / plan.max_groups, counted, "rows" if rows else "persons",
+                         {level: least_needed(plan, level) for level in NEEDED})
 
 
 def table_plan(aggregations: Sequence[Aggregation], defined: dict[str, Definition], alpha: Fraction,

@@ -32,8 +32,9 @@ CASES = {
             ["rank_error_q1/4", "rank_error_q3/4"]),
     "table-private": (["--group-by", "region", "--count", "--mean", "age:0,120", "--iqr", "income:0,400000",
                        "--id-column", "person_id", "--epsilon", "1", "--delta", "1e-6"],
-                      ["count: discrete_laplace", "age_mean:", "income_iqr: exponential", "threshold",
-                       "P(key released | n persons)"]),
+                      ["count: discrete_laplace", "age_mean:", "income_iqr: exponential",
+                       "selected by thresholding the released count at", "P(key released | n persons)",
+                       "a key needs"]),
 }
 
 

@@ -35,8 +35,10 @@ QUERIES = [
     {"group_by": ["region"], "keys": ["north", "south", "west"], "epsilon": 1,
          "aggregations": [Count(), Persons(), Sum("income", (0, 500), "0.01"), Mean("age", (0, 120)),
                        Variance("age", (0, 120), 1), Median("age", (0, 120)), Quantile("income", (0, 500), q="0.9")]},
-    {"group_by": ["region", "band"], "keys": None, "delta": "1e-6", "epsilon": 2,
+    {"group_by": ["region", "band"], "keys": None, "delta": "1e-6", "epsilon": 2,  # the released count selects
          "aggregations": [Count(), Sum("income", (-100, 1000), "0.5")]},
+    {"group_by": ["region", "band"], "keys": None, "delta": "1e-6", "epsilon": 2, "selection": "laplace",
+         "aggregations": [Persons(), Sum("income", (-100, 1000), "0.5")]},  # a separate selection, when asked
     {"group_by": ["region"], "keys": None, "delta": "1e-6", "epsilon": 2, "selection": "optimal",
          "aggregations": [Mean("income", (0, 100), "0.01")]},
     {"group_by": [], "rho": "1/2", "aggregations": [Count(), Sum("income", (0, 100), "0.01")]},

@@ -74,8 +74,14 @@ def test_shares_are_exact_visible_and_overridable():
     assert p.shares == {"count": Fraction(1, 2), "income_sum": Fraction(1, 4), "persons": Fraction(1, 4)}
     assert p.epsilon == 1
     private = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9")
-    assert private.shares == {"partition_selection": Fraction(1, 2), "count": Fraction(1, 2)}
+    assert private.shares == {"count": Fraction(1)}  # the released count selects the keys: no separate share
     assert private.delta == Fraction(1, 10**9)
+    separate = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9", selection="laplace")
+    assert separate.shares == {"partition_selection": Fraction(1, 2), "count": Fraction(1, 2)}
+    shared = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9", selection_share="1/4")
+    assert shared.shares == {"partition_selection": Fraction(1, 4), "count": Fraction(3, 4)}
+    no_count = prepare_table(people(), **{**QUERY, "aggregations": [Sum("income", (0, 1000))]}, delta="1e-9")
+    assert no_count.shares == {"partition_selection": Fraction(1, 2), "income_sum": Fraction(1, 2)}
 
 
 def test_noise_scales_follow_the_bounding():
