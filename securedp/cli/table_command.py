@@ -167,28 +167,33 @@ def neutralised(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.select(columns)
 
 
-def _write(result: Any, args: argparse.Namespace) -> None:
-    """The table on standard output, or in ``--output``; if that file cannot be written now (after the draw:
-    the release is charged and recorded), the table is printed instead and the failure reported."""
+def _write(released: pipeline.Released, args: argparse.Namespace) -> None:
+    """The table on standard output (:meth:`~securedp.cli.pipeline.Released.show`), or in ``--output``; if that
+    file cannot be written now (after the draw: the release is charged and recorded), the table is shown instead
+    and the failure reported when the command finishes."""
     import polars as pl
 
+    from securedp.tables.table import TableRelease
+
+    result = released.release
+    assert isinstance(result, TableRelease)
     frame = result.frame
     if not isinstance(frame, pl.DataFrame):
         frame = pl.from_pandas(frame.toPandas()) if hasattr(frame, "toPandas") else pl.from_dataframe(frame)
     frame = neutralised(frame)  # the CSV cells; the JSON output below keeps the exact values
     if args.output is None:
-        sys.stdout.write(frame.write_csv())
+        released.show(frame.write_csv())
         return
     try:
         if str(args.output).lower().endswith(".json"):
             with open(args.output, "w", encoding="utf-8") as out:
-                out.write(json_rows(result.labels, result.value))
+                out.write(json_rows(result.labels or (), result.value))
         else:
             frame.write_csv(args.output)
     except OSError as error:
-        sys.stdout.write(frame.write_csv())
-        raise Failure(f"cannot write {args.output} ({error.strerror or error}); the release was charged and "
-                      "recorded, and its table is printed above") from None
+        released.show(frame.write_csv())
+        released.failed_writes.append(f"cannot write {args.output} ({error.strerror or error}); the release was "
+                                      "charged and recorded, and its table is printed instead")
 
 
 def json_rows(labels: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -313,9 +318,9 @@ def release_table(args: argparse.Namespace) -> int:
         recorder, result = released.recorder, released.release
         stages.next()
         if args.json:
-            print(json.dumps(recorder.record, indent=2))
+            released.show(json.dumps(recorder.record, indent=2) + "\n")
             return released.finish()
-        _write(result, args)
+        _write(released, args)
     assert isinstance(result, TableRelease)
     for note in result.notes:  # read from the released values only
         print(f"securedp: note: {note}", file=sys.stderr)
