@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -259,10 +260,12 @@ def placeholder_bounds(query: TableQuery) -> TableQuery:
         for a in query.aggregations))
 
 
-def _auto_bounds(args: argparse.Namespace, query: TableQuery) -> TableQuery:
+def _auto_bounds(args: argparse.Namespace, query: TableQuery, data: Callable[[], Any]) -> TableQuery:
     """The query with every ``COLUMN:auto`` given bounds chosen privately: one bounds release per column
     (:func:`securedp.planning.bounds.prepare_column_bounds`, at ``--auto-epsilon``), each through the command's
-    one pipeline (checked, charged, drawn, logged with its query, so replay re-derives it) before the table."""
+    one pipeline (checked, charged, drawn, logged with its query, so replay re-derives it) before the table.
+    Each reads ``data()`` (the table's data) as the table reads it: its delimiter, encoding, declared types,
+    missing-value policy and mode."""
     import dataclasses
 
     from securedp.accounting.schema import Currency
@@ -284,9 +287,11 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery) -> TableQuery:
     for a in auto:
         if a.column is None or a.column in chosen:
             continue
-        bounds = BoundsQuery(a.column, epsilon, query.id_column, rows, encoding=query.encoding)
+        bounds = BoundsQuery(a.column, epsilon, query.id_column, rows, encoding=query.encoding, missing=query.missing,
+                             fill=query.fill, analyst_facing=query.analyst_facing, delimiter=query.delimiter,
+                             schema=query.schema)
         ledgers = pipeline.preflight(args, Currency.EPSILON)
-        released = pipeline.release(args, ledgers, bounds.prepare(_data(args, query)), bounds.to_json())
+        released = pipeline.release(args, ledgers, bounds.prepare(data()), bounds.to_json())
         chosen[a.column] = released.release.value
         print(f"  bounds   {a.column}: [{chosen[a.column][0]}, {chosen[a.column][1]}], chosen privately at epsilon "
               f"{format_rational(epsilon)}", file=sys.stderr)
@@ -302,12 +307,14 @@ def release_table(args: argparse.Namespace) -> int:
     from securedp.audit.table_query import describe
     from securedp.tables.table import TableRelease
 
-    query = _auto_bounds(args, table_query(args))
+    query = table_query(args)
+    data = functools.cache(lambda: _data(args, placeholder_bounds(query)))  # read once (standard input!), when needed
+    query = _auto_bounds(args, query, data)
     if args.target and not args.dry_run:
         raise Failure("--target plans a release before it is made: add --dry-run")
     ledgers = None if args.dry_run else pipeline.preflight(args, query.currency)
     with Stages(["read and check the table", "bound, aggregate and noise", "write"]) as stages:
-        prepared = query.prepare(_data(args, query))
+        prepared = query.prepare(data())
         stages.next()
         if ledgers is None:
             assert prepared.plan is not None
