@@ -37,7 +37,7 @@ def session(analyst_facing: bool) -> Session:
     return Session(epsilon=100, delta="1/1000", rng=ChaChaSource(bytes(32)), analyst_facing=analyst_facing)
 
 
-def outcome(call: Any) -> tuple[Any, ...]:
+def result(call: Any) -> tuple[Any, ...]:
     """``("released", value)`` or ``(exception type, message)``."""
     try:
         return ("released", call().value)
@@ -65,7 +65,7 @@ def people(tmp_path: Path, note: str | None) -> Path:
 
 
 def python_table(path: Path, analyst_facing: bool) -> tuple[Any, ...]:
-    return outcome(lambda: session(analyst_facing).table(
+    return result(lambda: session(analyst_facing).table(
         str(path), group_by=["g"], keys=["a", "b"], id_column="id", aggregations=[Count(), Sum("v", (0, 10))],
         epsilon=1))
 
@@ -149,10 +149,10 @@ def routes(ids: list[Any], keys: list[Any], analyst_facing: bool) -> dict[str, t
     table's ``group_by``: the same seeded value on each route when the cells read alike."""
     frame = pd.DataFrame({"id": object_column(ids), "g": object_column(keys), "v": [1.0] * len(ids)})
     return {
-        "table id_column": outcome(lambda: session(analyst_facing).table(
+        "table id_column": result(lambda: session(analyst_facing).table(
             frame, group_by=[], id_column="id", aggregations=[Count()], epsilon=1)),
-        "one-column ids=": outcome(lambda: session(analyst_facing).count(frame["v"], ids=frame["id"], epsilon=1)),
-        "table group_by": outcome(lambda: session(analyst_facing).table(
+        "one-column ids=": result(lambda: session(analyst_facing).count(frame["v"], ids=frame["id"], epsilon=1)),
+        "table group_by": result(lambda: session(analyst_facing).table(
             frame, group_by=["g"], keys=["a", 11, "5.0"], aggregations=[Count()], epsilon=1)),
     }
 
@@ -234,11 +234,11 @@ def test_a_128_bit_value_column_is_read_exactly_with_or_without_a_null(dtype: An
     reference = pl.DataFrame({"id": [0, 1, 2, 3], "g": ["a"] * 4,
                               "v": pl.Series([1, 10, None if null else 3, 4], dtype=pl.Int64)})  # 2**100 clamps to 10
     def table(data: Any, analyst_facing: bool, **options: Any) -> tuple[Any, ...]:
-        return outcome(lambda: session(analyst_facing).table(data, group_by=["g"], keys=["a"], id_column="id",
+        return result(lambda: session(analyst_facing).table(data, group_by=["g"], keys=["a"], id_column="id",
                                                              aggregations=[Sum("v", (0, 10))], epsilon=1, **options))
 
     def one(data: Any, analyst_facing: bool, **options: Any) -> tuple[Any, ...]:
-        return outcome(lambda: session(analyst_facing).sum(data["v"], bounds=(0, 10), ids=data["id"], epsilon=1,
+        return result(lambda: session(analyst_facing).sum(data["v"], bounds=(0, 10), ids=data["id"], epsilon=1,
                                                            **options))
 
     for analyst_facing in (False, True):
