@@ -224,6 +224,27 @@ def test_an_id_beyond_int64_beside_a_negative_id_reads_by_cell_on_every_route() 
             assert id_routes[0][1].startswith("column 'id', row 2")
 
 
+@pytest.mark.parametrize("cell", [float("inf"), -float("inf"), 2.0**60, 2.5, -3.0])
+@pytest.mark.parametrize("role", ["id", "g"])
+def test_a_float_id_or_key_that_is_no_integer_is_named_for_the_data_holder(cell: float, role: str) -> None:
+    """An infinite float id used to crash the data holder's error (``int(inf)``: OverflowError naming nothing)."""
+    frame = pd.DataFrame({"id": [1.0, 2.0], "g": [5.0, 6.0]})
+    frame.loc[1, role] = cell
+    what = "id" if role == "id" else "group key"
+    words = {float("inf"): "is not a finite number", -float("inf"): "is not a finite number",
+             2.0**60: "is too large to be read exactly", 2.5: "is not a whole number",
+             -3.0: "(pandas.factorize codes a missing id as -1"}[cell]
+    if cell == -3.0 and role == "g":
+        assert result(lambda: session(False).table(frame, group_by=["g"], keys=[5, 6], id_column="id",
+                                                   epsilon=1))[0] == "released"  # a negative key is a key
+        return
+    with pytest.raises(ValueError, match=rf"^column '{role}', row 1: (negative )?{what} ") as error:
+        session(False).table(frame, group_by=["g"], keys=[5, 6], id_column="id", epsilon=1)
+    assert words in str(error.value)
+    assert result(lambda: session(True).table(frame, group_by=["g"], keys=[5, 6], id_column="id",
+                                              epsilon=1))[0] == "released"
+
+
 # --- item 3: 128-bit integer values -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [pl.Int128, pl.UInt128])
