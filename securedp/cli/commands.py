@@ -100,13 +100,15 @@ def release(args: argparse.Namespace) -> int:
     released = pipeline.release(args, ledgers, prepared, query.to_json())
     recorder = released.recorder
     if args.json:
-        print(json.dumps(recorder.record, indent=2))
+        released.show(json.dumps(recorder.record, indent=2) + "\n")
     else:
-        print(show_release(released.release, query, recorder.budget))
+        lines = [show_release(released.release, query, recorder.budget)]
         entry = recorder.entry
         if entry is not None:
             signed = "" if "sig" not in entry else f", signed by {entry['signer'][:16]}…"
-            print(f"  audit    record {entry['seq']} appended to {args.audit_log} (hash {entry['hash'][:16]}…{signed})")
+            lines.append(f"  audit    record {entry['seq']} appended to {args.audit_log} (hash {entry['hash'][:16]}…"
+                         f"{signed})")
+        released.show("\n".join(lines) + "\n")
     return released.finish()
 
 

@@ -23,7 +23,7 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -131,16 +131,31 @@ def source(args: argparse.Namespace) -> RandomSource | None:
 @dataclass(frozen=True)
 class Released:
     """A release of the command: the release, its recorder, and ``unrecorded``: ``None``, or why its record is
-    beside the log rather than in it (the caller shows the release, then fails with this)."""
+    beside the log rather than in it (the caller shows the release with :meth:`show`, then calls :meth:`finish`)."""
 
     release: Release
     recorder: Recorder
     unrecorded: str | None = None
+    failed_writes: list[str] = field(default_factory=list)
+    """Each write of its result that failed after the draw, and where the result went instead."""
+
+    def show(self, text: str) -> None:
+        """Write ``text`` (a result of the release, which is charged and recorded) to standard output; if that
+        fails, to standard error, so that the value drawn still reaches the user, and :meth:`finish` fails."""
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except OSError as error:
+            sys.stderr.write(text)
+            self.failed_writes.append(f"cannot write to standard output ({error.strerror or error}); the release was "
+                                "charged and recorded, and its result is printed on standard error")
 
     def finish(self) -> int:
-        """Exit status 0, or raise the ``unrecorded`` failure (after the caller has shown the release)."""
-        if self.unrecorded is not None:
-            raise Failure(self.unrecorded)
+        """Exit status 0, or raise the ``unrecorded`` failure and the :attr:`failed_writes` (after the caller has
+        shown the release)."""
+        failures = [*([] if self.unrecorded is None else [self.unrecorded]), *self.failed_writes]
+        if failures:
+            raise Failure("; ".join(failures))
         return 0
 
 

@@ -152,7 +152,7 @@ def analyze_command(args: argparse.Namespace) -> int:
                                args.analyst)
         released = _run(args, query)
         report = plan.from_histogram(released.release)
-        print(json.dumps(report.record(), indent=2) if args.json else show_report(report))
+        released.show((json.dumps(report.record(), indent=2) if args.json else show_report(report)) + "\n")
         return released.finish()
     print(json.dumps(report.record(), indent=2) if args.json else show_report(report))
     return 0
@@ -175,12 +175,13 @@ def bounds_command(args: argparse.Namespace) -> int:
     released = _run(args, query)
     release = released.release
     if args.json:
-        print(json.dumps(release.record(), indent=2))
+        released.show(json.dumps(release.record(), indent=2) + "\n")
     else:
         lo, hi = release.value
-        print(f"bounds   {exact_text(lo)},{exact_text(hi)}   (--bounds {exact_text(lo)},{exact_text(hi)})")
         assert release.epsilon is not None  # a bounds release is epsilon-DP
-        print(f"  method {release.parameters['method']}, epsilon {display_rational(release.epsilon)} (private)")
+        method, epsilon = release.parameters["method"], display_rational(release.epsilon)
+        released.show(f"bounds   {exact_text(lo)},{exact_text(hi)}   (--bounds {exact_text(lo)},{exact_text(hi)})\n"
+                      f"  method {method}, epsilon {epsilon} (private)\n")
     return released.finish()
 
 

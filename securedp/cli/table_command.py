@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -162,28 +163,33 @@ def neutralised(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.select(columns)
 
 
-def _write(result: Any, args: argparse.Namespace) -> None:
-    """The table on standard output, or in ``--output``; if that file cannot be written now (after the draw:
-    the release is charged and recorded), the table is printed instead and the failure reported."""
+def _write(released: pipeline.Released, args: argparse.Namespace) -> None:
+    """The table on standard output (:meth:`~securedp.cli.pipeline.Released.show`), or in ``--output``; if that
+    file cannot be written now (after the draw: the release is charged and recorded), the table is shown instead
+    and the failure reported when the command finishes."""
     import polars as pl
 
+    from securedp.tables.table import TableRelease
+
+    result = released.release
+    assert isinstance(result, TableRelease)
     frame = result.frame
     if not isinstance(frame, pl.DataFrame):
         frame = pl.from_pandas(frame.toPandas()) if hasattr(frame, "toPandas") else pl.from_dataframe(frame)
     frame = neutralised(frame)  # the CSV cells; the JSON output below keeps the exact values
     if args.output is None:
-        sys.stdout.write(frame.write_csv())
+        released.show(frame.write_csv())
         return
     try:
         if str(args.output).lower().endswith(".json"):
             with open(args.output, "w", encoding="utf-8") as out:
-                out.write(json_rows(result.labels, result.value))
+                out.write(json_rows(result.labels or (), result.value))
         else:
             frame.write_csv(args.output)
     except OSError as error:
-        sys.stdout.write(frame.write_csv())
-        raise Failure(f"cannot write {args.output} ({error.strerror or error}); the release was charged and "
-                      "recorded, and its table is printed above") from None
+        released.show(frame.write_csv())
+        released.failed_writes.append(f"cannot write {args.output} ({error.strerror or error}); the release was "
+                                      "charged and recorded, and its table is printed instead")
 
 
 def json_rows(labels: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -267,10 +273,12 @@ def placeholder_bounds(query: TableQuery) -> TableQuery:
         for a in query.aggregations))
 
 
-def _auto_bounds(args: argparse.Namespace, query: TableQuery) -> TableQuery:
+def _auto_bounds(args: argparse.Namespace, query: TableQuery, data: Callable[[], Any]) -> TableQuery:
     """The query with every ``COLUMN:auto`` given bounds chosen privately: one bounds release per column
     (:func:`securedp.planning.bounds.prepare_column_bounds`, at ``--auto-epsilon``), each through the command's
-    one pipeline (checked, charged, drawn, logged with its query, so replay re-derives it) before the table."""
+    one pipeline (checked, charged, drawn, logged with its query, so replay re-derives it) before the table.
+    Each reads ``data()`` (the table's data) as the table reads it: its delimiter, encoding, declared types,
+    missing-value policy and mode."""
     import dataclasses
 
     from securedp.accounting.schema import Currency
@@ -292,9 +300,11 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery) -> TableQuery:
     for a in auto:
         if a.column is None or a.column in chosen:
             continue
-        bounds = BoundsQuery(a.column, epsilon, query.id_column, rows, encoding=query.encoding)
+        bounds = BoundsQuery(a.column, epsilon, query.id_column, rows, encoding=query.encoding, missing=query.missing,
+                             fill=query.fill, analyst_facing=query.analyst_facing, delimiter=query.delimiter,
+                             schema=query.schema)
         ledgers = pipeline.preflight(args, Currency.EPSILON)
-        released = pipeline.release(args, ledgers, bounds.prepare(_data(args, query)), bounds.to_json())
+        released = pipeline.release(args, ledgers, bounds.prepare(data()), bounds.to_json())
         chosen[a.column] = released.release.value
         print(f"  bounds   {a.column}: [{chosen[a.column][0]}, {chosen[a.column][1]}], chosen privately at epsilon "
               f"{display_rational(epsilon)}", file=sys.stderr)
@@ -310,12 +320,14 @@ def release_table(args: argparse.Namespace) -> int:
     from securedp.audit.table_query import describe
     from securedp.tables.table import TableRelease
 
-    query = _auto_bounds(args, table_query(args))
+    query = table_query(args)
+    data = functools.cache(lambda: _data(args, placeholder_bounds(query)))  # read once (standard input!), when needed
+    query = _auto_bounds(args, query, data)
     if args.target and not args.dry_run:
         raise Failure("--target plans a release before it is made: add --dry-run")
     ledgers = None if args.dry_run else pipeline.preflight(args, query.currency)
     with Stages(["read and check the table", "bound, aggregate and noise", "write"]) as stages:
-        prepared = query.prepare(_data(args, query))
+        prepared = query.prepare(data())
         stages.next()
         if ledgers is None:
             assert prepared.plan is not None
@@ -327,9 +339,9 @@ def release_table(args: argparse.Namespace) -> int:
         recorder, result = released.recorder, released.release
         stages.next()
         if args.json:
-            print(json.dumps(recorder.record, indent=2))
+            released.show(json.dumps(recorder.record, indent=2) + "\n")
             return released.finish()
-        _write(result, args)
+        _write(released, args)
     assert isinstance(result, TableRelease)
     for note in result.notes:  # read from the released values only
         print(f"securedp: note: {note}", file=sys.stderr)

@@ -55,6 +55,15 @@ def engine_named(name: str) -> EngineEntry:
     return next(entry for entry in ENGINES if entry.name == name)
 
 
+def check_engine(data: Any, columns: Sequence[ColumnSpec]) -> None:
+    """Refuse, before the data is read, a query that the engine taking ``data`` does not compute (public: the
+    kind of table and the query; an engine states it with a ``refuse(columns)`` static method)."""
+    kind = next(entry.kind for entry in ENGINES if entry.accepts(data))
+    refuse = getattr(kind, "refuse", None)
+    if refuse is not None:
+        refuse(columns)
+
+
 def engine_for(data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
                public: PublicKeys | None, missing: str, fill: Any) -> Engine:
     """The first engine of :data:`ENGINES` that accepts ``data`` (Spark for a Spark DataFrame, else Polars)."""

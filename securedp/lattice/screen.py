@@ -109,6 +109,17 @@ def unusable_reason(x: Any) -> str:
     return f"not a number (a {type(x).__name__})"
 
 
+def unusable_error(place: str, record: Any, count: int, whole: bool = False) -> ValueError:
+    """The data holder's error for a value column with ``count`` unusable records, ``record`` one of them at
+    ``place`` (``"column 'income', line 72"``; ``"column 'income'"`` where rows have no place: a Spark table),
+    in one wording for every reader and engine; ``whole``: the column is declared int."""
+    shown = record.item() if isinstance(record, np.generic) and record.dtype.itemsize <= 8 else record
+    reason = f"not a whole number ({shown!r}) in a column declared int" if whole and not_whole([record]).any() \
+        else unusable_reason(record)
+    return ValueError(f"{place}: {reason} ({count} unusable cell(s)); clean the data, or pass missing='drop' or "
+                      "missing='impute' with fill=<number>")
+
+
 def screen_units(
     data: Any, step: Fraction, lo_u: int, hi_u: int, *, missing: str = "raise", fill: Any = None,
     refuse_rows: bool = True, where: Callable[[int], str] | None = None, whole: bool = False,
@@ -149,13 +160,8 @@ def screen_units(
             raise rows_error(records, found, place=None if where is None else where(found[0]))
     if missing == "raise":
         first = int(np.flatnonzero(bad)[0])
-        place = f"record {first}" if where is None else where(first)
-        reason = unusable_reason(records[first]) if not whole or not not_whole(records[first:first + 1]).any() \
-            else f"not a whole number ({records[first]!r}) in a column declared int"
-        raise ValueError(
-            f"{place}: {reason} ({int(bad.sum())} unusable cell(s)); "
-            "clean the data, or pass missing='drop' or missing='impute' with fill=<number>"
-        )
+        raise unusable_error(f"record {first}" if where is None else where(first), records[first], int(bad.sum()),
+                             whole)
     if missing == "drop":
         keep = ~bad
         return units[keep], keep

@@ -227,7 +227,7 @@ def prepare_table(
     from securedp.bounding.digest import draw_salt
     from securedp.engines.keys import public_keys
     from securedp.engines.protocol import Bounds
-    from securedp.engines.registry import engine_for
+    from securedp.engines.registry import check_engine, engine_for
 
     public = public_keys(keys, group_by) if not private and group_by else None
     stated = dataclasses.replace(priced.plan(), notes=tuple(plan_notes(id_column)))
@@ -235,10 +235,11 @@ def prepare_table(
 
     for c in columns:
         check_missing_policy(c.step, c.lo_u, c.hi_u, missing, fill)
+    specs = _engine_specs(columns, declared)
+    check_engine(data, specs)
     reading_data()  # every public input is checked above; the table is read from here on
     missing = data_policy(missing)[0]  # analyst-facing: "raise" acts as "drop"
     bounds = Bounds(group_by, k, m, analyst_facing(), missing_keys == "drop", declared)
-    specs = _engine_specs(columns, declared)
     engine = engine_for(data, id_column, bounds, specs, public, missing, fill)
     same_rows = bool(specs) and specs[0].keeps_every_row("drop" if analyst_facing() else missing)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -52,9 +52,10 @@ class PolarsEngine:
         analyst = bounds.analyst_facing  # a histogram's unknown="raise" drops there: no error depends on the data
         self._shared = [i for i, spec in enumerate(columns) if spec.keeps_every_row("drop" if analyst else missing)]
         self._all: dict[bytes, dict[int, KeyAggregates]] = {}
-        self._rowwise: dict[tuple[str, int, bool], Any] = {}  # salt-free results when every row is a person
+        self._rowwise: dict[tuple[str, int, bool], KeyAggregates | UnitCounts] = {}  # salt-free: no id column
 
-    def _once(self, kind: str, index: int, squares: bool, compute: Any) -> Any:
+    def _once(self, kind: str, index: int, squares: bool,
+              compute: Callable[[], KeyAggregates | UnitCounts]) -> KeyAggregates | UnitCounts:
         """The salt-free result ``compute()`` of an engine without an id column, computed on first use."""
         key = (kind, index, squares)
         if key not in self._rowwise:
@@ -80,15 +81,19 @@ class PolarsEngine:
     def counts(self, salt: bytes) -> KeyAggregates:
         b = self.bounds
         if self.rowwise:
-            return self._once("counts", -1, False, lambda: rowwise.counts(self.base, b.group_by))
+            counted = self._once("counts", -1, False, lambda: rowwise.counts(self.base, b.group_by))
+            assert isinstance(counted, KeyAggregates)
+            return counted
         return bounding.bound_and_aggregate(self.base, person=PERSON, keys=b.group_by, max_groups=b.max_groups,
                                             max_rows=b.max_rows, salt=salt)
 
     def column(self, index: int, salt: bytes, squares: bool) -> KeyAggregates:
         b = self.bounds
         if self.rowwise:
-            return self._once("column", index, squares,
-                              lambda: rowwise.column(self.columns[index], b.group_by, UNITS, squares))
+            summed = self._once("column", index, squares,
+                                lambda: rowwise.column(self.columns[index], b.group_by, UNITS, squares))
+            assert isinstance(summed, KeyAggregates)
+            return summed
         if index in self._shared and squares <= self.specs[index].squares:
             if salt not in self._all:  # one pass for every column of the shared rows
                 names = [f"{UNITS}{i}" for i in self._shared]
@@ -109,8 +114,10 @@ class PolarsEngine:
     def unit_counts(self, index: int, salt: bytes) -> UnitCounts:
         b = self.bounds
         if self.rowwise:
-            return self._once("units", index, False,
-                              lambda: rowwise.unit_counts(self.columns[index], b.group_by, UNITS))
+            units = self._once("units", index, False,
+                               lambda: rowwise.unit_counts(self.columns[index], b.group_by, UNITS))
+            assert isinstance(units, UnitCounts)
+            return units
         return bounding.bound_and_count_units(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
                                               max_groups=b.max_groups, max_rows=b.max_rows, salt=salt)
 
