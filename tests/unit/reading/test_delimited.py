@@ -151,6 +151,8 @@ def test_the_fast_path_reads_as_the_csv_state_machine(written: tuple[list[str], 
     body = newline.join(",".join(r) for r in rows) + (newline if final and rows else "")
     text = ",".join(header) + newline + body
     fast = parse_csv(text)
-    assert _simple(body, ",", len(header))  # the text is the fast path's
+    # Blank lines only (a one-column table of blank cells) go to the state machine on purpose: Polars would
+    # see one column. Every other text generated here is the fast path's.
+    assert _simple(body, ",", len(header)) == (not body or bool(body.strip("\r\n")))
     slow = _slow(_physical_lines(body), 1, header, header, ",")
     assert fast.columns == slow.columns and np.array_equal(fast.lines, slow.lines) and fast.malformed == slow.malformed
