@@ -11,8 +11,9 @@ level ``1 - alpha``, in the column's own units:
 * ``"age_median"``: the rank error bound, in rows.
 
 Every stated half-width is non-increasing in the budget (a scale ``k s / epsilon``, a variance
-``k s**2 / (2 rho)``, a rank bound ``2 s ln(|Y| / alpha) / epsilon``, each rounded outward) and
-non-decreasing in ``max_rows`` and ``max_groups`` (the sensitivities grow with them), so
+``k s**2 / (2 rho)``, a rank bound ``ln(|Y| / alpha) / (rate b)`` with ``rate`` proportional to the cell's
+epsilon, each rounded outward) and non-decreasing in ``max_rows`` and ``max_groups`` (the sensitivities
+grow with them), so
 :func:`least_budget` finds the smallest point ``j * grid`` of a stated rational grid that meets every
 target by exact comparisons (doubling, then bisection), and returns the plan there and the plan one grid
 step below, which misses a target: the proof both ways. :func:`largest_bound` does the same for the

@@ -7,7 +7,7 @@ it is safe to show in an analyst-facing session, and it is what the release will
 * for each aggregation, the half-width of each noisy integer's interval at level ``1 - alpha`` in the
   column's own units (:meth:`~securedp.mechanisms.statistic.AdditiveStatistic.halfwidths`: a count's
   or a sum's released interval is exactly ``value -/+`` it), or for a quantile the rank error bound
-  ``r`` (McSherry and Talwar 2007; :func:`~securedp.mechanisms.quantile.rank_error_bound`);
+  ``r`` (McSherry and Talwar 2007; :func:`~securedp.mechanisms.rank_utility.rank_error_bound`);
 * with private keys, the partition selection rule, its threshold and, for a key with ``n`` persons in
   the data, the probability that it is released: an enclosure ``[low, high]`` of rationals computed
   with outward rounding (``P(n + Z >= tau)`` for the threshold rules, from the exact noise law; the
