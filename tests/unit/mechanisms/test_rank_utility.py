@@ -167,3 +167,31 @@ def test_levels_of_one_statistic_share_one_law():
     Quantiles(Cost(Fraction(1), None), column, (Fraction(1, 4), Fraction(3, 4)))  # q and 1 - q: one law
     with pytest.raises(ValueError, match="share one law"):
         Quantiles(Cost(Fraction(1), None), column, (Fraction(1, 4), Fraction(1, 2)))
+
+
+def test_a_table_states_the_rank_interval_of_its_median_cells_and_no_values():
+    """Issue 28 item 8: a median cell's statement is the rank bound r, from the released law alone (the record's
+    rate, candidates and alpha), the same in the plan; no ``_low`` / ``_high`` value columns (the values at ranks
+    ``q n -/+ r`` are the data's). With probability at least ``1 - alpha`` the rank error is at most r (5 rows
+    here, 9 candidates): in 400 draws of two cells no more than a binomial ``alpha`` of them exceed it."""
+    import polars as pl
+
+    from securedp.tables import Count, Median
+
+    frame = pl.DataFrame({"g": ["a"] * 30 + ["b"] * 5, "x": [float(i % 7) for i in range(35)]})
+    prepared = securedp.prepare_table(frame, group_by=["g"], keys=["a", "b"],
+                                      aggregations=[Count(), Median("x", (0, 8), lattice=1)], epsilon=2, alpha="1/10")
+    source = ChaChaSource(bytes([9]) * 32)
+    releases = [prepared.execute(source) for _ in range(400)]
+    record = releases[0].parameters["x_median"]
+    r = rank_error_bound(record["rate"] * 2, record["candidates"], Fraction(1, 10))
+    assert record["rank_error_bound"] == r == prepared.plan.outputs[1].rank_error_bound == 5
+    assert releases[0].labels == ("g", "count", "count_low", "count_high", "x_median")
+    cells = {"a": [float(i % 7) for i in range(30)], "b": [float(i % 7) for i in range(30, 35)]}
+    exceed = 0
+    for release in releases:
+        for key, _, _, _, y in release.value:
+            data = cells[key]
+            below, through = sum(x < y for x in data), sum(x <= y for x in data)
+            exceed += max(0.0, below - len(data) / 2, len(data) / 2 - through) > r
+    assert exceed <= 800 / 10 + 3 * (800 * 0.09) ** 0.5  # at most alpha of the 800 cells, with a binomial margin
