@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench_bounds.py [--n 100000] [--seeds 20]``. For each dataset and method, the
 bounds are chosen at ``epsilon = 1`` from ``--seeds`` seeded sources, and each pair of bounds is scored by
 the error of a sum released with them at ``epsilon = 1``: the clamping bias ``|sum x - sum clamp(x)|``
-plus the noise half-width at level 95% (exact, :func:`securedp.mechanisms.accuracy.laplace_halfwidth`,
+plus the noise half-width at level 95% (exact, :func:`securedp.privacy.accuracy.laplace_halfwidth`,
 on the lattice a sum with those bounds uses), divided by ``sum |x|``. Printed: the median of that ratio,
 the median fraction of rows clamped, and the median bounds. (The ratio is a measurement in floats, not a
 released number.)
@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 
 from securedp import ChaChaSource
-from securedp.mechanisms.accuracy import laplace_halfwidth
+from securedp.privacy.accuracy import laplace_halfwidth
 from securedp.mechanisms.records import resolve_lattice
 from securedp.planning import prepare_private_bounds
 

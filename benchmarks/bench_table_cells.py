@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 from securedp.engines.frames import exact_frame
-from securedp.engines.polars.bounding import KeyAggregates
+from securedp.engines.protocol import KeyAggregates
 from securedp.hazmat.bits import ChaChaSource
 from securedp.tables.cells import Aggregates, Column, cells_of, release_cells
 from securedp.tables.spec import Count, Mean, Sum

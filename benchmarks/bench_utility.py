@@ -96,11 +96,16 @@ mean to the bounds (post-processing, free), to show how much of the gap is secur
 ``"optimal"`` rules from their documented formulas, the threshold read from a release's
 ``parameters["threshold"]``; PipelineDP's ``create_partition_selection_strategy(...).probability_of_keep(n)``;
 OpenDP's thresholded count, whose scale and threshold ``summarize()`` states; OpenDP keeps a key iff
-its noisy count is *greater than* the threshold, as a simulation confirms), and (B) what a private-key
-count table at total epsilon 1 gets by default (securedp spends ``selection_share = 1/2`` on a separate
-selection count, PipelineDP splits its budget equally between selection and the count, OpenDP
-thresholds the count it releases). Each exact curve is checked against a simulation through the
-public API (one release over many keys of each size).
+its noisy count is *greater than* the threshold, as a simulation confirms), (B) what a private-key
+count table at total epsilon 1 gets by default (securedp thresholds the count it releases, the rule
+``"count"``, read from a release's ``parameters``: ``threshold`` and the count's ``scale_units``; its
+earlier default, a separate selection at ``selection_share = 1/2``, and the separate optimal rule
+beside it; PipelineDP splits its budget equally between selection and the count, OpenDP thresholds the
+count it releases), and (C) the same count table with ``max_rows = 4``, for keys whose persons hold one
+row each (C1) or four (C4): a count of rows has sensitivity 4, so securedp and OpenDP threshold it at
+scale 8, while PipelineDP (and securedp's ``Persons()`` or separate selection) select on persons. Each
+exact curve is checked against a simulation through the public API (one release over many keys of
+each size).
 
 **Levers** (bounded truth, medians): securedp on the lattice securedp 0.1 took by default (OpenDP's
 candidates above), to show what the default lattice buys, and at 1000 times the epsilon, where what is
@@ -135,7 +140,7 @@ import numpy as np
 import pandas as pd
 
 import securedp
-from securedp.tables import Count, Mean, Median, Sum
+from securedp.tables import Count, Mean, Median, Persons, Sum
 
 PERSON_K, PERSON_M = 2, 4
 MAX_LENGTH = 100_000  # OpenDP's public bound on a group's rows (a Margin), far above every dataset here
@@ -701,13 +706,29 @@ def optimal_keep(eps: float, delta: float, k: int, n_max: int) -> list[float]:
 
 
 def securedp_threshold(selection_epsilon: float, k: int, delta: float, share: str = "1/2") -> int:
-    """securedp's Laplace threshold at a selection epsilon, read from a release's public parameters."""
+    """securedp's Laplace threshold of a separate selection (``selection_share``) at a selection epsilon, read
+    from a release's public parameters."""
     total = Fraction(selection_epsilon).limit_denominator(1000) / Fraction(share)
     frame = pd.DataFrame({"person": [1, 2], "group": ["a", "b"]})
     release = securedp.table(frame, group_by=["group"], aggregations=[Count()], id_column="person", max_groups=k,
                              epsilon=total, delta=str(delta), selection_share=share,
                              rng=securedp.ChaChaSource(b"\x00" * 32))
+    assert release.parameters["selection"] == "laplace"
     return int(release.parameters["threshold"])
+
+
+def securedp_count_rule(epsilon: float, k: int, delta: float, m: int = 1,
+                        aggregations: Sequence[Any] = (Count(),)) -> tuple[int, float, str]:
+    """A private-key count table by default (the released count selects the keys): its threshold, the scale of
+    the thresholded count's noise and that count's name, read from a release's public parameters."""
+    frame = pd.DataFrame({"person": [1, 2], "group": ["a", "b"]})
+    release = securedp.table(frame, group_by=["group"], aggregations=list(aggregations), id_column="person",
+                             max_groups=k, max_rows=m, epsilon=Fraction(epsilon).limit_denominator(1000),
+                             delta=str(delta), rng=securedp.ChaChaSource(b"\x00" * 32))
+    p = release.parameters
+    assert p["selection"] == "count"
+    counted = p["selection_count"]
+    return int(p["threshold"]), float(Fraction(p[counted]["noise"][0]["scale_units"])), counted
 
 
 def first_at_least(curve: Sequence[float], level: float) -> int | None:
@@ -734,7 +755,7 @@ def kept_fraction(kept_keys: Sequence[str], ns: Sequence[int], keys_per_n: int, 
 
 
 def selection(peers: dict[str, bool], reps: int, keys_per_n: int = 50) -> dict[str, Any]:
-    k, delta, n_max = SELECTION_K, SELECTION_DELTA, 120
+    k, delta, n_max = SELECTION_K, SELECTION_DELTA, 160
     ns = list(range(n_max + 1))
     curves: dict[str, dict[str, Any]] = {}
 
@@ -742,18 +763,20 @@ def selection(peers: dict[str, bool], reps: int, keys_per_n: int = 50) -> dict[s
         curves[name] = {"scenario": scenario, "note": note, "n50": first_at_least(curve, 0.5),
                         "n95": first_at_least(curve, 0.95), "curve": curve, "count_noise_scale": count_scale}
 
+    pdp = None
+    if peers.get("pipeline_dp"):
+        import pipeline_dp
+        from pipeline_dp import partition_selection as pdp
     # A: the selection rule alone at epsilon 1
     tau = securedp_threshold(1.0, k, delta)
     add("securedp laplace", [laplace_keep(n, tau, k / 1.0) for n in ns],
         f"threshold {tau} (parameters['threshold']), discrete Laplace scale k/eps = {k}", "A")
     add("securedp optimal", optimal_keep(1.0, delta, k, n_max)[: n_max + 1], "documented recursion", "A")
-    if peers.get("pipeline_dp"):
-        import pipeline_dp
-        from pipeline_dp import partition_selection as ps
+    if pdp is not None:
         for strategy in (pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC,
                          pipeline_dp.PartitionSelectionStrategy.LAPLACE_THRESHOLDING,
                          pipeline_dp.PartitionSelectionStrategy.GAUSSIAN_THRESHOLDING):
-            rule = ps.create_partition_selection_strategy(strategy, 1.0, delta, k)
+            rule = pdp.create_partition_selection_strategy(strategy, 1.0, delta, k)
             add(f"pipelinedp {strategy.value.lower()}", [rule.probability_of_keep(n) for n in ns],
                 "create_partition_selection_strategy(...).probability_of_keep(n)", "A")
     opendp_rule = None
@@ -763,29 +786,61 @@ def selection(peers: dict[str, bool], reps: int, keys_per_n: int = 50) -> dict[s
         add("opendp thresholded count", [laplace_keep(n, threshold, scale, strict=True) for n in ns],
             f"summarize(): Integer Laplace scale {scale:g}, threshold {threshold}; kept iff noisy count > threshold",
             "A", scale)
-    # B: a private-key count table at total epsilon 1, each library's default split
+    # B: a private-key count table at total epsilon 1, each library's default split (one row per person)
+    tau_count, scale_count, _ = securedp_count_rule(1.0, k, delta)
+    add("securedp default table (the released count thresholded)",
+        [laplace_keep(n, tau_count, scale_count) for n in ns],
+        f"the count at epsilon 1 (scale {scale_count:g}) is kept iff >= threshold {tau_count}", "B", scale_count)
     tau_half = securedp_threshold(0.5, k, delta)
-    add("securedp default table (selection_share 1/2)", [laplace_keep(n, tau_half, k / 0.5) for n in ns],
-        f"selection at epsilon 1/2: threshold {tau_half}; count at epsilon 1/2", "B", k / 0.5)
+    add("securedp separate selection, share 1/2 (earlier default)", [laplace_keep(n, tau_half, k / 0.5) for n in ns],
+        f"selection_share='1/2': selection at epsilon 1/2, threshold {tau_half}; count at epsilon 1/2", "B", k / 0.5)
     tau_nine = securedp_threshold(0.9, k, delta, "9/10")
     add("securedp selection_share 9/10", [laplace_keep(n, tau_nine, k / 0.9) for n in ns],
         f"selection at 0.9: threshold {tau_nine}; count at 0.1", "B", k / 0.1)
-    if peers.get("pipeline_dp"):
-        rule = ps.create_partition_selection_strategy(pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC, 0.5,
-                                                      delta, k)
+    add("securedp selection='optimal', share 1/2", optimal_keep(0.5, delta, k, n_max)[: n_max + 1],
+        "separate optimal rule at epsilon 1/2; count at epsilon 1/2", "B", k / 0.5)
+    if pdp is not None:
+        rule = pdp.create_partition_selection_strategy(pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC,
+                                                       0.5, delta, k)
         add("pipelinedp COUNT, private partitions", [rule.probability_of_keep(n) for n in ns],
             "NaiveBudgetAccountant splits epsilon equally: truncated geometric at 1/2, count at 1/2", "B", k / 0.5)
     if opendp_rule is not None:
         scale, threshold = opendp_rule
         add("opendp count, private keys", [laplace_keep(n, threshold, scale, strict=True) for n in ns],
             "the released count (epsilon 1) is the one thresholded", "B", scale)
+    # C: the same count table with max_rows = 4, keys of n persons holding 1 row each (C1) or 4 rows each (C4)
+    m = 4
+    tau_rows, scale_rows, _ = securedp_count_rule(1.0, k, delta, m)
+    tau_persons, scale_persons, counted = securedp_count_rule(1.0, k, delta, m, (Count(), Persons()))
+    assert counted == "persons"
+    opendp_rows = _opendp_threshold(1.0, delta, k, m) if peers.get("opendp") else None
+    pdp_rule = (pdp.create_partition_selection_strategy(pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC,
+                                                        0.5, delta, k) if pdp is not None else None)
+    for rows, scenario in ((1, "C1"), (m, "C4")):
+        add(f"{scenario}: securedp default", [laplace_keep(rows * n, tau_rows, scale_rows) for n in ns],
+            f"the count of rows at epsilon 1 (scale {scale_rows:g}) kept iff >= {tau_rows} rows", scenario, scale_rows)
+        add(f"{scenario}: securedp Count() + Persons()", [laplace_keep(n, tau_persons, scale_persons) for n in ns],
+            f"Persons() at epsilon 1/2 (scale {scale_persons:g}) thresholded at {tau_persons}; count at 1/2",
+            scenario, k * m / 0.5)
+        add(f"{scenario}: securedp separate selection, share 1/2", [laplace_keep(n, tau_half, k / 0.5) for n in ns],
+            f"selection_share='1/2': threshold {tau_half} persons; count at epsilon 1/2", scenario, k * m / 0.5)
+        if pdp_rule is not None:
+            add(f"{scenario}: pipelinedp COUNT, private partitions", [pdp_rule.probability_of_keep(n) for n in ns],
+                "selection on privacy ids at 1/2 (whatever the rows), count at 1/2", scenario, k * m / 0.5)
+        if opendp_rows is not None:
+            scale, threshold = opendp_rows
+            add(f"{scenario}: opendp count, private keys", [laplace_keep(rows * n, threshold, scale, strict=True)
+                                                            for n in ns],
+                f"the count of rows (per_group {m}) is thresholded: scale {scale:g}, > {threshold}", scenario, scale)
     # simulations through the public APIs
-    checks = _selection_simulations(tau, opendp_rule, reps, keys_per_n)
+    checks = _selection_simulations(tau, (tau_count, scale_count), opendp_rule, reps, keys_per_n)
     # ratios
     summary = {}
     for scenario, ours in (("A", "securedp laplace"), ("A", "securedp optimal"),
-                           ("B", "securedp default table (selection_share 1/2)")):
-        peers_here = {n: c for n, c in curves.items() if c["scenario"] == scenario and not n.startswith("securedp")}
+                           ("B", "securedp default table (the released count thresholded)"),
+                           ("B", "securedp separate selection, share 1/2 (earlier default)"),
+                           ("C1", "C1: securedp default"), ("C4", "C4: securedp default")):
+        peers_here = {n: c for n, c in curves.items() if c["scenario"] == scenario and "securedp" not in n}
         if not peers_here:
             continue
         best = min(peers_here, key=lambda n: peers_here[n]["n50"])
@@ -795,9 +850,9 @@ def selection(peers: dict[str, bool], reps: int, keys_per_n: int = 50) -> dict[s
     tau_k1 = securedp_threshold(1.0, 1, delta)
     k1 = {"securedp laplace": first_at_least([laplace_keep(n, tau_k1, 1.0) for n in ns], 0.5),
           "securedp optimal": first_at_least(optimal_keep(1.0, delta, 1, n_max), 0.5)}
-    if peers.get("pipeline_dp"):
-        rule = ps.create_partition_selection_strategy(pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC, 1.0,
-                                                      delta, 1)
+    if pdp is not None:
+        rule = pdp.create_partition_selection_strategy(pipeline_dp.PartitionSelectionStrategy.TRUNCATED_GEOMETRIC,
+                                                       1.0, delta, 1)
         k1["pipelinedp truncated geometric"] = first_at_least([rule.probability_of_keep(n) for n in ns], 0.5)
     if peers.get("opendp"):
         s1, t1 = _opendp_threshold(1.0, delta, 1)
@@ -806,21 +861,22 @@ def selection(peers: dict[str, bool], reps: int, keys_per_n: int = 50) -> dict[s
             "n50_at_k1": k1}
 
 
-def _opendp_threshold(eps: float, delta: float, k: int) -> tuple[float, int]:
+def _opendp_threshold(eps: float, delta: float, k: int, m: int = 1) -> tuple[float, int]:
+    """OpenDP's scale and threshold of a private-key ``dp.len`` (each person: ``k`` groups, ``m`` rows in each)."""
     import opendp.prelude as dp
     import polars as pl
     dp.enable_features("contrib")
     frame = pl.DataFrame({"group": ["a"]})
-    unit = dp.unit_of(contributions=[dp.polars.Bound(per_group=k),
-                                     dp.polars.Bound(by=["group"], per_group=1, num_groups=k)])
+    unit = dp.unit_of(contributions=[dp.polars.Bound(per_group=k * m),
+                                     dp.polars.Bound(by=["group"], per_group=m, num_groups=k)])
     context = dp.Context.compositor(data=frame.lazy(), privacy_unit=unit, privacy_loss=dp.loss_of(epsilon=eps,
                                     delta=delta), split_evenly_over=1)
     summary = context.query().group_by("group").agg(dp.len(signed=True)).summarize()
     return float(summary["scale"][0]), int(summary["threshold"][0])
 
 
-def _selection_simulations(tau: int, opendp_rule: tuple[float, int] | None, reps: int,
-                           keys_per_n: int) -> dict[str, Any]:
+def _selection_simulations(tau: int, count_rule: tuple[int, float], opendp_rule: tuple[float, int] | None,
+                           reps: int, keys_per_n: int) -> dict[str, Any]:
     """Releases over many keys of each size: the kept fraction per n, beside the exact curve (none if
     ``keys_per_n`` is 0)."""
     k, delta = SELECTION_K, SELECTION_DELTA
@@ -842,6 +898,15 @@ def _selection_simulations(tau: int, opendp_rule: tuple[float, int] | None, reps
                  else [optimal_keep(1.0, delta, k, max(ns))[n] for n in ns])
         out[f"securedp {rule}"] = {"simulated": kept_fraction(kept, ns, keys_per_n, reps), "exact": dict(zip(
             ns, exact, strict=True))}
+    prepared = securedp.prepare_table(frame, group_by=["group"], aggregations=[Count()], id_column="person",
+                                      max_groups=k, epsilon=1, delta=str(delta))  # the default: the count selects
+    kept = []
+    for r in range(reps):
+        release = prepared.execute(securedp.ChaChaSource(hashlib.sha256(f"selection/count/{r}".encode()).digest()))
+        assert all(row[1] >= count_rule[0] for row in release.value)  # a kept count passed the threshold
+        kept.extend(row[0] for row in release.value)
+    out["securedp count"] = {"simulated": kept_fraction(kept, ns, keys_per_n, reps),
+                             "exact": {n: laplace_keep(n, count_rule[0], count_rule[1]) for n in ns}}
     if opendp_rule is not None:
         import opendp.prelude as dp
         import polars as pl
@@ -865,15 +930,17 @@ def print_selection(sel: dict[str, Any]) -> None:
     print(f"\nPrivate keys: probability that a key held by n persons (one row each) is released, k = {sel['k']}, "
           f"delta = {sel['delta']:g}")
     for scenario, title in (("A", "A. the selection rule alone at epsilon 1"),
-                            ("B", "B. a private-key count table at total epsilon 1, each library's default split")):
+                            ("B", "B. a private-key count table at total epsilon 1, each library's default split"),
+                            ("C1", "C1. the count table with max_rows 4; each person has 1 row in the key"),
+                            ("C4", "C4. the count table with max_rows 4; each person has 4 rows in the key")):
         print(f"  {title}")
-        print(f"    {'rule':<46} {'n50':>4} {'n95':>4}  P(n=20) P(n=25) P(n=30) P(n=35)  count noise scale")
+        print(f"    {'rule':<58} {'n50':>4} {'n95':>4}  P(n=20) P(n=25) P(n=30) P(n=35)  count noise scale")
         for name, c in sel["curves"].items():
             if c["scenario"] != scenario:
                 continue
             ps = "".join(f"{c['curve'][n]:8.3f}" for n in (20, 25, 30, 35))
             scale = fmt(c["count_noise_scale"]) if c["count_noise_scale"] else "-"
-            print(f"    {name:<46} {c['n50']!s:>4} {c['n95']!s:>4} {ps}  {scale:>8}   {c['note']}")
+            print(f"    {name:<58} {c['n50']!s:>4} {c['n95']!s:>4} {ps}  {scale:>8}   {c['note']}")
     for name, s in sel["summary"].items():
         print(f"  ratio n50 {name}: {s['n50']} / {s['best_peer_n50']} ({s['best_peer']}) = {s['ratio_n50']:.2f}  "
               f"target <= 1.0: {'meets' if s['ratio_n50'] <= 1.0 else 'MISSES'}")
@@ -1109,7 +1176,8 @@ def markdown(report: dict[str, Any]) -> str:
         for name, c in sel["curves"].items():
             ps = " / ".join(f"{c['curve'][n]:.3f}" for n in (20, 25, 30, 35))
             scale = fmt(c["count_noise_scale"]) if c["count_noise_scale"] else "-"
-            lines.append(f"| {c['scenario']} | {name} | {c['n50']} | {c['n95']} | {ps} | {scale} |")
+            shown = name.removeprefix(f"{c['scenario']}: ")
+            lines.append(f"| {c['scenario']} | {shown} | {c['n50']} | {c['n95']} | {ps} | {scale} |")
     return "\n".join(lines)
 
 

@@ -26,7 +26,7 @@ samplers carry no privacy accounting of their own: they stay in
 """
 
 # ruff: noqa: I001 - imports are grouped by layer, bottom up
-import warnings
+from securedp.deprecation import deprecated
 from typing import Any
 
 from securedp._version import __version__
@@ -107,12 +107,7 @@ def __getattr__(name: str) -> Any:
     if name in MOVED_TO_HAZMAT:
         from securedp.hazmat import samplers
 
-        warnings.warn(
-            f"securedp.{name} is deprecated and will be removed in the next release: use "
-            f"securedp.hazmat.samplers.{name} (a sampler with no privacy accounting), or a release "
-            "such as securedp.count / securedp.sum for a private statistic",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        deprecated(f"securedp.{name}", f"securedp.hazmat.samplers.{name} (a sampler with no privacy accounting), "
+                   "or a release such as securedp.count / securedp.sum for a private statistic")
         return getattr(samplers, name)
     raise AttributeError(f"module 'securedp' has no attribute {name!r}")

@@ -19,7 +19,9 @@ ROOT = pathlib.Path(securedp.__file__).parent
 LAYERS = {  # one layer per package
     "securedp.hazmat.exact": 0,
     "securedp.hazmat.bits": 0,
+    "securedp.deprecation": 0,  # the one helper retiring a name, used by any layer
     "securedp.hazmat.samplers": 1,
+    "securedp.privacy": 2,  # costs, noise laws and their accuracy: below every statistic, engine and planner
     "securedp.reading": 2,
     "securedp.lattice": 3,
     "securedp.bounding": 4,

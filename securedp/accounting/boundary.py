@@ -2,7 +2,7 @@
 
 In an analyst-facing session (``Session(..., analyst_facing=True)``) no
 exception that depends on the data may reach the analyst. That is enforced
-here, once, around every preparation of a release (:meth:`Session._prepare`),
+here, once, around every preparation of a release (:meth:`Session.prepare`),
 around the reading of a partition (:meth:`Session.partition`) and around the
 command ``securedp release --analyst-facing``, rather than by auditing every
 reader:
@@ -25,6 +25,28 @@ reader:
   (the command passes its budget-file and audit-log errors).
 * ``KeyboardInterrupt`` and other :class:`BaseException` that are not
   :class:`Exception` are never mapped.
+
+In an analyst-facing session the readers drop what they cannot use rather than raise:
+
+* records without a usable value (``None``, NaN, pandas ``NA``, strings,
+  other objects) are dropped (``missing="raise"``, the default, acts as
+  ``"drop"``) or imputed with ``missing="impute", fill=c``; infinities and
+  huge numbers are clamped as always;
+* records outside the declared categories or partition keys are dropped
+  (``unknown="raise"`` acts as ``"drop"``);
+* rows whose person id or key is unusable by the one rule of ids and keys
+  (:mod:`securedp.reading.keys`: blank or undecodable text, a negative or
+  fractional number, a value of a type that is no id) are dropped;
+* a line of a CSV file that is not a record of its grammar
+  (:mod:`securedp.reading.delimited`) is dropped;
+* a record that is itself a tuple or list is unusable like any other (the
+  data holder's mode refuses it: the data looks like a table).
+
+The errors that remain depend only on the public arguments and the schema (column names, declared
+types) and name no row and count nothing: a bad ``epsilon``, reversed ``bounds``, an unknown policy
+name, ``BudgetExceeded``, a 2-D table instead of one column, ``ids`` or ``by`` of another length than
+the data. Each is raised before anything is charged or drawn. Sub-sessions of a partition inherit the
+mode.
 
 Outside an analyst-facing session the boundary maps nothing: the data
 holder's errors name the offending column, row and value.

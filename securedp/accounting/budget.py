@@ -5,10 +5,10 @@ A budget counts one :class:`~securedp.accounting.schema.Currency`:
 add). The rules, written once here and used by :class:`securedp.Session`,
 by the command's budget file and by the audit verifier:
 
-* **price** (:func:`cost_in`): a release of cost (``epsilon``, ``rho``)
+* **price** (:meth:`securedp.privacy.cost.Cost.in_currency`): a release of cost (``epsilon``, ``rho``)
   takes ``epsilon`` from an epsilon budget and ``rho`` from a rho budget; a
   pure ``epsilon`` release takes ``epsilon**2 / 2`` from a rho budget
-  (:func:`~securedp.accounting.conversions.pure_to_zcdp`, exact); a zCDP
+  (:func:`~securedp.privacy.conversions.pure_to_zcdp`, exact); a zCDP
   release cannot be charged to an epsilon budget (zCDP does not imply pure
   DP): :class:`IncompatibleCost`;
 * **refusal**: a charge that would make ``spent`` exceed ``total`` raises
@@ -37,7 +37,6 @@ from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any, Protocol
 
-from securedp.accounting.conversions import pure_to_zcdp
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.accounting.schema import BudgetState, Currency
 from securedp.hazmat.bits.source import watching_draws
@@ -45,22 +44,6 @@ from securedp.hazmat.exact.rational import format_rational, positive_rational
 
 EPSILON = Currency.EPSILON
 RHO = Currency.RHO
-
-
-def cost_in(currency: Currency, epsilon: Fraction | None, rho: Fraction | None) -> Fraction:
-    """The amount a release of cost (``epsilon``, ``rho``) takes from a budget counting ``currency``."""
-    if currency is Currency.EPSILON:
-        if epsilon is None:
-            raise IncompatibleCost(
-                "a zCDP (rho) release cannot be charged to a pure epsilon budget; "
-                "use Session(rho=...) or Session.from_approx_dp(epsilon, delta)"
-            )
-        return epsilon
-    if epsilon is not None:
-        return pure_to_zcdp(epsilon)
-    if rho is None:
-        raise TypeError("a release costs epsilon or rho; both are None")
-    return rho
 
 
 class BudgetStore(Protocol):
@@ -129,10 +112,6 @@ class Budget:
     def kind(self) -> str:
         """``"epsilon"`` or ``"rho"`` (the :attr:`currency` as plain text)."""
         return self.currency.value
-
-    def cost(self, epsilon: Fraction | None, rho: Fraction | None) -> Fraction:
-        """The amount a release of cost (``epsilon``, ``rho``) takes from this budget (:func:`cost_in`)."""
-        return cost_in(self.currency, epsilon, rho)
 
     def _charged(self, state: BudgetState, amount: Fraction, delta: Fraction | None = None) -> BudgetState:
         """``state`` after charging ``amount`` and ``delta``, or the refusal (nothing is changed)."""

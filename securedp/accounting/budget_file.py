@@ -1,8 +1,12 @@
 """The file storage backend of :class:`~securedp.accounting.budget.Budget`: a budget kept across processes.
 
 The file is JSON: ``{"format": "securedp-budget/1", "currency": "epsilon",
-"total": "1", "spent": "1/4", "delta_total": "1/1000000", "delta_spent": "0",
-"ledger": "<32 hex>"}`` with exact rationals as ``"num/den"`` strings.
+"total": "1", "spent": "1/4", "remaining": "3/4", "delta_total": "1/1000000",
+"delta_spent": "0", "ledger": "<32 hex>"}`` with exact rationals as ``"num/den"``
+strings. ``remaining`` is ``total - spent``, written for whoever reads the file;
+a file whose ``remaining`` is anything else was edited by hand and is refused
+(a file written before the field existed has none, and is read as before).
+``securedp budget FILE`` shows a file.
 ``currency`` is ``"epsilon"`` (pure DP, costs add) or ``"rho"`` (zCDP,
 costs add): the unit of ``total`` and ``spent``, fixed by the release that
 creates the file; a release priced in the other unit is refused when the
@@ -32,7 +36,8 @@ drawn: the text must be one JSON object (no duplicate keys, no ``NaN`` or
 ``"epsilon"``, ``"rho"``; ``total`` and ``spent`` strings in the canonical
 form the writer uses (``"3"``, ``"1/4"``: lowest terms, positive
 denominator other than 1, no sign on zero, no leading zeros, no spaces, no
-decimals), with ``total > 0`` and ``0 <= spent <= total``; ``delta_total``
+decimals), with ``total > 0`` and ``0 <= spent <= total``; ``remaining`` (optional) of
+the same form and equal to ``total - spent``; ``delta_total``
 and ``delta_spent`` strings of the same form, with ``0 < delta_total < 1``
 and ``0 <= delta_spent <= delta_total``; ``ledger`` 32
 lowercase hex digits. A file that needs a hand edit to be read is thus
@@ -70,8 +75,8 @@ from securedp.hazmat.bits.filelock import locked
 from securedp.hazmat.exact.rational import format_rational, positive_rational
 
 FORMAT = "securedp-budget/1"
-FIELDS = frozenset({"format", "currency", "total", "spent", "delta_total", "delta_spent", "ledger"})
-OPTIONAL = frozenset({"currency", "delta_total", "delta_spent"})
+FIELDS = frozenset({"format", "currency", "total", "spent", "remaining", "delta_total", "delta_spent", "ledger"})
+OPTIONAL = frozenset({"currency", "remaining", "delta_total", "delta_spent"})
 _RATIONAL = re.compile(r"-?(0|[1-9][0-9]{0,999})(/[1-9][0-9]{0,999})?")
 _LEDGER = re.compile(r"[0-9a-f]{32}")
 _MAX_BYTES = 1 << 16
@@ -188,6 +193,7 @@ class BudgetFile:
             "currency": state.currency.value,
             "total": format_rational(state.total),
             "spent": format_rational(state.spent),
+            "remaining": format_rational(state.remaining),
         }
         if state.delta_total is not None:
             fields["delta_total"] = format_rational(state.delta_total)
@@ -205,6 +211,16 @@ class BudgetFile:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+
+
+def read_budget(path: str | os.PathLike[str]) -> BudgetState:
+    """The budget stored at ``path``, checked strictly as a release reads it (the module docstring), whatever
+    its currency; :class:`BudgetError` naming the file and the field otherwise. Reads without the lock: the
+    file is only ever replaced atomically."""
+    file = Path(path)
+    if not file.exists():
+        raise BudgetError(f"no such budget file: {file}")
+    return _parse(file)
 
 
 def _reject_constant(name: str) -> Any:
@@ -265,6 +281,10 @@ def _parse(path: Path) -> BudgetState:
             raise ValueError(f"'spent' must be >= 0, got {format_rational(spent)}")
         if spent > total:
             raise ValueError(f"'spent' {format_rational(spent)} exceeds 'total' {format_rational(total)}")
+        if "remaining" in data and _canonical_rational(data, "remaining") != total - spent:
+            raise ValueError(f"'remaining' {data['remaining']} is not 'total' - 'spent' = "
+                             f"{format_rational(total - spent)}: the file was edited by hand (tampered?); restore it "
+                             "from a copy, or check it against the audit log (securedp audit verify)")
         delta_total, delta_spent = None, Fraction(0)
         if "delta_total" in data:
             delta_total = _canonical_rational(data, "delta_total")

@@ -2,13 +2,12 @@
 
 from typing import Any
 
+from securedp.privacy.cost import IncompatibleCost as IncompatibleCost  # defined with the cost it prices
+
 
 class BudgetExceeded(RuntimeError):
     """A release would spend more than the remaining budget; nothing was drawn or charged."""
 
-
-class IncompatibleCost(ValueError):
-    """A release's privacy cost cannot be charged to this budget (e.g. a zCDP release on a pure-epsilon budget)."""
 
 
 DATA_REFUSED = ("the data could not be used for this release; in an analyst-facing session the reason is "

@@ -1,6 +1,6 @@
 """The budget unit and the budget fields of audit records: one typed schema for every producer and the verifier.
 
-:class:`~securedp.mechanisms.noise.Currency` (defined with the cost type it counts) is the unit a
+:class:`~securedp.privacy.noise.Currency` (defined with the cost type it counts) is the unit a
 budget counts: ``epsilon`` (pure DP) or ``rho`` (zCDP). Records name it ``budget_kind``; budget files
 ``currency``.
 
@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from securedp.mechanisms.noise import Currency as Currency  # the budget unit, defined with the cost type
 from securedp.mechanisms.record_schema import (
     Json,
     ReleaseRecord,
@@ -49,6 +48,7 @@ from securedp.mechanisms.record_schema import (
     require,
 )
 from securedp.mechanisms.release import jsonable
+from securedp.privacy.cost import Currency as Currency  # the budget unit, defined with the cost type
 
 if TYPE_CHECKING:
     from securedp.mechanisms.release import Release
@@ -163,7 +163,7 @@ class BudgetFields:
         if "spent" not in record and "remaining" not in record:
             return None
         require(record, ("spent", "remaining"))
-        currency = Currency.parse(record["budget_kind"]) if "budget_kind" in record else None
+        currency = _currency(record["budget_kind"]) if "budget_kind" in record else None
         charged = None
         if "charged" in record:
             charged = parse_rational(record["charged"], "charged")
@@ -283,3 +283,10 @@ def parse_record(record: object) -> AuditRecord:
             raise SchemaError("kind", f"unknown record kind {record['kind']!r}")
         return PartitionRecord.from_json(record)
     return ChargedRelease.from_json(record)
+
+
+def _currency(value: object) -> Currency:
+    """A record's ``budget_kind`` (``"epsilon"`` or ``"rho"``) as a :class:`Currency`."""
+    if isinstance(value, str) and value in (Currency.EPSILON.value, Currency.RHO.value):
+        return Currency(value)
+    raise SchemaError("budget_kind", f"must be 'epsilon' or 'rho', got {value!r}")

@@ -32,39 +32,12 @@ retry for free and learn from each failure. The rule lives in one place,
 :meth:`securedp.accounting.budget.Budget.charging`, so the budget file of
 the command line follows it too.
 
-**Who reads the errors** (the trust boundary). Error messages are for the
-*data holder*, who is trusted with the data: by default a bad record raises
-before anything is charged, naming the first offending row and counting them
-(an undeclared category, a missing value, an unknown partition key, a blank
-person id). Whoever can make releases and read those errors can learn which
-values occur in the data without spending budget, so a session whose
-releases are requested by an **analyst** who must not see the data is
-created with ``analyst_facing=True``. Its releases never raise because of
-the data's values:
-
-* records without a usable value (``None``, NaN, pandas ``NA``, strings,
-  other objects) are dropped (``missing="raise"``, the default, acts as
-  ``"drop"``) or imputed with ``missing="impute", fill=c``; infinities and
-  huge numbers are clamped as always;
-* records outside the declared categories or partition keys are dropped
-  (``unknown="raise"`` acts as ``"drop"``);
-* rows whose person id is blank, negative or not an integer are dropped;
-* a record that is itself a tuple or list is unusable like any other (the
-  data holder's mode refuses it: the data looks like a table).
-
-The errors that remain depend only on the public arguments and the shape of
-the input, and name no row and count nothing: a bad ``epsilon``, reversed
-``bounds``, an unknown policy name, :class:`BudgetExceeded`, a 2-D table or
-array instead of one column, ``ids`` or ``by`` of another length than the
-data. Each is raised before anything is charged or drawn. Sub-sessions of a
-partition inherit the mode.
-
-This is enforced in one place, the error boundary of
-:mod:`securedp.accounting.boundary` around every preparation and around the
-reading of a partition: public arguments and the input's shape are checked
-before any record is read, and any exception raised once the data has started
-to be read becomes :class:`~securedp.accounting.errors.DataRefused`, one
-fixed message with no chained cause.
+**Who reads the errors.** By default errors are written for the *data holder*, trusted with the data: a
+bad record raises before anything is charged, naming it. A session whose releases are requested by an
+**analyst** who must not see the data is created with ``analyst_facing=True``: its releases never raise
+because of the data's values (unusable records are dropped or imputed by declared policy, undeclared
+categories and keys dropped), and the errors that remain depend only on the public arguments and the
+input's shape. The rule and the one place that enforces it are :mod:`securedp.accounting.boundary`.
 
 Parallel composition: :meth:`Session.partition` splits the data by a
 public key into disjoint parts, charges the parent once and gives every
@@ -77,42 +50,34 @@ charge is recorded too, as a ``{"kind": "partition", ...}`` record (see
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Concatenate, ParamSpec, TypeVar, overload
+from typing import Any, ParamSpec
 
 import numpy as np
-import polars as pl
 
 from securedp.accounting.boundary import data_boundary
-from securedp.accounting.budget import EPSILON, RHO, Budget
-from securedp.accounting.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
+from securedp.accounting.budget import RHO, Budget
 from securedp.accounting.errors import RecordNotAppended
+from securedp.accounting.methods import session_method
+from securedp.accounting.partition import Part, declared_parts, read_parts, select_rows
 from securedp.accounting.schema import BudgetFields, ChargedRelease, PartitionRecord, SessionPath
 from securedp.bounding.messages import draw_salt
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational, positive_rational
-from securedp.lattice.columns import ONE_COLUMN_HINT, as_records, first_row_record, rows_error
 from securedp.mechanisms.contributions import (
-    PendingParts,
-    analyst_facing,
     check_max_contributions,
-    length_mismatch,
-    pending_parts,
 )
-from securedp.mechanisms.data_phase import check_shape, reading_data
 from securedp.mechanisms.exponential import prepare_exponential_mechanism
-from securedp.mechanisms.noise import privacy_cost
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max
 from securedp.mechanisms.permute_and_flip import prepare_permute_and_flip
 from securedp.mechanisms.record_schema import Json
 from securedp.mechanisms.release import PreparedRelease, Release, jsonable
-from securedp.reading.keys import key_column
+from securedp.privacy.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
+from securedp.privacy.cost import Cost
 from securedp.tables.one_column import (
     prepare_count,
     prepare_histogram,
@@ -130,54 +95,6 @@ P = ParamSpec("P")
 
 APPEND_ATTEMPTS = 3
 """How many times an audit append that fails with an I/O error is tried (:meth:`Session.release`)."""
-
-
-RL = TypeVar("RL", bound=Release)
-
-
-@overload
-def session_method(prepare: Callable[P, PreparedRelease]) -> Callable[Concatenate[Session, P], Release]: ...
-
-
-@overload
-def session_method(prepare: Callable[P, PreparedRelease],
-                   result: type[RL]) -> Callable[Concatenate[Session, P], RL]: ...
-
-
-def session_method(prepare: Callable[P, PreparedRelease],
-                   result: type[Release] = Release) -> Callable[Concatenate[Session, P], Release]:
-    """The ``Session`` method of a statistic: ``prepare``'s parameters, charged to the session.
-
-    ``session.x(*args, **kwargs)`` prepares the release in the session's
-    error mode (analyst-facing or not), then charges, draws and audits it
-    (:meth:`Session.release`). Its signature is ``prepare``'s, so
-    ``help(Session.x)`` and type checkers see every parameter; ``result`` is
-    the type of the release it returns (a :class:`~securedp.tables.table.TableRelease` for a table).
-    """
-    name = prepare.__name__.removeprefix("prepare_")
-
-    def method(self: Session, /, *args: P.args, **kwargs: P.kwargs) -> Release:
-        released = self.release(self.prepare(prepare, *args, **kwargs))
-        assert isinstance(released, result)
-        return released
-
-    signature = inspect.signature(prepare)
-    method.__name__, method.__qualname__ = name, f"Session.{name}"
-    method.__doc__ = f":func:`securedp.{name}`, charged to this session."
-    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *signature.parameters.values()],
-        return_annotation=result.__name__)
-    return method
-
-
-@dataclass(frozen=True)
-class Part:
-    """One part of a partition: its rows, their person ids (or None) and its own sub-session."""
-
-    key: Any
-    data: Any
-    ids: Any
-    session: Session
 
 
 class Session:
@@ -223,7 +140,7 @@ class Session:
         if not isinstance(analyst_facing, (bool, np.bool_)):
             raise TypeError(f"analyst_facing must be True or False, not {type(analyst_facing).__name__}")
         if budget is None:
-            cost = privacy_cost(epsilon, rho)
+            cost = Cost.of(epsilon, rho)
             budget = Budget(cost.currency, cost.amount, delta=delta)
         elif not isinstance(budget, Budget):
             raise TypeError(f"budget must be a securedp Budget, not {type(budget).__name__}")
@@ -242,7 +159,7 @@ class Session:
     def from_approx_dp(cls, epsilon: Any, delta: Any, *, selection_delta: Any = None, **options: Any) -> Session:
         """A zCDP session whose whole budget guarantees (``epsilon``, ``delta``)-DP.
 
-        Its ``rho`` is :func:`~securedp.accounting.conversions.approx_dp_to_zcdp`,
+        Its ``rho`` is :func:`~securedp.privacy.conversions.approx_dp_to_zcdp`,
         rounded down. Pure-epsilon releases are charged ``epsilon**2 / 2``.
 
         ``selection_delta``: the part of ``delta`` that releases with a delta of their own may spend
@@ -354,7 +271,7 @@ class Session:
         record anyone can keep.
         """
         cost = prepared.cost
-        amount, delta = self._budget.cost(cost.epsilon, cost.rho), cost.delta
+        amount, delta = cost.in_currency(self._budget.currency), cost.delta
         # The budget is held from the charge to the audit append, so the records of a ledger reach the log
         # in the order of its charges, even from several threads or processes (the verifier checks that
         # order). Both charges stand once the execution has read its first random bit, whatever fails after
@@ -403,66 +320,20 @@ class Session:
         self, data: Any, *, by: Any, parts: Any, budget: Any, ids: Any = None, max_partitions: Any = 1,
         unknown: str = "raise",
     ) -> dict[Any, Part]:
-        """Split ``data`` into disjoint parts by a public key and give each part ``budget``.
-
-        ``data`` is one column (a table is refused, as by every release);
-        ``by`` holds one key per row (a key made of several columns is a
-        tuple: ``by=list(zip(df["a"], df["b"]))`` with tuple ``parts``);
-        ``parts`` declares the keys (never taken from the data); rows whose
-        key is not declared raise, naming the first and counting them
-        (``unknown="raise"``), or are dropped (``unknown="drop"``; always so
-        in an analyst-facing session, which also drops the rows without a
-        usable person id). Blank person ids raise as for every release
-        (:mod:`securedp.mechanisms.contributions`). The parent is charged
-        ``budget * max_partitions`` once, where ``max_partitions`` bounds how
-        many parts one person's rows can fall in (default 1: the key is an
-        attribute of the person). With ``ids`` (integer person ids, one per
-        row) the bound is enforced, not assumed: a person whose rows fall in
-        more than ``max_partitions`` parts keeps their rows in the
-        ``max_partitions`` parts whose group digests
-        ``SHA-256(hex(salt) || field(person) || field(i))`` are smallest, ``i``
-        the index of the part in ``parts`` (its canonical integer), and their
-        rows in other parts are discarded
-        (:func:`~securedp.mechanisms.contributions.pending_parts`). The
-        16-byte ``salt`` is drawn from the session's source just after the
-        charge (only when ``ids`` is given), so a seeded session replays; the
-        choice never depends on row order or on other persons.
-        **Privacy:** adding or removing a person
-        changes at most ``max_partitions`` parts, each by that person's rows,
-        and every part's releases are ``budget``-private for its own rows, so
-        the whole is ``budget * max_partitions``-private. Every sub-session
-        has the parent's kind (epsilon or rho), source and audit.
-
-        **Audit.** With an audit, the parent's charge is appended as one
-        record before the parts are returned: ``kind`` ``"partition"``,
-        ``budget_kind``, ``charged`` (exactly ``budget * max_partitions``),
-        ``budget`` (each part's total), ``max_partitions``, ``parts`` (the
-        declared keys, JSON-ready), ``spent`` and ``remaining`` of the parent
-        just after the charge, ``partition`` (the parent's own path, or
-        ``None``), and ``opens``: a fresh random id that every record of the
-        sub-sessions carries as ``partition_id``, so two partitions with the
-        same keys keep separate ledgers. If drawing the salt or that append
-        raises, the error propagates and no part is handed out; the charge is
-        refunded only if no salt bit had been read (without ``ids``), else it
-        stands (:meth:`~securedp.accounting.budget.Budget.charging`).
+        """Split ``data`` into disjoint parts by a public key and give each part ``budget``: the parent is
+        charged ``budget * max_partitions`` once, and each part gets its rows, their ids and a sub-session of
+        this session's kind, source, audit and mode. The keys ``parts`` are declared, never read from the data;
+        ``max_partitions`` bounds the parts one person's rows fall in, enforced when ``ids`` are given. The
+        exact rule, the privacy argument and the audit record: :mod:`securedp.accounting.partition`.
         """
         if unknown not in ("raise", "drop"):
             raise ValueError("unknown must be 'raise' or 'drop'")
         k = check_max_contributions(max_partitions)
-        given = privacy_cost(budget, None) if self.kind == EPSILON else privacy_cost(None, budget)
-        share = self._budget.cost(given.epsilon, given.rho)  # the given budget itself: it has this session's kind
-        if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
-            raise TypeError("parts must be a sequence of declared keys")
-        declared = list(parts)
-        try:
-            keys = list(dict.fromkeys(declared))
-        except TypeError:
-            raise TypeError("partition keys must be hashable") from None
-        if len(keys) != len(declared):
-            raise ValueError("partition keys must be distinct")
+        share = Cost.of(**{self.kind: budget}).amount  # the given budget itself, in this session's currency
+        keys = declared_parts(parts)
         position = {key: i for i, key in enumerate(keys)}
         records, id_rows, where, rule = data_boundary(
-            self._analyst_facing, lambda: _read_parts(data, by, ids, position, unknown, k))
+            self._analyst_facing, lambda: read_parts(data, by, ids, position, unknown, k))
         charge = share * k
         opens = os.urandom(16).hex()
         with self._budget.charging(charge) as state:  # a failure hands out no part; refunded only before the salt
@@ -478,8 +349,8 @@ class Session:
             mask = where == i
             out[key] = Part(
                 key=key,
-                data=_select(records, mask),
-                ids=None if id_rows is None else _select(id_rows, mask),
+                data=select_rows(records, mask),
+                ids=None if id_rows is None else select_rows(id_rows, mask),
                 session=Session(
                     budget=Budget(self.kind, share), rng=self._rng, audit=self._audit,
                     analyst_facing=self._analyst_facing, _path=(*self._path, jsonable(key)), _partition_id=opens,
@@ -495,67 +366,3 @@ def _appended(audit: Any, record: dict[str, Json]) -> Exception | None:
     except Exception as error:
         return error
     return None
-
-
-_BY_HINT = "pass one key per row (tuples, for keys made of several columns)"
-
-
-def _read_parts(data: Any, by: Any, ids: Any, position: dict[Any, int], unknown: str,
-                k: int) -> tuple[Any, Any, np.ndarray, PendingParts | None]:
-    """The reading section of :meth:`Session.partition` (every public argument is checked before it).
-
-    ``(records, id rows or None, part index of each row (-1: none), the pending choice of parts or None)``.
-    The shapes of ``data``, ``by`` and ``ids`` are checked before any record is read.
-    """
-    check_shape([("data", data, ONE_COLUMN_HINT), ("by", by, _BY_HINT), ("ids", ids, ONE_COLUMN_HINT)])
-    reading_data()
-    records = as_records(data)
-    if not analyst_facing():
-        found = first_row_record(records)
-        if found is not None:
-            raise rows_error(records, found)
-    labels = as_records(by, "by", hint=_BY_HINT)
-    if len(labels) != len(records):
-        raise length_mismatch("by", len(labels), len(records))
-    id_rows = None if ids is None else as_records(ids, "ids")
-    person, has_id = (None, None) if ids is None else _person_ids(ids, len(records))
-
-    def look(key: Any) -> int:
-        try:
-            return position.get(key, -1)
-        except TypeError:  # an unhashable key is no declared key
-            return -1
-
-    label_list = labels.tolist() if isinstance(labels, np.ndarray) else labels
-    where = np.fromiter(map(look, label_list), dtype=np.int64, count=len(label_list))
-    if unknown == "raise" and not analyst_facing() and (where < 0).any():
-        outside = np.flatnonzero(where < 0)
-        raise ValueError(
-            f"row {int(outside[0])} has a key that is not a declared part ({outside.size} such row(s)); "
-            "declare it or pass unknown='drop'"
-        )
-    if has_id is not None:
-        where[~has_id] = -1  # analyst-facing only: a row without a usable person id belongs to no part
-    inside = np.flatnonzero(where >= 0)
-    rule = None if person is None else pending_parts(person[inside], where[inside], k)
-    return records, id_rows, where, rule
-
-
-def _person_ids(ids: Any, n: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """``(ids, usable)``: the ``n`` person ids read by the one rule of ids (:mod:`securedp.reading.keys`), and the
-    rows that have one (``None``: every row). An unusable id raises for the data holder, naming its row."""
-    read = key_column(ids, "ids", "id")
-    if read.values.len() != n:
-        raise length_mismatch("ids", read.values.len(), n)
-    unusable = read.unusable.to_numpy()
-    if unusable.any() and not analyst_facing():
-        raise read.refused("ids", "id", lambda i: f"row {i}", int(np.flatnonzero(unusable)[0]), int(unusable.sum()))
-    values = read.values.to_numpy() if read.values.dtype != pl.String else np.array(read.values.to_list(),
-                                                                                     dtype=object)
-    return values, (~unusable if unusable.any() else None)
-
-
-def _select(rows: Any, mask: np.ndarray) -> Any:
-    if isinstance(rows, np.ndarray):
-        return rows[mask]
-    return [r for r, keep in zip(rows, mask, strict=True) if keep]

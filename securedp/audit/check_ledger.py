@@ -6,9 +6,9 @@ partition. Over the records of one ledger, in log order, for every record
 with budget fields (:class:`~securedp.accounting.schema.BudgetFields`):
 
 * its **charge** is the one its budget's currency implies, by the rule of
-  :func:`securedp.accounting.budget.cost_in` (``epsilon`` on an epsilon
+  :meth:`securedp.privacy.cost.Cost.in_currency` (``epsilon`` on an epsilon
   budget; on a rho budget ``rho``, or ``epsilon**2 / 2`` for a pure release,
-  from :mod:`securedp.accounting.conversions`; a rho release is never
+  from :mod:`securedp.privacy.conversions`; a rho release is never
   charged to an epsilon budget). A record that states ``charged`` must
   state exactly that; one without ``charged`` is charged its own
   ``epsilon`` or ``rho``, which must then be in the ``budget_kind``;
@@ -34,18 +34,18 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from securedp.accounting.budget import cost_in
 from securedp.accounting.errors import IncompatibleCost
 from securedp.accounting.schema import AuditRecord, BudgetFields, ChargedRelease, Currency, PartitionRecord
 from securedp.audit.problem import Bad
 from securedp.mechanisms.record_schema import ReleaseRecord, parse_rational
+from securedp.privacy.cost import Cost
 
 _Ledger = tuple[str, "str | None", str]
 
 
 def stated_charge(release: ReleaseRecord, fields: BudgetFields) -> Fraction:
     """The charge of ``release`` to the budget of ``fields``, checked against its currency."""
-    own = Currency.EPSILON if release.epsilon is not None else Currency.RHO
+    own = release.currency
     if fields.charged is None:
         if fields.currency is not None and fields.currency is not own:
             raise Bad("record.budget_kind",
@@ -53,7 +53,7 @@ def stated_charge(release: ReleaseRecord, fields: BudgetFields) -> Fraction:
         return release.cost
     if fields.currency is not None:
         try:
-            expected = cost_in(fields.currency, release.epsilon, release.rho)
+            expected = Cost(own, release.cost).in_currency(fields.currency)
         except IncompatibleCost:
             raise Bad("record.charged", "a rho (zCDP) release cannot be charged to an epsilon budget") from None
         if fields.charged != expected:

@@ -19,11 +19,14 @@ from securedp.mechanisms.release import PreparedRelease
 from securedp.planning.bounds import prepare_column_bounds
 from securedp.planning.contributions import prepare_contribution_histogram
 from securedp.reading.files import TableFile
+from securedp.reading.types import declared_schema
 
 
 @dataclass(frozen=True)
 class BoundsQuery:
-    """``securedp bounds``: the column, its person ids, and the options of :func:`prepare_private_bounds`."""
+    """``securedp bounds`` (and the bounds of a table's ``COLUMN:auto``): the column, its person ids, the options
+    of :func:`prepare_private_bounds`, and how the file is read (``delimiter``, ``encoding``, declared types
+    ``schema``: a ``COLUMN:auto`` column is read as its table reads it)."""
 
     column: str
     epsilon: Fraction
@@ -37,14 +40,16 @@ class BoundsQuery:
     missing: str = "raise"
     fill: Fraction | None = None
     analyst_facing: bool = False
+    delimiter: str = ","
+    schema: tuple[tuple[str, str], ...] = ()
 
     def prepare(self, data: Any) -> PreparedRelease:
         """The release on ``data``: the file's path (read when the release reads its data), or a table."""
-        table = TableFile(data, encoding=self.encoding) if isinstance(data, (str, Path)) else data
+        table = TableFile(data, self.delimiter, self.encoding) if isinstance(data, (str, Path)) else data
         return prepare_column_bounds(table, self.column, id_column=self.id_column, epsilon=self.epsilon,
                                      max_contributions=self.max_contributions, method=self.method,
                                      exponents=self.exponents, quantiles=self.quantiles, beta=self.beta,
-                                     missing=self.missing, fill=self.fill)
+                                     missing=self.missing, fill=self.fill, schema=dict(self.schema) or None)
 
     def to_json(self) -> dict[str, Any]:
         return {"statistic": "bounds", "column": self.column, "epsilon": format_rational(self.epsilon),
@@ -53,7 +58,9 @@ class BoundsQuery:
                 "beta": format_rational(self.beta), "encoding": self.encoding,
                 **({"missing": self.missing} if self.missing != "raise" else {}),
                 **({"fill": format_rational(self.fill)} if self.fill is not None else {}),
-                **({"analyst_facing": True} if self.analyst_facing else {})}
+                **({"analyst_facing": True} if self.analyst_facing else {}),
+                **({"delimiter": self.delimiter} if self.delimiter != "," else {}),
+                **({"schema": dict(self.schema)} if self.schema else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BoundsQuery:
@@ -63,7 +70,8 @@ class BoundsQuery:
                    int(data["max_contributions"]), str(data["method"]), (int(low), int(high)), (q_lo, q_hi),
                    to_rational(data["beta"], "beta"), str(data["encoding"]), str(data.get("missing", "raise")),
                    None if data.get("fill") is None else to_rational(data["fill"], "fill"),
-                   data.get("analyst_facing") is True)
+                   data.get("analyst_facing") is True, str(data.get("delimiter", ",")),
+                   tuple(declared_schema(data.get("schema")).items()))
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from securedp.hazmat.exact.rational import format_rational, positive_rational, probability, to_int, to_rational
-from securedp.mechanisms.noise import Cost, Currency
 from securedp.mechanisms.release import PreparedRelease
+from securedp.privacy.cost import Cost, Currency
 from securedp.reading.files import TableFile
 from securedp.reading.types import declared_schema
 from securedp.tables.one_column import one_cell, request
@@ -73,12 +73,12 @@ class Query:
     @property
     def currency(self) -> Currency:
         """What this query's privacy cost is counted in: epsilon or rho."""
-        return Cost(self.epsilon, self.rho).currency
+        return Cost.of(self.epsilon, self.rho).currency
 
     @property
     def cost(self) -> Fraction:
         """The exact privacy cost in :attr:`currency`."""
-        return Cost(self.epsilon, self.rho).amount
+        return Cost.of(self.epsilon, self.rho).amount
 
     def check(self) -> Query:
         """Return ``self`` if the inputs fit the statistic, else raise :class:`ValueError`."""

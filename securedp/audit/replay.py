@@ -26,6 +26,11 @@ release, which draws its salt before its noise. Where the output then differs, t
 the record is of an earlier format and names the version to replay it with (``Replayed.earlier``),
 never that the data or the record was altered; where it is the same, it is reproduced.
 
+**The selection rule.** A table query that names no partition selection rule takes the default of
+the version that runs it, and the default has changed (securedp 0.2 thresholds a table's released
+count; earlier releases selected on a separate count). The rule a table used is in its record
+(``parameters["selection"]``), so replay re-runs such a query with that rule.
+
 A partition record (``"kind": "partition"``, the charge of
 :meth:`securedp.Session.partition` to its parent) releases nothing (with
 person ids it draws only the salt that chooses each person's parts), so
@@ -89,6 +94,14 @@ def read_seed(path: str | Path) -> bytes:
     return seed
 
 
+def _with_rule(query: Any, parameters: Any) -> Any:
+    """A table query that names no selection rule, with the rule its record states (see the module docstring)."""
+    if (isinstance(query, dict) and query.get("statistic") == "table" and query.get("selection") is None
+            and isinstance(parameters, dict) and isinstance(parameters.get("selection"), str)):
+        return {**query, "selection": parameters["selection"]}
+    return query
+
+
 def _prepared(query: Any, data: str | Path) -> PreparedRelease:
     """The recorded query (one statistic of one column, or a grouped table) prepared again on ``data``."""
     if isinstance(query, dict) and query.get("statistic") in PLANNING:
@@ -119,7 +132,7 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     for label in source["substream"]:
         stream = stream.substream(label)
     written = record.get("format", 1)
-    query = record["query"]
+    query = _with_rule(record["query"], record.get("parameters"))
     mode = isinstance(query, dict) and query.get("analyst_facing") is True  # read the data as the release did
     try:
         with analyst_facing_scope(mode):

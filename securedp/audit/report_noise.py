@@ -21,7 +21,7 @@ a ``scale_units`` of ``"-1"``) is skipped or stated as odd, never an exception.
   a histogram's, shared by every bin; two: a mean's count and centred sum; three: a variance's count,
   centred sum and centred sum of squares), each flat law of a format-1 record, and the three laws of
   a contribution histogram (``scales``), with the smallest half-width proven by directed rounding
-  (:mod:`securedp.mechanisms.accuracy`) and its value in the units the noisy integer measures
+  (:mod:`securedp.privacy.accuracy`) and its value in the units the noisy integer measures
   (counts, or the column's units through the part's own ``lattice_step``).
 """
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from securedp.mechanisms.accuracy import gaussian_halfwidth, laplace_halfwidth
+from securedp.privacy.accuracy import gaussian_halfwidth, laplace_halfwidth
 
 DEFAULT_ALPHA = Fraction(1, 20)
 """The level of the half-widths shown for records that state no usable ``alpha`` of their own."""

@@ -32,6 +32,7 @@ from securedp.audit.report_noise import (
     rational,
     record_format,
 )
+from securedp.mechanisms.mean import mean_error
 from securedp.mechanisms.moments import centre_of_bounds
 from securedp.mechanisms.rank_utility import rank_error_bound
 
@@ -50,7 +51,8 @@ class MeanWidth:
     ``N~ >= 1``): ``|S~ / N~ - s / n| = |n Y - s X| / (n N~) <= (t_s + R t_n) / (n - t_n)``. Clamping
     to the bounds, which hold the true mean, moves nothing farther; rounding adds at most half a unit;
     and no error exceeds the width of the bounds. So the released mean is within
-    ``min((t_s + R t_n) / (n - t_n) + 1/2, hi_u - lo_u) * step`` of the true mean, exactly.
+    ``min((t_s + R t_n) / (n - t_n) + 1/2, hi_u - lo_u) * step`` of the true mean, exactly: the plan's
+    statement (:func:`securedp.mechanisms.mean.mean_error`).
     """
 
     label: str
@@ -65,11 +67,9 @@ class MeanWidth:
 
     def at(self, n: int) -> Fraction | None:
         """The half-width at a true count of ``n`` rows, or ``None`` when ``n <= t_n`` (no bound is stated)."""
-        t_n = self.count_halfwidth
-        if n <= t_n:
+        if n <= self.count_halfwidth:
             return None
-        units = Fraction(self.sum_halfwidth + self.half_range * t_n, n - t_n) + Fraction(1, 2)
-        return min(units, Fraction(self.span)) * self.step
+        return mean_error(n, self.count_halfwidth, self.sum_halfwidth, self.half_range, self.span) * self.step
 
     def counts(self) -> list[int]:
         """Five stated counts: the powers of ten from the first above ``t_n``."""

@@ -58,6 +58,8 @@ PARAMETERS = {
     "shares": "the fraction of the cost each aggregation (and partition selection, with private keys) received",
     "delta": "the delta of partition selection",
     "selection": "the partition selection rule that chose the private keys",
+    "selection_count": "the released count whose noisy value, at least the threshold, chose the private keys",
+    "delta_per_key": "delta / max_groups: the most likely a key that only one person holds was to appear",
     "selection_rho": "the rho of the Gaussian partition selection",
     "selection_variance": "the variance sigma² of the Gaussian partition selection's noise, in persons squared",
     "guarantee": "the privacy guarantee of the partition selection",
@@ -100,7 +102,7 @@ AGGREGATION = {
 """Meanings within one aggregation's record, where they differ from the record's own parameters'."""
 MOMENT_PREFIXES = {"count_": "of the noisy count", "sum_of_squares_": "of the noisy centred sum of squares",
                    "sum_": "of the noisy sum (a mean's or variance's: centred)"}
-POSITIVE = ("lattice_step", "delta", "beta", "epsilon_each", "epsilon_cell")
+POSITIVE = ("lattice_step", "delta", "delta_per_key", "beta", "epsilon_each", "epsilon_cell")
 """Parameters that must be positive rationals (as must every ``*scale_units``, ``*variance_units`` and
 ``*sensitivity_units``)."""
 RATIONALS = ("q", "threshold", "centre_units")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from securedp.accounting.schema import Currency
-from securedp.hazmat.exact.rational import format_rational, to_int, to_rational
+from securedp.hazmat.exact.rational import display_rational, to_int, to_rational
 from securedp.mechanisms.release import jsonable
 from securedp.reading.files import TableFile
 from securedp.reading.types import declared_schema
@@ -96,7 +96,8 @@ class TableQuery:
     max_groups: int = 1
     max_rows: int = 1
     selection: str | None = None
-    """The partition selection rule; None: the default of the currency (Laplace for epsilon, Gaussian for rho)."""
+    """The partition selection rule; None: the default (:mod:`securedp.tables.pricing`: ``"count"`` when the
+    table releases a count, else Laplace for epsilon, Gaussian for rho)."""
     alpha: Fraction = Fraction(1, 20)
     missing: str = "raise"
     fill: Fraction | None = None
@@ -221,11 +222,12 @@ def parse_aggregation(kind: str, text: str | None) -> AggregationQuery:
 
 def describe(query: TableQuery) -> Sequence[str]:
     """A short description of the query, one line per fact, for the command's text output."""
-    cost = (f"epsilon {format_rational(query.epsilon)}" if query.epsilon is not None
-            else f"rho {format_rational(query.rho) if query.rho is not None else '?'}")
+    cost = (f"epsilon {display_rational(query.epsilon)}" if query.epsilon is not None
+            else f"rho {display_rational(query.rho) if query.rho is not None else '?'}")
     if query.delta is not None:
-        cost += f", delta {format_rational(query.delta)}"
-    rule = query.selection or ("laplace" if query.epsilon is not None else "gaussian")
+        cost += f", delta {display_rational(query.delta)}"
+    counts = any(a.kind in ("count", "persons") for a in query.aggregations)
+    rule = query.selection or ("count" if counts else "laplace" if query.epsilon is not None else "gaussian")
     keys = f"private (partition selection: {rule})" if query.keys is None else "public"
     unit = (f"privacy unit: the person of column {query.id_column!r}, at most {query.max_groups} group(s) x "
             f"{query.max_rows} row(s) each" if query.id_column is not None

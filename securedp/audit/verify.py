@@ -19,7 +19,7 @@ bytes no parser should see, is a :class:`Problem`). For each line, in order:
 3. **ledger** (:mod:`securedp.audit.check_ledger`): per ledger (a writer,
    and within it a sub-session opened by a partition), each charge is the
    one the budget's currency implies (:mod:`securedp.accounting.budget`,
-   :mod:`securedp.accounting.conversions`) and ``spent`` adds up exactly.
+   :mod:`securedp.privacy.conversions`) and ``spent`` adds up exactly.
 
 Deleting whole lines at the *end* of a log leaves a valid chain (and valid
 signatures). Pass a signed head statement (``head=``, checked with

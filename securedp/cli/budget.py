@@ -1,10 +1,59 @@
-"""The command's budget file: :mod:`securedp.accounting.budget_file`, re-exported under its former name.
+"""The command's budget file (:mod:`securedp.accounting.budget_file`, re-exported under its former name), the
+line that states it after a release, and ``securedp budget FILE``, which shows it.
 
-``Budget`` here is the state of a budget file
-(:class:`~securedp.accounting.schema.BudgetState`).
+``Budget`` here is the state of a budget file (:class:`~securedp.accounting.schema.BudgetState`).
 """
 
-from securedp.accounting.budget_file import FORMAT, BudgetError, BudgetFile
-from securedp.accounting.schema import BudgetState as Budget
+from __future__ import annotations
 
-__all__ = ["FORMAT", "Budget", "BudgetError", "BudgetFile"]
+import argparse
+import json
+from typing import Any
+
+from securedp.accounting.budget_file import FORMAT, BudgetError, BudgetFile, read_budget
+from securedp.accounting.schema import BudgetState as Budget
+from securedp.hazmat.exact.rational import display_rational, format_rational
+
+__all__ = ["FORMAT", "Budget", "BudgetError", "BudgetFile", "add_command", "budget_line"]
+
+
+def budget_line(budget: Budget) -> str:
+    """``spent S of T, remaining R (currency)``: a budget after a release, for reading (exact in ``--json``)."""
+    return (f"spent {display_rational(budget.spent)} of {display_rational(budget.total)}, "
+            f"remaining {display_rational(budget.remaining)} ({budget.currency})")
+
+
+def add_command(sub: Any) -> None:
+    """Register ``budget`` on the subparsers ``sub`` of the ``securedp`` command."""
+    show = sub.add_parser("budget", help="show a budget file: total, spent, remaining, its delta ledger")
+    show.add_argument("file", help="the budget file (--budget-file of the releases)")
+    show.add_argument("--json", action="store_true", help="print its fields exactly, as the file stores them")
+    show.set_defaults(run=budget_command)
+
+
+def budget_command(args: argparse.Namespace) -> int:
+    """``securedp budget FILE``: the file, checked as a release checks it (a hand-edited file is refused),
+    shown; nothing is charged or written."""
+    state = read_budget(args.file)
+    if args.json:
+        fields: dict[str, Any] = {"currency": state.currency.value, "total": format_rational(state.total),
+                                  "spent": format_rational(state.spent),
+                                  "remaining": format_rational(state.remaining)}
+        if state.delta_total is not None:
+            fields.update(delta_total=format_rational(state.delta_total),
+                          delta_spent=format_rational(state.delta_spent),
+                          delta_remaining=format_rational(state.delta_total - state.delta_spent))
+        print(json.dumps({**fields, "ledger": state.ledger}, indent=1))
+        return 0
+    lines = [f"{args.file}: a budget in {state.currency} ({FORMAT}, ledger {state.ledger})",
+             f"  total      {display_rational(state.total)}",
+             f"  spent      {display_rational(state.spent)}",
+             f"  remaining  {display_rational(state.remaining)}"]
+    if state.delta_total is None:
+        lines.append("  delta      none (no delta ledger: a table with private keys cannot be charged to it)")
+    else:
+        lines.append(f"  delta      total {display_rational(state.delta_total)}, spent "
+                     f"{display_rational(state.delta_spent)}, remaining "
+                     f"{display_rational(state.delta_total - state.delta_spent)}")
+    print("\n".join(lines))
+    return 0

@@ -14,11 +14,12 @@ from securedp.audit.signing import load_public_key, load_signing_key, make_head,
 from securedp.audit.verify import verify_log
 from securedp.cli import pipeline
 from securedp.cli.pipeline import Failure
-from securedp.cli.show import number, show_release
-from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
+from securedp.cli.show import counted, show_release
+from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
 from securedp.mechanisms.release import PreparedRelease
 from securedp.reading.files import check_encoding
 from securedp.reading.types import DECLARED_TYPES, declared_schema
+from securedp.tables.plan import ROWS, width_text
 
 STAT_CHOICES = frozenset(STATISTICS)
 __all__ = ["STAT_CHOICES", "Failure", "parse_schema"]
@@ -99,13 +100,15 @@ def release(args: argparse.Namespace) -> int:
     released = pipeline.release(args, ledgers, prepared, query.to_json())
     recorder = released.recorder
     if args.json:
-        print(json.dumps(recorder.record, indent=2))
+        released.show(json.dumps(recorder.record, indent=2) + "\n")
     else:
-        print(show_release(released.release, query, recorder.budget))
+        lines = [show_release(released.release, query, recorder.budget)]
         entry = recorder.entry
         if entry is not None:
             signed = "" if "sig" not in entry else f", signed by {entry['signer'][:16]}…"
-            print(f"  audit    record {entry['seq']} appended to {args.audit_log} (hash {entry['hash'][:16]}…{signed})")
+            lines.append(f"  audit    record {entry['seq']} appended to {args.audit_log} (hash {entry['hash'][:16]}…"
+                         f"{signed})")
+        released.show("\n".join(lines) + "\n")
     return released.finish()
 
 
@@ -116,11 +119,20 @@ def dry_run_lines(what: str, currency: Currency, cost: Fraction, prepared: Prepa
     """The plan of a one-column release (``--dry-run``): its cost and its accuracy at level 0.95, from the
     public parameters alone; nothing is drawn or charged and no record is written."""
     lines = [f"{what}: dry run, nothing drawn, nothing charged, no audit record",
-             f"  cost     {currency} {format_rational(cost)}"]
+             f"  cost     {currency} {display_rational(cost)}"]
     accuracy = {} if prepared.accuracy is None else prepared.accuracy(DRY_RUN_ALPHA)
+    at = prepared.value_halfwidth
+    widths = {n: at(DRY_RUN_ALPHA, n) for n in ROWS} if at is not None else {}
+    if widths and all(w is not None for w in widths.values()):
+        squared = " squared" if prepared.statistic == "variance" else ""
+        lines.append(f"  accuracy the {prepared.statistic} +/- (in the column's units{squared}) with probability 0.95, "
+                     "if the column keeps")
+        lines += [f"  {n:>14,} rows: +/- {width_text(w)}" for n, w in widths.items() if w is not None]
+        lines.append("  (rows kept after --max-contributions; noise only) and its noisy parts:")
     for name, width in accuracy.items():
-        unit = "rows" if name.startswith("rank_error") or name == "count" else "(column units)"
-        lines.append(f"  accuracy {name or 'value'} +/- {number(width)} {unit} with probability 0.95")
+        unit = "rows" if name.startswith("rank_error") or name == "count" else \
+            "(column units squared)" if name.endswith("squares") else "(column units)"
+        lines.append(f"  accuracy {name or 'value'} +/- {width_text(width)} {unit} with probability 0.95")
     return lines
 
 
@@ -145,7 +157,7 @@ def verify(args: argparse.Namespace) -> int:
     report = verify_log(args.log, **_head_options(args))
     if not report.ok:
         raise Failure(f"{args.log}: {report.problem}")
-    print(f"{args.log}: OK, {report.valid} records, chain intact, budget arithmetic exact")
+    print(f"{args.log}: OK, {counted(report.valid, 'record')}, chain intact, budget arithmetic exact")
     print(report.trust)
     print(f"head {report.head}")
     return 0
@@ -174,7 +186,7 @@ def head(args: argparse.Namespace) -> int:
     else:
         with open(args.out, "x", encoding="utf-8") as handle:
             handle.write(text + "\n")
-        print(f"signed head of {report.valid} records written to {args.out}")
+        print(f"signed head of {counted(report.valid, 'record')} written to {args.out}")
     return 0
 
 
@@ -196,8 +208,9 @@ def replay(args: argparse.Namespace) -> int:
         raise Failure(f"{args.log}: line {bad.line}: {bad.problem}")
     releases = sum(not r.skipped for r in results)
     skipped = len(results) - releases
-    note = f" ({skipped} partition records skipped)" if skipped else ""
-    print(f"{args.log}: all {releases} releases reproduced exactly from the seed and {args.data}{note}")
+    note = f" ({counted(skipped, 'partition record')} skipped)" if skipped else ""
+    every = "the one release" if releases == 1 else f"all {releases:,} releases"
+    print(f"{args.log}: {every} reproduced exactly from the seed and {args.data}{note}")
     return 0
 
 
@@ -209,7 +222,7 @@ def report(args: argparse.Namespace) -> int:
         raise Failure("--seed-file and --data go together: both to replay the releases in the report, or neither")
     seed = None if args.seed_file is None else read_seed(args.seed_file)
     written = write_report(args.log, args.output, seed=seed, data=args.data, **_head_options(args))
-    print(f"{args.output}: report of {len(written.entries)} records ({written.headline})")
+    print(f"{args.output}: report of {counted(len(written.entries), 'record')} ({written.headline})")
     return 0 if written.ok else 1  # 1 when a line does not verify or a replayed release does not reproduce
 
 

@@ -12,7 +12,7 @@ import polars as pl
 from securedp.accounting.session import Session
 from securedp.cli.example_data import MAX_ROWS_PER_PERSON, PATH, REGIONS
 from securedp.cli.show import label_text, number
-from securedp.hazmat.exact.rational import format_rational
+from securedp.hazmat.exact.rational import display_rational
 from securedp.mechanisms.release import Release
 
 TOTAL = "1"
@@ -33,8 +33,8 @@ def try_command() -> str:
 
 
 def _line(session: Session, title: str, release: Release) -> str:
-    cost = format_rational(release.epsilon) if release.epsilon is not None else "?"
-    return f"{title:<34} epsilon {cost:<5} remaining {format_rational(session.remaining):<5} -> {_value(release)}"
+    cost = display_rational(release.epsilon) if release.epsilon is not None else "?"
+    return f"{title:<34} epsilon {cost:<4} remaining {display_rational(session.remaining):<4} -> {_value(release)}"
 
 
 def _value(release: Release) -> str:
@@ -67,11 +67,15 @@ def run_demo(write: Callable[[str], Any] = print) -> int:
         ("median income, bounds [0, 400000]",
          lambda: session.median(visits["income"], bounds=(0, 400_000), epsilon="1/5", ids=ids)),
     ]
-    for title, run in steps:
-        write(_line(session, title, run()))
+    lines = [_line(session, title, run()) for title, run in steps]
+    for line in lines:
+        write(line)
     write("")
-    write(f"spent {format_rational(session.spent)} of {TOTAL}; a further release costing more than "
-          f"{format_rational(session.remaining)} would be refused.")
+    if any("≈" in line for line in lines):
+        write("(≈: rounded to 6 significant digits for reading; each release's value is exact in Python, "
+              "release.value, and in its record)")
+    write(f"spent {display_rational(session.spent)} of {TOTAL}; a further release costing more than "
+          f"{display_rational(session.remaining)} would be refused.")
     write(f"done in {time.perf_counter() - start:.2f} s. Try:")
     write(f"  {try_command()}")
     return 0

@@ -1,4 +1,4 @@
-"""The ``securedp`` command: ``release``, ``analyze``, ``bounds``, ``demo``, ``selftest``, ``audit ...``.
+"""The ``securedp`` command: ``release``, ``analyze``, ``bounds``, ``budget``, ``demo``, ``selftest``, ``audit ...``.
 
 Every failure is reported as one line, ``securedp: error: <message>``, on
 standard error: exit status 2 for a usage error (unknown option, missing
@@ -17,6 +17,7 @@ naming no value, row, column type or count.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -27,11 +28,12 @@ from securedp.accounting.boundary import check_public_arguments, data_boundary
 from securedp.accounting.budget_file import BudgetError
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.audit.log import AuditLogError
-from securedp.cli import commands, planning, table_command
+from securedp.cli import budget, commands, planning, table_command
 
-PUBLIC_STATE = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError)
+PUBLIC_STATE = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError, BrokenPipeError)
 """What ``--analyst-facing`` reports as it is after the data was read: the command's own failures (about its
-options), the budget file's and the audit log's errors; never raised by a reader of the data."""
+options), the budget file's and the audit log's errors, a reader of the output that went away; never raised by
+a reader of the data."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -102,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     rel.set_defaults(run=_release)
 
     planning.add_commands(sub)  # analyze, bounds
+    budget.add_command(sub)
 
     demo = sub.add_parser("demo", help="several releases on the built-in example dataset")
     demo.set_defaults(run=commands.demo)
@@ -223,7 +226,7 @@ def _warn_about_the_privacy_unit(args: argparse.Namespace) -> None:
 
 
 _TABLE_ONLY = {"keys": "--keys", "keys_file": "--keys-file", "delta": "--delta", "selection": "--selection",
-               "output": "--output", "target": "--target", "auto_epsilon": "--auto-epsilon"}
+               "output": "--output", "target": "--target", "auto_epsilon": "--auto-epsilon", "cell_rows": "--cell-rows"}
 _TABLE_DEFAULTS = {"max_groups": ("--max-groups", "1"), "max_rows": ("--max-rows", "1"),
                    "alpha": ("--alpha", "0.05"), "delimiter": ("--delimiter", ","),
                    "engine": ("--engine", "memory"), "missing_keys": ("--missing-keys", "raise"),
@@ -285,6 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "analyst_facing", False):
             return _analyst_facing(args)
         return int(args.run(args))
+    except BrokenPipeError:
+        return _closed_output()
     except commands.Failure as failure:
         return _fail(str(failure))
     except KeyboardInterrupt:
@@ -329,8 +334,30 @@ def cli_words(message: str) -> str:
     return message
 
 
+def _closed_output() -> int:
+    """The reader of standard output went away (``securedp demo | head -1``): exit quietly, as a Unix tool
+    killed by ``SIGPIPE`` does (status 141), with nothing more written to the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's flush at exit must not fail again
+    except (OSError, ValueError):
+        pass
+    return 128 + 13
+
+
+_ERRNO = re.compile(r"^\[Errno \d+\]\s*|\s*\(os error \d+\)")
+
+
+def _os_text(exc: OSError) -> str:
+    """An operating-system error as one plain line: ``noseed: no such file or directory``, without Python's
+    ``[Errno 2]`` or Rust's ``(os error 2)``."""
+    if exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror[0].lower()}{exc.strerror[1:]}"
+    return _ERRNO.sub("", str(exc).strip())
+
+
 def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    text = (_os_text(exc) if isinstance(exc, OSError) else str(exc)).strip().splitlines()
     return cli_words(text[0]) if text else type(exc).__name__
 
 

@@ -23,7 +23,7 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from securedp.audit.signing import load_signing_key
 from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.source import RandomSource
 from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.reading.files import read_file
 
 
 class Failure(Exception):
@@ -87,25 +88,27 @@ def preflight(args: argparse.Namespace, currency: Currency) -> Ledgers:
     else:
         store = BudgetFile(args.budget_file, args.budget, currency.value, getattr(args, "budget_delta", None))
         store.ledger  # noqa: B018 - reads the file and checks it against the options, before anything is drawn
+        check_writable(Path(args.budget_file), "the budget file")  # and its lock file beside it
     log = _audit_log(args, None if store is None else store.ledger)
     if log is not None:
         log.check_appendable()
     output = getattr(args, "output", None)
     if output is not None:
-        check_writable(Path(output))
+        check_writable(Path(output), "the output")
     return Ledgers(currency, store, log)
 
 
-def check_writable(path: Path) -> None:
-    """Raise :class:`Failure` unless ``path`` can be written (an existing file, or a new one in a folder that
-    can be written), without changing it."""
+def check_writable(path: Path, what: str) -> None:
+    """Raise :class:`Failure` naming ``what`` unless ``path`` can be written (an existing file, or a new one
+    in a folder that can be written), without changing it."""
     folder = path.parent if str(path.parent) else Path(".")
     if path.exists():
         ok = path.is_file() and os.access(path, os.W_OK)
     else:
         ok = folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
     if not ok:
-        raise Failure(f"cannot write the output {path}: nothing was read, drawn or charged")
+        where = "" if path.exists() or folder.is_dir() else f" (the folder {folder} does not exist)"
+        raise Failure(f"cannot write {what} {path}{where}: nothing was read, drawn or charged")
 
 
 def _audit_log(args: argparse.Namespace, writer: str | None) -> AuditLog | None:
@@ -128,16 +131,31 @@ def source(args: argparse.Namespace) -> RandomSource | None:
 @dataclass(frozen=True)
 class Released:
     """A release of the command: the release, its recorder, and ``unrecorded``: ``None``, or why its record is
-    beside the log rather than in it (the caller shows the release, then fails with this)."""
+    beside the log rather than in it (the caller shows the release with :meth:`show`, then calls :meth:`finish`)."""
 
     release: Release
     recorder: Recorder
     unrecorded: str | None = None
+    failed_writes: list[str] = field(default_factory=list)
+    """Each write of its result that failed after the draw, and where the result went instead."""
+
+    def show(self, text: str) -> None:
+        """Write ``text`` (a result of the release, which is charged and recorded) to standard output; if that
+        fails, to standard error, so that the value drawn still reaches the user, and :meth:`finish` fails."""
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except OSError as error:
+            sys.stderr.write(text)
+            self.failed_writes.append(f"cannot write to standard output ({error.strerror or error}); the release was "
+                                "charged and recorded, and its result is printed on standard error")
 
     def finish(self) -> int:
-        """Exit status 0, or raise the ``unrecorded`` failure (after the caller has shown the release)."""
-        if self.unrecorded is not None:
-            raise Failure(self.unrecorded)
+        """Exit status 0, or raise the ``unrecorded`` failure and the :attr:`failed_writes` (after the caller has
+        shown the release)."""
+        failures = [*([] if self.unrecorded is None else [self.unrecorded]), *self.failed_writes]
+        if failures:
+            raise Failure("; ".join(failures))
         return 0
 
 
@@ -154,13 +172,38 @@ def release(args: argparse.Namespace, ledgers: Ledgers, prepared: PreparedReleas
     session = Session(budget=budget, rng=source(args), audit=recorder,
                       analyst_facing=bool(getattr(args, "analyst_facing", False)))
     try:
-        return Released(session.release(prepared, query=query), recorder)
+        released = Released(session.release(prepared, query=query), recorder)
+        if not session.analyst_facing and holds_no_record(args):
+            print(f"securedp: note: 0 rows read from {args.data}: the release is of an empty table, its values "
+                  "noise alone", file=sys.stderr)
+        return released
     except RecordNotAppended as failure:
         kept = _keep(ledgers.log, failure.record)
         assert isinstance(failure.release, Release)
         recorder.record = failure.record
         return Released(failure.release, recorder, f"{failure}; the record was written to {kept}: append it to the "
                         "log before anything else (or keep it beside it), so that verify finds every charge")
+
+
+_SMALL = 1 << 20
+"""A CSV file larger than this holds records: it is not read again to count them."""
+
+
+def holds_no_record(args: argparse.Namespace) -> bool:
+    """Whether the release's data file (``args.data``) holds a header and no record: a note for the data
+    holder (never asked in an analyst-facing session: it depends on the data). A Parquet file's row count is
+    in its metadata; a small CSV file is read again, its header and records only; standard input, Spark and a
+    large file are not looked at."""
+    path = Path(str(args.data))
+    if args.data == "-" or getattr(args, "engine", "memory") != "memory" or not path.is_file():
+        return False
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pyarrow.parquet as pq
+
+        return bool(pq.ParquetFile(path).metadata.num_rows == 0)
+    if path.stat().st_size > _SMALL:
+        return False
+    return read_file(path, [], delimiter=getattr(args, "delimiter", ","), encoding=args.encoding).height == 0
 
 
 def _keep(log: AuditLog | None, record: dict[str, Any]) -> str:

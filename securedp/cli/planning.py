@@ -24,12 +24,12 @@ from securedp.audit.log import AuditLogError
 from securedp.audit.planning_query import BoundsQuery, HistogramQuery
 from securedp.cli import commands, pipeline
 from securedp.cli.show import exact_text
-from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
+from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
 from securedp.planning.bounds import DEFAULT_EXPONENTS, METHODS
 from securedp.planning.contributions import ContributionReport, ReportPlan, analyze_contributions
 from securedp.reading.files import check_encoding, read_file
 
-PASSES = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError)
+PASSES = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError, BrokenPipeError)
 """Failures about public state (the command's options, the budget file, the audit log), reported as they are."""
 
 
@@ -152,7 +152,7 @@ def analyze_command(args: argparse.Namespace) -> int:
                                args.analyst)
         released = _run(args, query)
         report = plan.from_histogram(released.release)
-        print(json.dumps(report.record(), indent=2) if args.json else show_report(report))
+        released.show((json.dumps(report.record(), indent=2) if args.json else show_report(report)) + "\n")
         return released.finish()
     print(json.dumps(report.record(), indent=2) if args.json else show_report(report))
     return 0
@@ -175,11 +175,13 @@ def bounds_command(args: argparse.Namespace) -> int:
     released = _run(args, query)
     release = released.release
     if args.json:
-        print(json.dumps(release.record(), indent=2))
+        released.show(json.dumps(release.record(), indent=2) + "\n")
     else:
         lo, hi = release.value
-        print(f"bounds   {exact_text(lo)},{exact_text(hi)}   (--bounds {exact_text(lo)},{exact_text(hi)})")
-        print(f"  method {release.parameters['method']}, epsilon {exact_text(release.epsilon)} (private)")
+        assert release.epsilon is not None  # a bounds release is epsilon-DP
+        method, epsilon = release.parameters["method"], display_rational(release.epsilon)
+        released.show(f"bounds   {exact_text(lo)},{exact_text(hi)}   (--bounds {exact_text(lo)},{exact_text(hi)})\n"
+                      f"  method {method}, epsilon {epsilon} (private)\n")
     return released.finish()
 
 
@@ -196,28 +198,42 @@ def _percent_down(q: Fraction) -> str:
 
 
 def show_report(report: ContributionReport) -> str:
-    """The report as text: exact counts; fractions kept rounded down, errors rounded up (to 2 places)."""
+    """The report as text: exact counts; fractions kept rounded down, errors rounded up (to 2 places); a private
+    report's figures are estimates, each marked ``~``, and what its thresholds hid is said."""
     estimate = "" if report.release is None else "~"
     lines = [f"contribution analysis ({report.label})",
              f"  rows {estimate}{_up(report.rows, 0)}, persons {estimate}{_up(report.persons, 0)}, "
              f"cells {estimate}{_up(report.cells, 0)}",
              "  groups per person: " + _distribution(report.groups_per_person),
-             "  rows per (person, group): " + _distribution(report.rows_per_pair),
-             f"  predicted error per cell at release epsilon {exact_text(report.release_epsilon)}, "
-             f"level 1 - {exact_text(report.alpha)} (bias + noise half-width; kept: rounded down, errors: up)"]
-    has_sum = report.recommended.sum_error is not None
+             "  rows per (person, group): " + _distribution(report.rows_per_pair)]
+    lines += [f"  read as 0: {u.zeroed} of {u.bins} bins of {u.part} (noisy count at most {u.threshold}); their "
+              f"noisy counts add up to ~{_up(u.hidden, 0)} {'pairs' if u.part.startswith('groups') else 'rows'}, "
+              f"against ~{_up(u.kept, 0)} in the bins kept" for u in report.unseen]
+    lines.append(f"  predicted error per cell at release epsilon {display_rational(report.release_epsilon)}, level "
+                 f"1 - {display_rational(report.alpha)} (bias + noise half-width; kept: rounded down, errors: up)")
+    has_sum = any(c.sum_error is not None for c in report.candidates)
     header = f"  {'max_groups':>10} {'max_rows':>8} {'rows kept':>10} {'persons whole':>13} {'count error':>12}"
     lines.append(header + (f" {'sum error':>14}" if has_sum else ""))
     for c in report.candidates:
         mark = "  <- recommended" if c == report.recommended else ""
-        row = (f"  {c.max_groups:>10} {c.max_rows:>8} {_percent_down(c.rows_kept):>10} "
-               f"{_percent_down(c.persons_whole):>13} {_up(c.count_error, 2):>12}")
+        row = (f"  {c.max_groups:>10} {c.max_rows:>8} {estimate + _percent_down(c.rows_kept):>10} "
+               f"{estimate + _percent_down(c.persons_whole):>13} {estimate + _up(c.count_error, 2):>12}")
         if c.sum_error is not None:
-            row += f" {_up(c.sum_error, 2):>14}"
+            row += f" {estimate + _up(c.sum_error, 2):>14}"
         lines.append(row + mark)
+    what = "sum" if has_sum else "count"
+    lines.append(f"  the predicted errors give the {what} all of --release-epsilon "
+                 f"{display_rational(report.release_epsilon)}; a table of several aggregations splits its epsilon "
+                 f"among them (see the shares of --dry-run): give --release-epsilon the share the {what} will get")
     r = report.recommended
+    if r is None:
+        lines.append(f"no recommendation: {report.withheld}")
+        return "\n".join(lines)
     lines.append(f"recommended: --max-groups {r.max_groups} --max-rows {r.max_rows} "
-                 f"(smallest predicted {'sum' if has_sum else 'count'} error per cell)")
+                 f"(smallest predicted {what} error per cell)")
+    if r.max_rows > 1:
+        lines.append(f"  with --max-rows {r.max_rows}, a mean (or any statistic over rows) weights each person by the "
+                     f"rows they keep, up to {r.max_rows}; --max-rows 1 weights every person once")
     return "\n".join(lines)
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import decimal
 from fractions import Fraction
 from typing import Any
 
 from securedp.audit.query import Query
-from securedp.cli.budget import Budget
-from securedp.hazmat.exact.rational import format_rational
+from securedp.cli.budget import Budget, budget_line
+from securedp.hazmat.exact.rational import display_rational, format_rational, rounded
 from securedp.mechanisms.release import Release
 
 _MAX_DECIMALS = 40
@@ -53,19 +52,43 @@ def _split_denominator(d: int) -> tuple[int, int, int]:
 
 def approximate(value: Fraction, digits: int = 6) -> str:
     """``value`` to ``digits`` significant digits, with decimal arithmetic (no float: no overflow)."""
-    with decimal.localcontext() as ctx:
-        ctx.prec = digits
-        ctx.Emax, ctx.Emin = decimal.MAX_EMAX, decimal.MIN_EMIN
-        approx = (decimal.Decimal(value.numerator) / decimal.Decimal(value.denominator)).normalize()
-    return f"{approx:g}"
+    return rounded(value, digits)[0]
+
+
+_EXACTLY = 16
+"""The longest exact text :func:`number` prints after a rounded value; a longer one is in ``--json`` only (so a
+decimal rounded for having more than 15 significant digits never follows its rounding)."""
 
 
 def number(value: Any) -> str:
-    """A value for reading: :func:`exact_text` when it has no ``/``, else ``≈ 0.333333  (exactly 1/3)``."""
+    """A value for reading: :func:`exact_text` when it is a short decimal (at most 15 significant digits, a
+    magnitude in ``[1e-6, 1e15)``); else rounded to 6 significant digits (scientific outside that range),
+    after ``≈`` unless exact, and followed by ``(exactly 1/3)`` when that text is at most 16 characters:
+    ``≈ 52.4371  (exactly 26874633/512512)``, ``≈ 12.0014``, ``1e+400``. The record (``--json``) keeps
+    every value exactly."""
     text = exact_text(value)
-    if "/" in text:
-        return f"≈ {approximate(Fraction(value))}  (exactly {text})"
-    return text
+    if isinstance(value, bool) or not isinstance(value, (int, Fraction)):
+        return text
+    q = Fraction(value)
+    short, exact = rounded(q, 15)
+    if exact and "e" not in short:
+        return text
+    shown, exact = rounded(q, 6)
+    if exact:
+        return shown
+    return f"≈ {shown}" + (f"  (exactly {text})" if len(text) <= _EXACTLY else "")
+
+
+def rounded_note(lines: list[str]) -> list[str]:
+    """The line that says why a value printed after ``≈`` has no exact text beside it, if one has none."""
+    if any("≈" in line and "(exactly" not in line for line in lines):
+        return ["  (≈: rounded to 6 significant digits for reading; --json prints every value exactly)"]
+    return []
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: ``1 record``, ``3 records``, ``0 releases``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def label_text(label: Any, last: bool) -> str:
@@ -88,10 +111,10 @@ def first_cell(release: Release) -> dict[str, Any]:
 def show_release(release: Release, query: Query, budget: Budget | None) -> str:
     """Several aligned lines describing ``release``."""
     if release.epsilon is not None:
-        cost = f"epsilon {format_rational(release.epsilon)}"
+        cost = f"epsilon {display_rational(release.epsilon)}"
     else:
         assert release.rho is not None  # a release is charged exactly one of epsilon or rho
-        cost = f"rho {format_rational(release.rho)}"
+        cost = f"rho {display_rational(release.rho)}"
     head = f"{release.statistic} of column {query.column!r}"
     if query.q is not None:
         head += f" at q = {exact_text(query.q)}"
@@ -103,6 +126,7 @@ def show_release(release: Release, query: Query, budget: Budget | None) -> str:
         lines += [f"  {text:<{width}}  {number(v)}" for text, v in zip(texts, release.value, strict=True)]
     else:
         lines.append(f"  value    {number(release.value)}")
+    lines += rounded_note(lines)
     unit = (f"the person of column {query.id_column!r}" if query.id_column is not None
             else "one row (no --id-column: every row counts as a different person)")
     lines.append(f"  privacy  {cost}, {release.mechanism}, max_contributions {release.max_contributions}; "
@@ -112,8 +136,5 @@ def show_release(release: Release, query: Query, budget: Budget | None) -> str:
         how = "--step" if query.lattice is not None else "from --bounds; --step 1 keeps whole numbers whole"
         lines.append(f"  lattice  step {exact_text(step)} ({how})")
     if budget is not None:
-        lines.append(
-            f"  budget   spent {format_rational(budget.spent)} of {format_rational(budget.total)}, "
-            f"remaining {format_rational(budget.remaining)} ({budget.currency})"
-        )
+        lines.append(f"  budget   {budget_line(budget)}")
     return "\n".join(lines)

@@ -9,9 +9,10 @@ Each aggregation option takes ``COLUMN:LO,HI`` (``:STEP`` may follow, the
 lattice step; the default is derived from the bounds as in the Python API).
 ``--keys A,B,...`` (one group column) or ``--keys-file FILE`` (a CSV or
 Parquet table of key combinations) makes the keys public; without them the
-keys are private and ``--delta`` is required (selected by Laplace
-thresholding with ``--epsilon``, Gaussian thresholding with ``--rho``;
-``--selection`` chooses). The input is CSV (UTF-8, with
+keys are private and ``--delta`` is required (selected by thresholding the
+released ``--persons`` or ``--count``, with discrete Laplace noise at
+``--epsilon`` and discrete Gaussian at ``--rho``; without a count by a
+separate selection; ``--selection`` chooses). The input is CSV (UTF-8, with
 or without BOM; ``--delimiter``), Parquet (by the ``.parquet`` suffix), or
 ``-`` for CSV on standard input. The table is written as CSV to standard
 output, or to ``--output FILE`` (CSV, or JSON records for a ``.json``
@@ -25,18 +26,23 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from securedp.cli import pipeline
+from securedp.cli.budget import budget_line
 from securedp.cli.commands import Failure, parse_schema
 from securedp.cli.progress import Stages
-from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
+from securedp.engines.registry import DEFAULT, engine_named, engine_names
+from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
+from securedp.planning.budget import CELL_ROWS
 from securedp.reading.files import check_encoding, read_csv_bytes
+from securedp.tables.plan import ROWS
 
 if TYPE_CHECKING:  # Polars and the table modules load only when a table is released
     import polars as pl
@@ -124,20 +130,10 @@ def table_query(args: argparse.Namespace) -> TableQuery:
 
 
 def _data(args: argparse.Namespace, query: TableQuery) -> Any:
-    if args.engine == "spark":
-        from pyspark.sql import SparkSession
-
-        spark = SparkSession.builder.appName("securedp").getOrCreate()
-        reader = spark.read
-        if str(args.data).lower().endswith((".parquet", ".pq")):
-            return reader.parquet(args.data)
-        # every cell as text, as the in-memory reader reads a CSV: no type inferred from the data
-        return (reader.option("header", True).option("sep", query.delimiter).option("inferSchema", False)
-                .option("encoding", query.encoding).option("mode", "PERMISSIVE").csv(args.data))
     if args.data == "-":
         return read_csv_bytes(sys.stdin.buffer.read(), query.columns(), delimiter=query.delimiter,
                               encoding=query.encoding)
-    return args.data
+    return engine_named(args.engine).open_file(args.data, query.delimiter, query.encoding)
 
 
 _FORMULA_START = r"^[=+\-@\t\r]"  # what makes a spreadsheet read a CSV cell as a formula (OWASP, CSV injection)
@@ -167,28 +163,33 @@ def neutralised(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.select(columns)
 
 
-def _write(result: Any, args: argparse.Namespace) -> None:
-    """The table on standard output, or in ``--output``; if that file cannot be written now (after the draw:
-    the release is charged and recorded), the table is printed instead and the failure reported."""
+def _write(released: pipeline.Released, args: argparse.Namespace) -> None:
+    """The table on standard output (:meth:`~securedp.cli.pipeline.Released.show`), or in ``--output``; if that
+    file cannot be written now (after the draw: the release is charged and recorded), the table is shown instead
+    and the failure reported when the command finishes."""
     import polars as pl
 
+    from securedp.tables.table import TableRelease
+
+    result = released.release
+    assert isinstance(result, TableRelease)
     frame = result.frame
     if not isinstance(frame, pl.DataFrame):
         frame = pl.from_pandas(frame.toPandas()) if hasattr(frame, "toPandas") else pl.from_dataframe(frame)
     frame = neutralised(frame)  # the CSV cells; the JSON output below keeps the exact values
     if args.output is None:
-        sys.stdout.write(frame.write_csv())
+        released.show(frame.write_csv())
         return
     try:
         if str(args.output).lower().endswith(".json"):
             with open(args.output, "w", encoding="utf-8") as out:
-                out.write(json_rows(result.labels, result.value))
+                out.write(json_rows(result.labels or (), result.value))
         else:
             frame.write_csv(args.output)
     except OSError as error:
-        sys.stdout.write(frame.write_csv())
-        raise Failure(f"cannot write {args.output} ({error.strerror or error}); the release was charged and "
-                      "recorded, and its table is printed above") from None
+        released.show(frame.write_csv())
+        released.failed_writes.append(f"cannot write {args.output} ({error.strerror or error}); the release was "
+                                      "charged and recorded, and its table is printed instead")
 
 
 def json_rows(labels: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -213,14 +214,23 @@ def _targets(args: argparse.Namespace) -> dict[str, Any]:
     for text in args.target or ():
         name, _, width = text.rpartition(":")
         if not name or not width:
-            raise Failure(f"--target: expected OUTPUT:WIDTH (count:50, income_sum:1000, age_median:20), got {text!r}")
+            raise Failure(f"--target: expected OUTPUT:WIDTH (count:50, income_sum:1000, income_mean:2000, "
+                          f"age_median:20), got {text!r}")
         targets[name] = to_rational(width, f"--target {name}")
     return targets
 
 
+def cell_rows(args: argparse.Namespace) -> int:
+    """``--cell-rows``: the rows a cell keeps, at which a mean's or a variance's half-width is stated."""
+    from securedp.bounding.limits import positive_count
+
+    return positive_count(args.cell_rows or CELL_ROWS, "--cell-rows")
+
+
 def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
     """With ``--target``: the least epsilon (or rho) on the ``--grid`` up to the one given that meets every
-    target (:func:`securedp.planning.least_budget`), proven both ways; nothing without ``--target``."""
+    target (:func:`securedp.planning.least_budget`; a mean's or a variance's at ``--cell-rows``), proven both
+    ways; nothing without ``--target``."""
     from securedp.planning.budget import least_budget, stated
     from securedp.reading.types import integer_columns
     from securedp.tables.plan import width_text
@@ -229,18 +239,27 @@ def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
     if not targets:
         return []
     currency, most = ("epsilon", query.epsilon) if query.epsilon is not None else ("rho", query.rho)
+    assert most is not None  # a table query has exactly one of epsilon and rho
+    rows = cell_rows(args)
     try:
         typed = integer_columns(args.data, query.columns())  # a Parquet schema's integers: step 1, as released
-        found = least_budget(targets, currency=currency, grid=args.grid, most=most, **query.public(),
-                             integer_columns=typed)
+        found = least_budget(targets, currency=currency, grid=args.grid, most=most, cell_rows=rows,
+                             **query.public(), integer_columns=typed)
     except ValueError as error:
         raise Failure(str(error).replace("the most you would spend", f"--{currency}")) from None
-    lines = [f"plan: the least {currency} on the grid {format_rational(found.grid)} meeting every target is "
-             f"{format_rational(found.amount)} (at most the {format_rational(most)} given)"]  # type: ignore[arg-type]
+    lines = [f"plan: the least {currency} on the grid {display_rational(found.grid)} meeting every target is "
+             f"{display_rational(found.amount, fraction=True)} (at most the {display_rational(most)} given)"]
+    means = {o.name for o in found.plan.outputs if o.value_halfwidth is not None}
     for name, width in targets.items():
-        below = "" if found.below is None else f"; at {format_rational(found.amount - found.grid)}: " \
-            f"{width_text(stated(found.below, name))}"
-        lines.append(f"  {name}: target {width_text(width)}, stated {width_text(stated(found.plan, name))}{below}")
+        below = "" if found.below is None else f"; at {display_rational(found.amount - found.grid, fraction=True)}: " \
+            f"{width_text(stated(found.below, name, rows))}"
+        where = f" in a cell of {rows:,} rows" if name in means else ""
+        lines.append(f"  {name}: target {width_text(width)}{where}, stated {width_text(stated(found.plan, name, rows))}"
+                     f"{below}")
+    if any(name in means for name in targets):
+        given = "--cell-rows" if args.cell_rows else "the default; --cell-rows N to state another count"
+        lines.append(f"  a mean's or a variance's half-width is stated at {rows:,} rows kept in the cell ({given}): "
+                     "it holds in every cell of at least that many rows")
     return lines
 
 
@@ -254,10 +273,12 @@ def placeholder_bounds(query: TableQuery) -> TableQuery:
         for a in query.aggregations))
 
 
-def _auto_bounds(args: argparse.Namespace, query: TableQuery) -> TableQuery:
+def _auto_bounds(args: argparse.Namespace, query: TableQuery, data: Callable[[], Any]) -> TableQuery:
     """The query with every ``COLUMN:auto`` given bounds chosen privately: one bounds release per column
     (:func:`securedp.planning.bounds.prepare_column_bounds`, at ``--auto-epsilon``), each through the command's
-    one pipeline (checked, charged, drawn, logged with its query, so replay re-derives it) before the table."""
+    one pipeline (checked, charged, drawn, logged with its query, so replay re-derives it) before the table.
+    Each reads ``data()`` (the table's data) as the table reads it: its delimiter, encoding, declared types,
+    missing-value policy and mode."""
     import dataclasses
 
     from securedp.accounting.schema import Currency
@@ -279,12 +300,14 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery) -> TableQuery:
     for a in auto:
         if a.column is None or a.column in chosen:
             continue
-        bounds = BoundsQuery(a.column, epsilon, query.id_column, rows, encoding=query.encoding)
+        bounds = BoundsQuery(a.column, epsilon, query.id_column, rows, encoding=query.encoding, missing=query.missing,
+                             fill=query.fill, analyst_facing=query.analyst_facing, delimiter=query.delimiter,
+                             schema=query.schema)
         ledgers = pipeline.preflight(args, Currency.EPSILON)
-        released = pipeline.release(args, ledgers, bounds.prepare(_data(args, query)), bounds.to_json())
+        released = pipeline.release(args, ledgers, bounds.prepare(data()), bounds.to_json())
         chosen[a.column] = released.release.value
         print(f"  bounds   {a.column}: [{chosen[a.column][0]}, {chosen[a.column][1]}], chosen privately at epsilon "
-              f"{format_rational(epsilon)}", file=sys.stderr)
+              f"{display_rational(epsilon)}", file=sys.stderr)
         released.finish()
     resolved = tuple(dataclasses.replace(a, bounds=chosen[a.column], auto=False) if a.auto and a.column else a
                      for a in query.aggregations)
@@ -297,25 +320,28 @@ def release_table(args: argparse.Namespace) -> int:
     from securedp.audit.table_query import describe
     from securedp.tables.table import TableRelease
 
-    query = _auto_bounds(args, table_query(args))
+    query = table_query(args)
+    data = functools.cache(lambda: _data(args, placeholder_bounds(query)))  # read once (standard input!), when needed
+    query = _auto_bounds(args, query, data)
     if args.target and not args.dry_run:
         raise Failure("--target plans a release before it is made: add --dry-run")
     ledgers = None if args.dry_run else pipeline.preflight(args, query.currency)
     with Stages(["read and check the table", "bound, aggregate and noise", "write"]) as stages:
-        prepared = query.prepare(_data(args, query))
+        prepared = query.prepare(data())
         stages.next()
         if ledgers is None:
             assert prepared.plan is not None
+            rows = sorted({*ROWS, cell_rows(args)})
             print("\n".join(["table: dry run, nothing drawn, nothing charged, no audit record",
-                             *(f"  {line}" for line in prepared.plan.lines()), *_planned(args, query)]))
+                             *(f"  {line}" for line in prepared.plan.lines(rows)), *_planned(args, query)]))
             return 0
         released = pipeline.release(args, ledgers, prepared, query.to_json())
         recorder, result = released.recorder, released.release
         stages.next()
         if args.json:
-            print(json.dumps(recorder.record, indent=2))
+            released.show(json.dumps(recorder.record, indent=2) + "\n")
             return released.finish()
-        _write(result, args)
+        _write(released, args)
     assert isinstance(result, TableRelease)
     for note in result.notes:  # read from the released values only
         print(f"securedp: note: {note}", file=sys.stderr)
@@ -325,6 +351,8 @@ def release_table(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
         if entry is not None:
             print(f"  audit    record {entry['seq']} appended to {args.audit_log}", file=sys.stderr)
+    if recorder.budget is not None:  # on standard error: standard output is the table
+        print(f"  budget   {budget_line(recorder.budget)}", file=sys.stderr)
     return released.finish()
 
 
@@ -347,19 +375,23 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
     table.add_argument("--max-groups", default="1", help="groups one person may contribute to (default 1)")
     table.add_argument("--max-rows", default="1", help="rows one person may contribute per group (default 1)")
     table.add_argument("--delta", help="delta of partition selection (private keys), exact: 1e-9")
-    table.add_argument("--selection", choices=["laplace", "optimal", "gaussian"],
-                       help="partition selection rule (default: laplace with --epsilon, gaussian with --rho)")
+    table.add_argument("--selection", choices=["count", "laplace", "optimal", "gaussian"],
+                       help="partition selection rule (default: count, thresholding the released count; without "
+                            "--count or --persons: laplace with --epsilon, gaussian with --rho)")
     table.add_argument("--alpha", default="0.05", help="confidence intervals at level 1 - alpha (default 0.05)")
     table.add_argument("--delimiter", default=",", help="CSV delimiter (default ,)")
     table.add_argument("--missing-keys", default="raise", choices=["raise", "drop"],
                        help="rows whose --group-by value is missing or blank: raise (default) or drop them")
     table.add_argument("--target", action="append", metavar="OUTPUT:WIDTH",
                        help="with --dry-run: the half-width an output may have (count:50, income_sum:1000, "
-                            "age_mean.centred_sum:500, age_median:20 rows); prints the least budget meeting every "
-                            "target, up to the --epsilon (or --rho) given (repeatable)")
+                            "income_mean:2000 at --cell-rows, age_mean.centred_sum:500, age_median:20 rows; keys:40, "
+                            "the persons a private key needs for a 1/2 chance); prints the least budget meeting "
+                            "every target, up to the --epsilon (or --rho) given (repeatable)")
+    table.add_argument("--cell-rows", help=f"with --dry-run: the rows a cell keeps, at which a mean's or a "
+                                           f"variance's half-width is stated and targeted (default {CELL_ROWS})")
     table.add_argument("--auto-epsilon", help="the cost of choosing each COLUMN:auto's bounds privately (a "
                                                 "release of its own, before the table)")
     table.add_argument("--grid", default="1/100", help="the grid of budgets --target searches (default 1/100)")
     table.add_argument("--output", help="write the table here (CSV, or JSON for .json) instead of standard output")
-    table.add_argument("--engine", default="memory", choices=["memory", "spark"],
+    table.add_argument("--engine", default=DEFAULT, choices=engine_names(),
                        help="where the aggregates are computed (spark: the standard Spark configuration)")

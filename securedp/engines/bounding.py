@@ -3,16 +3,7 @@
 Every name still resolves here for one release, with a :class:`DeprecationWarning`.
 """
 
-from __future__ import annotations
-
-import warnings
-from typing import Any
-
+from securedp.deprecation import moved_module
 from securedp.engines.polars import bounding as _moved
 
-
-def __getattr__(name: str) -> Any:
-    value = getattr(_moved, name)
-    warnings.warn(f"securedp.engines.bounding.{name} is deprecated: use securedp.engines.polars.bounding.{name}",
-                  DeprecationWarning, stacklevel=2)
-    return value
+__getattr__ = moved_module("securedp.engines.bounding", _moved)

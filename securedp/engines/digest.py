@@ -3,16 +3,7 @@
 Every name still resolves here for one release, with a :class:`DeprecationWarning`.
 """
 
-from __future__ import annotations
-
-import warnings
-from typing import Any
-
 from securedp.bounding import digest as _moved
+from securedp.deprecation import moved_module
 
-
-def __getattr__(name: str) -> Any:
-    value = getattr(_moved, name)
-    warnings.warn(f"securedp.engines.digest.{name} is deprecated: use securedp.bounding.digest.{name}",
-                  DeprecationWarning, stacklevel=2)
-    return value
+__getattr__ = moved_module("securedp.engines.digest", _moved)

@@ -15,7 +15,7 @@ never fails on a released value:
 
 * an integer column (counts, persons) is ``Int64``, or ``Decimal(38, 0)`` when
   its noise may reach ``2**61`` (decided from the noise law, which then gives it
-  the step ``1``: :meth:`securedp.mechanisms.noise.Noise.output_step`);
+  the step ``1``: :meth:`securedp.privacy.noise.Noise.output_step`);
 * a lattice column whose step has a finite decimal form with ``p <= 38``
   places (every step ``2**-a 5**-b`` times an integer) is ``Decimal(38, p)``;
 * a lattice column whose step has more than 38 decimal places (``0.1`` given
@@ -190,3 +190,22 @@ def exact_frame(names: Sequence[str], rows: Sequence[Sequence[Any]], kind: str,
     if kind == "pyarrow":
         return frame.to_arrow()
     return frame
+
+
+def with_floats(frame: Any, columns: Mapping[str, Sequence[float | None]]) -> Any:
+    """``frame`` (pandas, Polars, pyarrow or Spark) with each column of ``columns`` replaced by those floats
+    (``None``: null, NaN in pandas) as ``float64``: a view for plotting (:meth:`TableRelease.float_frame
+    <securedp.tables.table.TableRelease.float_frame>`). A Spark frame's columns are cast to ``double`` instead."""
+    module = type(frame).__module__.partition(".")[0]
+    if module == "pyspark":
+        from pyspark.sql import functions
+
+        return frame.select(*(functions.col(c).cast("double").alias(c) if c in columns else functions.col(c)
+                              for c in frame.columns))
+    if module == "pandas":
+        return frame.assign(**{c: np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+                               for c, values in columns.items()})
+    polars = frame if isinstance(frame, pl.DataFrame) else pl.from_arrow(frame)
+    assert isinstance(polars, pl.DataFrame)
+    floats = polars.with_columns(pl.Series(c, values, dtype=pl.Float64) for c, values in columns.items())
+    return floats if isinstance(frame, pl.DataFrame) else floats.to_arrow()

@@ -36,8 +36,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from securedp.engines.polars.bounding import to_polars
 from securedp.reading.cells import is_missing
+from securedp.reading.keys import key_column
+from securedp.reading.tables import column_names, is_table, table_source
 
 _CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]*")
 _INT_RANGES: dict[type[pl.DataType], tuple[int, int]] = {
@@ -118,12 +119,15 @@ def _convert(value: Any, column: str, dtype: pl.DataType) -> Any:
 def public_keys(keys: Any, group_by: Sequence[str]) -> PublicKeys:
     """The caller's public keys (tuples, single values for one group column, or a pandas, Polars or pyarrow
     table with the ``group_by`` columns), checked for shape, missing values and repeats; not yet typed."""
-    if isinstance(keys, (pl.DataFrame, pl.LazyFrame)) or type(keys).__module__.split(".")[0] in ("pandas", "pyarrow"):
-        table = to_polars(keys)
-        missing = [c for c in group_by if c not in table.columns]
+    if is_table(keys):  # read as every table is: each key column by the one rule of keys
+        missing = [c for c in group_by if c not in column_names(keys)]
         if missing:
             raise ValueError(f"the public keys lack the group_by column(s) {missing}")
-        rows = table.select(list(group_by)).rows()
+        source = table_source(keys, group_by)
+        read = [key_column(source.columns[c], c, "group_by") for c in group_by]
+        if any(column.unusable.any() for column in read):
+            raise ValueError("a public key has a missing value")
+        rows = list(zip(*(column.values.to_list() for column in read), strict=True))
     elif isinstance(keys, (str, bytes)) or not hasattr(keys, "__iter__"):
         raise TypeError("keys must be a sequence of public keys or a table of them")
     else:
@@ -139,3 +143,4 @@ def public_keys(keys: Any, group_by: Sequence[str]) -> PublicKeys:
     if repeated:
         raise ValueError("the public keys repeat a key")
     return PublicKeys(tuple(group_by), tuple(rows))
+

@@ -4,16 +4,7 @@ It sits below both the statistics and the engines, so that neither imports the o
 still resolves here for one release, with a :class:`DeprecationWarning`.
 """
 
-from __future__ import annotations
-
-import warnings
-from typing import Any
-
 from securedp.bounding import messages as _moved
+from securedp.deprecation import moved_module
 
-
-def __getattr__(name: str) -> Any:
-    value = getattr(_moved, name)
-    warnings.warn(f"securedp.engines.messages.{name} is deprecated: use securedp.bounding.messages.{name}",
-                  DeprecationWarning, stacklevel=2)
-    return value
+__getattr__ = moved_module("securedp.engines.messages", _moved)

@@ -23,18 +23,44 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-import polars as pl
-
-from securedp.engines.polars.bounding import KeyAggregates as KeyAggregates  # the interchange types
-from securedp.engines.polars.bounding import UnitCounts as UnitCounts
 from securedp.lattice import screen_units
 from securedp.mechanisms.histogram import Derivation
 
+if TYPE_CHECKING:  # the interchange types name the frames engines hand over; no engine or frame library runs here
+    import numpy as np
+    import polars as pl
+
 PERSON = "_securedp_person"
 UNITS = "_units"
+
+
+@dataclass(frozen=True)
+class KeyAggregates:
+    """Exact aggregates of the bounded rows, one entry per key, keys sorted.
+
+    ``keys`` holds the key columns (no columns, and one entry in each list,
+    when the table has no group-by). ``total`` and ``total_squares`` are
+    ``None`` when no units column was given or squares were not asked for.
+    """
+
+    keys: pl.DataFrame
+    rows: list[int]
+    persons: list[int]
+    total: list[int] | None
+    total_squares: list[int] | None
+
+
+@dataclass(frozen=True)
+class UnitCounts:
+    """Per key (sorted, as in :class:`KeyAggregates`), the distinct units of its kept rows, ascending,
+    and how many kept rows hold each: what an exponential mechanism over the lattice needs."""
+
+    keys: pl.DataFrame
+    points: Sequence[Sequence[int] | np.ndarray]
+    """Per key, its distinct units: a list, or an int64 or object array."""
+    counts: Sequence[Sequence[int] | np.ndarray]
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from securedp.lattice.screen import Clamp
+    from securedp.lattice.clamp import Clamp
 
 INT64_MAX = (1 << 63) - 1
 TIE_TOLERANCE = 2.0**-45  # float-ok: only decides which records get the exact check

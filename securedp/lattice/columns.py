@@ -132,3 +132,16 @@ def rows_error(records: Any, found: tuple[int, int], name: str = "data", place: 
         f"{where}: a {type(records[first]).__name__}, not a number: {name} looks like rows of "
         f"a table ({count} such record(s)), not one column; {ONE_COLUMN_HINT}"
     )
+
+
+_PLURALS = {"list": "lists", "tuple": "tuples", "dict": "structs (mappings)", "ndarray": "arrays", "set": "sets"}
+
+
+def nested_column_error(column: str, records: Any, found: tuple[int, int], place: str) -> NotOneColumnError:
+    """The data holder's error for a value column of a table whose cells are themselves rows (a Parquet
+    list or struct column): ``column 'x' holds lists, not numbers``, with how many and where the first is
+    (``place``: ``"row 3"``, ``"line 5"``)."""
+    first, count = found
+    kind = type(records[first]).__name__
+    return NotOneColumnError(f"column {column!r} holds {_PLURALS.get(kind, kind + ' values')}, not numbers "
+                             f"({count} such cell(s), the first at {place}): a value column holds one number per row")

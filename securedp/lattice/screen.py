@@ -41,18 +41,16 @@ from __future__ import annotations
 import decimal
 import math
 import numbers
-import re
 from collections.abc import Callable
 from fractions import Fraction
 from itertools import repeat
 from typing import Any, cast
 
-import gmpy2
 import numpy as np
 
-from securedp.hazmat.exact.kernels import round_half_even
 from securedp.lattice.arrays import INT64_MAX as INT64_MAX  # re-exported: the lattice's int64 limit
-from securedp.lattice.arrays import TIE_TOLERANCE, float_array, float_lattice_constants, int_array
+from securedp.lattice.arrays import float_array, int_array
+from securedp.lattice.clamp import DECIMAL_RE, RATIO_RE, Clamp
 from securedp.lattice.columns import (
     as_records,
     first_row_record,
@@ -62,194 +60,6 @@ from securedp.lattice.columns import (
 from securedp.reading.cells import is_blank
 
 MISSING_POLICIES = ("raise", "drop", "impute")
-_FLOAT_EXACT = 1 << 53
-_APPROX_LIMIT = 1 << 50
-_DECIMAL_RE = re.compile(r"\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*")
-_RATIO_RE = re.compile(r"\s*([+-]?\d+)\s*/\s*(\d+)\s*")
-_MPZ = type(gmpy2.mpz(0))
-_MPQ = type(gmpy2.mpq(0, 1))
-_MISSING_TYPE_NAMES = frozenset({"NAType", "NaTType"})
-
-
-def _float_ceil(q: Fraction) -> float:
-    """The smallest float >= q (``inf`` if none)."""
-    try:
-        f = float(q)  # float-ok: correctly rounded, then corrected exactly below
-    except OverflowError:
-        return math.inf if q > 0 else -1.7976931348623157e308
-    if math.isinf(f):
-        return f if f > 0 else -1.7976931348623157e308
-    if Fraction(f) < q:
-        f = math.nextafter(f, math.inf)
-    return f
-
-
-def _float_floor(q: Fraction) -> float:
-    """The largest float <= q (``-inf`` if none)."""
-    return -_float_ceil(-q)
-
-
-class Clamp:
-    """Precomputed constants for clamping to ``[lo_u, hi_u]`` units of ``step``.
-
-    For a float ``x`` and a rational bound ``b``: ``x < b`` iff
-    ``x < ceil_float(b)``, and ``x > b`` iff ``x > floor_float(b)``, so the
-    float comparisons below are exact.
-    """
-
-    def __init__(self, step: Fraction, lo_u: int, hi_u: int) -> None:
-        self.step, self.lo_u, self.hi_u = step, lo_u, hi_u
-        self.num, self.den = step.numerator, step.denominator
-        self.lo_v, self.hi_v = lo_u * step, hi_u * step
-        self.lo_f, self.hi_f = _float_ceil(self.lo_v), _float_floor(self.hi_v)
-        self.lo_i, self.hi_i = math.ceil(self.lo_v), math.floor(self.hi_v)
-        self.zero_u = min(max(0, lo_u), hi_u)  # what any |x| < step / 2 becomes
-        self.bound_u = max(abs(lo_u), abs(hi_u))
-        self.int64 = self.bound_u <= INT64_MAX
-        binary = self.num & (self.num - 1) == 0 and self.den & (self.den - 1) == 0
-        near = abs(self.den.bit_length() - self.num.bit_length()) < 1000
-        self.mult = self.den / self.num if near else math.inf  # float-ok: screening multiplier, exact near ties
-        self.exact_mult = (binary and math.isfinite(self.mult) and self.bound_u <= _FLOAT_EXACT
-                           and Fraction(self.lo_f) == self.lo_v and Fraction(self.hi_f) == self.hi_v)
-        self.approx_ok = math.isfinite(self.mult) and self.bound_u < _APPROX_LIMIT
-        self.float_lattice = float_lattice_constants(step, max(abs(self.lo_v), abs(self.hi_v)))
-        # |x| >= 2**big_bits means x lies beyond both bounds; |x| <= 2**tiny_bits means |x| < step / 2.
-        biggest = max(abs(self.lo_v), abs(self.hi_v), step)
-        self.big_bits = biggest.numerator.bit_length() - biggest.denominator.bit_length() + 1
-        half = step / 2
-        self.tiny_bits = half.numerator.bit_length() - half.denominator.bit_length() - 2
-        self.big_dec = len(str(math.ceil(biggest)))  # 10**big_dec > biggest
-        self.tiny_dec = -len(str(math.ceil(1 / half))) - 1  # 10**(tiny_dec + 1) < step / 2
-
-    # -- exact rounding of an in-range rational ------------------------------
-    def rational_units(self, n: int, d: int) -> int:
-        """Units of the rational ``n / d`` (``d > 0``), clamped then rounded exactly."""
-        if n * self.lo_v.denominator < self.lo_v.numerator * d:
-            return self.lo_u
-        if n * self.hi_v.denominator > self.hi_v.numerator * d:
-            return self.hi_u
-        return round_half_even(n * self.den, d * self.num)
-
-    def record_function(self) -> Callable[[Any], int | None]:
-        """The per-record screen: a record's clamped units, or ``None`` if it is unusable."""
-        lo_u, hi_u, lo_f, hi_f, lo_i, hi_i = self.lo_u, self.hi_u, self.lo_f, self.hi_f, self.lo_i, self.hi_i
-        den, num, mult, zero_u = self.den, self.num, self.mult, self.zero_u
-        exact_mult, approx_ok = self.exact_mult, self.approx_ok
-        big_bits, tiny_bits, big_dec, tiny_dec = self.big_bits, self.tiny_bits, self.big_dec, self.tiny_dec
-        rational_units = self.rational_units
-
-        def of_float(x: float) -> int | None:
-            if x != x:
-                return None
-            if x < lo_f:
-                return lo_u
-            if x > hi_f:
-                return hi_u
-            if exact_mult:
-                return round(x * mult)
-            if approx_ok:
-                y = x * mult
-                r = round(y)
-                if abs(abs(y - r) - 0.5) > TIE_TOLERANCE * (1.0 + abs(y)):
-                    return r
-            n, d = x.as_integer_ratio()
-            return round_half_even(n * den, d * num)
-
-        def of_int(x: int) -> int:
-            if x < lo_i:
-                return lo_u
-            if x > hi_i:
-                return hi_u
-            return x * den if num == 1 else round_half_even(x * den, num)
-
-        def of_fraction(n: int, d: int) -> int | None:
-            if d <= 0:
-                if d == 0:
-                    return None
-                n, d = -n, -d
-            if n == 0:
-                return zero_u
-            e = abs(n).bit_length() - d.bit_length()  # 2**(e-1) < |x| < 2**(e+1)
-            if e - 1 >= big_bits:
-                return hi_u if n > 0 else lo_u
-            if e + 1 <= tiny_bits:
-                return zero_u
-            return rational_units(n, d)
-
-        def of_decimal(x: decimal.Decimal) -> int | None:
-            if x.is_nan():
-                return None
-            if x.is_infinite():
-                return hi_u if x > 0 else lo_u
-            if x.is_zero():
-                return zero_u
-            a = x.adjusted()  # 10**a <= |x| < 10**(a+1)
-            if a >= big_dec:
-                return hi_u if x > 0 else lo_u
-            if a + 1 <= tiny_dec:
-                return zero_u
-            n, d = x.as_integer_ratio()
-            return rational_units(n, d)
-
-        def of_string(s: str) -> int | None:
-            if _DECIMAL_RE.fullmatch(s):
-                return of_decimal(decimal.Decimal(s.strip()))
-            m = _RATIO_RE.fullmatch(s)
-            if m is None:
-                return None
-            n, d = decimal.Decimal(m.group(1)), decimal.Decimal(m.group(2))
-            if d.is_zero():
-                return None
-            if n.is_zero():
-                return zero_u
-            a = n.adjusted() - d.adjusted()  # 10**(a-1) < |x| < 10**(a+1)
-            if a - 1 >= big_dec:
-                return hi_u if n > 0 else lo_u
-            if a + 1 <= tiny_dec:
-                return zero_u
-            nn, nd = n.as_integer_ratio()
-            dn, _ = d.as_integer_ratio()
-            return of_fraction(nn, nd * dn)
-
-        def screen(x: Any) -> int | None:
-            t = type(x)
-            if t is float:
-                return of_float(x)
-            if t is int:
-                return of_int(x)
-            if t is Fraction:
-                return of_fraction(x.numerator, x.denominator)
-            if t is bool or x is None:
-                return None
-            if t is decimal.Decimal:
-                return of_decimal(x)
-            if t is str:
-                return of_string(x)
-            if isinstance(x, np.floating):
-                if np.isnan(x):
-                    return None
-                if x.dtype.itemsize <= 8:
-                    return of_float(float(x))  # float-ok: widening to float64 is exact
-                if np.isinf(x):
-                    return hi_u if x > 0 else lo_u
-                return of_fraction(*(int(v) for v in x.as_integer_ratio()))
-            if isinstance(x, (np.integer, _MPZ)):
-                return of_int(int(x))
-            if isinstance(x, np.bool_):
-                return None
-            if isinstance(x, _MPQ):
-                return of_fraction(int(x.numerator), int(x.denominator))
-            if isinstance(x, numbers.Rational):
-                return of_fraction(int(x.numerator), int(x.denominator))
-            if isinstance(x, float):  # float subclasses
-                return of_float(float(x))  # float-ok: exact, same value
-            if isinstance(x, int):  # int subclasses other than bool
-                return of_int(int(x))
-            return None
-
-        return screen
-
-
 def _whole_record(x: Any) -> bool:
     """Whether the record ``x`` is not a number holding a fraction: an integer, an integral float, ``Decimal``
     or rational, integral numeric text, or no number at all (the screen's verdict then stands)."""
@@ -262,10 +72,10 @@ def _whole_record(x: Any) -> bool:
     if isinstance(x, numbers.Rational):
         return x.denominator in (0, 1)
     if isinstance(x, str):
-        if _DECIMAL_RE.fullmatch(x):
+        if DECIMAL_RE.fullmatch(x):
             value = decimal.Decimal(x.strip())
             return value == value.to_integral_value()
-        m = _RATIO_RE.fullmatch(x)
+        m = RATIO_RE.fullmatch(x)
         return m is None or int(m.group(2)) == 0 or int(m.group(1)) % int(m.group(2)) == 0
     return True
 
@@ -297,6 +107,17 @@ def unusable_reason(x: Any) -> str:
     if is_row_type(type(x)):
         return f"a {type(x).__name__} (a row of a table, not one value)"
     return f"not a number (a {type(x).__name__})"
+
+
+def unusable_error(place: str, record: Any, count: int, whole: bool = False) -> ValueError:
+    """The data holder's error for a value column with ``count`` unusable records, ``record`` one of them at
+    ``place`` (``"column 'income', line 72"``; ``"column 'income'"`` where rows have no place: a Spark table),
+    in one wording for every reader and engine; ``whole``: the column is declared int."""
+    shown = record.item() if isinstance(record, np.generic) and record.dtype.itemsize <= 8 else record
+    reason = f"not a whole number ({shown!r}) in a column declared int" if whole and not_whole([record]).any() \
+        else unusable_reason(record)
+    return ValueError(f"{place}: {reason} ({count} unusable cell(s)); clean the data, or pass missing='drop' or "
+                      "missing='impute' with fill=<number>")
 
 
 def screen_units(
@@ -339,13 +160,8 @@ def screen_units(
             raise rows_error(records, found, place=None if where is None else where(found[0]))
     if missing == "raise":
         first = int(np.flatnonzero(bad)[0])
-        place = f"record {first}" if where is None else where(first)
-        reason = unusable_reason(records[first]) if not whole or not not_whole(records[first:first + 1]).any() \
-            else f"not a whole number ({records[first]!r}) in a column declared int"
-        raise ValueError(
-            f"{place}: {reason} ({int(bad.sum())} unusable cell(s)); "
-            "clean the data, or pass missing='drop' or missing='impute' with fill=<number>"
-        )
+        raise unusable_error(f"record {first}" if where is None else where(first), records[first], int(bad.sum()),
+                             whole)
     if missing == "drop":
         keep = ~bad
         return units[keep], keep

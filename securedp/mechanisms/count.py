@@ -5,13 +5,13 @@ kept by at most ``m = max_contributions``: sensitivity ``m``. The release is
 ``n + Z`` with ``Z`` discrete Laplace of scale ``m / epsilon``
 (``epsilon``-DP) or discrete Gaussian of variance ``m**2 / (2 rho)``
 (``rho``-zCDP); in a table each person changes at most ``k = max_groups``
-cells, and the noise is calibrated to that (:mod:`securedp.mechanisms.noise`).
+cells, and the noise is calibrated to that (:mod:`securedp.privacy.noise`).
 Rows are counted whatever they hold (``None`` and NaN count as rows). The
 noisy count is not clamped, so it can be negative. A table's
 :class:`Persons` counts distinct persons per cell: sensitivity 1.
 
 Each person counts ``min(rows, m)`` in a cell, whichever of their rows are kept. The released
-interval is ``n + Z -/+ t`` at level ``1 - alpha`` (:mod:`securedp.mechanisms.accuracy`).
+interval is ``n + Z -/+ t`` at level ``1 - alpha`` (:mod:`securedp.privacy.accuracy`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from securedp.mechanisms.noise import Cost, Noise
 from securedp.mechanisms.statistic import AdditiveStatistic, CellColumn, CellSums
+from securedp.privacy.cost import Cost
+from securedp.privacy.noise import Noise
 
 
 @dataclass(frozen=True)

@@ -1,30 +1,36 @@
 """Gaussian thresholding: the private keys of a table priced in ``rho`` (zCDP), with a ``delta``.
 
 **Mechanism.** After per-person bounding every person holds at most
-``k = max_groups`` keys, and a key present in the data has ``n >= 1``
-distinct persons. Each key gets ``n + Z`` with ``Z`` discrete Gaussian of
-variance parameter ``sigma**2`` (``P(Z = z)`` proportional to
-``w(z) = exp(-z**2 / (2 sigma**2))``, drawn exactly by
+``k = max_groups`` keys. A key's exact count ``c`` has cell sensitivity ``s``
+(1 for its distinct persons, ``m = max_rows`` for its kept rows), and a key
+that only one person holds has ``1 <= c <= s``. Each key gets ``c + Z`` with
+``Z`` discrete Gaussian of variance parameter ``sigma**2`` (``P(Z = z)``
+proportional to ``w(z) = exp(-z**2 / (2 sigma**2))``, drawn exactly by
 :func:`~securedp.hazmat.samplers.discrete_gaussian`); the key is released
-iff ``n + Z >= tau``, and then ``n + Z`` is released too, at no extra cost.
-For a selection share ``rho`` the plan takes ``sigma**2 = k / (2 rho)``, an
-exact rational.
+iff ``c + Z >= tau``, and then ``c + Z`` is released too, at no extra cost.
+The plan takes ``sigma**2 = k s**2 / (2 rho)``, an exact rational: the law
+``Noise.of(s, Cost.of(rho=rho), k)`` of :mod:`securedp.privacy.noise`, the
+very law of a count released at ``rho``, so a table that releases the count
+draws its noise once, thresholds it and releases the same noisy value (which
+is then at least ``tau``: see the bias note of
+:mod:`securedp.mechanisms.partition_selection`).
 
 **Privacy: delta-approximate rho-zCDP** (Bun & Steinke 2016, "Concentrated
 differential privacy", Def. 8.1: events ``E``, ``E'`` of probability at least
 ``1 - delta`` under the two neighbours such that the conditioned outputs obey
 the ``rho``-zCDP Renyi bounds both ways). Let ``D'`` be ``D`` with one more
-person (bounding chooses each person's keys from that person's rows alone,
-so nobody else's keys change). The keys both hold have person counts that
-differ by at most 1 on at most ``k`` keys: L2 sensitivity ``sqrt(k)``, so
-their vector of noisy counts is ``k / (2 sigma**2) = rho``-zCDP (Canonne,
-Kamath & Steinke 2020, Thm. 14), and thresholding them is post-processing.
-A key only the added person holds has ``n = 1`` in ``D'`` and is released
-with probability ``P(Z >= tau - 1)``; there are at most ``k`` of them, so the
-event ``E'`` that none is released has ``P(E') >= 1 - k P(Z >= tau - 1)
->= 1 - delta``. Their noise is independent of the shared keys' noise, so
-given ``E'`` the output under ``D'`` is the shared keys' thresholded noisy
-counts, as under ``D`` (with ``E`` the sure event): the definition holds.
+person (bounding chooses each person's keys and rows from that person's rows
+alone, so nobody else's kept rows change). The keys both hold have counts
+that differ by at most ``s`` on at most ``k`` keys: L2 sensitivity
+``sqrt(k) s``, so their vector of noisy counts is ``k s**2 / (2 sigma**2) =
+rho``-zCDP (Canonne, Kamath & Steinke 2020, Thm. 14), and thresholding them
+is post-processing. A key only the added person holds has ``1 <= c <= s`` in
+``D'`` and is released with probability ``P(Z >= tau - c) <= P(Z >= tau -
+s)``; there are at most ``k`` of them, so the event ``E'`` that none is
+released has ``P(E') >= 1 - k P(Z >= tau - s) >= 1 - delta``. Their noise is
+independent of the shared keys' noise, so given ``E'`` the output under
+``D'`` is the shared keys' thresholded noisy counts, as under ``D`` (with
+``E`` the sure event): the definition holds.
 
 **Tail bounds.** With ``S(t) = sum_{z >= t} w(z)`` and ``sum_z w(z) =
 1 + 2 S(1)``, ``P(Z >= t) = S(t) / (1 + 2 S(1))`` for integers ``t >= 0``.
@@ -39,12 +45,12 @@ j``). ``L`` grows with the working precision, so the enclosure shrinks to the
 true value. Then ``S_lo(t) / (1 + 2 S_hi(1)) <= P(Z >= t) <= S_hi(t) / (1 + 2
 S_lo(1))`` (interval division).
 
-**What is proven.** ``tau`` is the smallest integer ``>= 1`` with ``k P(Z >=
-tau - 1) <= delta``, found by doubling then bisection where every comparison
-``P(Z >= t) <= delta / k`` is decided exactly (:func:`gaussian_tail_at_most`):
-``P(Z >= tau - 1) <= delta / k`` is proven (the stated ``delta`` is an upper
-bound) and, when ``tau > 1``, ``P(Z >= tau - 2) > delta / k`` is proven
-(``tau`` is minimal). Unlike the Laplace tail, ``P(Z >= t)`` is a ratio of
+**What is proven.** ``tau = s + t*`` with ``t*`` the smallest integer ``>= 0``
+with ``k P(Z >= t*) <= delta``, found by doubling then bisection where every
+comparison ``P(Z >= t) <= delta / k`` is decided exactly
+(:func:`gaussian_tail_at_most`): ``P(Z >= tau - s) <= delta / k`` is proven
+(the stated ``delta`` is an upper bound) and, when ``t* > 0``,
+``P(Z >= tau - s - 1) > delta / k`` is proven (``tau`` is minimal). Unlike the Laplace tail, ``P(Z >= t)`` is a ratio of
 infinite series in the transcendental ``exp(-1 / (2 sigma**2))``, and no
 theorem known to us rules out its equality with the rational ``delta / k``:
 a comparison the enclosures cannot settle by ``MAX_PRECISION`` bits raises
@@ -63,17 +69,22 @@ from fractions import Fraction
 from typing import Any
 
 import gmpy2
-import numpy as np
 
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.interval import Interval, rounding_context
 from securedp.hazmat.exact.search import least_holding
-from securedp.hazmat.samplers import discrete_gaussian
-from securedp.mechanisms.partition_selection import ThresholdSelection, check_parameters, decide, person_counts
+from securedp.mechanisms.partition_selection import (
+    ThresholdSelection,
+    check_parameters,
+    check_sensitivity,
+    decide,
+    noisy_counts,
+)
+from securedp.privacy.noise import Law, Noise
 
 MAX_VARIANCE = Fraction(1 << 24)
-"""Largest ``sigma**2 = k / (2 rho)`` (``sigma = 4096``): the tail enclosures sum ``O(sigma)`` terms."""
+"""Largest ``sigma**2 = k s**2 / (2 rho)`` (``sigma = 4096``): the tail enclosures sum ``O(sigma)`` terms."""
 MAX_PRECISION = 1 << 12
 """Working precision (bits) past which an undecided tail comparison raises ``ArithmeticError``."""
 
@@ -127,29 +138,39 @@ def gaussian_tail_at_most(t: int, variance: Fraction, bound: Fraction) -> bool:
 
 @dataclass(frozen=True)
 class GaussianThreshold:
-    """Plan of Gaussian thresholding for one ``(rho, delta, max_groups)`` (see the module)."""
+    """Plan of Gaussian thresholding for one ``(rho, delta, max_groups)`` and cell ``sensitivity`` (see the
+    module)."""
 
     rho: Fraction
     delta: Fraction
     max_groups: int
     variance: Fraction
-    """``sigma**2 = k / (2 rho)`` of the discrete Gaussian noise on each key's person count."""
+    """``sigma**2 = k s**2 / (2 rho)`` of the discrete Gaussian noise on each key's count."""
     threshold: int
+    sensitivity: int = 1
+    """``s``: the most one person changes a key's count (1 for distinct persons, ``max_rows`` for rows)."""
+
+    @property
+    def noise(self) -> Noise:
+        """The law of each key's noise: discrete Gaussian of variance ``k s**2 / (2 rho)`` (a count's, at ``rho``)."""
+        return Noise(Law.GAUSSIAN, self.sensitivity, self.rho, self.max_groups)
+
+    @property
+    def delta_per_key(self) -> Fraction:
+        """``delta / k``: the proven bound on the probability that a key only one person holds is released."""
+        return self.delta / self.max_groups
 
     def select(self, persons: Any, rng: RandomSource | None = None) -> ThresholdSelection:
-        """Noisy counts ``n + Z`` of the keys with ``n = persons[i] >= 1`` distinct persons, kept iff ``>= tau``."""
-        n = person_counts(persons)
-        noise = discrete_gaussian(None, len(n), variance=self.variance, rng=resolve_source(rng))
-        noisy = n + np.asarray(noise, dtype=np.int64)
-        return ThresholdSelection(keep=np.asarray(noisy >= self.threshold, dtype=bool), noisy=noisy)
+        """Noisy counts ``c + Z`` of the keys with counts ``c = persons[i] >= 1``, kept iff ``>= tau``."""
+        return noisy_counts(persons, self.noise, self.threshold, resolve_source(rng))
 
 
 @functools.lru_cache(maxsize=64)
-def _gaussian_plan(rho: Fraction, dlt: Fraction, k: int) -> GaussianThreshold:
-    variance = Fraction(k) / (2 * rho)
+def _gaussian_plan(rho: Fraction, dlt: Fraction, k: int, s: int) -> GaussianThreshold:
+    variance = Fraction(k * s * s) / (2 * rho)
     if variance > MAX_VARIANCE:
-        raise ValueError(f"Gaussian thresholding needs sigma**2 = max_groups / (2 rho) <= {MAX_VARIANCE}, got "
-                         f"{variance}: give partition selection more rho or lower max_groups")
+        raise ValueError(f"Gaussian thresholding needs sigma**2 = max_groups * s**2 / (2 rho) <= {MAX_VARIANCE}, "
+                         f"got {variance}: give the thresholded count more rho or lower max_groups (or max_rows)")
     per_key = dlt / k
 
     def fits(t: int) -> bool:
@@ -157,9 +178,12 @@ def _gaussian_plan(rho: Fraction, dlt: Fraction, k: int) -> GaussianThreshold:
 
     least = least_holding(fits, 0)  # P(Z >= t) decreases in t: fits is monotone, and holds for some t
     assert least is not None  # no limit: the search ends where the tail bound holds
-    return GaussianThreshold(rho, dlt, k, variance, least + 1)
+    plan = GaussianThreshold(rho, dlt, k, variance, s + least, s)
+    assert plan.noise.parameter == variance  # one law: the count's
+    return plan
 
 
-def gaussian_threshold(rho: Any, delta: Any, max_groups: Any = 1) -> GaussianThreshold:
-    """The (cached) plan of Gaussian thresholding; its ``threshold`` is proven sufficient and minimal."""
-    return _gaussian_plan(*check_parameters(rho, delta, max_groups, "rho"))
+def gaussian_threshold(rho: Any, delta: Any, max_groups: Any = 1, sensitivity: Any = 1) -> GaussianThreshold:
+    """The (cached) plan of Gaussian thresholding of a count of cell ``sensitivity`` (1: distinct persons); its
+    ``threshold`` is proven sufficient and minimal."""
+    return _gaussian_plan(*check_parameters(rho, delta, max_groups, "rho"), check_sensitivity(sensitivity))

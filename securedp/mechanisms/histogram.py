@@ -40,8 +40,9 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import to_rational
 from securedp.lattice import Lattice, screen_units
 from securedp.lattice.columns import first_row_record
-from securedp.mechanisms.noise import Cost, Noise
 from securedp.mechanisms.statistic import CellColumn, CellStatistic
+from securedp.privacy.cost import Cost
+from securedp.privacy.noise import Noise
 
 UNKNOWN_POLICIES = ("raise", "drop")
 
@@ -187,7 +188,7 @@ class Histogram(CellStatistic):
     def parameters(self) -> dict[str, Any]:
         kind: dict[str, Any] = ({"kind": "categories"} if isinstance(self.derivation, Categories)
                                 else {"kind": "bins", "edges": self.derivation.edges})
-        return {**kind, **self.noise.parameters()}
+        return kind
 
     def exact_bins(self, points: list[Sequence[int] | np.ndarray],
                    counts: list[Sequence[int] | np.ndarray]) -> list[list[int]]:

@@ -16,9 +16,23 @@ post-processing ``step * round(clamp(c + S~ / max(N~, 1), lo_u, hi_u))``
 (rounded half to even, :func:`mean_units`): a lattice point in ``[lo, hi]``,
 so the set of possible outputs is the lattice, whatever the data. In a table
 each person changes at most ``k = max_groups`` cells (noise calibrated to
-``k`` times the sensitivities, :mod:`securedp.mechanisms.noise`), and each
+``k`` times the sensitivities, :mod:`securedp.privacy.noise`), and each
 cell's interval at level ``1 - alpha`` comes from the two half-widths at
 ``alpha / 2`` each (a union bound).
+
+**The mean's half-width in the column's units** depends on the cell's true row count ``n``, which is not
+public, so it is stated *at* a count (:meth:`Mean.value_halfwidth`). With ``t_n``, ``t_s`` the two
+half-widths at ``alpha / 2``, with probability at least ``1 - alpha`` both ``|N~ - n| <= t_n`` and
+``|S~ - S| <= t_s``; then, if ``n - t_n >= 1``, ``d = N~ >= n - t_n`` and, as ``|S| <= n half``,
+
+``|S~ / d - S / n| = |S (n - d) / (n d) + (S~ - S) / d| <= (half t_n + t_s) / (n - t_n)``;
+
+clamping to ``[lo_u, hi_u]`` (which holds the true mean) moves the mean no further from it, and rounding
+moves it by at most half a unit. So the released mean is within
+``E(n) = step * ((half t_n + t_s) / (n - t_n) + 1/2)`` of the mean of the cell's kept (clamped) values,
+and never further than ``hi - lo``: ``min(E(n), hi - lo)``, exact, non-increasing in ``n`` and in the
+budget (``hi - lo`` when ``n - t_n < 1``). It bounds the noise's error only: the rows that bounding drops
+and the values that clamping moves are the data holder's to judge (:func:`securedp.analyze_contributions`).
 """
 
 from __future__ import annotations
@@ -28,9 +42,9 @@ from fractions import Fraction
 from typing import Any
 
 from securedp.hazmat.exact.kernels import round_half_even
-from securedp.mechanisms.moments import LatticeStatistic, centre, centred
-from securedp.mechanisms.noise import Noise, split
+from securedp.mechanisms.moments import LatticeStatistic, centre, centred, ratio_error
 from securedp.mechanisms.statistic import CellColumn, CellSums
+from securedp.privacy.noise import Noise
 
 
 @dataclass(frozen=True)
@@ -44,7 +58,7 @@ class Mean(LatticeStatistic):
     @property
     def noises(self) -> tuple[Noise, Noise]:
         """The noise of the count and of the centred sum."""
-        share = split(self.cost, 2)
+        share = self.cost.split(2)
         _, half = centre(self.column)
         m, k = self.max_contributions, self.max_groups
         return Noise.of(m, share, k), Noise.of(m * max(half, 1), share, k)
@@ -59,6 +73,14 @@ class Mean(LatticeStatistic):
         count_noise, sum_noise = self.noises
         return {"count": Fraction(count_noise.halfwidth(alpha / 2)),
                 "centred_sum": sum_noise.halfwidth(alpha / 2) * self.column.lattice.step}
+
+    def value_halfwidth(self, alpha: Fraction, rows: int) -> Fraction:
+        """The half-width of the released mean in the column's units at level ``1 - alpha``, in a cell that
+        keeps ``rows`` rows: ``min(E(rows), hi - lo)`` of the module docstring, exact."""
+        count_noise, sum_noise = self.noises
+        column = self.column
+        return mean_error(rows, count_noise.halfwidth(alpha / 2), sum_noise.halfwidth(alpha / 2),
+                          centre(column)[1], column.hi_u - column.lo_u) * column.lattice.step
 
     def finish(self, noisy: list[list[int]], alpha: Fraction) -> CellColumn:
         count_noise, sum_noise = self.noises
@@ -104,3 +126,12 @@ def mean_units(counts: list[int], sums: list[int], c: int, lo_u: int, hi_u: int,
         lows.append(low if low > lo_u else lo_u)
         highs.append(high if high < hi_u else hi_u)
     return values, lows, highs
+
+
+def mean_error(rows: int, t_n: int, t_s: int, half: int, width: int) -> Fraction:
+    """In units: how far the mean :func:`mean_units` releases lies from the mean of ``rows`` values in
+    bounds ``width`` units wide (``half`` their largest distance to the centre) when the count's and the
+    centred sum's noises are at most ``t_n`` and ``t_s``: ``min((half t_n + t_s) / (rows - t_n) + 1/2,
+    width)``, or ``width`` when ``rows - t_n < 1`` (the module docstring)."""
+    error = ratio_error(rows, t_n, t_s, half)
+    return Fraction(width) if error is None else min(error + Fraction(1, 2), Fraction(width))

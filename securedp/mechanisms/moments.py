@@ -15,11 +15,12 @@ the uncentred sum allows. The shares of the budget and the sensitivities are sta
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, ClassVar
 
-from securedp.mechanisms.noise import Cost
 from securedp.mechanisms.records import LatticeColumn
 from securedp.mechanisms.statistic import AdditiveStatistic, CellStatistic
+from securedp.privacy.cost import Cost
 
 
 @dataclass(frozen=True)
@@ -65,3 +66,17 @@ def centre_of_bounds(lo_u: int, hi_u: int) -> tuple[int, int]:
 def centred(c: int, rows: list[int], total: list[int]) -> list[int]:
     """Each cell's centred sum ``sum(u - c) = S - c N`` from its row count ``N`` and sum of units ``S``."""
     return [s - c * x for s, x in zip(total, rows, strict=True)]
+
+
+def ratio_error(rows: int, t_count: int, t_sum: int, largest: int) -> Fraction | None:
+    """A bound of ``|S~ / d - S / n|`` for ``n = rows``, ``d = max(N~, 1)``, whenever ``|N~ - n| <= t_count``,
+    ``|S~ - S| <= t_sum`` and ``|S| <= n * largest``: ``(largest * t_count + t_sum) / (n - t_count)``, or
+    ``None`` when ``n - t_count < 1`` (then ``d`` may be 1 and nothing bounds the ratio).
+
+    Proof: ``d = N~ >= n - t_count >= 1``, and ``S~ / d - S / n = S (n - d) / (n d) + (S~ - S) / d``, whose
+    terms are at most ``largest * t_count / d`` and ``t_sum / d`` in absolute value. The bound is attained
+    (``S = n * largest``, ``N~ = n - t_count``, ``S~ = S + t_sum``).
+    """
+    if rows - t_count < 1:
+        return None
+    return Fraction(largest * t_count + t_sum, rows - t_count)

@@ -1,28 +1,57 @@
 """Private partition selection: which data-derived keys of a grouped table may be released.
 
-After per-person bounding every person holds at most ``k = max_groups`` keys,
-and a key's statistic is ``n``, its number of distinct persons. A key is
-released only through one of two rules, each ``(epsilon, delta)``-DP for the
-whole set of keys; both are computed once per ``(epsilon, delta, k)`` into a
-plan, then applied to any number of keys. Tables priced in ``rho`` use
-Gaussian thresholding instead (:mod:`securedp.mechanisms.gaussian_threshold`,
-which shares :func:`decide`, :func:`check_parameters` and
-:class:`ThresholdSelection` with this module).
+After per-person bounding every person holds at most ``k = max_groups`` keys. A key is released only
+through one of the rules below, each ``(epsilon, delta)``-DP for the whole set of keys; each is
+computed once per ``(epsilon, delta, k)`` (and cell sensitivity) into a plan, then applied to any
+number of keys. Tables priced in ``rho`` threshold a discrete Gaussian count instead
+(:mod:`securedp.mechanisms.gaussian_threshold`, which shares :func:`decide`, :func:`check_parameters`,
+:func:`noisy_counts` and :class:`ThresholdSelection` with this module).
 
-**Laplace thresholding.** ``Z`` discrete Laplace of scale ``k / epsilon``
-(exact, :func:`~securedp.hazmat.samplers.discrete_laplace`), ``q = exp(-epsilon / k)``. A key
-is kept iff ``n + Z >= tau`` and then its noisy count ``n + Z`` is released at
-no extra cost. For ``t >= 0``, ``P(Z >= t) = q**t / (1 + q)`` (sum of the
-geometric tail ``(1 - q)/(1 + q) * q**j`` over ``j >= t``). ``tau`` is the
-smallest integer ``>= 1`` with ``P(Z >= tau - 1) <= delta / k``, i.e. a key
-held by one person appears with probability at most ``delta / k``; it is
-``1 + max(0, ceil((k/epsilon) ln(k / (delta (1 + q)))))``, estimated with
-outward-rounded MPFR bounds and then *checked exactly* at ``tau - 1`` and
-``tau - 2`` (:func:`laplace_tail_at_most`), so the stated delta is a proven
-bound and ``tau`` is proven minimal. Privacy: the vector of noisy counts of
-the keys two neighbours share is ``epsilon``-DP (L1 sensitivity ``k``,
-scale ``k / epsilon``); each of the at most ``k`` keys only one of them has
-contributes at most ``delta / k``; thresholding is post-processing.
+**Laplace thresholding of a count.** A key's exact count ``c`` is an integer of *cell sensitivity*
+``s``: one person changes it by at most ``s``, and a key that only one person holds has ``1 <= c <=
+s``. For the distinct persons of a key ``s = 1``; for its kept rows ``s = m = max_rows``. ``Z`` is
+discrete Laplace of scale ``k s / epsilon`` (exact,
+:func:`~securedp.hazmat.samplers.discrete_laplace`): the law
+``Noise.of(s, Cost.of(epsilon), k)`` of :mod:`securedp.privacy.noise`, the very law of a count
+released at ``epsilon``, so a table that releases the count draws its noise once, thresholds it, and
+releases the same noisy value. ``q = exp(-epsilon / (k s))``. A key is kept iff ``c + Z >= tau``, and
+then ``c + Z`` is released with it at no extra cost. For ``t >= 0``, ``P(Z >= t) = q**t / (1 + q)``
+(the geometric tail ``(1 - q)/(1 + q) * q**j`` summed over ``j >= t``). ``tau = s + t*`` with ``t*``
+the least integer ``t >= 0`` with ``P(Z >= t) <= delta / k``, so a key only one person holds is
+kept with probability ``P(Z >= tau - c) <= P(Z >= t*) <= delta / k``. ``t*`` is
+``max(0, ceil((k s / epsilon) ln(k / (delta (1 + q)))))``, estimated with outward-rounded MPFR bounds
+and then *checked exactly* at ``t*`` and ``t* - 1`` (:func:`laplace_tail_at_most`): the stated
+``delta / k`` is a proven bound, and ``tau`` is proven minimal for it (at ``tau - 1`` a one-person key
+with ``c = s`` is kept with probability above ``delta / k``; for ``s > 1`` a key with fewer rows is kept
+less often).
+
+*Theorem.* The released keys and their noisy counts are ``(epsilon, delta)``-DP for adding or
+removing one person, for every ``delta >= k P(Z >= tau - s)``, so for the ``delta`` the plan states.
+
+*Proof.* Let ``D'`` be ``D`` with one more person ``x``. Bounding chooses each person's keys and rows
+from that person's rows alone, so every other person's kept rows are the same in ``D`` and ``D'``.
+Let ``K`` be the keys present in ``D`` (present in ``D'`` too) and ``N`` those present in ``D'`` only:
+``x`` holds each of them, so ``|N| <= k`` and each has ``1 <= c <= s`` in ``D'``. Write ``T(.)`` for
+the thresholded noisy counts of the keys ``K`` and ``E`` for the event that no key of ``N`` is kept in
+``D'``. (a) The counts of ``K`` in ``D`` and ``D'`` differ by at most ``s`` on the at most ``k`` keys
+``x`` holds: L1 distance ``<= k s``, so their noisy counts are ``epsilon``-DP (the ratio of the two
+laws of ``c + Z`` is ``exp(epsilon |delta c| / (k s))``, multiplied over keys), and ``T`` is
+post-processing: ``P[T(D) in A] <= e^epsilon P[T(D') in A]`` and back, for every set ``A``. (b) The
+noises are independent, so ``E`` is independent of ``T(D')``, and ``P(not E) <= sum_{N} P(Z >= tau -
+c) <= k P(Z >= tau - s) <= delta``. The output ``M(D)`` is ``T(D)`` (keys of ``N`` are absent from
+``D``), and ``M(D')`` is ``T(D')`` on ``E``. For a set ``S`` of outputs let ``S0`` be those that hold
+no key of ``N``. Then ``P[M(D') in S] <= P[T(D') in S0] + P(not E) <= e^epsilon P[T(D) in S0] + delta
+= e^epsilon P[M(D) in S0] + delta``; and with ``y = P[M(D) in S] = P[T(D) in S0]``,
+``P[M(D') in S] >= P[T(D') in S0] P(E) >= e^-epsilon y (1 - delta)``, so ``e^epsilon P[M(D') in S] +
+delta >= y (1 - delta) + delta >= y``. Both directions hold. The same bound holds per key:
+``(epsilon / k, delta / k)`` for a key of ``x`` alone (``tests/privacy`` checks it exactly).
+
+*Bias of a released count.* A released value is the noisy count that passed the threshold, so it is
+at least ``tau``: given that a key is kept, ``c + Z`` overstates ``c`` on average (much when ``c`` is
+near or below ``tau``, negligibly when ``c >> tau``). Its stated interval ``c + Z -/+ t`` is the
+count's own (:mod:`securedp.mechanisms.count`): it covers ``c`` with probability ``1 - alpha`` over the
+noise, before selection; conditioned on a key being kept its coverage can be lower for counts near
+the threshold.
 
 **Optimal rule** (Desfontaines, Voss, Gipson & Mandayam 2022, "Differentially
 private partition selection", PoPETs, Thm. 1). Per key ``(e, d) = (epsilon/k,
@@ -72,7 +101,7 @@ from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.interval import Interval, floor_scaled, rounding_context
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
-from securedp.hazmat.samplers import discrete_laplace
+from securedp.privacy.noise import Law, Noise
 
 GRID_BITS = 96
 """``p(n)`` is a multiple of ``2**-GRID_BITS``."""
@@ -136,8 +165,8 @@ def laplace_tail_at_most(t: int, x: Fraction, bound: Fraction) -> bool:
     return decide(gap, f"q**{t}/(1+q) <= {bound}")
 
 
-def _threshold_estimate(x: Fraction, bound: Fraction) -> int:
-    """``1 + max(0, ceil(X))`` for an upper bound of ``X = ln(1 / (bound (1 + q))) / x``, from MPFR
+def _tail_estimate(x: Fraction, bound: Fraction) -> int:
+    """``max(0, ceil(X))`` for an upper bound of ``X = ln(1 / (bound (1 + q))) / x``, from MPFR
     rounded outwards (``q`` low, every operation rounded up; ``ln`` and ``1/y`` move the right way)."""
     prec = _START_PREC
     q_lo = (-Interval.exact(x, prec)).exp().lo
@@ -145,7 +174,17 @@ def _threshold_estimate(x: Fraction, bound: Fraction) -> int:
         denominator = gmpy2.mpq(bound.numerator, bound.denominator) * (1 + q_lo)
     with rounding_context(prec, gmpy2.RoundUp):
         high = gmpy2.log(1 / denominator) / gmpy2.mpq(x.numerator, x.denominator)
-        return 1 + max(0, int(gmpy2.ceil(high)))
+        return max(0, int(gmpy2.ceil(high)))
+
+
+def check_sensitivity(sensitivity: Any) -> int:
+    """The cell sensitivity ``s`` of a thresholded count: an integer ``>= 1``."""
+    if isinstance(sensitivity, (bool, np.bool_)):
+        raise TypeError("sensitivity must be an integer, not a bool")
+    s = to_int(sensitivity, "sensitivity")
+    if s < 1:
+        raise ValueError(f"sensitivity must be >= 1, got {s}")
+    return s
 
 
 @dataclass(frozen=True)
@@ -157,43 +196,72 @@ class ThresholdSelection:
     noisy: np.ndarray
 
 
+def noisy_counts(counts: Any, noise: Noise, threshold: int, source: RandomSource) -> ThresholdSelection:
+    """``c + Z`` for each key's count ``c`` (one batch of ``noise`` from ``source``), kept iff ``>= threshold``.
+
+    The sums are exact: int64 while every noise value lies within ``2**62`` (counts stay below ``2**61``),
+    else Python integers.
+    """
+    n = person_counts(counts)
+    z = np.asarray(noise.draw(source, len(n)))
+    if len(n) == 0:
+        noisy = n
+    elif z.dtype.kind == "i" and int(z.min()) > -(1 << 62) and int(z.max()) < 1 << 62:
+        noisy = n + z
+    else:
+        noisy = n.astype(object) + z.astype(object)
+    return ThresholdSelection(keep=np.asarray(noisy >= threshold, dtype=bool), noisy=noisy)
+
+
 @dataclass(frozen=True)
 class LaplaceThreshold:
-    """Plan of Laplace thresholding for one ``(epsilon, delta, max_groups)`` (see the module)."""
+    """Plan of Laplace thresholding for one ``(epsilon, delta, max_groups)`` and cell ``sensitivity`` (see the
+    module)."""
 
     epsilon: Fraction
     delta: Fraction
     max_groups: int
     threshold: int
+    sensitivity: int = 1
+    """``s``: the most one person changes a key's count (1 for distinct persons, ``max_rows`` for rows)."""
+
+    @property
+    def noise(self) -> Noise:
+        """The law of each key's noise: discrete Laplace of scale ``k s / epsilon`` (a count's, at ``epsilon``)."""
+        return Noise(Law.LAPLACE, self.sensitivity, self.epsilon, self.max_groups)
 
     @property
     def scale(self) -> Fraction:
-        """Scale ``k / epsilon`` of the discrete Laplace noise on each key's person count."""
-        return self.max_groups / self.epsilon
+        """Scale ``k s / epsilon`` of the discrete Laplace noise on each key's count."""
+        return self.noise.parameter
+
+    @property
+    def delta_per_key(self) -> Fraction:
+        """``delta / k``: the proven bound on the probability that a key only one person holds is released."""
+        return self.delta / self.max_groups
 
     def select(self, persons: Any, rng: RandomSource | None = None) -> ThresholdSelection:
-        """Noisy counts ``n + Z`` of the keys with ``n = persons[i] >= 1`` distinct persons, kept iff ``>= tau``."""
-        n = person_counts(persons)
-        noisy = n + discrete_laplace(self.scale, size=len(n), rng=resolve_source(rng))
-        return ThresholdSelection(keep=np.asarray(noisy >= self.threshold, dtype=bool), noisy=noisy)
+        """Noisy counts ``c + Z`` of the keys with counts ``c = persons[i] >= 1``, kept iff ``>= tau``."""
+        return noisy_counts(persons, self.noise, self.threshold, resolve_source(rng))
 
 
 @functools.lru_cache(maxsize=64)
-def _laplace_plan(eps: Fraction, dlt: Fraction, k: int) -> LaplaceThreshold:
-    x, per_key = eps / k, dlt / k
-    # From the estimate, walk to the least tau >= 1 with P(Z >= tau - 1) <= delta/k, every step an
-    # exact decision; P(Z >= t) decreases in t, so the walk ends at the minimum, proven both ways.
-    tau = _threshold_estimate(x, per_key)
-    while tau > 1 and laplace_tail_at_most(tau - 2, x, per_key):
-        tau -= 1
-    while not laplace_tail_at_most(tau - 1, x, per_key):
-        tau += 1
-    return LaplaceThreshold(eps, dlt, k, tau)
+def _laplace_plan(eps: Fraction, dlt: Fraction, k: int, s: int) -> LaplaceThreshold:
+    x, per_key = eps / (k * s), dlt / k
+    # From the estimate, walk to the least t >= 0 with P(Z >= t) <= delta/k, every step an exact
+    # decision; P(Z >= t) decreases in t, so the walk ends at the minimum, proven both ways.
+    t = _tail_estimate(x, per_key)
+    while t > 0 and laplace_tail_at_most(t - 1, x, per_key):
+        t -= 1
+    while not laplace_tail_at_most(t, x, per_key):
+        t += 1
+    return LaplaceThreshold(eps, dlt, k, s + t, s)
 
 
-def laplace_threshold(epsilon: Any, delta: Any, max_groups: Any = 1) -> LaplaceThreshold:
-    """The (cached) plan of Laplace thresholding; its ``threshold`` is proven minimal and sufficient."""
-    return _laplace_plan(*check_parameters(epsilon, delta, max_groups))
+def laplace_threshold(epsilon: Any, delta: Any, max_groups: Any = 1, sensitivity: Any = 1) -> LaplaceThreshold:
+    """The (cached) plan of Laplace thresholding of a count of cell ``sensitivity`` (1: distinct persons); its
+    ``threshold`` is proven minimal and sufficient."""
+    return _laplace_plan(*check_parameters(epsilon, delta, max_groups), check_sensitivity(sensitivity))
 
 
 @dataclass(frozen=True)
@@ -269,7 +337,8 @@ def optimal_selection(epsilon: Any, delta: Any, max_groups: Any = 1) -> OptimalS
 
 
 def person_counts(persons: Any) -> np.ndarray:
-    """Distinct-person counts as an int64 array; every key present in the data has at least one person."""
+    """Each key's count (distinct persons, or rows) as an int64 array; every key present in the data has at
+    least one person, and one row."""
     n = np.asarray(persons)
     if n.ndim != 1 or not np.issubdtype(n.dtype, np.integer):
         raise TypeError("persons must be a 1-D array of integer person counts")

@@ -68,9 +68,9 @@ from securedp.hazmat.exact.rational import format_rational, probability
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.lattice import Lattice
 from securedp.mechanisms.moments import ColumnStatistic
-from securedp.mechanisms.noise import Cost, split
 from securedp.mechanisms.rank_utility import LAW, UTILITY, Entries, LevelLaw, rank_error_bound
 from securedp.mechanisms.records import exact_value, parse_bounds, resolve_lattice
+from securedp.privacy.cost import Cost
 
 QUANTILE_RESOLUTION = 1 << 32
 """The default lattice of a column not typed integer spans at least this many steps (:func:`default_lattice`)."""
@@ -147,7 +147,7 @@ class Quantiles(ColumnStatistic):
     def share(self) -> Fraction:
         """The ``epsilon`` of each level's selection in each cell: :func:`selection_epsilon` of the cost's
         share of one level, for ``max_groups`` cells per person."""
-        return selection_epsilon(split(self.cost, len(self.levels)), self.max_groups)
+        return selection_epsilon(self.cost.split(len(self.levels)), self.max_groups)
 
     @property
     def laws(self) -> tuple[LevelLaw, ...]:

@@ -43,6 +43,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from securedp.mechanisms.release import COMMITMENT_SCHEME, jsonable
+from securedp.privacy.cost import Currency
 
 if TYPE_CHECKING:
     from securedp.mechanisms.release import Release
@@ -167,6 +168,11 @@ class ReleaseRecord:
     input_commitment: InputCommitment | None = None
     format: int = FORMAT
     """The record format (1: securedp 0.1's, read and verified; this version writes :data:`FORMAT`)."""
+
+    @property
+    def currency(self) -> Currency:
+        """The release's own unit: epsilon or rho."""
+        return Currency.EPSILON if self.epsilon is not None else Currency.RHO
 
     @property
     def cost(self) -> Fraction:

@@ -18,7 +18,7 @@ from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational
-from securedp.mechanisms.noise import Cost
+from securedp.privacy.cost import Cost
 
 
 def jsonable(value: Any) -> Any:
@@ -120,6 +120,11 @@ class PreparedRelease:
     """The release's accuracy at level ``1 - alpha``, stated from its public parameters before anything
     is drawn: the half-width of each noisy integer in output units, or a selection's rank error bound
     (:meth:`~securedp.mechanisms.statistic.Statistic.accuracy`); ``None`` when the mechanism states none."""
+    value_halfwidth: Callable[[Fraction, int], Fraction | None] | None = field(default=None, kw_only=True)
+    """The half-width of the released value in the column's units at level ``1 - alpha`` in a cell (here,
+    the column) of ``n`` rows, for a statistic whose error depends on that private count, a mean or a
+    variance (:meth:`~securedp.mechanisms.statistic.CellStatistic.value_halfwidth`); it returns ``None``,
+    or is ``None``, for the others."""
     execution: Callable[[RandomSource], Execution] | None = field(default=None, kw_only=True)
     """For a release whose exact aggregate depends on what it draws (a salt
     that bounds contributions, drawn first): one whole execution on a source,
@@ -129,8 +134,8 @@ class PreparedRelease:
     @property
     def cost(self) -> Cost:
         """The release's exact price, its ``epsilon`` or ``rho`` and its ``delta``, as one
-        :class:`~securedp.mechanisms.noise.Cost`."""
-        return Cost(self.epsilon, self.rho, self.delta)
+        :class:`~securedp.privacy.cost.Cost`."""
+        return Cost.of(self.epsilon, self.rho, self.delta)
 
     def executed(self, source: RandomSource) -> Execution:
         """One execution on ``source``: the release and the input bytes of *this* execution.

@@ -27,9 +27,9 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.noise import Cost
 from securedp.mechanisms.release import PreparedRelease, Release, scores_input
 from securedp.mechanisms.scores import Scores, selection_inputs
+from securedp.privacy.cost import Cost
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class Selection(ABC):
                   **public: Any) -> PreparedRelease:
         """Check the public inputs and the scores (``scores(data, candidate)`` when a utility), then prepare."""
         eps, sens, cands, parsed = selection_inputs(scores, epsilon, sensitivity, candidates, data)
-        return cls(Cost(eps, None), sens, cands, len(parsed), **public).noise_step(parsed)
+        return cls(Cost.of(eps), sens, cands, len(parsed), **public).noise_step(parsed)
 
     @property
     def epsilon(self) -> Fraction:

@@ -11,6 +11,8 @@ the engine that computes its exact integers and the table that noises them:
   per person): its privacy map, stated in its module docstring with its proof or citation;
 * its **finish**: the post-processing of the noisy integers, with confidence intervals;
 * its **half-widths** (or a selection's rank error bound): what a plan states before anything is drawn;
+  for a mean or a variance also the half-width of the value itself at a stated row count
+  (:meth:`CellStatistic.value_halfwidth`);
 * its **record**: what the release states of it (:meth:`CellStatistic.cell_record`).
 
 A :class:`CellStatistic` is a frozen dataclass of public inputs only (a cost, ``max_contributions = m``
@@ -26,8 +28,10 @@ signature is written exactly once and ``help()``, IDEs and the API reference all
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -35,8 +39,9 @@ from fractions import Fraction
 from typing import Any, ClassVar, ParamSpec, TypeVar, overload
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.noise import Cost, Noise
 from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.privacy.cost import Cost
+from securedp.privacy.noise import Law, Noise
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -57,7 +62,7 @@ class CellStatistic(ABC):
     def mechanism(self) -> str:
         """The noise or selection mechanism, as recorded: by default the noise of :attr:`cost`
         (discrete Laplace for ``epsilon``, discrete Gaussian for ``rho``)."""
-        return self.cost.mechanism
+        return Law.of(self.cost.currency).value
 
     @property
     def labels(self) -> tuple[Any, ...] | None:
@@ -67,6 +72,13 @@ class CellStatistic(ABC):
     def accuracy(self, alpha: Fraction) -> Mapping[str, Fraction]:  # noqa: ARG002 - a statistic may state none
         """What the release states of its accuracy at level ``1 - alpha`` before it draws (default: nothing)."""
         return {}
+
+    def value_halfwidth(self, alpha: Fraction, rows: int) -> Fraction | None:  # noqa: ARG002 - most have none
+        """The half-width of the released value in the column's units, at level ``1 - alpha``, in a cell that
+        keeps ``rows`` rows: stated by a statistic whose error depends on the cell's (private) count, a mean
+        or a variance, at a count the caller states; ``None`` for the others, whose :meth:`accuracy` holds
+        whatever the count."""
+        return None
 
     @abstractmethod
     def cell_record(self, alpha: Fraction) -> dict[str, Any]:
@@ -152,6 +164,29 @@ class AdditiveStatistic(CellStatistic):
         return self.finish(noisy, alpha)
 
 
+_UNEXPECTED = re.compile(r"got an unexpected keyword argument '(\w+)'")
+
+
+def check_call(signature: inspect.Signature, called: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Raise :class:`TypeError` naming ``called`` (the function the caller wrote, ``securedp.count``) when
+    ``args`` and ``kwargs`` do not fit ``signature``: a misspelt keyword is answered with the parameter it is
+    closest to, and ``delta=`` where there is none with where a delta is spent."""
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as error:
+        hint = ""
+        unexpected = _UNEXPECTED.search(str(error))
+        if unexpected is not None:
+            name = unexpected.group(1)
+            close = difflib.get_close_matches(name, list(signature.parameters), n=1, cutoff=0.6)
+            if name == "delta":
+                hint = ("; this release spends no delta (it is epsilon-DP, or rho-zCDP with rho=): a delta is spent "
+                        "by a table with private keys, securedp.table(..., delta=)")
+            elif close:
+                hint = f"; did you mean {close[0]}=?"
+        raise TypeError(f"{called}() {error}{hint}") from None
+
+
 def public_function(function: Callable[P, R], name: str, doc: str) -> Callable[P, R]:
     """``function`` as a module-level function named ``name`` with docstring ``doc`` and the same signature."""
 
@@ -192,6 +227,7 @@ def release_function(prepare: Callable[..., PreparedRelease], name: str, doc: st
     """
 
     def release(*args: Any, rng: RandomSource | None = None, **kwargs: Any) -> Release:
+        check_call(signature, f"securedp.{name}", args, {**kwargs, "rng": rng})
         released = prepare(*args, **kwargs).execute(rng)
         assert isinstance(released, result)
         return released
@@ -202,6 +238,7 @@ def release_function(prepare: Callable[..., PreparedRelease], name: str, doc: st
     release.__name__ = release.__qualname__ = name
     release.__module__ = prepare.__module__
     release.__doc__ = doc
-    release.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=[*(p for p in given if p not in extra), RNG_PARAMETER, *extra], return_annotation=result.__name__)
+    signature = signature.replace(parameters=[*(p for p in given if p not in extra), RNG_PARAMETER, *extra],
+                                  return_annotation=result.__name__)
+    release.__signature__ = signature  # type: ignore[attr-defined]
     return release

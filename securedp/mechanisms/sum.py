@@ -13,7 +13,7 @@ the rounded units never leave ``[lo_u, hi_u]``). The release is
 (``rho``-zCDP). The output is a multiple of ``step``, whatever the data.
 
 In a table a person changes at most ``k = max_groups`` cells: the noise is calibrated to ``k Delta``
-(:mod:`securedp.mechanisms.noise`). The interval is ``(S + Z -/+ t) * step`` at level ``1 - alpha``.
+(:mod:`securedp.privacy.noise`). The interval is ``(S + Z -/+ t) * step`` at level ``1 - alpha``.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from fractions import Fraction
 from typing import Any
 
 from securedp.mechanisms.moments import LatticeStatistic
-from securedp.mechanisms.noise import Noise
 from securedp.mechanisms.statistic import CellColumn, CellSums
+from securedp.privacy.noise import Noise
 
 
 @dataclass(frozen=True)

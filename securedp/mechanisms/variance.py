@@ -17,7 +17,19 @@ with ``n = max(N~, 1)`` (the clamp bound is the largest variance of data in
 ``[lo, hi]``), rounded half to even (:func:`variance_units`): a point of the
 lattice of ``step**2``, whatever the data. In a table each person changes at
 most ``k = max_groups`` cells (noise calibrated to ``k`` times the
-sensitivities, :mod:`securedp.mechanisms.noise`).
+sensitivities, :mod:`securedp.privacy.noise`).
+
+**The variance's half-width in the column's units squared** is stated at a row count ``n``
+(:meth:`Variance.value_halfwidth`), as the mean's is (:mod:`securedp.mechanisms.mean`). With ``t_n``,
+``t_1``, ``t_2`` the three half-widths at ``alpha / 3`` each (a union bound), ``h = half`` and
+``e_j = (h**j t_n + t_j) / (n - t_n)`` (:func:`~securedp.mechanisms.moments.ratio_error`: ``|S1| <= n h``,
+``0 <= S2 <= n h**2``), with probability at least ``1 - alpha`` the moments ``a = S2 / n`` and
+``b = S1 / n`` are estimated within ``e_2`` and ``e_1``, so the variance ``a - b**2`` within
+``e_2 + e_1 (2 h + e_1)`` (``|b~**2 - b**2| = |b~ - b| |b~ + b|``, ``|b| <= h``). Rounding half to even is
+monotone, so the release is ``round(clamp(x, 0, W))``, ``W = ((hi_u - lo_u) / 2)**2``, which holds the
+true variance: the error grows by at most half a unit. Both lie in ``[0, max(W, round(W))]``, which caps
+it. So ``step**2 * min(e_2 + e_1 (2 h + e_1) + 1/2, max(W, round(W)))``, exact (the cap alone when
+``n - t_n < 1``).
 """
 
 from __future__ import annotations
@@ -27,9 +39,9 @@ from fractions import Fraction
 from typing import Any
 
 from securedp.hazmat.exact.kernels import round_half_even
-from securedp.mechanisms.moments import LatticeStatistic, centre, centred
-from securedp.mechanisms.noise import Noise, split
+from securedp.mechanisms.moments import LatticeStatistic, centre, centred, ratio_error
 from securedp.mechanisms.statistic import CellColumn, CellSums
+from securedp.privacy.noise import Noise
 
 
 @dataclass(frozen=True)
@@ -43,7 +55,7 @@ class Variance(LatticeStatistic):
     @property
     def noises(self) -> tuple[Noise, Noise, Noise]:
         """The noise of the count, the centred sum and the centred sum of squares."""
-        share = split(self.cost, 3)
+        share = self.cost.split(3)
         m, h, k = self.max_contributions, max(centre(self.column)[1], 1), self.max_groups
         return Noise.of(m, share, k), Noise.of(m * h, share, k), Noise.of(m * h * h, share, k)
 
@@ -61,6 +73,14 @@ class Variance(LatticeStatistic):
         count_noise, sum_noise, square_noise = self.noises
         return {"count": Fraction(count_noise.halfwidth(alpha)), "centred_sum": sum_noise.halfwidth(alpha) * step,
                 "centred_sum_of_squares": square_noise.halfwidth(alpha) * step**2}
+
+    def value_halfwidth(self, alpha: Fraction, rows: int) -> Fraction:
+        """The half-width of the released variance in the column's units squared at level ``1 - alpha``, in
+        a cell that keeps ``rows`` rows (the module docstring), exact."""
+        column, third = self.column, alpha / 3
+        t_n, t_1, t_2 = (noise.halfwidth(third) for noise in self.noises)
+        return variance_error(rows, t_n, t_1, t_2, centre(column)[1], column.hi_u - column.lo_u) * \
+            column.lattice.step**2
 
     def finish(self, noisy: list[list[int]], alpha: Fraction) -> CellColumn:  # noqa: ARG002 - no interval
         """The variances, without intervals (none is stated for a variance)."""
@@ -88,3 +108,16 @@ def variance_units(counts: list[int], s1: list[int], s2: list[int], width: int) 
         v = round_half_even(second * d - first * first, d * d)
         out.append(0 if v < 0 else top if v > top else v)
     return out
+
+
+def variance_error(rows: int, t_n: int, t_1: int, t_2: int, half: int, width: int) -> Fraction:
+    """In units of ``step**2``: how far the variance :func:`variance_units` releases lies from the variance
+    of ``rows`` values in bounds ``width`` units wide (``half`` their largest distance to the centre) when
+    the noises of the count and the two centred moments are at most ``t_n``, ``t_1``, ``t_2``:
+    ``min(e_2 + e_1 (2 half + e_1) + 1/2, cap)``, ``cap = max(W, round(W))``, ``W = width**2 / 4`` (the
+    module docstring); ``cap`` when ``rows - t_n < 1``."""
+    cap = max(Fraction(width * width, 4), Fraction(round_half_even(width * width, 4)))
+    e1, e2 = ratio_error(rows, t_n, t_1, half), ratio_error(rows, t_n, t_2, half * half)
+    if e1 is None or e2 is None:
+        return cap
+    return min(e2 + e1 * (2 * half + e1) + Fraction(1, 2), cap)

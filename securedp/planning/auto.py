@@ -36,12 +36,14 @@ def is_auto(aggregation: Aggregation) -> bool:
 
 def auto_bounds(data: Any, aggregations: Sequence[Aggregation], *, epsilon: Any, id_column: str | None = None,
                 max_groups: int = 1, max_rows: int = 1, session: Session | None = None,
-                rng: RandomSource | None = None, method: str = "histogram") -> tuple[list[Aggregation], list[Release]]:
+                rng: RandomSource | None = None, method: str = "histogram", missing: str = "raise", fill: Any = None,
+                schema: Any = None) -> tuple[list[Aggregation], list[Release]]:
     """``aggregations`` with every ``bounds="auto"`` replaced by bounds chosen privately from ``data``, and
     the bounds releases (one per distinct column, each at ``epsilon``, charged to ``session``).
 
     ``data`` is the table the release will read (a DataFrame, or a CSV or Parquet path): each bounds
-    release reads its column and the ids through the one reader, as the table will, and with ``session``
+    release reads its column and the ids through the one reader, as the table will (give the table's
+    ``missing``, ``fill`` and ``schema``), and with ``session``
     it is prepared and charged in the session's mode, behind its error boundary (an analyst-facing session
     sees no data-dependent error). Without an auto aggregation, nothing is read or drawn and the list is
     returned as it is.
@@ -56,7 +58,8 @@ def auto_bounds(data: Any, aggregations: Sequence[Aggregation], *, epsilon: Any,
             continue
         assert isinstance(a, ColumnAggregation)
         if a.column not in chosen:
-            options = {"id_column": id_column, "epsilon": epsilon, "max_contributions": rows, "method": method}
+            options = {"id_column": id_column, "epsilon": epsilon, "max_contributions": rows, "method": method,
+                       "missing": missing, "fill": fill, "schema": schema}
             if session is not None:
                 release = session.release(session.prepare(prepare_column_bounds, data, a.column, **options))
             else:

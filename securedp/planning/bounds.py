@@ -12,7 +12,7 @@ and release an exact ``epsilon``:
   :func:`securedp.prepare_histogram` of the bins ``[-2**(i+1), -2**i)``, ``[-2**e, 0)``, ``[0, 2**e)`` and
   ``[2**i, 2**(i+1))`` for ``e <= i < E`` (the last closed at ``2**E``), with exact discrete Laplace noise of
   scale ``max_contributions / epsilon`` on each. The threshold ``tau`` is the smallest integer with
-  ``P(|Z| > tau) <= beta / bins`` (:func:`securedp.mechanisms.accuracy.laplace_halfwidth`), so with
+  ``P(|Z| > tau) <= beta / bins`` (:func:`securedp.privacy.accuracy.laplace_halfwidth`), so with
   probability at least ``1 - beta`` no empty bin's noisy count exceeds it. ``lo`` is the lower edge of the
   lowest bin whose noisy count exceeds ``tau``, ``hi`` the upper edge of the highest (``(-2**e, 2**e)`` if
   none does): with probability at least ``1 - beta`` both lie within the bins the data occupies, so
@@ -55,13 +55,14 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
-from securedp.accounting.session import Session, session_method
+from securedp.accounting.methods import session_method
+from securedp.accounting.session import Session
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, probability
 from securedp.lattice import Lattice
-from securedp.mechanisms.accuracy import check_alpha, laplace_halfwidth
 from securedp.mechanisms.contributions import check_max_contributions
 from securedp.mechanisms.release import Execution, PreparedRelease, Release
+from securedp.privacy.accuracy import check_alpha, laplace_halfwidth
 from securedp.tables.one_column import DATA, column_table, one_cell, request
 
 METHODS = ("histogram", "quantiles")

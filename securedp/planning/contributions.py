@@ -26,20 +26,27 @@ and the same report is computed from them alone (post-processing): the pairs are
 independent of the number of groups of their person, so the rows kept are estimated as
 ``sum_g A_g min(g, k) * E_B[min(r, m)]`` and the persons kept whole as ``sum_{g <= k} A_g P_B(r <= m)^g``
 (``A``: persons by groups, ``B``: pairs by rows). These figures are exact rationals *of the noisy
-counts*: estimates, not bounds.
+counts*: estimates, not bounds. A noisy count at most its threshold is read as 0
+(:class:`~securedp.planning.profiles.NoisyProfile`), so what lies in such bins is not seen: the report
+states, per histogram, how many bins were read as 0 and what their noisy counts add up to
+(:class:`~securedp.planning.profiles.Unseen`), and when that is as much as the bins kept (the histogram is
+*mostly hidden*, at a small ``epsilon`` or for data spread thinly over many bins) it **withholds** its
+recommendation, saying why and about what ``epsilon`` would see those bins.
 
 **Predicted error per cell** (the same for both reports). ``cells`` is the number of group keys in the
 data. The *bias* of a count is the mean over cells of the expected number of rows bounding drops,
 ``(rows - kept rows) / cells``; its *noise* is the half-width ``t`` at level ``1 - alpha`` of the
 discrete Laplace noise a table adds at ``release_epsilon`` (scale ``k m / release_epsilon``, exactly
-:func:`securedp.mechanisms.accuracy.laplace_halfwidth`). Their sum is the count's predicted error. For a
+:func:`securedp.privacy.accuracy.laplace_halfwidth`). Their sum is the count's predicted error. For a
 sum over ``bounds`` (``W = max(|lo|, |hi|)``, lattice as :class:`securedp.tables.spec.Sum` chooses it),
 the bias is at most ``W`` per dropped row and the noise half-width is that of scale ``k m W_u /
 release_epsilon`` in lattice units, times the step. Both half-widths are those the table's own plan
 states (:attr:`securedp.tables.table.PreparedTable.plan`) for a count or a sum at ``release_epsilon``.
 
 **Recommendation rule.** The candidate with the smallest predicted error per cell (of the sum when
-``bounds`` are given, else of the count); ties go to the smaller ``k m``, then to the smaller ``k``.
+``bounds`` are given, else of the count); ties go to the smaller ``k m``, then to the smaller ``k``. The
+prediction gives the count (or the sum) all of ``release_epsilon``: a table of several aggregations
+splits its epsilon among them, so ``release_epsilon`` should be the share the count (or the sum) will get.
 Default candidates: ``k`` and ``m`` each in the powers of two up to the largest observed (or capped)
 value, and that value.
 
@@ -50,6 +57,7 @@ evaluated from those small joint tables.
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -59,17 +67,18 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from securedp.accounting.session import Session, session_method
+from securedp.accounting.methods import session_method
+from securedp.accounting.session import Session
 from securedp.engines.frames import read_table
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.rational import positive_rational
-from securedp.hazmat.samplers import discrete_laplace
-from securedp.mechanisms.accuracy import check_alpha, laplace_halfwidth
+from securedp.hazmat.exact.rational import display_rational, positive_rational
 from securedp.mechanisms.contributions import analyst_facing, positive_count
 from securedp.mechanisms.data_phase import reading_data
-from securedp.mechanisms.noise import LAPLACE
 from securedp.mechanisms.release import PreparedRelease, Release, canonical_input, jsonable
-from securedp.planning.profiles import GROUPS, PERSON, ROWS, ExactProfile, NoisyProfile, Profile
+from securedp.planning.profiles import GROUPS, PERSON, ROWS, ExactProfile, NoisyProfile, Profile, Unseen, withheld
+from securedp.privacy.accuracy import check_alpha, laplace_halfwidth
+from securedp.privacy.cost import Cost
+from securedp.privacy.noise import Noise
 from securedp.reading.files import TableFile, column_names
 from securedp.tables.spec import Sum
 
@@ -167,11 +176,16 @@ class ContributionReport:
     groups_per_person: dict[int, int]
     rows_per_pair: dict[int, int]
     candidates: tuple[Candidate, ...]
-    recommended: Candidate
+    recommended: Candidate | None
+    """The candidate the rule recommends; ``None`` when a private report withholds it (:attr:`withheld`)."""
     release_epsilon: Fraction
     alpha: Fraction
     release: Release | None = None
     """The contribution histogram release the private report is computed from (``None``: exact report)."""
+    unseen: tuple[Unseen, ...] = ()
+    """A private report's bins read as 0, per histogram (empty for the exact report)."""
+    withheld: str | None = None
+    """Why a private report recommends nothing (its histogram is mostly hidden), else ``None``."""
 
     @property
     def label(self) -> str:
@@ -179,7 +193,7 @@ class ContributionReport:
         if self.release is None:
             return NOT_PRIVATE
         assert self.release.epsilon is not None
-        return f"private: estimates from an epsilon = {jsonable(self.release.epsilon)} contribution histogram"
+        return f"private: estimates from an epsilon = {display_rational(self.release.epsilon)} contribution histogram"
 
     def record(self) -> dict[str, Any]:
         """The report as JSON-ready exact values (rationals as ``"num/den"``)."""
@@ -187,12 +201,13 @@ class ContributionReport:
             "private": self.private, "label": self.label, "rows": self.rows, "persons": self.persons,
             "cells": self.cells, "groups_per_person": self.groups_per_person, "rows_per_pair": self.rows_per_pair,
             "release_epsilon": self.release_epsilon, "alpha": self.alpha,
-            "recommended": {"max_groups": self.recommended.max_groups, "max_rows": self.recommended.max_rows},
+            "recommended": None if self.recommended is None else {"max_groups": self.recommended.max_groups,
+                                                                  "max_rows": self.recommended.max_rows},
         }
         out = dict(jsonable(out))
         out["candidates"] = [c.record() for c in self.candidates]
         if self.release is not None:
-            out["release"] = self.release.record()
+            out.update(withheld=self.withheld, unseen=[u.record() for u in self.unseen], release=self.release.record())
         return out
 
 
@@ -278,7 +293,11 @@ class ReportPlan:
         if release.statistic != "contribution_histogram":
             raise ValueError("a contribution report is computed from a contribution_histogram release, "
                              f"not from a {release.statistic!r} release")
-        return self.report(NoisyProfile.of(release, self.alpha), release)
+        profile = NoisyProfile.of(release, self.alpha)
+        assert release.epsilon is not None
+        why = withheld(profile.unseen, release.epsilon)
+        report = dataclasses.replace(self.report(profile, release), unseen=profile.unseen, withheld=why)
+        return report if why is None else dataclasses.replace(report, recommended=None)
 
 
 def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Sequence[str] | str, epsilon: Any,
@@ -294,7 +313,7 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
     * ``C``: the group keys among those pairs: sensitivity ``G``.
 
     Each part gets an exact third of ``epsilon`` and independent discrete Laplace noise of scale
-    ``sensitivity / (epsilon / 3)`` (:func:`securedp.hazmat.samplers.discrete_laplace`, sampled exactly as
+    ``sensitivity / (epsilon / 3)`` (:class:`securedp.privacy.noise.Noise`, sampled exactly as
     Canonne, Kamath and Steinke 2020): each part is ``epsilon / 3``-DP by the geometric mechanism (Ghosh,
     Roughgarden and Sundararajan 2009, the discrete Laplace mechanism of Dwork, McSherry, Nissim and Smith
     2006), and the release is ``epsilon``-DP for adding or removing one person with any number of rows
@@ -302,10 +321,12 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
     the guarantee above needs none: it holds for a person with any number of rows.
     """
     groups = _check_public(id_column, group_by)
-    eps = positive_rational(epsilon, "epsilon")
+    cost = Cost.of(epsilon=epsilon)
+    eps = cost.amount
     cap_g, cap_r = positive_count(groups_cap, "groups_cap"), positive_count(rows_cap, "rows_cap")
-    shares = [eps * s for s in HISTOGRAM_SHARES]
-    scales = [1 / shares[0], cap_g / shares[1], cap_g / shares[2]]
+    noises = [Noise.of(sensitivity, cost.share(share)) for sensitivity, share in zip((1, cap_g, cap_g),
+                                                                                       HISTOGRAM_SHARES, strict=True)]
+    scales = [noise.parameter for noise in noises]
     reading_data()
     pairs = _read_pairs(data, id_column, groups)
     persons = pairs.group_by(PERSON).agg(pl.col(GROUPS).first())
@@ -319,10 +340,11 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
                   "shares": list(HISTOGRAM_SHARES), "sensitivities": [1, cap_g, cap_g], "scales": scales}
 
     def run(source: RandomSource) -> Release:
-        noisy = [*(a + discrete_laplace(scales[0], cap_g, rng=source)).tolist(),
-                 *(b + discrete_laplace(scales[1], cap_r, rng=source)).tolist(),
-                 c + int(discrete_laplace(scales[2], rng=source))]
-        return Release(value=tuple(int(v) for v in noisy), statistic="contribution_histogram", mechanism=LAPLACE,
+        noisy = [*(a + np.asarray(noises[0].draw(source, cap_g), dtype=object)).tolist(),
+                 *(b + np.asarray(noises[1].draw(source, cap_r), dtype=object)).tolist(),
+                 c + noises[2].draw(source)]
+        return Release(value=tuple(int(v) for v in noisy), statistic="contribution_histogram",
+                       mechanism=noises[0].mechanism,
                        parameters=parameters, epsilon=eps, rho=None, max_contributions=1, labels=labels,
                        source=source.describe())
 

@@ -168,6 +168,8 @@ def _simple(body: str, delimiter: str, width: int) -> bool:
     every non-empty line with exactly ``width`` cells (a vectorised count of delimiters per line)."""
     if '"' in body or body.count("\r") != body.count("\r\n") or not delimiter.isascii():
         return False
+    if not body.strip("\r\n"):  # empty lines only (Polars then sees one column): each a record of blank cells
+        return not body
     data = np.frombuffer(body.encode("utf-8"), dtype=np.uint8)
     breaks = np.flatnonzero(data == 10)
     ends = breaks if data.size == 0 or data[-1] == 10 else np.append(breaks, data.size)

@@ -198,8 +198,13 @@ def read_file(path: str | pathlib.Path, columns: Sequence[str] | None, *, delimi
     file = pathlib.Path(path)
     if not file.exists():
         raise FileNotFoundError(f"no such table file: {file}")
+    if file.is_dir():
+        raise IsADirectoryError(f"{file} is a folder: give a table file (CSV or Parquet)")
     if file.suffix.lower() in (".parquet", ".pq"):
-        names = pl.read_parquet_schema(file)
+        try:
+            names = pl.read_parquet_schema(file)
+        except pl.exceptions.PolarsError as error:  # not a Parquet file: say so, in one line
+            raise ValueError(f"{file} is not a readable Parquet file ({str(error).strip().splitlines()[0]})") from None
         absent = [c for c in dict.fromkeys(columns or ()) if c not in names]
         if absent:
             raise MissingColumns(absent, list(names))

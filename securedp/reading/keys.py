@@ -41,6 +41,7 @@ canonical decimal text. A person is the canonical text of their id either way
 from __future__ import annotations
 
 import decimal
+import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,7 +53,7 @@ import polars as pl
 from securedp.reading.cells import REPLACEMENT, UNUSABLE_TEXT, is_missing, is_unusable_text
 from securedp.reading.text import arrow_text, python_text
 
-__all__ = ["DECLARED_TYPES", "KeyColumn", "key_column"]
+__all__ = ["DECLARED_TYPES", "KeyColumn", "key_column", "refused_type", "unusable_key"]
 
 DECLARED_TYPES = ("int", "number", "text")
 """The types a caller may declare for a column (``schema=``): ``"number"`` only for value columns."""
@@ -76,35 +77,50 @@ class KeyColumn:
     cell: Callable[[int], Any]
 
     def refused(self, name: str, role: str, where: Callable[[int], str], first: int, count: int) -> ValueError:
-        """The data holder's error for the unusable cell ``first`` (of ``count``): its place and what it holds,
-        in one wording for every reader (``column 'pid', line 72: blank id (3 row(s) without a usable id)``)."""
-        what, hint = _ROLE_WORDS[role]
-        cell = self.cell(first)
-        if isinstance(cell, np.generic):
-            cell = cell.item()
-        if is_missing(cell) or (isinstance(cell, str) and is_unusable_text(cell) and REPLACEMENT not in cell):
-            shown = f"blank {what}"
-        elif isinstance(cell, str) and role == "id" and self.values.dtype in _INTEGERS:
-            shown = f"{what} {cell!r} is not an integer (the column is declared int)"
-        elif isinstance(cell, str):
-            shown = f"{what} {cell!r} holds bytes that are not valid text"
-        elif role == "id" and isinstance(cell, (int, float, decimal.Decimal)) and not isinstance(cell, bool) \
-                and cell < 0 and cell == int(cell):
-            shown = (f"negative {what} {cell!r} (pandas.factorize codes a missing id as -1; a person id is an "
-                     "integer >= 0 or text)")
-        elif isinstance(cell, (float, np.floating, decimal.Decimal, numbers.Rational)) and not isinstance(cell, bool):
-            shown = f"{what} {cell!r} is not a whole number"
-        else:
-            shown = f"{what} {cell!r} is neither an integer nor text (a {type(cell).__name__})"
-        return ValueError(f"column {name!r}, {where(first)}: {shown} ({count} row(s) without a usable {what}); "
-                          f"{hint}")
+        """The data holder's error for the unusable cell ``first`` (of ``count``): its place and what it holds
+        (:func:`unusable_key`)."""
+        return unusable_key(name, role, self.cell(first), count, where(first),
+                            integers=self.values.dtype in _INTEGERS)
 
 
 _ROLE_WORDS = {"id": ("id", "fill in or remove those rows"),
                "group_by": ("group key", "fill in or remove those rows, or pass missing_keys='drop'")}
 
 
-def _refused(name: str, role: str, dtype: Any) -> TypeError:
+def unusable_key(name: str, role: str, cell: Any, count: int, place: str | None, integers: bool = False
+                 ) -> ValueError:
+    """The data holder's error for an id or key column with ``count`` unusable cells, ``cell`` one of them, in
+    one wording for every reader and engine: ``column 'pid', line 72: blank id (3 row(s) without a usable id);
+    ...``. ``place`` is where ``cell`` stands (``None`` where rows have no place: a Spark table);
+    ``integers``: the column reads as integers (a text cell there is no integer of a column declared int)."""
+    what, hint = _ROLE_WORDS[role]
+    if isinstance(cell, np.generic):
+        cell = cell.item()
+    if is_missing(cell) or (isinstance(cell, str) and is_unusable_text(cell) and REPLACEMENT not in cell):
+        shown = f"blank {what}"
+    elif isinstance(cell, str) and integers:
+        shown = f"{what} {cell!r} is not an integer (the column is declared int)"
+    elif isinstance(cell, str):
+        shown = f"{what} {cell!r} holds bytes that are not valid text"
+    elif isinstance(cell, (float, decimal.Decimal)) and not math.isfinite(cell):
+        shown = f"{what} {cell!r} is not a finite number"
+    elif role == "id" and isinstance(cell, (int, float, decimal.Decimal)) and not isinstance(cell, bool) \
+            and cell < 0 and cell == int(cell):
+        shown = (f"negative {what} {cell!r} (pandas.factorize codes a missing id as -1; a person id is an "
+                 "integer >= 0 or text)")
+    elif isinstance(cell, (float, decimal.Decimal, numbers.Rational)) and not isinstance(cell, bool):
+        fraction = cell.normalize() if isinstance(cell, decimal.Decimal) else cell  # Spark's decimal(38, 18): 2.5
+        shown = f"{what} {fraction!r} is not a whole number" if cell != math.floor(cell) else (
+            f"{what} {cell!r} is too large to be read exactly (a float id or key is below 2**53 in magnitude, a "
+            "decimal one within 64 bits: cast the column to integers or text)")
+    else:
+        shown = f"{what} {cell!r} is neither an integer nor text (a {type(cell).__name__})"
+    at = "" if place is None else f", {place}"
+    return ValueError(f"column {name!r}{at}: {shown} ({count} row(s) without a usable {what}); {hint}")
+
+
+def refused_type(name: str, role: str, dtype: Any) -> TypeError:
+    """The error for an id or key column whose declared type holds no integer or text (a schema decides it)."""
     return TypeError(f"{role} column {name!r} has type {dtype}: an id or key column holds integers or text "
                      "(cast it to integers or strings)")
 
@@ -173,13 +189,13 @@ def _cells_or_series(column: Any, name: str, role: str) -> pl.Series | list[Any]
         if dtype.kind == "O" or str(dtype).startswith(("str", "string")):  # object, text, categorical: by cell
             return list(column.to_numpy(dtype=object, na_value=None))
         if dtype.kind == "b":
-            raise _refused(name, role, dtype)
+            raise refused_type(name, role, dtype)
         import pyarrow as pa
 
         try:
             return _cells_or_series(pa.chunked_array([pa.Array.from_pandas(column)]), name, role)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-            raise _refused(name, role, dtype) from None
+            raise refused_type(name, role, dtype) from None
     if module == "pyarrow":
         read = pl.from_arrow(arrow_text(column))
         assert isinstance(read, pl.Series)
@@ -189,7 +205,7 @@ def _cells_or_series(column: Any, name: str, role: str) -> pl.Series | list[Any]
             return pl.Series(name, column)
         if column.dtype.kind in "OUS":
             return column.tolist() if column.dtype.kind == "O" else list(column)
-        raise _refused(name, role, column.dtype)
+        raise refused_type(name, role, column.dtype)
     return column if isinstance(column, list) else list(column)
 
 
@@ -209,7 +225,7 @@ def _typed(series: pl.Series, name: str, role: str) -> KeyColumn:
         return _decimal_values(series)
     if dtype == pl.Null:
         return KeyColumn(series, pl.Series(name, [True] * series.len(), dtype=pl.Boolean), series.__getitem__)
-    raise _refused(name, role, dtype)
+    raise refused_type(name, role, dtype)
 
 
 def _declared_int(read: KeyColumn, name: str) -> KeyColumn:

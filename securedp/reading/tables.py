@@ -22,7 +22,7 @@ from securedp.reading.columns import column_values
 from securedp.reading.delimited import MissingColumns
 from securedp.reading.files import FileTable, TableFile, read_file
 
-__all__ = ["Source", "table_source"]
+__all__ = ["Source", "column_names", "is_table", "table_source"]
 
 
 def _row(i: int) -> str:
@@ -41,7 +41,8 @@ class Source:
     """Where row ``i`` stands in the caller's table: ``"line 72"`` of a CSV file, else ``"row 70"``."""
 
 
-def _names(data: Any) -> list[Any]:
+def column_names(data: Any) -> list[Any]:
+    """The column names of a pandas, Polars or pyarrow table."""
     import polars as pl
 
     if isinstance(data, pl.LazyFrame):
@@ -57,6 +58,11 @@ def _table_module(data: Any) -> str | None:
         if module in ("pandas", "polars", "pyarrow") and kind.__name__ in ("DataFrame", "LazyFrame", "Table"):
             return module
     return None
+
+
+def is_table(data: Any) -> bool:
+    """Whether ``data`` is a pandas, Polars or pyarrow table (a DataFrame, LazyFrame or Table, or a subclass)."""
+    return _table_module(data) is not None
 
 
 def table_source(data: Any, columns: Sequence[str]) -> Source:
@@ -90,7 +96,7 @@ def table_source(data: Any, columns: Sequence[str]) -> Source:
     if module is None:
         raise TypeError(f"a table must be a polars, pandas or pyarrow table or a CSV or Parquet path, not "
                         f"{type(data).__name__}")
-    names = _names(data)
+    names = column_names(data)
     absent = [c for c in wanted if c not in names]
     if absent:
         raise ValueError(str(MissingColumns(absent, names)))

@@ -27,17 +27,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
+from securedp.mechanisms.count import Count
+from securedp.mechanisms.gaussian_threshold import GaussianThreshold
 from securedp.mechanisms.histogram import Bins, Categories, Histogram
-from securedp.mechanisms.noise import Cost, Noise
+from securedp.mechanisms.partition_selection import LaplaceThreshold
 from securedp.mechanisms.quantile import Quantiles
 from securedp.mechanisms.statistic import AdditiveStatistic, CellColumn, CellSums
+from securedp.privacy.cost import Cost
+from securedp.privacy.noise import Noise
 from securedp.tables.spec import Aggregation, ColumnAggregation, Definition
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from securedp.engines.polars.bounding import KeyAggregates, UnitCounts
-    from securedp.engines.protocol import Engine
+    from securedp.engines.protocol import Engine, KeyAggregates, UnitCounts
 
 
 @dataclass(frozen=True)
@@ -284,15 +287,33 @@ FEEDS: dict[str, Callable[[Definition, Column | None, Feed], list[CellColumn]]] 
 """How the cells of an aggregation are fed, by what it reads (:attr:`~securedp.tables.spec.Count.reads`)."""
 
 
+def threshold_cells(definition: Definition, plan: LaplaceThreshold | GaussianThreshold, cells: Cells,
+                    counted: KeyAggregates, source: RandomSource, alpha: Fraction) -> tuple[np.ndarray, CellColumn]:
+    """Partition selection by the released count ``definition`` (rule ``"count"``), over every data key.
+
+    The count's exact integers for each of ``cells`` are noised once, by ``plan`` (whose law is the count's
+    own: :func:`securedp.tables.pricing.price_table` checks it), and a key is kept iff its noisy count is at
+    least the threshold. Returns ``keep`` and the count's released column over the kept cells: the same
+    noisy counts, post-processed by the count's :meth:`finish` (its interval ``value -/+ t``).
+    """
+    assert isinstance(definition, Count) and plan.noise == definition.noise
+    sums = CellSums(_at(counted.rows, cells.index), _at(counted.persons, cells.index))
+    chosen = plan.select(np.asarray(definition.exact_cells(sums)[0], dtype=np.int64), source)
+    return chosen.keep, definition.finish([[int(v) for v in chosen.noisy[chosen.keep]]], alpha)
+
+
 def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, columns: list[Column],
                   aggregations: Sequence[Aggregation], defined: dict[str, Definition], selection: Noise | None,
                   alpha: Fraction, source: RandomSource, extra: dict[str, list[Any]], group_by: list[str],
-                  committed: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]], dict[str, Fraction | None]]:
+                  committed: dict[str, Any], given: dict[str, CellColumn] | None = None,
+                  ) -> tuple[list[str], list[tuple[Any, ...]], dict[str, Fraction | None]]:
     """Noise every aggregate of every cell (aggregation order, then cell order) and assemble the rows.
 
     ``selection`` is the law of partition selection's noisy person counts (released as
-    ``selection_persons`` when ``extra`` holds them). Also returns each value column's frame step, so
-    that the output frame has the same exact types whatever the values (and when no cell is released).
+    ``selection_persons`` when ``extra`` holds them). ``given`` holds the columns already released by
+    name (the count that selected the keys, :func:`threshold_cells`): they are placed in order, not
+    drawn again. Also returns each value column's frame step, so that the output frame has the same
+    exact types whatever the values (and when no cell is released).
     """
     out = Output(list(group_by), [], {})
     if "persons" in extra and selection is not None:
@@ -302,7 +323,8 @@ def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, 
     by_name = {c.aggregation.name: c for c in columns}
     feed = Feed(cells, counted, aggregates, group_by, alpha, source, committed, {})
     for a in aggregations:
-        released = FEEDS[a.reads](defined[a.name], by_name.get(a.name), feed)
+        released = [given[a.name]] if given and a.name in given else \
+            FEEDS[a.reads](defined[a.name], by_name.get(a.name), feed)
         for i, cell in enumerate(released):
             out.add(a.name if len(released) == 1 and a.reads != "bins" else f"{a.name}_{i}", cell)
     rows = [key + values for key, values in zip(cells.keys, zip(*out.table, strict=True), strict=True)]

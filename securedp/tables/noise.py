@@ -1,4 +1,4 @@
-"""Deprecated: the noise of a table's cells is :class:`securedp.mechanisms.noise.Noise` with ``max_groups``.
+"""Deprecated: the noise of a table's cells is :class:`securedp.privacy.noise.Noise` with ``max_groups``.
 
 ``CellNoise(max_groups, cell_sensitivity, epsilon, rho)`` still builds it, with a
 :class:`DeprecationWarning`; it will be removed in the next release.
@@ -6,15 +6,15 @@
 
 from __future__ import annotations
 
-import warnings
 from fractions import Fraction
 
-from securedp.mechanisms.noise import Noise
+from securedp.deprecation import deprecated
+from securedp.privacy.cost import Cost
+from securedp.privacy.noise import Noise
 
 
 def CellNoise(max_groups: int, cell_sensitivity: int, epsilon: Fraction | None,  # noqa: N802 - the old class name
               rho: Fraction | None) -> Noise:
-    """Deprecated: ``Noise(max(cell_sensitivity, 1), epsilon, rho, max_groups)``."""
-    warnings.warn("securedp.tables.noise.CellNoise is deprecated: use securedp.mechanisms.noise.Noise with "
-                  "max_groups=", DeprecationWarning, stacklevel=2)
-    return Noise(max(cell_sensitivity, 1), epsilon, rho, max_groups)
+    """Deprecated: ``Noise.of(max(cell_sensitivity, 1), Cost.of(epsilon, rho), max_groups)``."""
+    deprecated("securedp.tables.noise.CellNoise", "securedp.privacy.noise.Noise with max_groups=")
+    return Noise.of(max(cell_sensitivity, 1), Cost.of(epsilon, rho), max_groups)

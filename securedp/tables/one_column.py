@@ -31,7 +31,7 @@ from typing import Any
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import probability
-from securedp.lattice.columns import ONE_COLUMN_HINT
+from securedp.lattice.columns import ONE_COLUMN_HINT, NotOneColumnError
 from securedp.mechanisms.contributions import check_max_contributions
 from securedp.mechanisms.data_phase import check_shape
 from securedp.mechanisms.quantile import check_levels
@@ -109,7 +109,8 @@ def one_cell(cell: OneCell, aggregations: Sequence[Aggregation], table: Any, id_
     m = check_max_contributions(max_contributions)
     prepared = prepare_table(table, aggregations=list(aggregations), id_column=id_column, max_rows=m,
                              epsilon=epsilon, rho=rho, missing=missing, fill=fill, schema=schema)
-    mechanism = next(iter(prepared.cells.values())).mechanism
+    definition = next(iter(prepared.cells.values()))
+    mechanism = definition.mechanism
 
     def execution(source: RandomSource) -> Execution:
         done = prepared.executed(source)
@@ -120,7 +121,8 @@ def one_cell(cell: OneCell, aggregations: Sequence[Aggregation], table: Any, id_
         return Execution(release, done.input_bytes)
 
     return PreparedRelease(cell.statistic, prepared.epsilon, prepared.rho, lambda source: execution(source).release,
-                           accuracy=_accuracy(prepared), execution=execution)
+                           accuracy=_accuracy(prepared), value_halfwidth=definition.value_halfwidth,
+                           execution=execution)
 
 
 def _accuracy(table: PreparedTable) -> Callable[[Fraction], Mapping[str, Fraction]]:
@@ -137,8 +139,12 @@ def _release(statistic: str, data: Any, ids: Any, *, epsilon: Any, rho: Any, max
              missing: str = "raise", fill: Any = None, hint: str = ONE_COLUMN_HINT, **asked: Any) -> PreparedRelease:
     table, id_column = column_table(data, ids, hint)
     cell, aggregations = request(statistic, DATA, **asked)
-    return one_cell(cell, aggregations, table, id_column, epsilon=epsilon, rho=rho,
-                    max_contributions=max_contributions, missing=missing, fill=fill)
+    try:
+        return one_cell(cell, aggregations, table, id_column, epsilon=epsilon, rho=rho,
+                        max_contributions=max_contributions, missing=missing, fill=fill)
+    except NotOneColumnError as error:  # records that are rows: a Python caller passed a table as a column
+        said = str(error).replace(f"column {DATA!r}", "data", 1)
+        raise NotOneColumnError(f"{said}; data looks like rows of a table, not one column: {hint}") from None
 
 
 def prepare_count(data: Any, *, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,

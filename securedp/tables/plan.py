@@ -6,12 +6,17 @@ it is safe to show in an analyst-facing session, and it is what the release will
 
 * for each aggregation, the half-width of each noisy integer's interval at level ``1 - alpha`` in the
   column's own units (:meth:`~securedp.mechanisms.statistic.AdditiveStatistic.halfwidths`: a count's
-  or a sum's released interval is exactly ``value -/+`` it), or for a quantile the rank error bound
+  or a sum's released interval is exactly ``value -/+`` it); for a mean or a variance, whose error
+  depends on the cell's row count, also the half-width of the value in the column's units in a cell of
+  ``n`` rows, for a few ``n`` (:data:`ROWS`; :meth:`OutputPlan.value_halfwidth`); or for a quantile the rank error bound
   ``r`` (McSherry and Talwar 2007; :func:`~securedp.mechanisms.rank_utility.rank_error_bound`);
-* with private keys, the partition selection rule, its threshold and, for a key with ``n`` persons in
-  the data, the probability that it is released: an enclosure ``[low, high]`` of rationals computed
-  with outward rounding (``P(n + Z >= tau)`` for the threshold rules, from the exact noise law; the
-  optimal rule's probability is exact), for a few ``n``.
+* with private keys, the partition selection rule, its threshold, ``delta / k`` (the proven bound on
+  the chance that a key only one person holds appears) and, for a key with ``n`` persons in the data
+  (``n`` rows, when the rule thresholds a count of rows), the probability that it is released: an
+  enclosure ``[low, high]`` of rationals computed with outward rounding (``P(n + Z >= tau)`` for the
+  threshold rules, from the exact noise law; the optimal rule's probability is exact), for a few
+  ``n``; and the persons a key needs: the least ``n`` whose release probability is proven at least
+  1/2 and 19/20 (:data:`NEEDED`).
 
 Every number is exact or rounded outward: a half-width is an integer number of units times the
 lattice step, a probability an interval that contains it.
@@ -19,7 +24,8 @@ lattice step, a probability an interval that contains it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -27,16 +33,23 @@ from typing import Any
 import gmpy2
 
 from securedp.hazmat.exact.interval import Interval
-from securedp.hazmat.exact.rational import format_rational
+from securedp.hazmat.exact.rational import display_rational, format_rational, round_up
+from securedp.hazmat.exact.search import least_holding
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_tail
 from securedp.mechanisms.histogram import Histogram
+from securedp.mechanisms.mean import Mean
 from securedp.mechanisms.partition_selection import LaplaceThreshold, OptimalSelection
 from securedp.mechanisms.quantile import Quantiles
 from securedp.mechanisms.statistic import AdditiveStatistic
+from securedp.mechanisms.variance import Variance
 from securedp.tables.spec import Aggregation, Definition
 
+ROWS = (100, 1000, 10_000, 100_000)
+"""The row counts ``n`` of a cell at which a plan states a mean's or a variance's half-width."""
 PERSONS = (1, 2, 5, 10, 20, 50, 100, 1000)
 """The person counts ``n`` whose release probability a plan with private keys states."""
+NEEDED = (Fraction(1, 2), Fraction(19, 20))
+"""The release probabilities for which a plan states the least ``n`` that reaches them."""
 _PRECISION = 128
 
 
@@ -48,7 +61,12 @@ class OutputPlan:
     statistic: str
     mechanism: str
     halfwidths: dict[str, Fraction] = field(default_factory=dict)
+    """Each noisy integer's half-width (``""``: the value's own, for a count or a sum)."""
     rank_error_bound: int | None = None
+    value_halfwidth: Callable[[int], Fraction] | None = field(default=None, compare=False, repr=False)
+    """For a mean or a variance: the half-width of the released value in the column's units (squared, for a
+    variance) at the plan's level in a cell that keeps ``n`` rows, exact
+    (:meth:`~securedp.mechanisms.mean.Mean.value_halfwidth`); ``None`` for the others."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,31 @@ class SelectionPlan:
     delta: Fraction
     threshold: int | None
     release_probability: dict[int, tuple[Fraction, Fraction]]
+    delta_per_key: Fraction | None = None
+    """``delta / k``: the proven bound on the chance that a key only one person holds is released."""
+    counted: str | None = None
+    """Rule ``"count"``: the released count that selects the keys (``"count"`` or ``"persons"``)."""
+    unit: str = "persons"
+    """What ``n`` counts: ``"persons"``, or ``"rows"`` when the rule thresholds a count of rows (``max_rows > 1``)."""
+    needed: dict[Fraction, int] = field(default_factory=dict)
+    """For each level of :data:`NEEDED`, the least ``n`` whose release probability is proven at least that level."""
+
+    def lines(self) -> list[str]:
+        """The selection as text (the keys' part of :meth:`TablePlan.lines`)."""
+        if self.counted is not None:
+            rule = f"thresholding the released {self.counted} at {self.threshold} {self.unit}"
+        else:
+            rule = self.rule + ("" if self.threshold is None else f", threshold {self.threshold} persons")
+        if self.delta_per_key is not None:
+            rule += f"; a key one person holds appears with probability at most {display_rational(self.delta_per_key)}"
+        out = [f"  keys: private, selected by {rule}; P(key released | n {self.unit}):"]
+        out += [f"    n = {n}: in [{_decimal(low, False)}, {_decimal(high, True)}]"
+                for n, (low, high) in self.release_probability.items()]
+        if self.needed:
+            needs = " and ".join(f"{n} {self.unit} for a {display_rational(level)} chance"
+                                 for level, n in self.needed.items())
+            out.append(f"    a key needs {needs}")
+        return out
 
 
 @dataclass(frozen=True)
@@ -74,13 +117,14 @@ class TablePlan:
     notes: tuple[str, ...] = ()
     """Where the release will not be useful, from the query alone (:func:`securedp.tables.notes.plan_notes`)."""
 
-    def lines(self) -> list[str]:
-        """The plan as text, one statement per line (the command's ``--dry-run``)."""
-        cost = f"epsilon {format_rational(self.epsilon)}" if self.epsilon is not None else \
-            f"rho {format_rational(self.rho)}"  # type: ignore[arg-type]
+    def lines(self, rows: Sequence[int] = ROWS) -> list[str]:
+        """The plan as text, one statement per line (the command's ``--dry-run``); a mean's or a variance's
+        half-width in the column's units at each row count of ``rows``."""
+        cost = f"epsilon {display_rational(self.epsilon)}" if self.epsilon is not None else \
+            f"rho {display_rational(self.rho)}"  # type: ignore[arg-type]
         out = [f"cost     {cost}" + ("" if self.selection is None
-                                     else f", delta {format_rational(self.selection.delta)}"),
-               f"accuracy intervals at level 1 - {format_rational(self.alpha)}; nothing drawn, nothing charged"]
+                                     else f", delta {display_rational(self.selection.delta)}"),
+               f"accuracy intervals at level 1 - {display_rational(self.alpha)}; nothing drawn, nothing charged"]
         for o in self.outputs:
             share = format_rational(self.shares[o.name])
             if o.rank_error_bound is not None:
@@ -88,31 +132,36 @@ class TablePlan:
                            "rows with probability 1 - alpha")
                 continue
             widths = ", ".join(f"{k or 'value'} +/- {width_text(v)}" for k, v in o.halfwidths.items())
-            out.append(f"  {o.name}: {o.mechanism}, share {share}; {widths}")
+            if o.value_halfwidth is None:
+                out.append(f"  {o.name}: {o.mechanism}, share {share}; {widths}")
+                continue
+            at = ", ".join(f"+/- {width_text(o.value_halfwidth(n))} at {n:,} rows" for n in sorted(set(rows)))
+            squared = " squared" if o.statistic == "variance" else ""
+            out += [f"  {o.name}: {o.mechanism}, share {share}; value {at} kept in the cell (column units{squared})",
+                    f"    its noisy parts: {widths}"]
         out += [f"  note: {note}" for note in self.notes]
         if self.selection is not None:
-            s = self.selection
-            rule = s.rule + ("" if s.threshold is None else f", threshold {s.threshold} persons")
-            out.append(f"  keys: private, selected by {rule}; P(key released | n persons):")
-            for n, (low, high) in s.release_probability.items():
-                out.append(f"    n = {n}: in [{_decimal(low, False)}, {_decimal(high, True)}]")
+            out += self.selection.lines()
         return out
 
 
 def width_text(q: Fraction) -> str:
-    """A half-width as a person writes it: its exact decimal when it has one (steps that are powers of two
-    or ten), else rounded up to 6 places after ``<=`` (outward: the true half-width is no larger)."""
+    """A half-width as a person writes it: its exact decimal when it has one of at most 12 significant
+    digits (steps that are powers of two or ten), else rounded up to 6 significant digits after ``<=``
+    (outward: the true half-width is no larger)."""
     d = q.denominator
     for p in (2, 5):
         while d % p == 0:
             d //= p
+    places = 0
     if d == 1:
-        places = 0
         while (q * 10**places).denominator != 1:
             places += 1
-        text = str((q * 10**places).numerator).rjust(places + 1, "0")
+    scaled = q * 10**places
+    if d == 1 and len(str(abs(scaled.numerator)).rstrip("0")) <= 12:
+        text = str(scaled.numerator).rjust(places + 1, "0")
         return text if places == 0 else f"{text[:-places]}.{text[-places:]}"
-    return f"<= {_decimal(q, True)}"
+    return f"<= {display_rational(round_up(q, 6))}"
 
 
 def _decimal(q: Fraction, up: bool) -> str:
@@ -143,16 +192,35 @@ def _gaussian_at_least(j: int, variance: Fraction) -> tuple[Fraction, Fraction]:
     return _interval_fraction(1 - gaussian_tail(1 - j, variance, _PRECISION))
 
 
-def selection_plan(rule: str, plan: LaplaceThreshold | OptimalSelection | GaussianThreshold,
-                   delta: Fraction, persons: Sequence[int] = PERSONS) -> SelectionPlan:
-    """The release probability of a key with ``n`` persons under ``plan``, for each ``n`` in ``persons``."""
+def release_probability(plan: LaplaceThreshold | OptimalSelection | GaussianThreshold,
+                        n: int) -> tuple[Fraction, Fraction]:
+    """An enclosure of the probability that ``plan`` releases a key whose count is ``n``."""
     if isinstance(plan, OptimalSelection):
-        return SelectionPlan(rule, delta, None, {n: (plan.probability(n),) * 2 for n in persons})
+        return (plan.probability(n),) * 2
     if isinstance(plan, LaplaceThreshold):
-        return SelectionPlan(rule, delta, plan.threshold,
-                             {n: _laplace_at_least(plan.threshold - n, plan.scale) for n in persons})
-    return SelectionPlan(rule, delta, plan.threshold,
-                         {n: _gaussian_at_least(plan.threshold - n, plan.variance) for n in persons})
+        return _laplace_at_least(plan.threshold - n, plan.scale)
+    return _gaussian_at_least(plan.threshold - n, plan.variance)
+
+
+def least_needed(plan: LaplaceThreshold | OptimalSelection | GaussianThreshold, level: Fraction) -> int:
+    """The least ``n >= 1`` whose release probability under ``plan`` is proven at least ``level < 1``
+    (its enclosure's lower end; the probability increases with ``n`` and tends to 1)."""
+    least = least_holding(lambda n: release_probability(plan, n)[0] >= level, 1)
+    assert least is not None  # no limit: the search ends where the bound holds
+    return least
+
+
+def selection_plan(rule: str, plan: LaplaceThreshold | OptimalSelection | GaussianThreshold,
+                   delta: Fraction, persons: Sequence[int] = PERSONS, *,
+                   counted: str | None = None) -> SelectionPlan:
+    """The release probability of a key with ``n`` persons under ``plan``, for each ``n`` in ``persons``, and
+    the least ``n`` reaching each level of :data:`NEEDED` (``counted``: the released count the rule
+    ``"count"`` thresholds; its ``n`` counts rows when the plan's sensitivity is above 1)."""
+    threshold = None if isinstance(plan, OptimalSelection) else plan.threshold
+    rows = counted is not None and not isinstance(plan, OptimalSelection) and plan.sensitivity > 1
+    return SelectionPlan(rule, delta, threshold, {n: release_probability(plan, n) for n in persons},
+                         delta / plan.max_groups, counted, "rows" if rows else "persons",
+                         {level: least_needed(plan, level) for level in NEEDED})
 
 
 def table_plan(aggregations: Sequence[Aggregation], defined: dict[str, Definition], alpha: Fraction,
@@ -168,5 +236,7 @@ def table_plan(aggregations: Sequence[Aggregation], defined: dict[str, Definitio
                                       rank_error_bound=record["rank_error_bound"]))
         else:
             assert isinstance(d, (AdditiveStatistic, Histogram))
-            outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, halfwidths=d.halfwidths(alpha)))
+            at = functools.partial(d.value_halfwidth, alpha) if isinstance(d, (Mean, Variance)) else None
+            outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, halfwidths=d.halfwidths(alpha),
+                                      value_halfwidth=at))
     return TablePlan(alpha, epsilon, rho, shares, outputs, selection)

@@ -6,10 +6,25 @@ selection rule and its threshold) and returns a :class:`PricedTable`. :func:`sec
 prices its query with it before it reads a row, and :func:`securedp.tables.plan.plan_table` and the
 epsilon planner use it without any data at all.
 
-**Budget.** The total ``epsilon`` (or ``rho``) is split across the aggregations (and partition
-selection, for private keys, ``1/2`` by default) in exact rational shares: an aggregation's
-``share=`` fixes its fraction of the total, and the rest is divided equally among those without
-one; the shares must add up to exactly 1.
+**Private keys.** A table with private keys selects them by one of :data:`SELECTION_RULES`:
+
+* ``"count"`` (the default when the table releases a count): the keys are selected by thresholding the
+  count the table releases (its :class:`~securedp.tables.spec.Persons` if it has one, else its
+  :class:`~securedp.tables.spec.Count`): the count's noise is drawn once, at the count's whole share,
+  and a key is kept iff its noisy count reaches the threshold ``tau``
+  (:func:`~securedp.mechanisms.partition_selection.laplace_threshold` at ``epsilon``,
+  :func:`~securedp.mechanisms.gaussian_threshold.gaussian_threshold` at ``rho``, with the count's
+  cell sensitivity); the released count of a kept key is the noisy count that passed. No budget goes
+  to a separate selection;
+* ``"laplace"``, ``"optimal"`` (``epsilon``) and ``"gaussian"`` (``rho``): a separate selection on a
+  noisy count of each key's distinct persons at its own share ``selection_share`` of the budget
+  (``1/2`` by default). This is the default of a table that releases no count, or of one given
+  ``selection_share=``.
+
+**Budget.** The total ``epsilon`` (or ``rho``) is split across the aggregations (and a separate
+partition selection, ``selection_share``) in exact rational shares: an aggregation's ``share=`` fixes
+its fraction of the total, and the rest is divided equally among those without one; the shares must
+add up to exactly 1.
 """
 
 from __future__ import annotations
@@ -20,22 +35,26 @@ from fractions import Fraction
 from typing import Any
 
 from securedp.hazmat.exact.rational import to_rational
-from securedp.mechanisms.accuracy import check_alpha
+from securedp.mechanisms import count
 from securedp.mechanisms.contributions import positive_count
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_threshold
-from securedp.mechanisms.noise import Cost, Noise, privacy_cost
 from securedp.mechanisms.partition_selection import (
     LaplaceThreshold,
     OptimalSelection,
     laplace_threshold,
     optimal_selection,
 )
+from securedp.privacy.accuracy import check_alpha
+from securedp.privacy.cost import Cost
+from securedp.privacy.noise import Law, Noise
 from securedp.tables.cells import Column, definitions
 from securedp.tables.plan import TablePlan, selection_plan, table_plan
 from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Definition, Histogram, Persons
 
-SELECTION_RULES = ("laplace", "optimal", "gaussian")
-"""Partition selection rules: the first two are priced in ``epsilon``, ``"gaussian"`` in ``rho``."""
+SELECTION_RULES = ("count", "laplace", "optimal", "gaussian")
+"""Partition selection rules: ``"count"`` thresholds the count the table releases (either currency); the
+others select on a separate count of persons, ``"laplace"`` and ``"optimal"`` priced in ``epsilon``,
+``"gaussian"`` in ``rho``."""
 
 Selection = LaplaceThreshold | OptimalSelection | GaussianThreshold
 
@@ -58,11 +77,14 @@ class PricedTable:
     defined: dict[str, Definition]
     selection: Selection | None
     selection_noise: Noise | None
+    """The law of a separate threshold selection's noisy person counts (``selection_persons``), else ``None``."""
+    thresholded: str | None = None
+    """Rule ``"count"``: the name of the aggregation whose released count selects the keys."""
 
     def plan(self) -> TablePlan:
         """What the release will state before it draws (:mod:`securedp.tables.plan`)."""
         selected = (None if self.selection is None or self.rule is None or self.delta is None
-                    else selection_plan(self.rule, self.selection, self.delta))
+                    else selection_plan(self.rule, self.selection, self.delta, counted=self.thresholded))
         return table_plan(self.aggregations, self.defined, self.alpha, self.cost.epsilon, self.cost.rho,
                           self.shares, selected)
 
@@ -78,7 +100,7 @@ def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Ag
     (:func:`securedp.reading.types.integer_columns`, read from the table's schema); an aggregation of one
     without a lattice takes step 1 (:func:`~securedp.mechanisms.records.typed_lattice`), as the
     one-column release of the same column does."""
-    cost = privacy_cost(epsilon, rho)
+    cost = Cost.of(epsilon, rho)
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     level = check_alpha(alpha)
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)
@@ -96,7 +118,8 @@ def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Ag
     private = keys is None and bool(group_by)  # without group_by: one cell, always released
     if selection is not None and selection not in SELECTION_RULES:
         raise ValueError(f"selection must be one of {SELECTION_RULES}, got {selection!r}")
-    rule = _selection_rule(selection, cost) if private else None
+    counted = threshold_count(aggregations)
+    rule = _selection_rule(selection, cost, counted, selection_share is not None) if private else None
     dlt = None
     if private:
         if delta is None:
@@ -105,7 +128,7 @@ def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Ag
         dlt = to_rational(delta, "delta")
     elif delta is not None:
         raise ValueError("delta= is only used to select private keys; with public keys= the release is pure")
-    shares = _shares(aggregations, private, selection_share)
+    shares = _shares(aggregations, private and rule != "count", selection_share)
 
     def part(name: str) -> Cost:
         return cost.share(shares[name])
@@ -113,14 +136,41 @@ def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Ag
     defined = definitions(aggregations, part, k, m)
     plan: Selection | None = None
     noise = None
-    if private and dlt is not None:
+    if private and dlt is not None and rule == "count":
+        assert counted is not None  # _selection_rule: the count rule needs a count
+        plan = _count_threshold(defined[counted.name], dlt, k)
+    elif private and dlt is not None:
         chosen = part("partition_selection")
         noise = Noise.of(1, chosen, k)
         plan = (gaussian_threshold(chosen.rho, dlt, k) if rule == "gaussian"
                 else laplace_threshold(chosen.epsilon, dlt, k) if rule == "laplace"
                 else optimal_selection(chosen.epsilon, dlt, k))
     return PricedTable(cost, k, m, level, group_by, aggregations, private, rule, dlt, shares,
-                       _columns(aggregations), defined, plan, noise)
+                       _columns(aggregations), defined, plan, noise,
+                       counted.name if rule == "count" and counted is not None else None)
+
+
+def threshold_count(aggregations: Sequence[Aggregation]) -> Count | Persons | None:
+    """The count whose release selects private keys under the rule ``"count"``: the first
+    :class:`~securedp.tables.spec.Persons` (cell sensitivity 1), else the first
+    :class:`~securedp.tables.spec.Count` (sensitivity ``max_rows``), else ``None``."""
+    persons = [a for a in aggregations if isinstance(a, Persons)]
+    counts = [a for a in aggregations if isinstance(a, Count)]
+    return (persons or counts or [None])[0]
+
+
+def _count_threshold(definition: Definition, delta: Fraction, k: int) -> LaplaceThreshold | GaussianThreshold:
+    """The threshold plan of the released count ``definition``: its own noise law, so one draw serves both."""
+    assert isinstance(definition, count.Count)  # Count and Persons define count.Count (or its subclass)
+    noise = definition.noise
+    try:
+        plan = (laplace_threshold(noise.amount, delta, k, noise.sensitivity) if noise.law is Law.LAPLACE
+                else gaussian_threshold(noise.amount, delta, k, noise.sensitivity))
+    except ValueError as error:
+        raise ValueError(f"thresholding the released {definition.statistic}: {error}; or select the keys on a "
+                         "separate count of persons (selection='laplace' or 'gaussian')") from None
+    assert plan.noise == noise  # one law: the released count's
+    return plan
 
 
 def _shares(aggregations: Sequence[Aggregation], private: bool, selection_share: Any) -> dict[str, Fraction]:
@@ -160,8 +210,21 @@ def _columns(aggregations: Sequence[Aggregation]) -> list[Column]:
     return columns
 
 
-def _selection_rule(selection: str | None, cost: Cost) -> str:
-    """The partition selection rule of a table with private keys: the given one, if its currency is the table's."""
+def _selection_rule(selection: str | None, cost: Cost, counted: Aggregation | None, share_given: bool) -> str:
+    """The partition selection rule of a table with private keys: the given one, if the table allows it; by
+    default ``"count"`` when the table releases a count and no ``selection_share`` is given, else the
+    separate rule of the currency."""
+    if selection == "count":
+        if counted is None:
+            raise ValueError("selection='count' thresholds the count the table releases: add Count() or Persons() "
+                             "to the aggregations, or select on a separate count (selection='laplace', 'optimal' "
+                             "or 'gaussian')")
+        if share_given:
+            raise ValueError("selection='count' spends no separate share on selection: drop selection_share=, or "
+                             "select on a separate count (selection='laplace', 'optimal' or 'gaussian')")
+        return "count"
+    if selection is None and counted is not None and not share_given:
+        return "count"
     if cost.epsilon is None:
         if selection not in (None, "gaussian"):
             raise ValueError(f"selection={selection!r} is priced in epsilon; a rho table selects its private keys "

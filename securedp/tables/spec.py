@@ -52,22 +52,22 @@ column's units), ``"squares"`` (and of their squares) or ``"points"``
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
+from securedp.deprecation import deprecated
 from securedp.hazmat.exact.rational import format_rational, to_rational
 from securedp.mechanisms import count, histogram, iqr, mean, quantile, sum, variance  # noqa: A004 - the module securedp.mechanisms.sum
 from securedp.mechanisms.histogram import Bins, Categories, check_categories, check_edges, edge_lattice
 from securedp.mechanisms.moments import ColumnStatistic
-from securedp.mechanisms.noise import Cost
 from securedp.mechanisms.quantile import default_lattice as quantile_lattice
 from securedp.mechanisms.quantile import selection_epsilon
 from securedp.mechanisms.records import LatticeColumn, typed_lattice
 from securedp.mechanisms.statistic import AdditiveStatistic
+from securedp.privacy.cost import Cost
 
 Definition = AdditiveStatistic | quantile.Quantiles | histogram.Histogram
 """A table cell's statistic: noisy integers (:class:`~securedp.mechanisms.statistic.AdditiveStatistic`), a
@@ -147,7 +147,7 @@ class ColumnAggregation(ABC):
 
     def lattice_of(self) -> tuple[Any, int, int]:
         """Deprecated: ``(lattice, lo_u, hi_u)`` of :meth:`lattice_column`."""
-        warnings.warn("lattice_of() is deprecated: use lattice_column()", DeprecationWarning, stacklevel=2)
+        deprecated("lattice_of()", "lattice_column()")
         column = self.lattice_column()
         return column.lattice, column.lo_u, column.hi_u
 
@@ -294,9 +294,8 @@ class Histogram(ColumnAggregation):
 
 def quantile_cell_epsilon(epsilon: Fraction | None, rho: Fraction | None, k: int) -> Fraction:
     """Deprecated: :func:`securedp.mechanisms.quantile.selection_epsilon` of ``Cost(epsilon, rho)`` and ``k``."""
-    warnings.warn("quantile_cell_epsilon is deprecated: use securedp.mechanisms.quantile.selection_epsilon",
-                  DeprecationWarning, stacklevel=2)
-    return selection_epsilon(Cost(epsilon, rho), k)
+    deprecated("quantile_cell_epsilon", "securedp.mechanisms.quantile.selection_epsilon")
+    return selection_epsilon(Cost.of(epsilon, rho), k)
 
 
 def Median(column: str, bounds: tuple[Any, Any] | str, lattice: Any = None,  # noqa: N802

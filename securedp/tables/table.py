@@ -16,25 +16,32 @@ the aggregate/noise boundary:
    (:mod:`securedp.engines.spark`).
 2. **Noise, once, here.** Keys are the caller's public keys (every given key
    gets a cell, data keys outside the list are dropped before bounding) or
-   private keys chosen by partition selection: in an ``epsilon`` table
-   Laplace thresholding (the default) or the optimal rule
-   (:mod:`securedp.mechanisms.partition_selection`), in a ``rho`` table
-   Gaussian thresholding (:mod:`securedp.mechanisms.gaussian_threshold`,
-   delta-approximate rho-zCDP); a threshold rule's noisy person count is
-   then released for free (``selection_persons``).
-   Every aggregate of every kept cell gets exact noise
-   (:mod:`securedp.mechanisms.noise`), calibrated as :mod:`securedp.tables.spec`
-   states.
+   private keys chosen by partition selection (:mod:`securedp.tables.pricing`
+   chooses the rule). A table that releases a count (``Persons``, else
+   ``Count``) selects them by default by thresholding that count: its noise
+   is drawn once for every data key (discrete Laplace at ``epsilon``,
+   :mod:`securedp.mechanisms.partition_selection`; discrete Gaussian at
+   ``rho``, :mod:`securedp.mechanisms.gaussian_threshold`), a key is kept iff
+   its noisy count reaches the threshold, and the count released for a kept
+   key is that same noisy count (so it is at least the threshold: see the
+   bias note there). Otherwise (no count, ``selection_share=``, or
+   ``selection="laplace"``, ``"optimal"``, ``"gaussian"``) a separate
+   selection on a noisy count of persons spends its own share; a threshold
+   rule's noisy person count is then released for free
+   (``selection_persons``). Every other aggregate of every kept cell gets
+   exact noise (:mod:`securedp.privacy.noise`), calibrated as
+   :mod:`securedp.tables.spec` states.
 
 **Budget.** The total ``epsilon`` (or ``rho``) is split across the
-aggregations (and partition selection, for private keys, ``1/2`` of
-``epsilon`` by default) in exact rational shares: an aggregation's ``share=``
-fixes its fraction of the total, and the rest is divided equally among those
-without one. :attr:`PreparedTable.shares` shows the split before anything is
-drawn; the shares must add up to exactly 1. ``delta`` (private keys only) goes
-wholly to partition selection, whose parameters (rule, ``delta``, threshold,
-and for the Gaussian rule its ``rho`` and variance ``sigma**2``) are in the
-release's ``parameters``.
+aggregations (and a separate partition selection, ``1/2`` of the budget by
+default, where there is one) in exact rational shares: an aggregation's
+``share=`` fixes its fraction of the total, and the rest is divided equally
+among those without one. :attr:`PreparedTable.shares` shows the split before
+anything is drawn; the shares must add up to exactly 1. ``delta`` (private
+keys only) goes wholly to partition selection, whose parameters (rule,
+``delta``, threshold; for the rule ``"count"`` the count thresholded and
+``delta_per_key``; for a separate Gaussian rule its ``rho`` and variance
+``sigma**2``) are in the release's ``parameters``.
 
 **Output.** A :class:`TableRelease` whose ``value`` holds the exact rows (key
 values, then per aggregation its value and the bounds of its confidence
@@ -72,7 +79,8 @@ from securedp.mechanisms.partition_selection import (
 )
 from securedp.mechanisms.records import check_missing_policy
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
-from securedp.mechanisms.statistic import release_function
+from securedp.mechanisms.statistic import CellColumn, release_function
+from securedp.privacy.noise import Law
 from securedp.reading.types import declared_schema, integer_columns
 from securedp.tables.cells import (
     Aggregates,
@@ -81,6 +89,7 @@ from securedp.tables.cells import (
     commitment_parts,
     noise_records,
     release_cells,
+    threshold_cells,
 )
 from securedp.tables.notes import plan_notes, release_notes
 from securedp.tables.plan import TablePlan
@@ -91,6 +100,8 @@ from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Definiti
 if TYPE_CHECKING:  # the engines load Polars (and Spark) only when a table is prepared
     from securedp.engines.protocol import ColumnSpec
 
+GUARANTEE = "delta-approximate rho-zCDP (Bun and Steinke 2016, Def. 8.1)"
+"""The guarantee a ``rho`` table with private keys records (Gaussian thresholding)."""
 
 
 @dataclass(frozen=True)
@@ -108,8 +119,24 @@ class TableRelease(Release):
     @functools.cached_property
     def frame(self) -> Any:
         """The released table as a DataFrame of the caller's kind (pandas, Polars or pyarrow), built from the
-        exact rows when first read; its types follow from the public parameters alone."""
+        exact rows when first read; its types follow from the public parameters alone. A pandas frame's
+        lattice values are ``object`` columns of exact ``decimal.Decimal`` (or ``"num/den"`` text): for
+        plotting, :meth:`float_frame`."""
         return None if self.output is None else self.output()
+
+    def float_frame(self) -> Any:
+        """:attr:`frame` with every released number (counts, values, interval ends) as a ``float64`` column
+        (a null cell as NaN or null), the key columns as they are: for plotting and display only, never for
+        further exact work (a float rounds; :attr:`value` and :attr:`frame` are exact). The same kind of
+        table as :attr:`frame`; a Spark frame's columns are cast to ``double`` by Spark (a ``"num/den"``
+        cell, of a lattice such as ``"1/3"``, becomes null there)."""
+        from securedp.engines.frames import with_floats
+
+        keys = self.parameters.get("group_by") or ()
+        names = [n for n in self.labels or () if n not in keys]
+        columns = {n: [None if row[i] is None else float(row[i]) for row in self.value]  # float-ok: display only
+                   for i, n in enumerate(self.labels or ()) if n in names}
+        return with_floats(self.frame, columns)
 
 @dataclass(frozen=True)
 class PreparedTable(PreparedRelease):
@@ -164,8 +191,10 @@ def prepare_table(
 ) -> PreparedTable:
     """Validate and price a grouped table release; see the module docstring.
 
-    ``selection`` (private keys): ``"laplace"`` (the default with ``epsilon``), ``"optimal"``, or
-    ``"gaussian"`` (the default, and the only rule, with ``rho``).
+    ``selection`` (private keys): ``"count"`` (the default when the table releases a count and no
+    ``selection_share`` is given: the released count selects the keys), or a separate selection at
+    ``selection_share`` (default ``1/2``): ``"laplace"`` (the default otherwise, with ``epsilon``),
+    ``"optimal"``, or ``"gaussian"`` (the default otherwise, and the only separate rule, with ``rho``).
 
     ``missing_keys``: ``"raise"`` (default: a missing or blank group key is refused for the data holder,
     dropped in an analyst-facing session) or ``"drop"`` (the rows whose group key is missing or blank
@@ -194,10 +223,11 @@ def prepare_table(
     aggregations, private, rule, dlt, shares = (priced.aggregations, priced.private, priced.rule, priced.delta,
                                                 priced.shares)
     columns, defined, plan, selection_noise = priced.columns, priced.defined, priced.selection, priced.selection_noise
+    thresholded = priced.thresholded
     from securedp.bounding.digest import draw_salt
     from securedp.engines.keys import public_keys
     from securedp.engines.protocol import Bounds
-    from securedp.engines.registry import engine_for
+    from securedp.engines.registry import check_engine, engine_for
 
     public = public_keys(keys, group_by) if not private and group_by else None
     stated = dataclasses.replace(priced.plan(), notes=tuple(plan_notes(id_column)))
@@ -205,10 +235,11 @@ def prepare_table(
 
     for c in columns:
         check_missing_policy(c.step, c.lo_u, c.hi_u, missing, fill)
+    specs = _engine_specs(columns, declared)
+    check_engine(data, specs)
     reading_data()  # every public input is checked above; the table is read from here on
     missing = data_policy(missing)[0]  # analyst-facing: "raise" acts as "drop"
     bounds = Bounds(group_by, k, m, analyst_facing(), missing_keys == "drop", declared)
-    specs = _engine_specs(columns, declared)
     engine = engine_for(data, id_column, bounds, specs, public, missing, fill)
     same_rows = bool(specs) and specs[0].keeps_every_row("drop" if analyst_facing() else missing)
 
@@ -220,7 +251,12 @@ def prepare_table(
         committed = commitment_parts("", counted)
         cells = cells_of(counted, engine.public, group_by)
         extra: dict[str, list[Any]] = {}
-        if plan is not None:
+        given: dict[str, CellColumn] = {}
+        if plan is not None and thresholded is not None:
+            assert isinstance(plan, (LaplaceThreshold, GaussianThreshold))  # the rule "count" thresholds
+            keep, given[thresholded] = threshold_cells(defined[thresholded], plan, cells, counted, source, level)
+            cells = cells.subset(np.flatnonzero(keep))
+        elif plan is not None:
             persons = np.array([counted.persons[i] for i in cells.index], dtype=np.int64)
             if isinstance(plan, (LaplaceThreshold, GaussianThreshold)):
                 chosen = plan.select(persons, source)
@@ -230,7 +266,7 @@ def prepare_table(
                 keep = plan.select(persons, source)
             cells = cells.subset(np.flatnonzero(keep))
         names, rows, steps = release_cells(cells, counted, aggregates, columns, aggregations, defined,
-                                           selection_noise, level, source, extra, group_by, committed)
+                                           selection_noise, level, source, extra, group_by, committed, given)
         parameters: dict[str, Any] = {
             "group_by": list(group_by), "keys": "private" if private else "public", "max_groups": k,
             "max_rows": m, "privacy_unit": id_column or "row", "alpha": level, "shares": dict(shares),
@@ -241,12 +277,16 @@ def prepare_table(
             parameters["delta"] = dlt
             if isinstance(plan, (LaplaceThreshold, GaussianThreshold)):
                 parameters["threshold"] = plan.threshold
+            if thresholded is not None:
+                assert isinstance(plan, (LaplaceThreshold, GaussianThreshold))  # the rule "count" thresholds
+                parameters.update(selection_count=thresholded, delta_per_key=plan.delta_per_key)
             if isinstance(plan, GaussianThreshold):
-                parameters.update(selection_rho=plan.rho, selection_variance=plan.variance,
-                                  guarantee="delta-approximate rho-zCDP (Bun and Steinke 2016, Def. 8.1)")
+                parameters.update({} if thresholded is not None else
+                                  {"selection_rho": plan.rho, "selection_variance": plan.variance})
+                parameters["guarantee"] = GUARANTEE
         parameters.update(noise_records(columns, aggregations, defined, level))
         notes = (*stated.notes, *release_notes(stated, names, rows, group_by, mean_bounds, dlt))
-        release = TableRelease(value=tuple(rows), statistic="table", mechanism=cost.mechanism,
+        release = TableRelease(value=tuple(rows), statistic="table", mechanism=Law.of(cost.currency).value,
                                parameters=parameters, epsilon=cost.epsilon, rho=cost.rho, max_contributions=k * m,
                                labels=tuple(names), source=source.describe(),
                                output=lambda: engine.output(names, rows, steps), delta=dlt, notes=notes)

@@ -26,7 +26,7 @@ import securedp
 from securedp import AuditLog, ChaChaSource, Session
 from securedp.audit.report import render_report, write_report
 from securedp.audit.report_model import build_report, noise_laws
-from securedp.mechanisms.accuracy import laplace_halfwidth
+from securedp.privacy.accuracy import laplace_halfwidth
 from securedp.tables import Count, Mean, Median, Sum
 
 REPO = Path(securedp.__file__).resolve().parent.parent

@@ -23,7 +23,7 @@ from securedp import AuditLog, ChaChaSource, Session
 from securedp.audit.report import render_report
 from securedp.audit.report_model import MeanWidth, ReviewReport, build_report, mean_widths
 from securedp.audit.report_words import UNDESCRIBED
-from securedp.mechanisms.accuracy import laplace_halfwidth
+from securedp.privacy.accuracy import laplace_halfwidth
 from securedp.mechanisms.mean import mean_units
 from securedp.tables import Count, Mean
 
@@ -309,7 +309,9 @@ def test_parameters_are_explained_in_words_not_dumped(cli_log: Path) -> None:
     report = build_report(cli_log)
     page = render_report(report)
     bounds = section(page, 5)
-    edges = report.entries[4].record["parameters"]["data_histogram"]["edges"]  # the bins' aggregation's own record
+    parameters = report.entries[4].record["parameters"]
+    (name,) = [key for key in parameters if key.endswith("_histogram")]  # the column's name: the command's file
+    edges = parameters[name]["edges"]  # the bins' aggregation's own record
     assert len(edges) > 80
     shown = re.sub(r"<details>.*?</details>", "", bounds, flags=re.S)  # the full list is folded away
     run = ", ".join(str(x) for x in edges[40:43])  # three edges in a row: only the full list holds them

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from securedp import AuditLog, ChaChaSource, Session, verify_log
-from securedp.accounting.budget import Budget, cost_in
+from securedp.accounting.budget import Budget
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.accounting.schema import (
     BudgetFields,
@@ -22,6 +22,7 @@ from securedp.accounting.schema import (
 from securedp.audit.log import GENESIS, canonical, entry_hash
 from securedp.mechanisms.record_schema import SchemaError
 from securedp.mechanisms.release import Release
+from securedp.privacy.cost import Cost
 
 SEED = bytes(range(1, 33))
 
@@ -136,17 +137,18 @@ def test_currency_is_one_enum_with_plain_text_forms() -> None:
     assert [c.value for c in Currency] == ["epsilon", "rho"]
     assert f"{Currency.RHO}" == str(Currency.RHO) == "rho" == Currency.RHO
     assert json.dumps({"c": Currency.EPSILON}) == '{"c": "epsilon"}'
+    record = {"budget_kind": "delta", "spent": "0", "remaining": "1"}
     with pytest.raises(SchemaError, match="must be 'epsilon' or 'rho'"):
-        Currency.parse("delta")
+        BudgetFields.from_json(record)
     assert Session(rho=1).kind == "rho" and type(Session(rho=1).kind) is str
 
 
 def test_the_pricing_rule_is_the_conversion_module_s() -> None:
-    assert cost_in(Currency.RHO, Fraction(1, 2), None) == Fraction(1, 8)
-    assert cost_in(Currency.RHO, None, Fraction(1, 3)) == Fraction(1, 3)
-    assert cost_in(Currency.EPSILON, Fraction(1, 3), None) == Fraction(1, 3)
+    assert Cost.of(epsilon="1/2").in_currency(Currency.RHO) == Fraction(1, 8)
+    assert Cost.of(rho="1/3").in_currency(Currency.RHO) == Fraction(1, 3)
+    assert Cost.of(epsilon="1/3").in_currency(Currency.EPSILON) == Fraction(1, 3)
     with pytest.raises(IncompatibleCost):
-        cost_in(Currency.EPSILON, None, Fraction(1, 3))
+        Cost.of(rho="1/3").in_currency(Currency.EPSILON)
 
 
 def test_a_memory_budget_charges_refunds_and_refuses_with_one_message() -> None:

@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from securedp.cli.budget import BudgetError, BudgetFile
-from securedp.cli.main import main
 from securedp.cli.example_data import PATH as EXAMPLE
+from securedp.cli.main import main
 from securedp.hazmat.exact.rational import format_rational
+from securedp.privacy.cost import Cost
 
 LEDGER = "ab" * 16
 
@@ -200,10 +201,9 @@ def test_concurrent_charges_are_serialized_and_writes_atomic(tmp_path: Path) -> 
 def test_a_failing_body_restores_the_previous_state(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
     write(path)
-    with pytest.raises(RuntimeError):
-        with BudgetFile(path).charge(Fraction(1, 8)):
-            assert json.loads(path.read_text())["spent"] == "3/8"  # charged before the body runs
-            raise RuntimeError("draw failed")
+    with pytest.raises(RuntimeError), BudgetFile(path).charge(Fraction(1, 8)):
+        assert json.loads(path.read_text())["spent"] == "3/8"  # charged before the body runs
+        raise RuntimeError("draw failed")
     assert json.loads(path.read_text())["spent"] == "1/4"
 
 
@@ -220,7 +220,7 @@ def test_the_file_is_a_store_of_the_one_budget_implementation(tmp_path: Path) ->
     stored = Budget("rho", store=Backend(path, currency="rho"))
     memory = Budget("rho", 1)
     for budget in (stored, memory):
-        cost = budget.cost(Fraction(1, 2), None)
+        cost = Cost.of(epsilon=Fraction(1, 2)).in_currency(budget.currency)
         assert cost == Fraction(1, 8)
         assert budget.charge(cost).spent == Fraction(1, 8) == budget.spent
         with pytest.raises(BudgetExceeded) as refused:

@@ -27,13 +27,14 @@ CASES = {
     "median": (["--column", "income", "--stat", "median", "--bounds", "0,400000", "--epsilon", "1"],
                ["rank_error_q1/2 +/-", "rows with probability 0.95"]),
     "sum-rho": (["--column", "hours", "--stat", "sum", "--bounds", "0,80", "--rho", "1/2"],
-                ["cost     rho 1/2", "value +/-"]),
+                ["cost     rho 0.5", "value +/-"]),
     "iqr": (["--column", "age", "--stat", "iqr", "--bounds", "0,120", "--epsilon", "1"],
             ["rank_error_q1/4", "rank_error_q3/4"]),
     "table-private": (["--group-by", "region", "--count", "--mean", "age:0,120", "--iqr", "income:0,400000",
                        "--id-column", "person_id", "--epsilon", "1", "--delta", "1e-6"],
-                      ["count: discrete_laplace", "age_mean:", "income_iqr: exponential", "threshold",
-                       "P(key released | n persons)"]),
+                      ["count: discrete_laplace", "age_mean:", "income_iqr: exponential",
+                       "selected by thresholding the released count at", "P(key released | n persons)",
+                       "a key needs"]),
 }
 
 

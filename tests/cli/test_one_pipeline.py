@@ -114,7 +114,7 @@ def test_an_old_file_without_a_delta_ledger_refuses_private_keys_naming_the_flag
     assert "--budget-delta" in err and (work / "b.json").read_bytes() == before
     status, _, err = run(capsys, "--column", "x", "--stat", "count", "--epsilon", "1/4", "--budget-file", "b.json")
     assert status == 0, err  # read as before: an epsilon budget
-    assert stored() == {**old, "spent": "1/2", "currency": "epsilon"}
+    assert stored() == {**old, "spent": "1/2", "remaining": "1/2", "currency": "epsilon"}
     status, _, err = run(capsys, *PRIVATE, "--budget-file", "b.json", "--budget-delta", "1/100000")
     assert status == 1 and "--budget-delta 1/100000 does not match no delta budget recorded in b.json" in err
 
@@ -232,7 +232,7 @@ def test_a_valid_delta_ledger_is_charged_exactly_and_written_canonically(tmp_pat
     with BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 10000)) as state:
         assert (state.spent, state.delta_spent) == (Fraction(3, 8), Fraction(1, 5000))
     assert stored(path) == {"format": "securedp-budget/1", "currency": "epsilon", "total": "1", "spent": "3/8",
-                            "delta_total": "1/1000", "delta_spent": "1/5000", "ledger": LEDGER}
+                            "remaining": "5/8", "delta_total": "1/1000", "delta_spent": "1/5000", "ledger": LEDGER}
     with pytest.raises(BudgetError, match="delta exhausted"):
         with BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 1000)):
             pass

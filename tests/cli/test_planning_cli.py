@@ -51,7 +51,7 @@ def test_private_analysis_charges_the_budget_file(data: Path, tmp_path: Path,
     argv = ["analyze", str(data), "--id-column", "person", "--group-by", "region", "--epsilon", "1/4",
             "--budget-file", str(budget), "--budget", "1", "--audit-log", str(log), "--analyst-facing"]
     status, out, err = command(argv)
-    assert status == 0 and err == "" and "private: estimates from an epsilon = 1/4" in out
+    assert status == 0 and err == "" and "private: estimates from an epsilon = 0.25 contribution histogram" in out
     assert json.loads(budget.read_text())["spent"] == "1/4"
     assert command(["audit", "verify", str(log)])[0] == 0
     status, _, err = command([*argv[:2], "--id-column", "nobody", *argv[4:]])

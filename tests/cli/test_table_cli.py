@@ -45,8 +45,13 @@ def test_private_keys_from_parquet_print_an_exact_csv(table, capsys):
     status, out, err = run(["release", str(table / "t.parquet"), *BASE, "--delta", "1e-9"], capsys)
     assert status == 0, err
     frame = pl.read_csv(io.StringIO(out))
-    assert frame.columns[:4] == ["region", "selection_persons", "selection_persons_low", "selection_persons_high"]
+    assert frame.columns[:4] == ["region", "count", "count_low", "count_high"]  # the count selects the keys
     assert set(frame["region"]) <= {"north", "south", "east"}
+    status, out, err = run(["release", str(table / "t.parquet"), *BASE, "--delta", "1e-9", "--selection", "laplace"],
+                           capsys)
+    assert status == 0, err
+    frame = pl.read_csv(io.StringIO(out))
+    assert frame.columns[:4] == ["region", "selection_persons", "selection_persons_low", "selection_persons_high"]
 
 
 def test_csv_csv_with_bom_and_delimiter_and_stdin_give_the_same_seeded_table(table, capsys, monkeypatch):

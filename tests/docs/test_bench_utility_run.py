@@ -45,7 +45,10 @@ def test_selection_curves_match_the_documented_thresholds() -> None:
     curves = sel["curves"]
     assert curves["securedp laplace"]["n50"] == 30  # threshold 30 at epsilon 1, delta 1e-6, k = 2
     assert curves["securedp optimal"]["n50"] == 27
-    assert curves["securedp default table (selection_share 1/2)"]["n50"] == 57
+    assert curves["securedp default table (the released count thresholded)"]["n50"] == 30  # scale 2, as OpenDP's
+    assert curves["securedp default table (the released count thresholded)"]["count_noise_scale"] == 2
+    assert curves["securedp separate selection, share 1/2 (earlier default)"]["n50"] == 57
+    assert (curves["C1: securedp default"]["n50"], curves["C4: securedp default"]["n50"]) == (116, 29)
     assert sel["n50_at_k1"] == {"securedp laplace": 15, "securedp optimal": 14}  # the 15 (and the optimum 14)
 
 

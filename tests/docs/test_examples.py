@@ -66,3 +66,26 @@ def test_the_analyst_facing_block_of_releases_md_runs_within_its_budget() -> Non
     exec(compile(block, "releases.md[analyst-facing block]", "exec"), namespace)  # noqa: S102 - the docs are ours
     session = namespace["s"]
     assert session.remaining == 0  # type: ignore[attr-defined]
+
+
+def test_every_readme_block_runs_on_its_own() -> None:
+    """Issue 28.7: a reader pastes one README block, not the page: each runs in a namespace of its own, over the
+    built-in data (no file a reader does not have), and its releases are correct."""
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    blocks = BLOCK.findall(readme)
+    assert len(blocks) >= 2 and "people.parquet" not in readme
+    for i, block in enumerate(blocks):
+        problems = run_page(f"```python\n{block}```\n", f"README.md[block {i + 1}]")
+        assert not problems, problems[0]
+
+
+def test_the_readme_median_is_of_enough_rows_to_mean_something() -> None:
+    """The README's median is released from thousands of values, not seven (at epsilon 1/2, the rank error
+    bound is 32 rows: a median of 7 values would be mostly noise)."""
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    exec(compile(BLOCK.findall((DOCS.parent / "README.md").read_text(encoding="utf-8"))[0], "README", "exec"),  # noqa: S102
+         namespace)
+    ages, m = namespace["ages"], namespace["m"]
+    assert len(ages) >= 1000  # type: ignore[arg-type]
+    assert "noise" in (DOCS.parent / "README.md").read_text(encoding="utf-8").split("```python")[1]
+    assert abs(m.value - sorted(ages)[len(ages) // 2]) <= 10  # type: ignore[attr-defined, arg-type]

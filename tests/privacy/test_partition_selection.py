@@ -1,7 +1,9 @@
 """Exact privacy of partition selection on one key (Laplace thresholding and the optimal rule).
 
 A key held by ``n`` persons (``n = 0``: the key is absent, nothing is released)
-has neighbour ``n + 1``. For every output set ``S`` the per-key guarantee is
+has neighbour ``n + 1``; a key's count of cell sensitivity ``s`` (its rows, at
+most ``s = max_rows`` per person) has neighbours ``c + j``, ``1 <= j <= s``
+(``c = 0``: a key only the added person holds, ``1 <= c' <= s``). For every output set ``S`` the per-key guarantee is
 ``P[S | D] <= e^e P[S | D'] + d`` with ``(e, d) = (epsilon/k, delta/k)``,
 both directions, checked here for ``n`` in 0..60 by rigorous interval
 arithmetic written independently of the module (``e^e`` is irrational, so a
@@ -82,21 +84,23 @@ def dropped(n: int, tau: int, x: Fraction) -> Bound:
     return lambda prec: 1 - rel(prec)
 
 
-def check_laplace_pair(n: int, m: int, tau: int, e: Fraction, d: Fraction) -> None:
-    """Key count ``n`` (dataset D) against ``m`` (neighbour D'): every output set obeys (e, d)."""
-    assert dp_holds(released(n, tau, e), released(m, tau, e), e, d)
-    assert dp_holds(dropped(n, tau, e), dropped(m, tau, e), e, d)
+def check_laplace_pair(n: int, m: int, tau: int, e: Fraction, d: Fraction, s: int = 1) -> None:
+    """Key count ``n`` (dataset D) against ``m`` (neighbour D'), noise ``q = exp(-e / s)``: every output set
+    obeys (e, d)."""
+    x = e / s
+    assert dp_holds(released(n, tau, x), released(m, tau, x), e, d)
+    assert dp_holds(dropped(n, tau, x), dropped(m, tau, x), e, d)
     if n >= 1 and m >= 1:
-        # P[count c | n] = C q**|c - n| for c >= tau and e^e = 1/q exactly, so a count's excess
-        # P[c | n] - e^e P[c | m] is <= 0 iff |c - n| >= |c - m| - 1. Beyond c = max(n, m) the
+        # P[count c | n] = C q**|c - n| for c >= tau and e^e = q**-s exactly, so a count's excess
+        # P[c | n] - e^e P[c | m] is <= 0 iff |c - n| >= |c - m| - s. Beyond c = max(n, m) the
         # difference of exponents is constant: this range covers every count. The worst set is
         # then {dropped} or nothing, both checked above.
         for c in range(tau, max(n, m, tau) + 2):
-            assert abs(c - n) >= abs(c - m) - 1
+            assert abs(c - n) >= abs(c - m) - s
     elif m == 0:
         # No count is possible under D': the worst set is every count (excess P[released | n]),
         # plus dropped only if its excess is positive (P[dropped | n] <= 1 < e^e: it is not).
-        assert at_most_zero(lambda prec: released(n, tau, e)(prec) - d)
+        assert at_most_zero(lambda prec: released(n, tau, x)(prec) - d)
 
 
 @pytest.mark.parametrize("epsilon, delta, k", CASES)
@@ -117,6 +121,47 @@ def test_threshold_is_minimal(epsilon, delta, k) -> None:
     assert at_most_zero(excess(plan.threshold - 1))
     if plan.threshold > 1:
         assert not at_most_zero(excess(plan.threshold - 2))
+
+
+SENSITIVE = [(1, "1e-9", 1, 2), ("1/2", "1/1024", 1, 3), (2, "1/20", 2, 2), (1, "1e-6", 2, 4), (1, "1e-6", 2, 1)]
+
+
+@pytest.mark.parametrize("epsilon, delta, k, s", SENSITIVE)
+def test_thresholding_a_count_of_sensitivity_s_is_exactly_dp_per_key(epsilon, delta, k, s) -> None:
+    plan = laplace_threshold(epsilon, delta, k, s)
+    assert plan.scale == Fraction(k * s) / plan.epsilon and plan.sensitivity == s
+    assert plan.delta_per_key == plan.delta / k
+    e, d = plan.epsilon / k, plan.delta / k
+    for c in range(41):
+        for j in range(1, s + 1):
+            check_laplace_pair(c, c + j, plan.threshold, e, d, s)
+            check_laplace_pair(c + j, c, plan.threshold, e, d, s)
+
+
+@pytest.mark.parametrize("epsilon, delta, k, s", SENSITIVE)
+def test_the_threshold_of_a_count_of_sensitivity_s_is_minimal(epsilon, delta, k, s) -> None:
+    """``P(Z >= tau - s) <= delta / k``: a key one person holds, at most ``s`` rows, is bounded; one less fails."""
+    plan = laplace_threshold(epsilon, delta, k, s)
+    x, d = plan.epsilon / (k * s), plan.delta / k
+    assert plan.threshold >= s
+    assert at_most_zero(lambda prec: tail(plan.threshold - s, x)(prec) - d)
+    if plan.threshold > s:
+        assert not at_most_zero(lambda prec: tail(plan.threshold - s - 1, x)(prec) - d)
+
+
+def test_a_threshold_of_a_count_of_rows_is_larger() -> None:
+    """docs/benchmarks.md: epsilon 1, delta 1e-6, k = 2; persons (s = 1) threshold at 30 (as OpenDP's count);
+    rows at most 4 per person: scale 8, threshold 4 + 112."""
+    assert laplace_threshold(1, "1e-6", 2).threshold == 30
+    assert laplace_threshold(1, "1e-6", 2, 1) is laplace_threshold(1, "1e-6", 2)  # cached, one plan
+    assert laplace_threshold(1, "1e-6", 2, 4).threshold == 116
+
+
+@pytest.mark.parametrize("sensitivity, error", [(0, ValueError), (True, TypeError), ("1.5", ValueError),
+                                                (-2, ValueError)])
+def test_a_bad_sensitivity_is_refused(sensitivity, error) -> None:
+    with pytest.raises(error):
+        laplace_threshold(1, "1e-9", 1, sensitivity)
 
 
 def test_reference_points() -> None:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from _hostile import outcome
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,15 +45,6 @@ PROFILE = settings(max_examples=150, deadline=None, derandomize=True, database=N
 
 def session(analyst_facing: bool = True) -> Session:
     return Session(epsilon=100, delta="1/1000", rng=ChaChaSource(SEED), analyst_facing=analyst_facing)
-
-
-def outcome(call: Callable[[], Any]) -> tuple[str, ...]:
-    """``("released",)`` or ``(exception type, message)``: what an analyst sees of one release."""
-    try:
-        call()
-    except Exception as error:
-        return (type(error).__name__, str(error))
-    return ("released",)
 
 
 # --- the boundary ------------------------------------------------------------------------------------

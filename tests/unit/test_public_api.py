@@ -16,7 +16,7 @@ from securedp.bounding.messages import draw_salt
 from securedp.mechanisms.count import Count
 from securedp.mechanisms.histogram import Categories, Histogram
 from securedp.mechanisms.mean import Mean
-from securedp.mechanisms.noise import privacy_cost
+from securedp.privacy.cost import Cost
 from securedp.mechanisms.quantile import Median
 from securedp.mechanisms.records import LatticeColumn
 from securedp.mechanisms.sum import Sum
@@ -75,17 +75,17 @@ def test_a_cell_released_from_its_exact_integers_is_the_release_of_the_data(defi
     """An engine that computes a cell's exact integers gets, from the statistic's noise step, the release of
     the data itself: the same noise from the same bits (the salt, then each noisy integer)."""
     column = LatticeColumn.of(bounds=(0, 5), lattice=1, max_contributions=1)
-    statistic = definition(privacy_cost(Fraction(1, 2), None), column)
+    statistic = definition(Cost.of(Fraction(1, 2), None), column)
     cell = statistic.release_cells(exact, after_the_salt(), Fraction(1, 20))
     from_data = getattr(securedp, definition.statistic)(data, epsilon="1/2", rng=seeded(), bounds=(0, 5), lattice=1)
     assert cell.values[0] * (cell.step or 1) == from_data.value
 
 
 def test_count_and_histogram_cells_from_exact_integers() -> None:
-    count = Count(privacy_cost(1, None), 1)
+    count = Count(Cost.of(1, None), 1)
     cell = count.release_cells([[3]], after_the_salt(), Fraction(1, 20))
     assert cell.values[0] == securedp.count([7, 8, 9], epsilon=1, rng=seeded()).value
-    histogram = Histogram(privacy_cost(1, None), 1, Categories(("a", "b", "c")))
+    histogram = Histogram(Cost.of(1, None), 1, Categories(("a", "b", "c")))
     exact = histogram.exact_bins([[0, 1]], [[2, 1]])
     assert exact == [[2], [1], [0]]
     cells = histogram.release_bins(exact, after_the_salt(), Fraction(1, 20))
@@ -96,7 +96,7 @@ def test_count_and_histogram_cells_from_exact_integers() -> None:
 def test_quantiles_from_counts_per_lattice_point() -> None:
     data = [3, 1, 4, 1, 5, 9, 2, 6]
     column = LatticeColumn.of(bounds=(0, 10), lattice=1, max_contributions=1)
-    median = Median(privacy_cost(1, None), column, (Fraction(1, 2),))
+    median = Median(Cost.of(1, None), column, (Fraction(1, 2),))
     points, counts = np.unique(np.array(data), return_counts=True)
     chosen = median.value(median.cell_points(points.tolist(), counts.tolist())(after_the_salt()))
     assert chosen == securedp.median(data, bounds=(0, 10), lattice=1, epsilon=1, rng=seeded()).value
@@ -140,7 +140,7 @@ def test_a_selection_is_the_noise_step_of_its_scores() -> None:
     from securedp.mechanisms.scores import parse_scores
 
     scores = [3, 1, 4, 1, 5]
-    cost = privacy_cost(1, None)
+    cost = Cost.of(1, None)
     for definition, function in [(ExponentialMechanism, securedp.exponential_mechanism),
                                  (PermuteAndFlip, securedp.permute_and_flip)]:
         selection = definition(cost, Fraction(1), list("abcde"), len(scores))

@@ -53,7 +53,6 @@ directly reads its table through it first.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -68,26 +67,11 @@ from securedp.bounding.digest import (
 from securedp.bounding.limits import positive_count
 from securedp.bounding.messages import run_keys, run_starts, salt_text
 from securedp.engines.polars.pair_codes import PAIR, PairCodes, code_pairs
+from securedp.engines.protocol import KeyAggregates, UnitCounts
 
 _UNITS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
 _PARTS = ["_hh", "_hl", "_ll"]
 _INT64 = 1 << 63
-
-
-@dataclass(frozen=True)
-class KeyAggregates:
-    """Exact aggregates of the bounded rows, one entry per key, keys sorted.
-
-    ``keys`` holds the key columns (no columns, and one entry in each list,
-    when the table has no group-by). ``total`` and ``total_squares`` are
-    ``None`` when no units column was given or squares were not asked for.
-    """
-
-    keys: pl.DataFrame
-    rows: list[int]
-    persons: list[int]
-    total: list[int] | None
-    total_squares: list[int] | None
 
 
 def to_polars(data: Any) -> pl.DataFrame:
@@ -373,17 +357,6 @@ def bound_and_aggregate_columns(
         plain = [name.removesuffix(f"_{i}") for name in n]
         results.append(_per_key(column.rename(dict(zip(n, plain, strict=True))), codes, ["_rows", *plain]))
     return results
-
-
-@dataclass(frozen=True)
-class UnitCounts:
-    """Per key (sorted, as in :class:`KeyAggregates`), the distinct units of its kept rows, ascending,
-    and how many kept rows hold each: what an exponential mechanism over the lattice needs."""
-
-    keys: pl.DataFrame
-    points: Sequence[Sequence[int] | np.ndarray]
-    """Per key, its distinct units: a list, or an int64 or object array."""
-    counts: Sequence[Sequence[int] | np.ndarray]
 
 
 def bound_and_count_units(

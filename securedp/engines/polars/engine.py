@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -13,8 +13,8 @@ import polars as pl
 from securedp.engines.frames import ROW, exact_frame, read_table
 from securedp.engines.keys import PublicKeys
 from securedp.engines.polars import bounding, rowwise
-from securedp.engines.protocol import PERSON, UNITS, Bounds, ColumnSpec
-from securedp.lattice.columns import NotOneColumnError
+from securedp.engines.protocol import PERSON, UNITS, Bounds, ColumnSpec, KeyAggregates, UnitCounts
+from securedp.lattice.columns import NotOneColumnError, first_row_record, nested_column_error
 
 
 class PolarsEngine:
@@ -24,7 +24,8 @@ class PolarsEngine:
     of the table: the first :meth:`column` call bounds and aggregates all of them in one pass
     (:func:`~securedp.engines.polars.bounding.bound_and_aggregate_columns`), the others read its result.
     Without an id column every row is its own person, whom no bound can cut: the integers are then plain
-    sums per key (:mod:`securedp.engines.polars.rowwise`), the same the bounding pass would give.
+    sums per key (:mod:`securedp.engines.polars.rowwise`), the same the bounding pass would give, and the
+    same for every salt: they are computed once and kept for every later execution.
     """
 
     def __init__(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
@@ -50,7 +51,16 @@ class PolarsEngine:
                         for spec in columns]
         analyst = bounds.analyst_facing  # a histogram's unknown="raise" drops there: no error depends on the data
         self._shared = [i for i, spec in enumerate(columns) if spec.keeps_every_row("drop" if analyst else missing)]
-        self._all: dict[bytes, dict[int, bounding.KeyAggregates]] = {}
+        self._all: dict[bytes, dict[int, KeyAggregates]] = {}
+        self._rowwise: dict[tuple[str, int, bool], KeyAggregates | UnitCounts] = {}  # salt-free: no id column
+
+    def _once(self, kind: str, index: int, squares: bool,
+              compute: Callable[[], KeyAggregates | UnitCounts]) -> KeyAggregates | UnitCounts:
+        """The salt-free result ``compute()`` of an engine without an id column, computed on first use."""
+        key = (kind, index, squares)
+        if key not in self._rowwise:
+            self._rowwise[key] = compute()
+        return self._rowwise[key]
 
     def _screen(self, records: np.ndarray | list[Any], rows: np.ndarray, spec: ColumnSpec, missing: str,
                 fill: Any) -> pl.DataFrame:
@@ -59,24 +69,31 @@ class PolarsEngine:
 
         try:
             units, kept = spec.units(records, missing, fill, not self.bounds.analyst_facing, where)
-        except NotOneColumnError:
-            raise  # its message names the place already
+        except NotOneColumnError:  # a list or struct column: say so in the table's words (no Python advice)
+            found = first_row_record(records)
+            assert found is not None  # the screen refuses a record only when one is a row
+            raise nested_column_error(spec.column, records, found, self.where(int(rows[found[0]]))) from None
         except TypeError as error:  # a column type the lattice refuses (bool): name the column
             raise TypeError(f"column {spec.column!r}: {error}") from None
         kept_rows = self.base if kept is None else self.base.filter(pl.Series(kept))
         return kept_rows.with_columns(pl.Series(UNITS, np.asarray(units, dtype=np.int64)))
 
-    def counts(self, salt: bytes) -> bounding.KeyAggregates:
+    def counts(self, salt: bytes) -> KeyAggregates:
         b = self.bounds
         if self.rowwise:
-            return rowwise.counts(self.base, b.group_by)
+            counted = self._once("counts", -1, False, lambda: rowwise.counts(self.base, b.group_by))
+            assert isinstance(counted, KeyAggregates)
+            return counted
         return bounding.bound_and_aggregate(self.base, person=PERSON, keys=b.group_by, max_groups=b.max_groups,
                                             max_rows=b.max_rows, salt=salt)
 
-    def column(self, index: int, salt: bytes, squares: bool) -> bounding.KeyAggregates:
+    def column(self, index: int, salt: bytes, squares: bool) -> KeyAggregates:
         b = self.bounds
         if self.rowwise:
-            return rowwise.column(self.columns[index], b.group_by, UNITS, squares)
+            summed = self._once("column", index, squares,
+                                lambda: rowwise.column(self.columns[index], b.group_by, UNITS, squares))
+            assert isinstance(summed, KeyAggregates)
+            return summed
         if index in self._shared and squares <= self.specs[index].squares:
             if salt not in self._all:  # one pass for every column of the shared rows
                 names = [f"{UNITS}{i}" for i in self._shared]
@@ -94,10 +111,13 @@ class PolarsEngine:
                                             max_groups=b.max_groups, max_rows=b.max_rows, salt=salt,
                                             squares=squares)
 
-    def unit_counts(self, index: int, salt: bytes) -> bounding.UnitCounts:
+    def unit_counts(self, index: int, salt: bytes) -> UnitCounts:
         b = self.bounds
         if self.rowwise:
-            return rowwise.unit_counts(self.columns[index], b.group_by, UNITS)
+            units = self._once("units", index, False,
+                               lambda: rowwise.unit_counts(self.columns[index], b.group_by, UNITS))
+            assert isinstance(units, UnitCounts)
+            return units
         return bounding.bound_and_count_units(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
                                               max_groups=b.max_groups, max_rows=b.max_rows, salt=salt)
 

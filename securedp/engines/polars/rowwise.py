@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from securedp.engines.polars.bounding import KeyAggregates, UnitCounts
+from securedp.engines.protocol import KeyAggregates, UnitCounts
 from securedp.lattice import exact_sum, exact_sum_of_squares
 
 _INT64 = 1 << 63

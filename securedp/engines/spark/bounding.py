@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from securedp.bounding.digest import SALT_BYTES
-from securedp.engines.polars.bounding import KeyAggregates, UnitCounts
+from securedp.engines.protocol import KeyAggregates, UnitCounts
 
 if TYPE_CHECKING:  # pyspark is an optional dependency: ``pip install "securedp[spark]"``
     from pyspark.sql import Column, DataFrame

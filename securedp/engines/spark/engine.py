@@ -38,25 +38,10 @@ class SparkEngine:
 
         spark_engine.check_session(data)
         self.bounds, self.session = bounds, data.sparkSession
-        needed = [*([id_column] if id_column else []), *bounds.group_by, *(c.column for c in columns)]
-        absent = [c for c in dict.fromkeys(needed) if c not in data.columns]
+        absent = [c for c in needed_columns(id_column, bounds, columns) if c not in data.columns]
         if absent:
             raise ValueError(f"column(s) {absent} are not in the table (it has {list(data.columns)})")
-        person = f.col(id_column) if id_column else f.monotonically_increasing_id()
-        frame = data.select(person.alias(PERSON), *bounds.group_by, *dict.fromkeys(c.column for c in columns))
-        checked = [] if bounds.analyst_facing else [PERSON, *bounds.group_by]
-        if bounds.analyst_facing:
-            frame = spark_engine.drop_bad_keys(frame, [PERSON, *bounds.group_by])
-        elif bounds.drop_missing_keys:
-            frame = spark_engine.drop_bad_keys(frame, bounds.group_by)
-        self.units = [f"{UNITS}{i}" for i in range(len(columns))]
-        frame = frame.select(PERSON, *bounds.group_by, *(
-            spark_engine.units_column(frame, spec.column, spark_engine.UnitSpec(spec.step, spec.lo_u, spec.hi_u),
-                                      missing, fill).alias(name) for spec, name in zip(columns, self.units,
-                                                                                     strict=True)))
-        refused = list(zip(self.units, (c.column for c in columns), strict=True)) if missing == "raise" else []
-        labels = {PERSON: f"id column {id_column or 'row'!r}", **{c: f"group_by column {c!r}" for c in bounds.group_by}}
-        spark_engine.check_cells(frame, checked, labels, refused)
+        frame = self._read(data, id_column, bounds, columns, missing, fill)
         schema = frame.select(*bounds.group_by).schema
         self.public = None if public is None else public.typed(
             {c: _SPARK_KEY_TYPES.get(schema[c].dataType.simpleString(), pl.Null()) for c in bounds.group_by})
@@ -65,6 +50,46 @@ class SparkEngine:
             frame = frame.join(f.broadcast(keys), on=bounds.group_by, how="left_semi")  # no shuffle of the rows
         self.frame, self.same_rows, self.specs = frame, missing != "drop", list(columns)
         self._all: dict[bytes, list[Any]] = {}
+
+    @staticmethod
+    def refuse(columns: Sequence[ColumnSpec]) -> None:
+        """Refuse, before any data is read, what this engine does not compute: a histogram's counts."""
+        if any(spec.derivation is not None for spec in columns):
+            raise ValueError("the Spark engine computes no histogram: release it from a pandas, Polars or pyarrow "
+                             "table or a file (the in-memory engine), or count each category with a table")
+
+    def _read(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec], missing: str,
+              fill: Any) -> Any:
+        """``data`` as the person, the group keys and each value column's units, read by the in-memory rules
+        (:func:`~securedp.engines.spark.functions.key_cells`, the lattice screen): rows with an unusable id or
+        key dropped (analyst-facing; a group key with ``drop_missing_keys``) or refused, with unusable values
+        (``missing="raise"``), in one check job and the in-memory reader's words."""
+        from pyspark.sql import functions as f
+
+        declared = bounds.schema
+        roles = [(c, "group_by") for c in bounds.group_by] + ([(id_column, "id")] if id_column else [])
+        read = {c: spark_engine.key_cells(data, c, role, declared.get(c)) for c, role in roles}
+        person = read[id_column] if id_column else f.monotonically_increasing_id()
+        self.units = [f"{UNITS}{i}" for i in range(len(columns))]
+        units = [spark_engine.units_column(data, spec.column, spark_engine.UnitSpec(spec.step, spec.lo_u, spec.hi_u,
+                                                                                    spec.whole),
+                                           missing, fill, not bounds.analyst_facing).alias(name)
+                 for spec, name in zip(columns, self.units, strict=True)]
+        raw = {c: f"{_RAW}{i}" for i, c in enumerate(needed_columns(id_column, bounds, columns))}
+        frame = data.select(person.alias(PERSON), *(read[c].alias(c) for c in bounds.group_by), *units,
+                            *(f.col(spark_engine.quoted(c)).alias(name) for c, name in raw.items()))
+        dropped = [PERSON if c == id_column else c for c, role in roles
+                   if bounds.analyst_facing or (bounds.drop_missing_keys and role == "group_by")]
+        if dropped:  # a rule of each row alone: its own id or key is unusable
+            frame = frame.filter(functools.reduce(operator.and_, (f.col(c).isNotNull() for c in dropped)))
+        text_columns = {c: data.schema[c].dataType.simpleString() == "string" and declared.get(c) != "int"
+                        for c, _ in roles}
+        keys = [spark_engine.KeyCheck(PERSON if c == id_column else c, raw[c], c, role, not text_columns[c])
+                for c, role in roles if (PERSON if c == id_column else c) not in dropped]
+        values = [spark_engine.ValueCheck(name, raw[spec.column], spec.column, spec.whole)
+                  for spec, name in zip(columns, self.units, strict=True)] if missing == "raise" else []
+        spark_engine.check_cells(frame, keys, values)
+        return frame.select(PERSON, *bounds.group_by, *self.units)
 
     def _aggregate(self, salt: bytes, indices: list[int]) -> list[Any]:
         """Bound and aggregate the value columns ``indices`` (with the squares their specs ask for) in one
@@ -109,6 +134,15 @@ class SparkEngine:
                 ((c, self.frame.schema[c].dataType.simpleString()) for c in self.bounds.group_by)}
         frame = exact_frame(names, rows, "polars", keys, steps)
         return self.session.createDataFrame(frame.to_pandas(), schema=_spark_schema(frame, self.frame.schema))
+
+
+_RAW = "_securedp_cell"
+"""The columns holding the caller's own cells while they are checked (named in the data holder's errors)."""
+
+
+def needed_columns(id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec]) -> list[str]:
+    """The caller's columns a table reads: the id, the group keys and the value columns, once each."""
+    return list(dict.fromkeys([*([id_column] if id_column else []), *bounds.group_by, *(c.column for c in columns)]))
 
 
 def _spark_schema(frame: pl.DataFrame, source: Any) -> Any:

@@ -196,6 +196,57 @@ def format_rational(q: Fraction) -> str:
     return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
 
 
+_PLAIN = (Fraction(1, 10**6), Fraction(10**15))
+"""Magnitudes printed in plain decimal notation for reading; others in scientific form."""
+
+
+def rounded(q: Fraction, digits: int = 6) -> tuple[str, bool]:
+    """``q`` rounded to ``digits`` significant digits (half to even) for reading: plain decimal notation for a
+    magnitude in ``[1e-6, 1e15)`` (or zero), else scientific (``"1e+400"``); and whether that is exactly ``q``."""
+    with decimal.localcontext() as ctx:
+        ctx.Emax, ctx.Emin, ctx.prec = decimal.MAX_EMAX, decimal.MIN_EMIN, digits
+        shown = (decimal.Decimal(q.numerator) / decimal.Decimal(q.denominator)).normalize()
+    plain = q == 0 or _PLAIN[0] <= abs(q) < _PLAIN[1]
+    return (f"{shown:f}" if plain else f"{shown:e}"), Fraction(shown) == q
+
+
+def round_up(q: Fraction, digits: int) -> Fraction:
+    """``q > 0`` rounded up to ``digits`` significant digits, exactly (a bound stays a bound)."""
+    e = len(str(q.numerator)) - len(str(q.denominator)) - digits + 1  # within one of the exponent sought
+    while q / Fraction(10) ** e >= 10**digits:
+        e += 1
+    while q / Fraction(10) ** e < 10 ** (digits - 1):
+        e -= 1
+    scaled = q / Fraction(10) ** e
+    return -(-scaled.numerator // scaled.denominator) * Fraction(10) ** e
+
+
+def display_rational(q: Fraction, *, fraction: bool = False) -> str:
+    """A rational for a person to read (never for a record, which keeps :func:`format_rational`).
+
+    * Exact when short: a number of at most 15 significant digits with a finite decimal expansion and a
+      magnitude in ``[1e-6, 1e15)`` (or zero) is that decimal: ``"3"``, ``"0.1"``, ``"0.25"``; with
+      ``fraction``, followed by its fraction when the denominator is not a power of ten (a budget a person
+      may type again: ``"1.88 (47/25)"``).
+    * Otherwise :func:`rounded` to 6 significant digits, after ``"≈ "`` unless that is exact, and followed
+      by the fraction when it is short (both terms of at most 6 digits): ``"≈ 0.333333 (1/3)"``,
+      ``"1e+400"``, ``"≈ 1.23457e+20"``.
+    """
+    text, exact = rounded(q, 15)
+    if exact and "e" not in text:
+        return text + (f" ({format_rational(q)})" if fraction and not _power_of_ten(q.denominator) else "")
+    text, exact = rounded(q, 6)
+    short = len(str(abs(q.numerator))) <= 6 and len(str(q.denominator)) <= 6
+    return ("" if exact else "≈ ") + text + (f" ({format_rational(q)})" if short and not exact else "")
+
+
+def _power_of_ten(d: int) -> bool:
+    """Whether ``d`` is ``10**k``, ``k >= 0``."""
+    while d % 10 == 0:
+        d //= 10
+    return d == 1
+
+
 def to_mpq(q: Fraction) -> Any:
     """The gmpy2 ``mpq`` equal to ``q`` (for arithmetic inside samplers)."""
     return gmpy2.mpq(q.numerator, q.denominator)

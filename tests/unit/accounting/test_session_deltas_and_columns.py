@@ -13,7 +13,7 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource, Session
-from securedp.accounting.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
+from securedp.privacy.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
 from securedp.bounding.messages import SALT_BYTES
 from securedp.tables import Count, Sum
 

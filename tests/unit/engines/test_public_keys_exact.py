@@ -139,3 +139,30 @@ def test_a_table_of_keys_is_converted_too() -> None:
     keys = pd.DataFrame({"g": ["10", "20"]})
     got = table(seeded()[0], int_frame("polars", 3), keys)
     assert got.value == table(seeded()[0], int_frame("polars", 3), [10, 20]).value
+
+
+@pytest.mark.parametrize("make", [
+    lambda keys: pd.DataFrame({"g": pd.Series(keys, dtype=object)}),
+    lambda keys: pd.DataFrame({"g": keys}),
+    lambda keys: pl.DataFrame({"g": keys}, strict=False),
+    lambda keys: pl.DataFrame({"g": keys}, strict=False).lazy(),
+    lambda keys: pl.DataFrame({"g": keys}, strict=False).to_arrow(),
+], ids=["pandas object", "pandas", "polars", "lazy", "pyarrow"])
+@pytest.mark.parametrize("keys", [[10, 20], [10.0, 20.0], ["10", "20"]], ids=["int", "float", "text"])
+def test_a_table_of_public_keys_is_read_by_the_one_rule_of_keys(make: Any, keys: list[Any]) -> None:
+    """A table of keys is read as every table is (securedp.reading): each key column by the rule of keys, so
+    a key means the same whether it is given as a list or as any kind of table."""
+    frame = pl.DataFrame({"id": [1, 2, 3], "g": [10, 20, 20], "v": [1, 2, 3]})
+    session, _ = seeded()
+    from_list = table(session, frame, [10, 20])
+    session, _ = seeded()
+    from_table = table(session, frame, make(keys))
+    assert from_table.value == from_list.value
+
+
+def test_a_table_of_public_keys_with_a_blank_key_is_refused_before_the_draw() -> None:
+    session, source = seeded()
+    frame = pl.DataFrame({"id": [1], "g": ["a"], "v": [1]})
+    with pytest.raises(ValueError, match="a public key has a missing value"):
+        table(session, frame, pd.DataFrame({"g": ["a", " "]}))
+    assert session.spent == 0

@@ -159,14 +159,14 @@ def test_the_record_states_the_utility_the_sensitivity_and_the_rate_exactly():
 
 
 def test_levels_of_one_statistic_share_one_law():
-    from securedp.mechanisms.noise import Cost
+    from securedp.privacy.cost import Cost
     from securedp.mechanisms.quantile import Quantiles
     from securedp.mechanisms.records import LatticeColumn
 
     column = LatticeColumn.of(bounds=(0, 4), lattice=1, max_contributions=1)
-    Quantiles(Cost(Fraction(1), None), column, (Fraction(1, 4), Fraction(3, 4)))  # q and 1 - q: one law
+    Quantiles(Cost.of(1, None), column, (Fraction(1, 4), Fraction(3, 4)))  # q and 1 - q: one law
     with pytest.raises(ValueError, match="share one law"):
-        Quantiles(Cost(Fraction(1), None), column, (Fraction(1, 4), Fraction(1, 2)))
+        Quantiles(Cost.of(1, None), column, (Fraction(1, 4), Fraction(1, 2)))
 
 
 def test_a_table_states_the_rank_interval_of_its_median_cells_and_no_values():

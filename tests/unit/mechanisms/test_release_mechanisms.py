@@ -10,7 +10,7 @@ from _salted_rule import kept_rows
 
 import securedp
 from securedp import BudgetExceeded, ChaChaSource, Lattice, Session
-from securedp.accounting.conversions import approx_dp_to_zcdp, pure_to_zcdp, zcdp_to_approx_dp
+from securedp.privacy.conversions import approx_dp_to_zcdp, pure_to_zcdp, zcdp_to_approx_dp
 from securedp.bounding.messages import draw_salt
 
 

@@ -25,7 +25,8 @@ from securedp import ChaChaSource
 from securedp.hazmat.exact.kernels import round_half_even
 from securedp.hazmat.samplers.categorical import LOCATE_BLOCK, ExpCategorical
 from securedp.lattice.arrays import BLOCK, FLOAT_BLOCK, float_array, int_array
-from securedp.lattice.screen import Clamp, screen_units
+from securedp.lattice.clamp import Clamp
+from securedp.lattice.screen import screen_units
 from securedp.mechanisms.rank_utility import Entries
 from securedp.mechanisms.scores import parse_scores
 

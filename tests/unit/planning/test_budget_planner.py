@@ -55,8 +55,8 @@ def test_the_largest_bound_meets_and_one_more_misses() -> None:
 def test_bad_targets_are_refused_naming_the_outputs() -> None:
     with pytest.raises(ValueError, match="no output named 'income_sum'"):
         least_budget({"income_sum": 5}, **QUERY)
-    with pytest.raises(ValueError, match="name one as v_mean.PART"):
-        least_budget({"v_mean": 5}, **QUERY)
+    with pytest.raises(ValueError, match="v_mean has no 'PART'; it states v_mean and v_mean.count"):
+        least_budget({"v_mean.PART": 5}, **QUERY)
     with pytest.raises(ValueError, match="no epsilon up to 1"):
         least_budget({"count": 1}, most=1, **QUERY)
     with pytest.raises(TypeError, match="without epsilon"):
@@ -70,4 +70,20 @@ def test_the_command_plans_with_target_and_dry_run(capsys: pytest.CaptureFixture
     assert "add --dry-run" in capsys.readouterr().err
     assert main([*base, "--target", "count:30", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "the least epsilon on the grid 1/100 meeting every target is" in out and "count: target 30" in out
+    assert "the least epsilon on the grid 0.01 meeting every target is" in out and "count: target 30" in out
+
+
+@pytest.mark.parametrize("currency", ["epsilon", "rho"])
+def test_the_least_budget_for_the_persons_a_key_needs(currency: str) -> None:
+    """Private keys: ``keys`` is the least n with a proven 1/2 chance (``keys.95``: 19/20), met at the answer and
+    missed one grid step below; at epsilon 1 (k = 2, delta 1e-6, one row each) a key needs 30 persons."""
+    query = {"group_by": ["g"], "max_groups": 2, "delta": "1e-6", "aggregations": [Count()]}
+    found = least_budget({"keys": 30, "keys.95": 40}, currency=currency, grid="1/100", **query)
+    assert stated(found.plan, "keys") <= 30 and stated(found.plan, "keys.95") <= 40
+    assert found.below is not None and not meets(found.below, {"keys": Fraction(30), "keys.95": Fraction(40)})
+    if currency == "epsilon":
+        assert found.amount <= 1 and stated(found.plan, "keys") == 30 and stated(found.below, "keys") == 31
+    with pytest.raises(ValueError, match="the keys are public"):
+        least_budget({"keys": 30}, **QUERY)
+    with pytest.raises(ValueError, match="name keys or keys.95"):
+        least_budget({"keys.50": 30}, **query)

@@ -42,7 +42,7 @@ def test_exact_analysis_recommends_the_true_bounds(k: int, m: int) -> None:
     assert report.rows == 600 * k * m and report.persons == 600 and report.cells == 12
     best = report.recommended
     assert best.rows_kept == 1 and best.persons_whole == 1 and best.count_bias == 0
-    assert best.count_halfwidth == securedp.mechanisms.accuracy.laplace_halfwidth(k * m, "0.05")
+    assert best.count_halfwidth == securedp.privacy.accuracy.laplace_halfwidth(k * m, "0.05")
 
 
 def test_exact_fractions_follow_the_random_function_model() -> None:

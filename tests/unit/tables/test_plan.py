@@ -73,30 +73,47 @@ def test_the_planned_intervals_cover_the_truth() -> None:
     assert stats.binom.cdf(covered, trials, 1 - float(ALPHA)) > 1e-6
 
 
-@pytest.mark.parametrize("currency", ["epsilon", "rho"])
-def test_the_stated_release_probability_encloses_the_rate(currency: str) -> None:
-    prepared = securedp.prepare_table(people(), group_by=["g"], id_column="p", aggregations=[Count()],
-                                      delta="1e-3", **{currency: 1})
-    selection = prepared.plan.selection
-    assert selection is not None and selection.threshold is not None
-    n = selection.threshold  # the steepest point: P near 1/2
+@pytest.mark.parametrize("currency, selection", [("epsilon", None), ("rho", None), ("epsilon", "laplace"),
+                                                  ("rho", "gaussian")])
+def test_the_stated_release_probability_encloses_the_rate(currency: str, selection: str | None) -> None:
+    query = {"group_by": ["g"], "id_column": "p", "aggregations": [Count()], "delta": "1e-3", currency: 1,
+             "selection": selection}
+    prepared = securedp.prepare_table(people(), **query)
+    stated = prepared.plan.selection
+    assert stated is not None and stated.threshold is not None
+    assert stated.rule == (selection or "count") and stated.delta_per_key == Fraction(1, 1000)
+    n = stated.threshold  # the steepest point: P near 1/2
     data = pl.DataFrame({"p": list(range(n)), "g": ["only"] * n})
-    again = securedp.prepare_table(data, group_by=["g"], id_column="p", aggregations=[Count()], delta="1e-3",
-                                   **{currency: 1})
+    again = securedp.prepare_table(data, **query)
     source = ChaChaSource(b"rates".ljust(32, b"\0"))
     runs = 600
     released = sum(len(again.execute(source).value) for _ in range(runs))
+    priced = securedp.tables.pricing.price_table(**{k: v for k, v in query.items() if k != "id_column"})
+    assert priced.selection is not None
     low, high = (float(b) for b in securedp.tables.plan.selection_plan(
-        selection.rule, _plan_of(again), selection.delta, [n]).release_probability[n])
+        stated.rule, priced.selection, stated.delta, [n]).release_probability[n])
     assert 0 < low <= high < 1
     assert stats.binom.cdf(released, runs, high) > 1e-6 and stats.binom.sf(released - 1, runs, low) > 1e-6
 
 
-def _plan_of(prepared: securedp.tables.table.PreparedTable):  # the selection plan the table was priced with
-    from securedp.mechanisms.gaussian_threshold import gaussian_threshold
-    from securedp.mechanisms.partition_selection import laplace_threshold
+@pytest.mark.parametrize("currency", ["epsilon", "rho"])
+def test_the_persons_a_key_needs_are_proven_least(currency: str) -> None:
+    """The plan states, for 1/2 and 19/20, the least n whose release probability is proven to reach it."""
+    stated = securedp.prepare_table(people(), group_by=["g"], id_column="p", aggregations=[Count()],
+                                    delta="1e-6", max_groups=2, **{currency: 1}).plan.selection
+    assert stated is not None and set(stated.needed) == {Fraction(1, 2), Fraction(19, 20)}
+    priced = securedp.tables.pricing.price_table(group_by=["g"], aggregations=[Count()], delta="1e-6", max_groups=2,
+                                                 **{currency: 1})
+    assert priced.selection is not None
+    for level, n in stated.needed.items():
+        assert securedp.tables.plan.release_probability(priced.selection, n)[0] >= level
+        assert securedp.tables.plan.release_probability(priced.selection, n - 1)[1] < level
+    if currency == "epsilon":  # docs/benchmarks.md: the released count thresholded at epsilon 1, k = 2
+        assert (stated.threshold, stated.needed[Fraction(1, 2)], stated.needed[Fraction(19, 20)]) == (30, 30, 35)
+    text = "\n".join(prepared_lines(currency))
+    assert "selected by thresholding the released count at" in text and "a key needs" in text
 
-    shares = prepared.shares["partition_selection"]
-    if prepared.epsilon is not None:
-        return laplace_threshold(prepared.epsilon * shares, prepared.delta, 1)
-    return gaussian_threshold(prepared.rho * shares, prepared.delta, 1)
+
+def prepared_lines(currency: str) -> list[str]:
+    return securedp.prepare_table(people(), group_by=["g"], id_column="p", aggregations=[Count()], delta="1e-6",
+                                  max_groups=2, **{currency: 1}).plan.lines()

@@ -13,7 +13,7 @@ import pytest
 
 from securedp import ChaChaSource
 from securedp.tables import Count, Mean, Median, Persons, Sum, Variance, prepare_table
-from securedp.mechanisms.noise import Cost
+from securedp.privacy.cost import Cost
 from securedp.mechanisms.quantile import selection_epsilon
 from securedp.tables.spec import quantile_cell_epsilon
 
@@ -74,8 +74,14 @@ def test_shares_are_exact_visible_and_overridable():
     assert p.shares == {"count": Fraction(1, 2), "income_sum": Fraction(1, 4), "persons": Fraction(1, 4)}
     assert p.epsilon == 1
     private = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9")
-    assert private.shares == {"partition_selection": Fraction(1, 2), "count": Fraction(1, 2)}
+    assert private.shares == {"count": Fraction(1)}  # the released count selects the keys: no separate share
     assert private.delta == Fraction(1, 10**9)
+    separate = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9", selection="laplace")
+    assert separate.shares == {"partition_selection": Fraction(1, 2), "count": Fraction(1, 2)}
+    shared = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9", selection_share="1/4")
+    assert shared.shares == {"partition_selection": Fraction(1, 4), "count": Fraction(3, 4)}
+    no_count = prepare_table(people(), **{**QUERY, "aggregations": [Sum("income", (0, 1000))]}, delta="1e-9")
+    assert no_count.shares == {"partition_selection": Fraction(1, 2), "income_sum": Fraction(1, 2)}
 
 
 def test_noise_scales_follow_the_bounding():
@@ -172,7 +178,7 @@ def test_quantile_cells_follow_the_exact_exponential_law_at_epsilon_over_max_gro
 
 
 def cell_epsilon(epsilon, rho, k):
-    return selection_epsilon(Cost(epsilon, rho), k)
+    return selection_epsilon(Cost.of(epsilon, rho), k)
 
 
 def test_selection_epsilon_exact_cases():

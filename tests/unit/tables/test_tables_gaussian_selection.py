@@ -13,7 +13,7 @@ import pytest
 import securedp
 from securedp import AuditLog, BudgetExceeded, ChaChaSource, verify_log
 from securedp.cli.main import main
-from securedp.mechanisms.accuracy import gaussian_halfwidth
+from securedp.privacy.accuracy import gaussian_halfwidth
 from securedp.mechanisms.gaussian_threshold import gaussian_threshold
 from securedp.tables import Count, Mean, prepare_table
 
@@ -34,8 +34,26 @@ def seeded(**change):
     return prepare_table(people(), **{**QUERY, **change}).execute(ChaChaSource(bytes(range(32))))
 
 
-def test_a_rho_table_selects_private_keys_by_gaussian_thresholding():
+def test_a_rho_table_thresholds_the_count_it_releases():
+    """The default: the released count (rho 1/4, half of 1/2) selects the keys; it is at least the threshold."""
     r = seeded()
+    plan = gaussian_threshold(Fraction(1, 4), "1e-9", 2)  # max_rows 1: the count's sensitivity is 1
+    p = r.parameters
+    assert (p["selection"], p["selection_count"], p["threshold"], p["delta"], p["delta_per_key"]) == \
+        ("count", "count", plan.threshold, Fraction(1, 10**9), Fraction(1, 2 * 10**9))
+    assert "selection_rho" not in p and "rho-zCDP" in p["guarantee"]
+    assert r.labels[:4] == ("region", "count", "count_low", "count_high")
+    assert p["count"]["noise"][0]["variance_units"] == plan.variance == Fraction(4)
+    rows = [dict(zip(r.labels, row, strict=True)) for row in r.value]
+    assert {row["region"] for row in rows} == {"north", "south", "east"}  # "rare" (one person) is not
+    t = gaussian_halfwidth(Fraction(4), Fraction(1, 20))
+    for row in rows:
+        assert row["count"] >= plan.threshold and (row["count_low"], row["count_high"]) == \
+            (row["count"] - t, row["count"] + t)
+
+
+def test_a_separate_gaussian_selection_spends_its_share():
+    r = seeded(selection="gaussian")
     plan = gaussian_threshold(Fraction(1, 4), "1e-9", 2)  # half of rho goes to selection by default
     p = r.parameters
     assert (p["selection"], p["threshold"], p["delta"]) == ("gaussian", plan.threshold, Fraction(1, 10**9))
@@ -49,7 +67,7 @@ def test_a_rho_table_selects_private_keys_by_gaussian_thresholding():
         assert row["selection_persons"] >= plan.threshold
         assert (row["selection_persons_low"], row["selection_persons_high"]) == \
             (row["selection_persons"] - t, row["selection_persons"] + t)
-    assert seeded().value == r.value
+    assert seeded(selection="gaussian").value == r.value
 
 
 def test_the_selection_share_sets_rho_and_variance():
@@ -105,11 +123,14 @@ def test_the_cli_releases_a_rho_table_with_private_keys_and_replays_it(tmp_path,
     capsys.readouterr()
     assert main(argv) == 0, capsys.readouterr().err
     frame = pl.read_csv(io.StringIO(capsys.readouterr().out))
-    assert frame.columns[:2] == ["region", "selection_persons"] and set(frame["region"]) <= {"north", "south", "east"}
-    record = json.loads(log.read_text().splitlines()[0])["record"]
-    assert record["parameters"]["selection"] == "gaussian"
+    assert frame.columns[:2] == ["region", "count"] and set(frame["region"]) <= {"north", "south", "east"}
+    assert main([*argv, "--selection", "gaussian"]) == 0, capsys.readouterr().err
+    frame = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    assert frame.columns[:2] == ["region", "selection_persons"]
+    records = [json.loads(line)["record"] for line in log.read_text().splitlines()]
+    assert [r["parameters"]["selection"] for r in records] == ["count", "gaussian"]
     assert main(["audit", "replay", str(log), "--seed-file", str(tmp_path / "seed"),
                  "--data", str(tmp_path / "t.parquet")]) == 0
-    assert "reproduced exactly" in capsys.readouterr().out
+    assert capsys.readouterr().out.count(": table: reproduced exactly") == 2
     assert main([*argv[:-2], "--selection", "optimal"]) == 1
     assert "Gaussian thresholding" in capsys.readouterr().err

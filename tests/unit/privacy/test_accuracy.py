@@ -11,7 +11,7 @@ from scipy import stats
 
 from securedp import ChaChaSource
 from securedp.hazmat.samplers import discrete_gaussian, discrete_laplace
-from securedp.mechanisms.accuracy import gaussian_halfwidth, laplace_halfwidth
+from securedp.privacy.accuracy import gaussian_halfwidth, laplace_halfwidth
 
 ALPHAS = [Fraction(1, 2), Fraction(1, 20), Fraction(1, 1000), Fraction(1, 10**9)]
 
