@@ -55,12 +55,16 @@ sum per group, mean per group, median per group, and the median overall (one gro
   Mean(...) | Median(...)], id_column="person", max_groups=k, max_rows=m, epsilon=...,
   rng=ChaChaSource(seed))``; the median overall is ``securedp.median(values, bounds=..., ids=...,
   max_contributions=m, epsilon=...)``. Row level: no ``id_column``/``ids``, ``k = m = 1``. Default
-  lattices (the median of a float column in integer bounds ``(0, 4)`` gets step 1/32, 129 candidates).
+  lattices (the median of a float column gets ``2**32`` to ``2**33`` candidates: step ``2**-31`` in
+  ``(0, 4)``).
 * OpenDP (Polars API): ``dp.Context.compositor(..., privacy_loss=dp.loss_of(epsilon=...),
   split_evenly_over=1, margins=[Margin(by=["group"], invariant="keys", max_length=100000)])``, the query
   ``group_by("group").agg(...).with_keys(KEYS)`` with ``dp.len(signed=True)``, ``.dp.sum(bounds)``,
-  ``.dp.mean(bounds)`` or ``.dp.median(candidates)``, the candidates being exactly securedp's lattice
-  points (read from securedp's release). Person level on bounded data: the privacy unit is declared
+  ``.dp.mean(bounds)`` or ``.dp.median(candidates)``, twice: ``opendp`` with the lattice points securedp 0.1
+  took by default (step 1 for bounds at least 100 apart, else the coarsest power of two giving 100 steps:
+  129 candidates in ``(0, 4)``) and ``opendp fine`` with the coarsest power of two giving 4,096 steps (OpenDP
+  cannot take securedp's ``2**32`` candidates: it scores each one); both are ranked. Person level on
+  bounded data: the privacy unit is declared
   as the bounds themselves, ``dp.unit_of(contributions=[Bound(per_group=k*m), Bound(by=["group"],
   per_group=m, num_groups=k)])`` (at most ``k*m`` rows, ``m`` per group, ``k`` groups: one person of the
   bounded data), which gives OpenDP's mechanism for exactly these bounds. On raw data the unit is
@@ -103,12 +107,9 @@ scale 8, while PipelineDP (and securedp's ``Persons()`` or separate selection) s
 exact curve is checked against a simulation through the public API (one release over many keys of
 each size).
 
-**Levers** (bounded truth, medians): securedp with a finer lattice (``lattice=2**-j``, at least 4,096
-steps across the bounds; OpenDP then gets the same finer candidates) and at twice the epsilon: the
-exponential mechanism at ``2 epsilon`` with sensitivity ``m`` has exactly the law it would have at
-``epsilon`` with sensitivity ``m max(q, 1 - q) = m / 2``, the median's true sensitivity. At 1000 times
-the epsilon what is left is the mechanism's floor on its lattice, printed beside the error of the
-candidate nearest to each true median.
+**Levers** (bounded truth, medians): securedp on the lattice securedp 0.1 took by default (OpenDP's
+candidates above), to show what the default lattice buys, and at 1000 times the epsilon, where what is
+left is the mechanism's floor on its lattice.
 
 **Verdicts.** The ratio's 95% interval is a bootstrap over runs. It does not cover the winner's curse:
 the best peer is the smallest of several noisy estimates, so equal mechanisms show ratios a few per cent
@@ -279,7 +280,7 @@ class Case:
     m: int
     lattice: str | None = None  # securedp's lattice (None: its default), for the levers
     epsilon_factor: int = 1  # securedp's epsilon multiplier, for the sensitivity lever
-    candidates: list[float] | None = None  # securedp's lattice points (filled by securedp's first run)
+    candidates: int | None = None  # the number of securedp's candidates (filled by securedp's first run)
     law: dict[str, float] = field(default_factory=dict)  # count and sum: each library's noise standard deviation
 
     @property
@@ -347,8 +348,7 @@ def securedp_run(case: Case, runs: int) -> np.ndarray:
             release = prepared.execute(securedp.ChaChaSource(case.seed("securedp", r)))
             out[r, 0] = float(release.value)
             if case.candidates is None:
-                p = release.parameters["data_median"]  # a one-column release is the one-cell table "data"
-                case.candidates = _lattice_points(p["lattice_step"], p["bounds_units"])
+                case.candidates = release.parameters["data_median"]["candidates"]  # the one-cell table "data"
         return out
     aggregation, name = {
         "count": (Count(), "count"),
@@ -369,19 +369,31 @@ def securedp_run(case: Case, runs: int) -> np.ndarray:
             step = Fraction(p.get("lattice_step", 1))
             case.law["securedp"] = discrete_laplace_sd(Fraction(p["noise"][0]["scale_units"])) * float(step)
         if case.task.kind == "median" and case.candidates is None:
-            p = release.parameters[name]
-            case.candidates = _lattice_points(p["lattice_step"], p["bounds_units"])
+            case.candidates = release.parameters[name]["candidates"]
     return out
 
 
-def _lattice_points(step: Any, bounds_units: Sequence[int]) -> list[float]:
-    step = Fraction(step)
-    return [float(u * step) for u in range(bounds_units[0], bounds_units[1] + 1)]
+def old_default_step(bounds: tuple[int, int]) -> Fraction:
+    """The lattice step securedp 0.1 gave a quantile of these integer bounds by default: 1 when they are at
+    least 100 apart, else the coarsest power of two giving at least 100 steps."""
+    lo, hi = bounds
+    return Fraction(1) if hi - lo >= 100 else securedp.Lattice.for_bounds(lo, hi, resolution=100).step
 
 
-def opendp_run(variant: str) -> Callable[[Case, int], np.ndarray]:
+def opendp_candidates(bounds: tuple[int, int], fine: bool) -> list[float]:
+    """OpenDP's median candidates: every point of securedp 0.1's default lattice (:func:`old_default_step`), or of
+    the coarsest power of two giving at least 4,096 steps (``fine``), in the bounds."""
+    lo, hi = bounds
+    lattice = securedp.Lattice.for_bounds(lo, hi, resolution=4096) if fine else securedp.Lattice(
+        old_default_step(bounds))
+    lo_u, hi_u = lattice.bounds_units(lo, hi)
+    return [float(u * lattice.step) for u in range(lo_u, hi_u + 1)]
+
+
+def opendp_run(variant: str, fine: bool = False) -> Callable[[Case, int], np.ndarray]:
     """``declared``: the bounds as the privacy unit (bounded data); ``truncate+1``/``truncate``: person id and
-    OpenDP's truncation (``truncate_num_groups(k + 1)`` or ``(k)``); row level: one row, contributions=1."""
+    OpenDP's truncation (``truncate_num_groups(k + 1)`` or ``(k)``); row level: one row, contributions=1.
+    A median's candidates: :func:`opendp_candidates` (``fine`` or not)."""
     def run(case: Case, runs: int) -> np.ndarray:
         import opendp.prelude as dp
         import polars as pl
@@ -410,12 +422,10 @@ def opendp_run(variant: str) -> Callable[[Case, int], np.ndarray]:
                 query = query.truncate_num_groups(keep_groups, by=["group"], keep="first")
             query = query.truncate_per_group(case.m, by=["group"] if grouped else [])
         value: Any = pl.col("value").fill_null(0.0)  # Any: OpenDP registers the .dp namespace at run time
-        if case.task.kind in ("median", "overall") and case.candidates is None:
-            raise RuntimeError("securedp runs first: OpenDP's candidates are securedp's lattice points")
         expr = {"count": lambda: dp.len(signed=True), "sum": lambda: value.dp.sum((lo, hi)),
                 "mean": lambda: value.dp.mean((lo, hi)),
-                "median": lambda: value.dp.median(case.candidates),
-                "overall": lambda: value.dp.median(case.candidates)}[case.task.kind]().alias("out")
+                "median": lambda: value.dp.median(opendp_candidates(case.bounds, fine)),
+                "overall": lambda: value.dp.median(opendp_candidates(case.bounds, fine))}[case.task.kind]().alias("out")
         if grouped:
             query = query.group_by("group").agg(expr).with_keys(pl.LazyFrame({"group": case.keys}))
         else:
@@ -525,20 +535,25 @@ def entrants_for(case: Case, peers: dict[str, bool]) -> list[Entrant]:
     out = [Entrant("securedp" if case.lattice is None and case.epsilon_factor == 1 else ours, "securedp", False,
                    "enforced bounds (SHA-256 order)", securedp_run)]
     if peers.get("opendp"):
-        if level == "row":
-            out.append(Entrant("opendp", "opendp", True, "unit_of(contributions=1)", opendp_run("row")))
-        elif case.truth_kind == "bounded":
-            out.append(Entrant("opendp", "opendp", True, "unit = the bounds, declared (data already bounded)",
-                               opendp_run("declared")))
-        elif kind == "overall":
-            out.append(Entrant("opendp", "opendp", True, "person id, truncate_per_group(m)", opendp_run("truncate")))
-        else:
-            out.append(Entrant("opendp truncate k+1", "opendp", True,
-                               "person id, truncate_num_groups(k+1) (keeps k), truncate_per_group(m)",
-                               opendp_run("truncate+1")))
-            out.append(Entrant("opendp truncate k", "opendp", True,
-                               "person id, truncate_num_groups(k) (keeps k-1: OpenDP 0.16), truncate_per_group(m)",
-                               opendp_run("truncate")))
+        for fine in (False, True) if kind in ("median", "overall") else (False,):
+            suffix, candidates = (" fine", "; 4,096-step candidates") if fine else ("", "")
+            if level == "row":
+                out.append(Entrant("opendp" + suffix, "opendp", True, "unit_of(contributions=1)" + candidates,
+                                   opendp_run("row", fine)))
+            elif case.truth_kind == "bounded":
+                out.append(Entrant("opendp" + suffix, "opendp", True,
+                                   "unit = the bounds, declared (data already bounded)" + candidates,
+                                   opendp_run("declared", fine)))
+            elif kind == "overall":
+                out.append(Entrant("opendp" + suffix, "opendp", True, "person id, truncate_per_group(m)" + candidates,
+                                   opendp_run("truncate", fine)))
+            else:
+                out.append(Entrant("opendp truncate k+1" + suffix, "opendp", True,
+                                   "person id, truncate_num_groups(k+1) (keeps k), truncate_per_group(m)" + candidates,
+                                   opendp_run("truncate+1", fine)))
+                out.append(Entrant("opendp truncate k" + suffix, "opendp", True,
+                                   "person id, truncate_num_groups(k) (keeps k-1: OpenDP 0.16), truncate_per_group(m)"
+                                   + candidates, opendp_run("truncate", fine)))
     if peers.get("pipeline_dp"):
         out.append(Entrant("pipelinedp", "pipelinedp", True, "privacy id, max_partitions/max_contributions",
                            pipelinedp_run))
@@ -623,11 +638,6 @@ def measure(case: Case, peers: dict[str, bool], runs: int, rng: np.random.Genera
     best_p95 = min(ranked, key=lambda e: scores[e.label].p95) if ranked else None
     ratio = ours.rmse / scores[best.label].rmse if best else math.nan
     interval = ratio_interval(ours, scores[best.label], rng) if best else (math.nan, math.nan)
-    floor = math.nan
-    if case.candidates and case.task.kind in ("median", "overall"):  # the nearest candidate to each true median
-        grid = np.array(case.candidates)
-        defined = case.truth[np.isfinite(case.truth)]
-        floor = float(np.sqrt(np.mean(np.min(np.abs(grid[None, :] - defined[:, None]), axis=1) ** 2)))
     law = dict(case.law) if case.truth_kind == "bounded" else {}
     law_peers = {lib: v for lib, v in law.items() if lib != "securedp"}
     law_ratio = law["securedp"] / min(law_peers.values()) if "securedp" in law and law_peers else math.nan
@@ -635,7 +645,7 @@ def measure(case: Case, peers: dict[str, bool], runs: int, rng: np.random.Genera
         "dataset": case.dataset.name, "level": case.level, "truth": case.truth_kind, "task": case.task.name,
         "epsilon": case.task.epsilon, "k": case.k, "m": case.m, "keys": len(case.keys), "runs": runs,
         "lattice": case.lattice, "epsilon_factor": case.epsilon_factor,
-        "candidates": len(case.candidates) if case.candidates else None,
+        "candidates": case.candidates,
         "entrants": {e.label: {"library": e.library, "ranked": e.ranked, "guarantee": e.guarantee,
                                "rmse": scores[e.label].rmse, "p95": scores[e.label].p95,
                                "nonfinite": scores[e.label].nonfinite, "seconds": round(scores[e.label].seconds, 3)}
@@ -645,7 +655,7 @@ def measure(case: Case, peers: dict[str, bool], runs: int, rng: np.random.Genera
         "best_peer_p95": best_p95.label if best_p95 else None,
         "ratio_p95": ours.p95 / scores[best_p95.label].p95 if best_p95 else math.nan,
         "verdict": verdict(ratio, interval, law_ratio),
-        "noise_law_sd": law, "ratio_noise_law": law_ratio, "nearest_candidate_rmse": floor,
+        "noise_law_sd": law, "ratio_noise_law": law_ratio,
     }
 
 
@@ -959,21 +969,14 @@ def versions() -> dict[str, str]:
 
 
 def lever_cases(cases: list[Case]) -> list[Case]:
-    """Bounded-truth medians again with a finer lattice (when securedp's default is coarser than ``2**-j`` with at
-    least 4,096 steps across the bounds), at twice the epsilon, and both; and at 1000 times the epsilon, where
-    what is left is the error floor of the mechanism on its lattice. Run after ``cases``: their candidates
-    (securedp's default lattice) are known."""
+    """Bounded-truth medians again on securedp 0.1's default lattice (:func:`old_default_step`) and at 1000 times
+    the epsilon, where what is left is the error floor of the mechanism on its lattice."""
     out = []
     for case in cases:
         if case.task.kind not in ("median", "overall") or case.truth_kind != "bounded":
             continue
-        lo, hi = case.bounds
-        j = max(0, math.ceil(math.log2(4096 / (hi - lo))))
-        fine = f"1/{2**j}"
-        default_step = case.candidates[1] - case.candidates[0] if case.candidates else 0.0
-        variants = [(fine, 1), (None, 2), (fine, 2)] if default_step > 2.0**-j else [(None, 2)]
-        variants.append((None, 1000))
-        for lattice, factor in variants:
+        old = old_default_step(case.bounds)
+        for lattice, factor in ((f"{old.numerator}/{old.denominator}", 1), (None, 1000)):
             out.append(Case(case.dataset, case.level, case.truth_kind, case.task, case.frame, case.keys, case.truth,
                             case.k, case.m, lattice=lattice, epsilon_factor=factor))
     return out
@@ -1011,7 +1014,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         help=f"comma-separated, of {', '.join(DATASETS)}")
     parser.add_argument("--tasks", default=",".join(t.name for t in TASKS), help="comma-separated task names")
     parser.add_argument("--no-peers", action="store_true", help="securedp alone (peers skipped even if importable)")
-    parser.add_argument("--no-levers", action="store_true", help="skip the lever runs (finer lattice, epsilon x2)")
+    parser.add_argument("--no-levers", action="store_true", help="skip the lever runs (0.1's lattice, epsilon x1000)")
     parser.add_argument("--no-selection", action="store_true", help="skip the private-key selection curves")
     parser.add_argument("--json", metavar="FILE", help="also write every number to FILE")
     parser.add_argument("--markdown-from", metavar="FILE",
@@ -1064,11 +1067,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             results.append(result)
             print_result(result)
         if not args.no_levers:
-            for case in lever_cases(cases):
-                # OpenDP again with securedp's finer lattice as its candidates; the other peers are unchanged
-                lever_peers = {"opendp": peers["opendp"]} if case.lattice and case.epsilon_factor == 1 else {}
-                result = measure(case, lever_peers, runs, rng)
-                lever_results.append(result)
+            lever_results += [measure(case, {}, runs, rng) for case in lever_cases(cases)]
     if lever_results:
         print_levers(results, lever_results)
     summary = summarise(results)
@@ -1094,34 +1093,35 @@ def _json_default(value: Any) -> Any:
     raise TypeError(type(value))
 
 
-def print_levers(results: list[dict[str, Any]], levers: list[dict[str, Any]]) -> None:
-    print("\nLevers (bounded truth, medians): securedp's RMSE with each fix, against the best peer of the main run")
-    print(f"  {'dataset/level/task':<34} {'securedp now':>12} {'fine lattice':>12} {'epsilon x2':>12} {'both':>12}"
-          f"  {'best peer':>10} {'opendp fine':>11} {'eps x1000':>10} {'nearest':>10}")
+def _lever(levers: list[dict[str, Any]], base: dict[str, Any], lattice: bool, factor: int) -> float:
+    """securedp's RMSE in the lever run of ``base``'s dataset, level and task (``lattice``: on 0.1's lattice)."""
+    same = (base["dataset"], base["level"], base["task"])
+    return next((e["rmse"] for r in levers if (r["dataset"], r["level"], r["task"]) == same
+                 and bool(r["lattice"]) == lattice and r["epsilon_factor"] == factor
+                 for e in r["entrants"].values() if e["library"] == "securedp"), math.nan)
+
+
+def lever_rows(results: list[dict[str, Any]], levers: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """Per bounded-truth median: securedp now, on 0.1's lattice, at epsilon x1000, and the best peer."""
+    rows = []
     for base in results:
         if base["truth"] != "bounded" or base["task"] not in ("median", "median overall"):
             continue
-        same = [r for r in levers if (r["dataset"], r["level"], r["task"]) == (base["dataset"], base["level"],
-                                                                                base["task"])]
-        if not same:
-            continue
+        best = f"{fmt(base['entrants'][base['best_peer']]['rmse'])} ({base['best_peer']})" if base["best_peer"] else "-"
+        rows.append((f"{base['dataset']}, {base['level']}, {base['task']}", fmt(base["entrants"]["securedp"]["rmse"]),
+                     fmt(_lever(levers, base, True, 1)), fmt(_lever(levers, base, False, 1000)), best))
+    return rows
 
-        def ours(r: dict[str, Any]) -> float:
-            return next(e["rmse"] for e in r["entrants"].values() if e["library"] == "securedp")
 
-        fine = next((r for r in same if r["lattice"] and r["epsilon_factor"] == 1), None)
-        twice = next(r for r in same if not r["lattice"] and r["epsilon_factor"] == 2)
-        floor = next(r for r in same if not r["lattice"] and r["epsilon_factor"] == 1000)
-        both = next((r for r in same if r["lattice"] and r["epsilon_factor"] == 2), None)
-        best = base["entrants"][base["best_peer"]]["rmse"] if base["best_peer"] else math.nan
-        opendp_fine = fine["entrants"].get("opendp", {}).get("rmse", math.nan) if fine else math.nan
-        now = base["entrants"]["securedp"]["rmse"]
-        note = (f"fine = {fine['lattice']}, {fine['candidates']} candidates" if fine
-                else f"the default lattice ({base['candidates']} candidates) is already fine")
-        print(f"  {base['dataset'] + '/' + base['level'] + '/' + base['task']:<34} {fmt(now):>12} "
-              f"{fmt(ours(fine) if fine else math.nan):>12} {fmt(ours(twice)):>12} "
-              f"{fmt(ours(both) if both else math.nan):>12}  {fmt(best):>10} {fmt(opendp_fine):>11} "
-              f"{fmt(ours(floor)):>10} {fmt(base['nearest_candidate_rmse']):>10}   ({note})")
+LEVER_HEAD = ("dataset, level, median", "securedp now", "securedp on 0.1's lattice", "securedp at epsilon x1000",
+              "best peer now")
+
+
+def print_levers(results: list[dict[str, Any]], levers: list[dict[str, Any]]) -> None:
+    print("\nLevers (bounded truth, medians): securedp's RMSE on 0.1's default lattice and at 1000 times the epsilon")
+    print("  " + " | ".join(LEVER_HEAD))
+    for row in lever_rows(results, levers):
+        print("  " + " | ".join(row))
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -1167,33 +1167,8 @@ def markdown(report: dict[str, Any]) -> str:
                          f"{fmt(ranked[raw]['rmse'])} | {fmt(ours / ranked[raw]['rmse'])} | {clamped} | "
                          f"{fmt(ranked[clamped]['rmse'])} | {fmt(ours / ranked[clamped]['rmse'])} |")
     if report.get("levers"):
-        floors = any(r["epsilon_factor"] == 1000 for r in report["levers"])
-        lines += ["", "| dataset, level, median | securedp now | finer lattice | epsilon x2 (= sensitivity m/2) | "
-                  "both | best peer now | OpenDP, finer candidates |"
-                  + (" securedp at epsilon x1000 | nearest candidate |" if floors else ""),
-                  "|---" * (9 if floors else 7) + "|"]
-        for base in report["results"]:
-            if base["truth"] != "bounded" or base["task"] not in ("median", "median overall"):
-                continue
-            same = [r for r in report["levers"] if (r["dataset"], r["level"], r["task"]) ==
-                    (base["dataset"], base["level"], base["task"])]
-
-            def ours_of(lattice: bool, factor: int, same: list[dict[str, Any]] = same) -> tuple[float, Any]:
-                r = next((r for r in same if bool(r["lattice"]) == lattice and r["epsilon_factor"] == factor), None)
-                if r is None:
-                    return math.nan, None
-                return next(e["rmse"] for e in r["entrants"].values() if e["library"] == "securedp"), r
-            fine, fine_r = ours_of(True, 1)
-            twice, _ = ours_of(False, 2)
-            high, _ = ours_of(False, 1000)
-            both, _ = ours_of(True, 2)
-            peer = base["entrants"][base["best_peer"]]["rmse"] if base["best_peer"] else math.nan
-            opendp_fine = fine_r["entrants"].get("opendp", {}).get("rmse", math.nan) if fine_r else math.nan
-            step = f" ({fine_r['lattice']})" if fine_r else " (default already fine)"
-            now = fmt(base["entrants"]["securedp"]["rmse"])
-            lines.append(f"| {base['dataset']}, {base['level']}, {base['task']} | {now} | {fmt(fine)}{step} | "
-                         f"{fmt(twice)} | {fmt(both)} | {fmt(peer)} ({base['best_peer']}) | {fmt(opendp_fine)} |"
-                         + (f" {fmt(high)} | {fmt(base.get('nearest_candidate_rmse', math.nan))} |" if floors else ""))
+        lines += ["", "| " + " | ".join(LEVER_HEAD) + " |", "|---" * len(LEVER_HEAD) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in lever_rows(report["results"], report["levers"])]
     sel = report.get("selection")
     if sel:
         lines += ["", "| scenario | rule | n50 | n95 | P(keep), n = 20 / 25 / 30 / 35 | count noise scale |",

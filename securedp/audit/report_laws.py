@@ -122,15 +122,18 @@ def selection_section(entry: Entry) -> str:
         rows.append((e(s.label), e(SELECTIONS.get(s.rule, s.rule)), e(s.q), e(plain(s.epsilon)),
                      e(plain(s.sensitivity)), e(among), e(plain(s.rank_error_bound)), e(f"1 - {s.alpha}")))
     words = ("No noise is added: the exponential mechanism selects one of the candidate lattice points y with "
-             "probability proportional to exp(epsilon u(y) / (2 sensitivity)), where the utility u(y) = "
-             "-|#{x < y} - q n| is minus the distance, in rows, between the number of values below y and q n. "
-             "With probability at least 1 - alpha the selected point's utility is within the rank error bound r "
-             "of the best candidate's (McSherry and Talwar 2007): the number of values below it is at most r rows "
-             "farther from q n than the best point's.")
+             "probability proportional to exp(-rate g(y)), where, for the level q = a/b, the score "
+             "g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y}) is b times the distance, in rows, from q n to the "
+             "ranks y holds (0 on every exact q-quantile, ties included). One person with m rows moves it by at most "
+             "the sensitivity m max(a, b - a), and the rate is epsilon / (2 sensitivity), or epsilon / sensitivity "
+             "for q = 0 or 1, where adding rows never lowers g (McSherry and Talwar 2007). With probability at least "
+             "1 - alpha the selected point's rank error is at most the bound r: at most q n + r values lie below it "
+             "and at least q n - r at or below it.")
     if derived:
-        words += (" A record of format 1 states neither the candidates nor r: the report derives them as securedp "
-                  "0.1 stated them, the candidates being every lattice point from lo to hi of bounds_units, and r "
-                  "at the report's level.")
+        words += (" A record of format 1 (securedp 0.1) selected by another law, proportional to "
+                  "exp(-epsilon |#{x < y} - q n| / (2 sensitivity)) with the sensitivity in rows, and states neither "
+                  "the candidates nor r: the report derives them as securedp 0.1 stated them, the candidates being "
+                  "every lattice point from lo to hi of bounds_units, and r at the report's level.")
     return table("Selections (no additive noise) and their rank error bounds", [
-        "selection of", "rule", "level q", "epsilon (each selection)", "sensitivity (rows)", "candidates",
+        "selection of", "rule", "level q", "epsilon (each selection)", "sensitivity (of g)", "candidates",
         "rank error bound r (rows)", "level"], rows, "selections") + f"<p>{e(words)}</p>"

@@ -10,7 +10,8 @@ the flat parameters of a format-1 release of one column, without trusting any va
   level ``q``, ``epsilon_cell``, ``sensitivity``, ``candidates`` and ``rank_error_bound``; a format-1
   record states ``qs``, ``epsilon_each``, ``sensitivity`` and ``bounds_units``, from which the report
   derives the candidates and the rank error bound by the rule securedp 0.1 stated them with
-  (``hi_u - lo_u + 1`` lattice points; :func:`~securedp.mechanisms.quantile.rank_error_bound`).
+  (``hi_u - lo_u + 1`` lattice points; :func:`~securedp.mechanisms.rank_utility.rank_error_bound` at 0.1's
+  rank rate ``epsilon / (2 * sensitivity)``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from securedp.audit.report_noise import (
 )
 from securedp.mechanisms.mean import mean_error
 from securedp.mechanisms.moments import centre_of_bounds
-from securedp.mechanisms.quantile import rank_error_bound
+from securedp.mechanisms.rank_utility import rank_error_bound
 
 SELECTED = ("median", "quantile", "quantiles", "iqr")
 """The statistics of format 1 released by the exponential mechanism over a column's lattice."""
@@ -183,7 +184,7 @@ def _derived(label: str, parameters: dict[str, Any], levels: object, alpha: Frac
     bound = None
     if epsilon is not None and sensitivity is not None and sensitivity > 0 and candidates is not None and max(
             epsilon.numerator.bit_length(), epsilon.denominator.bit_length()) <= LARGEST_BITS:
-        bound = rank_error_bound(epsilon, sensitivity, candidates, alpha)
+        bound = rank_error_bound(epsilon / (2 * sensitivity), candidates, alpha)  # 0.1's law: exp(-eps |j - q n| / 2s)
     return Selection(label, "exponential", _levels(levels), epsilon, sensitivity, candidates,
                      positive(parameters.get("lattice_step")), bound, alpha, True)
 

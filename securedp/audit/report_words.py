@@ -87,11 +87,14 @@ AGGREGATION = {
     "bounds_units": "the clamping bounds [lo, hi] in lattice units (a histogram's: its first and last bin's index)",
     "selection": "the mechanism that selects the value among the lattice points; no noise is added",
     "q": "the quantile level (an interquartile range's: both quartiles)",
-    "sensitivity": "the most one person can change the utility, in rows",
+    "sensitivity": "the most one person can change the utility's score g: m max(a, b - a) for the level q = a/b",
     "candidates": "the number of lattice points the selection chose among",
-    "utility": "the score of a candidate y that the exponential mechanism favours: minus the distance, in rows, "
-               "between the number of values below y and q n",
-    "rank_error_bound": "r: at level 1 - alpha, the selected point's utility is within r rows of the best candidate's",
+    "utility": "minus the score g(y) of a candidate y, b times the distance in rows from q n to the ranks "
+               "[#{x < y}, #{x <= y}] that y holds (0 on every exact q-quantile)",
+    "law": "the law of the selected point: the exponential mechanism over every lattice point of the bounds",
+    "rate": "the exact rate of the law, epsilon / (2 sensitivity), or epsilon / sensitivity for q = 0 or 1",
+    "rank_error_bound": "r: at level 1 - alpha, the selected point is within r rows of q n: at most q n + r values "
+                        "lie below it and at least q n - r at or below it",
     "sensitivity_units": "the most one person can change one bin's count",
     "scale_units": "the scale of the discrete Laplace noise of each bin's count",
     "variance_units": "the variance sigma² of the discrete Gaussian noise of each bin's count",

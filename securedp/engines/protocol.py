@@ -58,8 +58,9 @@ class UnitCounts:
     and how many kept rows hold each: what an exponential mechanism over the lattice needs."""
 
     keys: pl.DataFrame
-    points: list[list[int]]
-    counts: list[list[int]]
+    points: Sequence[Sequence[int] | np.ndarray]
+    """Per key, its distinct units: a list, or an int64 or object array."""
+    counts: Sequence[Sequence[int] | np.ndarray]
 
 
 @dataclass(frozen=True)

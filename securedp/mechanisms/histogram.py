@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -190,7 +190,8 @@ class Histogram(CellStatistic):
                                 else {"kind": "bins", "edges": self.derivation.edges})
         return kind
 
-    def exact_bins(self, points: list[list[int]], counts: list[list[int]]) -> list[list[int]]:
+    def exact_bins(self, points: list[Sequence[int] | np.ndarray],
+                   counts: list[Sequence[int] | np.ndarray]) -> list[list[int]]:
         """The count of each label in each cell, from each cell's (label index, count) pairs: one list per label."""
         size = len(self.labels)
         dense = np.zeros((size, len(points)), dtype=np.int64)

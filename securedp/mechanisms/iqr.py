@@ -2,8 +2,11 @@
 
 **Definition.** The two quartiles are the quantiles ``1/4`` and ``3/4`` of
 :mod:`securedp.mechanisms.quantile` (the exact exponential mechanism over the
-lattice points of the public bounds, utility ``-|#{x < y} - q n|``,
-sensitivity ``m = max_contributions``), each at half the cost: ``epsilon / 2``
+lattice points of the public bounds, score
+``g(y) = max(0, 4 #{x < y} - a n, a n - 4 #{x <= y})`` for ``q = a / 4``,
+sensitivity ``3 m`` for ``m = max_contributions``, rate
+``epsilon / (2 * 3 m)``: :mod:`securedp.mechanisms.rank_utility`), each at
+half the cost: ``epsilon / 2``
 (basic composition: the pair is ``epsilon``-DP), or with ``rho`` each at the
 largest ``epsilon = j / 2**32`` with ``epsilon**2 / 2 <= rho / 2``
 (:func:`~securedp.mechanisms.quantile.selection_epsilon`). The release is the
@@ -15,10 +18,11 @@ In a table (``securedp.tables.IQR``) each cell selects both quartiles from its
 own counts per lattice point, at the cell epsilon for ``k = max_groups`` cells
 per person, as every table quantile does.
 
-**Accuracy.** Each quartile's rank error is at most
-:func:`~securedp.mechanisms.quantile.rank_error_bound` with probability
-``1 - alpha`` each; the range then lies between the values at ranks
-``n/4 -/+ r`` and ``3n/4 -/+ r``.
+**Accuracy.** Each quartile's rank error is at most the recorded
+``rank_error_bound`` ``r`` (:func:`~securedp.mechanisms.rank_utility.rank_error_bound`)
+with probability at least ``1 - alpha``; with probability at least
+``1 - 2 alpha`` (a union bound) both are, and the range then lies between the
+differences of the values at ranks ``3n/4 -/+ r`` and ``n/4 -/+ r`` (clamped at 0).
 """
 
 from __future__ import annotations

@@ -3,32 +3,29 @@
 **Candidates.** Every point of the lattice inside the public ``bounds``
 (snapped inward): ``y = k * step`` for ``lo_u <= k <= hi_u``. Nothing about the
 candidate set depends on the data. The lattice is ``lattice=`` (a
-:class:`~securedp.lattice.Lattice` or a step) or by default step 1 for
-integer bounds at least 100 apart, the coarsest power of two giving 100
-steps for narrower integer bounds, and
-:meth:`~securedp.lattice.Lattice.for_bounds` otherwise.
-Records are screened, clamped and rounded onto the lattice first
-(:mod:`securedp.lattice`); ``max_contributions`` and ``ids`` bound each
-person's rows as everywhere in securedp.
+:class:`~securedp.lattice.Lattice` or a step); without one, an integer-typed
+column takes step 1 (:func:`~securedp.mechanisms.records.typed_lattice`) and
+any other the power of two giving ``2**32`` to ``2**33`` steps across the
+bounds (:func:`default_lattice`). Records are screened, clamped and rounded
+onto the lattice first (:mod:`securedp.lattice`); ``max_contributions`` and
+``ids`` bound each person's rows as everywhere in securedp.
 
-**Utility.** For ``n`` clamped records ``x`` and ``q = a / b`` in [0, 1]
-(an exact rational, ``b > 0``), ``u(y) = -|#{i : x_i < y} - q * n|``.
-Adding or removing one row changes ``#{x_i < y}`` by 0 or 1 and ``q * n`` by
-``q``, in the same direction, so ``u`` moves by at most ``max(q, 1 - q) <= 1``;
-a person with ``m = max_contributions`` rows moves it by at most ``m``: the
-sensitivity is ``m``.
-
-**Law and privacy map.** ``P(y)`` is proportional to
-``exp(epsilon * u(y) / (2 * m))``: the exponential mechanism (McSherry &
-Talwar 2007), ``epsilon``-DP. Points strictly between consecutive sorted
-records share a utility, so, as in Smith (2011), the release picks the gap
-``j`` (the points with ``x_(j) < y <= x_(j+1)``, rank ``j``) with probability
-proportional to ``(number of lattice points in it) * exp(-epsilon *
-|b j - a n| / (2 m b))`` and then a uniform point inside it, both exactly in
-one draw of :class:`~securedp.hazmat.samplers.categorical.ExpCategorical`.
-Gaps far from the target rank share one far slot whose weights are bounded
-in closed form, so they keep their exact non-zero probability without being
-evaluated.
+**Utility, law and privacy map.** :mod:`securedp.mechanisms.rank_utility`: for
+``q = a / b`` the integer score ``g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y})``
+(``b`` times the distance from ``q n`` to the ranks ``y`` holds: 0 on every
+exact ``q``-quantile, ties included), which one person with ``m`` rows moves by
+at most ``m * max(a, b - a)``; ``P(y)`` is proportional to
+``exp(-rate * g(y))`` with ``rate = epsilon / (2 m max(a, b - a))``, or
+``epsilon / m`` for the monotone levels ``q = 0`` and ``q = 1``: the
+exponential mechanism (McSherry & Talwar 2007), ``epsilon``-DP. The score is
+constant between consecutive record points, so the lattice range is cut into
+at most ``2 d + 1`` entries for ``d`` distinct record points (the gaps and the
+points themselves) and the release draws an entry with probability
+proportional to its number of lattice points times its weight, then a
+uniform point inside it (Smith 2011), both exactly in one draw of
+:class:`~securedp.hazmat.samplers.categorical.ExpCategorical`. Entries far
+from the target rank share one far slot whose weights are bounded in closed
+form, so they keep their exact non-zero probability without being evaluated.
 
 **Several quantiles.** :func:`securedp.quantiles` releases each ``q`` with
 ``epsilon / len(qs)`` (basic composition: the total is ``epsilon``-DP).
@@ -40,9 +37,18 @@ evaluated.
 person changes at most ``k`` cells, ``k * epsilon**2 / 2 <= rho / len(qs)``
 (and ``epsilon / k`` per cell for an ``epsilon`` table).
 
+**Accuracy.** No interval of values is stated: the values at ranks
+``q n -/+ r`` are the data's own order statistics, which no public number
+gives. What is public is the **rank error bound** ``r``
+(:func:`~securedp.mechanisms.rank_utility.rank_error_bound`): with probability
+at least ``1 - alpha`` the released ``y`` has ``#{x < y} <= q n + r`` and
+``#{x <= y} >= q n - r``, i.e. it lies between the values at ranks ``q n - r``
+and ``q n + r``. It grows with ``ln(candidates)``: a coarser ``lattice=``
+states a smaller ``r`` (and rounds the records more).
+
 **Cells.** A cell's exact input is its counts per lattice point (the distinct points holding a kept
 record, ascending, and how many records each holds), which an engine computes
-(:meth:`~securedp.engines.protocol.Engine.unit_counts`); the gaps are cut from them in one vectorised
+(:meth:`~securedp.engines.protocol.Engine.unit_counts`); the entries are cut from them in one vectorised
 pass over the distinct points. The selection's time does not depend on the point selected (see the
 sampler).
 """
@@ -55,7 +61,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
-import gmpy2
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
@@ -63,74 +68,30 @@ from securedp.hazmat.exact.rational import format_rational, probability
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.lattice import Lattice
 from securedp.mechanisms.moments import ColumnStatistic
+from securedp.mechanisms.rank_utility import LAW, UTILITY, Entries, LevelLaw, rank_error_bound
 from securedp.mechanisms.records import exact_value, parse_bounds, resolve_lattice
 from securedp.privacy.cost import Cost
 
-_SAFE = 1 << 62
-
-
-QUANTILE_RESOLUTION = 100
-"""Integer bounds get step 1 only when they hold at least this many steps (see :func:`default_lattice`)."""
+QUANTILE_RESOLUTION = 1 << 32
+"""The default lattice of a column not typed integer spans at least this many steps (:func:`default_lattice`)."""
 
 
 def default_lattice(lattice: Any, bounds: Any) -> Any:
     """The candidate lattice when none is given, from the public bounds alone.
 
-    Integer bounds at least ``QUANTILE_RESOLUTION`` apart: step 1 (integer
-    data keeps integer answers: ages in ``(0, 120)``). Narrower integer
-    bounds: the coarsest power of two giving at least ``QUANTILE_RESOLUTION``
-    steps (``(0, 1)`` has step ``2**-7``; 0.1 answered 0 or 1 there). Other
-    bounds: :meth:`~securedp.lattice.Lattice.for_bounds`, as for sums and means.
+    The coarsest power of two ``2**-k`` giving at least ``QUANTILE_RESOLUTION = 2**32`` steps across
+    ``[lo, hi]`` (so ``2**32`` to ``2**33`` candidates: :meth:`~securedp.lattice.Lattice.for_bounds`);
+    step 1 when ``lo == hi``. A record is then rounded by at most ``(hi - lo) / 2**33``, well below any
+    rank error; the exact selection's cost grows with the distinct records, not the candidates. (An
+    integer-typed column never gets here: it keeps step 1, :func:`~securedp.mechanisms.records.typed_lattice`.
+    Integer values in a float or text column should say ``lattice=1``.)
     """
     if lattice is not None:
         return lattice
     lo, hi = parse_bounds(bounds)
-    if lo < hi and lo.denominator == 1 and hi.denominator == 1:
-        fine = Lattice.for_bounds(lo, hi, resolution=QUANTILE_RESOLUTION)
-        return fine if fine.step < 1 else Lattice(1)
+    if lo < hi:
+        return Lattice.for_bounds(lo, hi, resolution=QUANTILE_RESOLUTION)
     return resolve_lattice(None, lo, hi)
-
-
-class _Gaps:
-    """The lattice range ``[lo_u, hi_u]`` cut by a cell's records into gaps, from its counts per point.
-
-    ``points`` are the distinct lattice points (units) holding a kept record, ascending, and
-    ``counts`` how many records each holds (``n`` in all). Entry 0 starts at ``lo_u`` and one entry
-    starts just after every point below ``hi_u`` holding a record; entry ``i`` holds the
-    ``widths[i]`` points ``starts[i], ..., starts[i] + widths[i] - 1``, whose utility rank is
-    ``#{x < y} = ranks[i]`` (the records up to the point before it). Points strictly between records
-    share a utility (Smith 2011), so the selection draws an entry and a point inside it.
-    """
-
-    def __init__(self, points: Sequence[int], counts: Sequence[int], lo_u: int, hi_u: int) -> None:
-        wide = hi_u - lo_u >= _SAFE or max(abs(lo_u), abs(hi_u)) >= _SAFE
-        dtype = object if wide else np.int64
-        at = np.asarray(points, dtype=dtype)
-        held = np.asarray(counts, dtype=np.int64)
-        self.n = int(held.sum()) if held.size else 0
-        below = at < hi_u
-        starts = np.empty(int(below.sum()) + 2, dtype=dtype)
-        starts[0], starts[-1] = lo_u, hi_u + 1
-        starts[1:-1] = at[below] + 1
-        ranks = np.zeros(starts.size - 1, dtype=np.int64)
-        ranks[1:] = np.cumsum(held)[below] if held.size else ranks[1:]
-        self.starts, self.ranks = starts, ranks
-        self.widths = np.diff(starts)
-
-    def plan(self, q: Fraction, epsilon: Fraction, sensitivity: int) -> ExpCategorical:
-        a, b = q.numerator, q.denominator
-        if b * (self.n + 1) < _SAFE:
-            gaps = self.ranks.copy()
-            gaps *= b
-            gaps -= a * self.n
-            np.abs(gaps, out=gaps)
-        else:
-            gaps = np.array([abs(b * j - a * self.n) for j in self.ranks.tolist()], dtype=object)
-        return ExpCategorical(gaps, epsilon / (2 * sensitivity * b), self.widths)
-
-    def point(self, plan: ExpCategorical, source: RandomSource) -> int:
-        i, offset = plan.draw(source)
-        return int(self.starts[i]) + offset
 
 
 ZCDP_CONVERSION = "epsilon-DP is epsilon**2/2-zCDP (Bun and Steinke 2016, Prop. 1.4)"
@@ -156,17 +117,6 @@ def selection_epsilon(cost: Cost, k: int = 1) -> Fraction:
     return cell
 
 
-def rank_error_bound(epsilon: Fraction, sensitivity: int, candidates: int, alpha: Fraction) -> int:
-    """An integer ``r`` with ``P(u(y) < OPT - r) <= alpha`` for the exponential mechanism's output ``y``.
-
-    McSherry and Talwar (2007): ``P(u(y) <= OPT - (2 s / epsilon)(ln |Y| + t)) <= exp(-t)``; with
-    ``t = ln(1 / alpha)`` that is ``(2 s / epsilon) ln(|Y| / alpha)``, rounded up with MPFR.
-    """
-    with gmpy2.context(precision=128, round=gmpy2.RoundUp):
-        bound = 2 * sensitivity * gmpy2.log(gmpy2.mpq(candidates * alpha.denominator, alpha.numerator))
-        return int(gmpy2.ceil(bound / gmpy2.mpq(epsilon.numerator, epsilon.denominator)))
-
-
 def check_levels(qs: Any) -> tuple[Fraction, ...]:
     """The quantile levels ``qs`` as exact rationals in ``[0, 1]``, at least one."""
     if isinstance(qs, (str, bytes)) or not hasattr(qs, "__iter__"):
@@ -188,13 +138,23 @@ class Quantiles(ColumnStatistic):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.share  # noqa: B018 - a rho too small for any selection is refused when the statistic is defined
+        laws = self.laws  # a rho too small for any selection is refused when the statistic is defined
+        if len({(law.sensitivity, law.rate, law.rank_rate) for law in laws}) != 1:
+            raise ValueError("the levels of one statistic must share one law (q and 1 - q do): release other "
+                             "levels as quantiles of their own")
 
     @property
     def share(self) -> Fraction:
         """The ``epsilon`` of each level's selection in each cell: :func:`selection_epsilon` of the cost's
         share of one level, for ``max_groups`` cells per person."""
         return selection_epsilon(self.cost.split(len(self.levels)), self.max_groups)
+
+    @property
+    def laws(self) -> tuple[LevelLaw, ...]:
+        """Each level's law (:class:`~securedp.mechanisms.rank_utility.LevelLaw`) at :attr:`share`, by level;
+        they share their sensitivity, rate and rank rate (checked when the statistic is defined)."""
+        cell = self.share
+        return tuple(LevelLaw(q, cell, self.max_contributions) for q in self.levels)
 
     @property
     def mechanism(self) -> str:
@@ -205,35 +165,46 @@ class Quantiles(ColumnStatistic):
         """The number of lattice points selected from (public)."""
         return self.column.hi_u - self.column.lo_u + 1
 
+    def rank_error(self, alpha: Fraction) -> int:
+        """The rank error bound ``r`` (rows) of each level at ``1 - alpha``
+        (:func:`~securedp.mechanisms.rank_utility.rank_error_bound`)."""
+        return rank_error_bound(self.laws[0].rank_rate, self.candidates, alpha)
+
     def accuracy(self, alpha: Fraction) -> dict[str, Fraction]:
-        """Each level's rank error bound ``r`` (rows) at ``1 - alpha`` (:func:`rank_error_bound`), by level."""
-        r = rank_error_bound(self.share, self.max_contributions, self.candidates, alpha)
+        """Each level's rank error bound ``r`` (rows) at ``1 - alpha`` (:meth:`rank_error`), by level."""
+        r = self.rank_error(alpha)
         return {f"rank_error_q{format_rational(q)}": Fraction(r) for q in self.levels}
 
     def cell_record(self, alpha: Fraction) -> dict[str, Any]:
-        """What a release records of this selection in each cell: its exact ``epsilon_cell``, the number of
-        candidates and the rank error bound at level ``1 - alpha`` (:func:`rank_error_bound`)."""
-        cell = self.share
+        """What a release records of this selection in each cell: its exact ``epsilon_cell``, its utility,
+        the sensitivity of its score and the exact rate of its law, the number of candidates and the rank
+        error bound at level ``1 - alpha`` (:meth:`rank_error`)."""
+        law = self.laws[0]
         record: dict[str, Any] = {
             "noise": [], "selection": "exponential", "q": self.levels[0] if self.single else list(self.levels),
-            "epsilon_cell": cell, "sensitivity": self.max_contributions, "candidates": self.candidates,
-            "utility": "-|#{x < y} - q n|",
-            "rank_error_bound": rank_error_bound(cell, self.max_contributions, self.candidates, alpha),
+            "epsilon_cell": law.epsilon, "utility": UTILITY, "sensitivity": law.sensitivity, "law": LAW,
+            "rate": law.rate, "candidates": self.candidates, "rank_error_bound": self.rank_error(alpha),
             **self.column_record()}
         if self.cost.rho is not None:
-            record.update(rho_cells=self.max_groups * cell * cell / 2, conversion=ZCDP_CONVERSION)
+            record.update(rho_cells=self.max_groups * law.epsilon * law.epsilon / 2, conversion=ZCDP_CONVERSION)
         return record
 
     @property
     def labels(self) -> tuple[Any, ...] | None:
         return None if self.single else self.levels
 
-    def cell_points(self, points: Sequence[int], counts: Sequence[int]) -> Callable[[RandomSource], tuple[int, ...]]:
+    def cell_points(self, points: Sequence[int] | np.ndarray,
+                    counts: Sequence[int] | np.ndarray) -> Callable[[RandomSource], tuple[int, ...]]:
         """The selections' set-up for one cell (its counts per lattice point): a function drawing each
         level's lattice point (units), in the order of :attr:`levels`."""
-        gaps = _Gaps(points, counts, self.column.lo_u, self.column.hi_u)
-        plans = [gaps.plan(q, self.share, self.max_contributions) for q in self.levels]
-        return lambda source: tuple(gaps.point(p, source) for p in plans)
+        entries = Entries(points, counts, self.column.lo_u, self.column.hi_u)
+        plans = [ExpCategorical(entries.scores(law.q), law.rate, entries.widths) for law in self.laws]
+
+        def draw(source: RandomSource) -> tuple[int, ...]:
+            drawn = [plan.draw(source) for plan in plans]
+            return tuple(entries.start(i) + offset for i, offset in drawn)
+
+        return draw
 
     def value(self, points: tuple[int, ...]) -> Any:
         """The released value of a cell from its selected points: each an exact lattice value (a tuple for

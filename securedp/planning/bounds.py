@@ -42,7 +42,8 @@ sum's bias (about 10% here) dwarfs the noise, whatever ``n``; the histogram's bo
 values within a factor 2, and their wider noise shrinks relative to the total as ``n`` grows. On
 symmetric data the two meet at large ``n``. With few rows the exponential mechanism over the ``2**49``
 points of the default lattice fails outright: the far gaps' volume outweighs the utility of the target
-rank (``epsilon / 2 * 0.05 n / 2`` must well exceed ``ln 2**49``), while the histogram's ``2 (E - e) + 2``
+rank (the law's rate per row times the rank, ``(epsilon / 2) (20 / 38) 0.05 n`` for the level ``1/20``, must
+well exceed ``ln 2**49``), while the histogram's ``2 (E - e) + 2``
 bins cost nothing in resolution. Quantiles remain available (``method="quantiles"``) for large ``n``
 and a narrow ``exponents`` range, where they give tighter bounds (a mean's range).
 """

@@ -18,10 +18,10 @@ level ``1 - alpha``, in the column's own units:
   rows when a count of rows selects the keys).
 
 Every stated half-width is non-increasing in the budget (a scale ``k s / epsilon``, a variance
-``k s**2 / (2 rho)``, a rank bound ``2 s ln(|Y| / alpha) / epsilon``, each rounded outward, and a mean's
-``(half t_n + t_s) / (n - t_n)`` with them) and non-decreasing in ``max_rows`` and ``max_groups`` (the
-sensitivities grow with them), and so are the persons a key needs (its threshold ``s + t*`` falls as the
-noise shrinks), so
+``k s**2 / (2 rho)``, a rank bound ``ln(|Y| / alpha) / (rate b)`` with ``rate`` proportional to the cell's
+epsilon, each rounded outward, and a mean's ``(half t_n + t_s) / (n - t_n)`` with them) and non-decreasing
+in ``max_rows`` and ``max_groups`` (the sensitivities grow with them), and so are the persons a key needs
+(its threshold ``s + t*`` falls as the noise shrinks), so
 :func:`least_budget` finds the smallest point ``j * grid`` of a stated rational grid that meets every
 target by exact comparisons (doubling, then bisection), and returns the plan there and the plan one grid
 step below, which misses a target: the proof both ways. :func:`largest_bound` does the same for the

@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from itertools import repeat
+from itertools import chain, repeat
 from math import gcd
 from typing import TYPE_CHECKING, Any
 
@@ -235,7 +235,16 @@ def _from_sums(definition: Definition, column: Column | None, feed: Feed) -> lis
     return [definition.release_cells(definition.exact_cells(sums), feed.source, feed.alpha)]
 
 
-def _unit_counts(column: Column, feed: Feed) -> tuple[list[list[int]], list[list[int]]]:
+def _flat(parts: Sequence[Sequence[int] | np.ndarray]) -> list[int] | np.ndarray:
+    """Every key's integers in one sequence, in key order (one array when the engine gave arrays)."""
+    arrays = [p for p in parts if isinstance(p, np.ndarray)]
+    if parts and len(arrays) == len(parts):
+        return np.concatenate(arrays)
+    return list(chain.from_iterable(parts))
+
+
+def _unit_counts(column: Column, feed: Feed) -> tuple[list[Sequence[int] | np.ndarray],
+                                                      list[Sequence[int] | np.ndarray]]:
     """Each released cell's counts per lattice point (its distinct points, ascending, and their counts), from the
     engine's counts per key; a cell without rows has none. The engine's integers join the input commitment."""
     counted = feed.aggregates.unit_counts(column.index)
@@ -243,9 +252,10 @@ def _unit_counts(column: Column, feed: Feed) -> tuple[list[list[int]], list[list
                 else {(): 0} if counted.points else {})
     if f"{column.index}.point_keys" not in feed.committed:
         feed.committed[f"{column.index}.point_keys"] = json.dumps(counted.keys.rows())
-        feed.committed[f"{column.index}.points"] = [p for points in counted.points for p in points]
-        feed.committed[f"{column.index}.point_counts"] = [c for counts in counted.counts for c in counts]
-    points, counts = [], []
+        feed.committed[f"{column.index}.points"] = _flat(counted.points)
+        feed.committed[f"{column.index}.point_counts"] = _flat(counted.counts)
+    points: list[Sequence[int] | np.ndarray] = []
+    counts: list[Sequence[int] | np.ndarray] = []
     for key in feed.cells.keys:
         i = position.get(key)
         points.append(counted.points[i] if i is not None else [])
@@ -256,8 +266,8 @@ def _unit_counts(column: Column, feed: Feed) -> tuple[list[list[int]], list[list
 def _from_points(definition: Definition, column: Column | None, feed: Feed) -> list[CellColumn]:
     """A selection per cell over the lattice points of the bounds, from the cell's counts per point.
 
-    Each cell's selection is the statistic's (utility ``-|#{x < y} - q n|``) on that cell's kept rows; a
-    cell without rows selects from the empty multiset (every point has the same utility).
+    Each cell's selection is the statistic's (:mod:`securedp.mechanisms.rank_utility`) on that cell's kept
+    rows; a cell without rows selects from the empty multiset (every point scores 0).
     """
     assert isinstance(definition, Quantiles) and column is not None
     values = [definition.value(definition.cell_points(points, counts)(feed.source))

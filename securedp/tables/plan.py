@@ -9,7 +9,7 @@ it is safe to show in an analyst-facing session, and it is what the release will
   or a sum's released interval is exactly ``value -/+`` it); for a mean or a variance, whose error
   depends on the cell's row count, also the half-width of the value in the column's units in a cell of
   ``n`` rows, for a few ``n`` (:data:`ROWS`; :meth:`OutputPlan.value_halfwidth`); or for a quantile the rank error bound
-  ``r`` (McSherry and Talwar 2007; :func:`~securedp.mechanisms.quantile.rank_error_bound`);
+  ``r`` (McSherry and Talwar 2007; :func:`~securedp.mechanisms.rank_utility.rank_error_bound`);
 * with private keys, the partition selection rule, its threshold, ``delta / k`` (the proven bound on
   the chance that a key only one person holds appears) and, for a key with ``n`` persons in the data
   (``n`` rows, when the rule thresholds a count of rows), the probability that it is released: an

@@ -23,8 +23,12 @@ aggregation    noisy integers per cell                              cell sensiti
 ``Sum``        sum of units                                         ``m * W``
 ``Mean``       rows; centred sum (half of its budget each)          ``m``; ``m * h``
 ``Variance``   rows; centred sum; centred sum of squares (thirds)   ``m``; ``m h``; ``m h**2``
-``Quantile``   exponential mechanism over the lattice per cell      rank: ``m``
+``Quantile``   exponential mechanism over the lattice per cell      ``m max(a, b-a)``
 =============  ===================================================  ==============
+
+A quantile's sensitivity is that of its integer score ``g`` for ``q = a / b``
+(:mod:`securedp.mechanisms.rank_utility`), whose law has rate
+``epsilon_cell / (2 m max(a, b - a))`` (``epsilon_cell / m`` for ``q`` 0 or 1).
 
 Quantiles spend ``epsilon_a / k`` per cell (a person is in at most ``k``
 cells; each cell's selection is ``epsilon_a / k``-DP for ``m`` rows). In a

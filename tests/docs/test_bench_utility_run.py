@@ -32,9 +32,12 @@ def test_securedp_side_runs_every_level_and_truth(tmp_path: Path) -> None:
     count = next(r for r in report["results"] if (r["level"], r["truth"], r["task"]) == ("person", "bounded",
                                                                                            "count e=1"))
     assert math.isclose(count["noise_law_sd"]["securedp"], bench_utility.discrete_laplace_sd(8))
-    # the median overall's sensitivity lever and its floor ran (the example's bounds already have a fine lattice)
-    levers = {(r["level"], r["epsilon_factor"]) for r in report["levers"]}
-    assert levers == {(level, factor) for level in ("person", "row") for factor in (2, 1000)}
+    # the median overall ran on 0.1's default lattice (step 1 for these bounds) and at 1000 times the epsilon
+    levers = {(r["level"], r["lattice"], r["epsilon_factor"]) for r in report["levers"]}
+    assert levers == {(level, lattice, factor) for level in ("person", "row")
+                      for lattice, factor in (("1/1", 1), (None, 1000))}
+    assert all(r["candidates"] == 150_001 for r in report["levers"] if r["lattice"])
+    assert all(r["candidates"] > 2**32 for r in report["results"] if r["task"] == "median overall")
 
 
 def test_selection_curves_match_the_documented_thresholds() -> None:

@@ -42,11 +42,24 @@ def exponential_law(scores: Sequence[Fraction], coefficient: Fraction, multiplic
     return _normalise(lows, highs)
 
 
+def quantile_score(data: Sequence[int], q: Fraction, y: int) -> int:
+    """``g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y})`` for ``q = a / b``, from its definition."""
+    a, b, n = q.numerator, q.denominator, len(data)
+    below, through = sum(1 for x in data if x < y), sum(1 for x in data if x <= y)
+    return max(0, b * below - a * n, a * n - b * through)
+
+
+def quantile_rate(q: Fraction, epsilon: Fraction, m: int = 1) -> Fraction:
+    """The rate of the quantile's law: ``epsilon / (2 m max(a, b - a))``, or ``epsilon / m`` for ``q`` 0 or 1."""
+    sensitivity = m * max(q.numerator, q.denominator - q.numerator)
+    return epsilon / (sensitivity if q in (0, 1) else 2 * sensitivity)
+
+
 def quantile_law(data: Sequence[int], q: Fraction, lo: int, hi: int, epsilon: Fraction, sensitivity: int = 1):
-    """``P(y)`` for every integer ``y`` in ``[lo, hi]``: proportional to ``exp(-eps |#{x < y} - q n| / (2 sens))``."""
-    n = len(data)
-    utilities = [-abs(sum(1 for x in data if x < y) - q * n) for y in range(lo, hi + 1)]
-    return exponential_law(utilities, epsilon / (2 * sensitivity))
+    """``P(y)`` for every integer ``y`` in ``[lo, hi]``: proportional to ``exp(-rate g(y))`` (``sensitivity``: the
+    rows one person contributes, ``m``)."""
+    scores = [-Fraction(quantile_score(data, q, y)) for y in range(lo, hi + 1)]
+    return exponential_law(scores, quantile_rate(q, epsilon, sensitivity))
 
 
 def permute_and_flip_law(scores: Sequence[Fraction], coefficient: Fraction):

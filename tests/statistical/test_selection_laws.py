@@ -8,6 +8,7 @@ with expected count < 5 pooled. A correct sampler fails with probability
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from fractions import Fraction
 
 import numpy as np
@@ -16,7 +17,7 @@ from scipy import stats
 
 import securedp
 from securedp import ChaChaSource
-from _selection_laws import exponential_law, noisy_max_pair_law, permute_and_flip_law, quantile_law
+from _selection_laws import exponential_law, noisy_max_pair_law, permute_and_flip_law, quantile_law, quantile_score
 
 ALPHA = 1e-6
 
@@ -94,6 +95,10 @@ def test_permute_and_flip_law():
     ([0, 0, 5, 9, 9, 9], Fraction(1, 3), 0, 12, Fraction(1)),
     ([], Fraction(1, 2), -3, 3, Fraction(1)),
     ([2, 4, 6], Fraction(1), 0, 8, Fraction(3)),
+    ([2, 4, 6, 6], Fraction(0), 0, 8, Fraction(1)),                # monotone: rate epsilon / m
+    ([1, 4, 4, 4, 4, 4, 8], Fraction(1, 2), 0, 9, Fraction(1)),    # a tie block holding the median
+    ([3, 3, 3, 3, 5, 5, 5, 5], Fraction(3, 4), 0, 7, Fraction(1, 2)),
+    ([0, 9, 9], Fraction(9, 10), 0, 9, Fraction(4)),
 ])
 def test_quantile_law(data, q, lo, hi, eps):
     law = quantile_law(data, q, lo, hi, eps)
@@ -101,6 +106,47 @@ def test_quantile_law(data, q, lo, hi, eps):
     source = ChaChaSource(bytes([42 + len(data)]) * 32)
     observed = frequencies(lambda: prepared.execute(source).value - lo, 30000, hi - lo + 1)
     assert g_test(observed, law) > ALPHA
+
+
+@pytest.mark.parametrize("q", [Fraction(1, 2), Fraction(1), Fraction(1, 4)])
+def test_quantile_law_with_two_rows_per_person(q):
+    """``max_contributions = 2``: the rate is ``epsilon / (2 * 2 max(a, b - a))`` (``epsilon / 2`` for q = 1)."""
+    data, ids = [1, 1, 2, 5, 5, 6], [1, 1, 2, 3, 3, 4]  # nobody has more than 2 rows: none is dropped
+    law = quantile_law(data, q, 0, 7, Fraction(2), sensitivity=2)
+    prepared = securedp.prepare_quantile(data, q, bounds=(0, 7), lattice=1, epsilon=2, ids=ids, max_contributions=2)
+    source = ChaChaSource(bytes([60 + q.denominator]) * 32)
+    assert g_test(frequencies(lambda: prepared.execute(source).value, 30000, 8), law) > ALPHA
+
+
+def test_median_on_the_default_lattice_by_entry():
+    """The default lattice of a float column on (0, 1): 2**32 steps. The law over the entries (open gaps and record
+    points, each weighted by its number of lattice points) is checked exactly, and the point inside the likeliest
+    gap is uniform."""
+    data = [0.1, 0.25, 0.25, 0.7, 0.9]
+    prepared = securedp.prepare_median(data, bounds=(0, 1), epsilon=3)
+    source = ChaChaSource(bytes([61]) * 32)
+    draws = [prepared.execute(source) for _ in range(20000)]
+    record = draws[0].parameters["data_median"]
+    step, (lo_u, hi_u) = record["lattice_step"], record["bounds_units"]
+    assert step == Fraction(1, 2**32) and record["rate"] == Fraction(3, 2)
+    points = sorted({securedp.Lattice(step).units(x) for x in data})
+    units = [securedp.Lattice(step).units(x) for x in data]
+    ends = [lo_u - 1, *points, hi_u + 1]
+    widths, scores = [], []
+    for j in range(len(points) + 1):  # gap j, then point j + 1
+        widths.append(ends[j + 1] - ends[j] - 1)
+        scores.append(-Fraction(quantile_score(units, Fraction(1, 2), ends[j] + 1)))
+        if j < len(points):
+            widths.append(1)
+            scores.append(-Fraction(quantile_score(units, Fraction(1, 2), points[j])))
+    law = exponential_law(scores, Fraction(3, 2), widths)
+    drawn = [int(r.value / step) for r in draws]
+    entry = [2 * bisect_left(points, u) + (u in points) for u in drawn]
+    assert g_test(np.bincount(entry, minlength=len(law)), law) > ALPHA
+    likeliest = max(range(0, len(law), 2), key=lambda i: law[i][0])
+    start = ends[likeliest // 2] + 1
+    inside = [(u - start) * 16 // widths[likeliest] for u, i in zip(drawn, entry) if i == likeliest]
+    assert len(inside) > 1000 and stats.chisquare(np.bincount(inside, minlength=16)).pvalue > ALPHA
 
 
 def test_median_on_a_fractional_lattice():

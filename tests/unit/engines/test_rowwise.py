@@ -21,9 +21,13 @@ def frame(units: list[int], keys: list[str]) -> pl.DataFrame:
 
 
 def same(a: object, b: object) -> bool:
-    """Equal aggregates: the key frames equal, and every list equal."""
-    fields = ["rows", "persons", "total", "total_squares"] if hasattr(a, "rows") else ["points", "counts"]
-    return a.keys.equals(b.keys) and all(getattr(a, f) == getattr(b, f) for f in fields)  # type: ignore[attr-defined]
+    """Equal aggregates: the key frames equal, and every list equal (a key's units as a list or an array)."""
+    if hasattr(a, "rows"):
+        fields = ["rows", "persons", "total", "total_squares"]
+        return a.keys.equals(b.keys) and all(getattr(a, f) == getattr(b, f) for f in fields)  # type: ignore[attr-defined]
+    return a.keys.equals(b.keys) and all(  # type: ignore[attr-defined]
+        [list(map(int, x)) for x in getattr(a, f)] == [list(map(int, x)) for x in getattr(b, f)]
+        for f in ("points", "counts"))
 
 
 ROWS = st.lists(st.tuples(st.integers(-(2**40), 2**40), st.sampled_from(["a", "b", "c"])), max_size=30)

@@ -21,13 +21,13 @@ import numpy as np
 import pytest
 
 import securedp
-import securedp.mechanisms.quantile as quantile
 from securedp import ChaChaSource
 from securedp.hazmat.exact.kernels import round_half_even
 from securedp.hazmat.samplers.categorical import LOCATE_BLOCK, ExpCategorical
 from securedp.lattice.arrays import BLOCK, FLOAT_BLOCK, float_array, int_array
 from securedp.lattice.clamp import Clamp
 from securedp.lattice.screen import screen_units
+from securedp.mechanisms.rank_utility import Entries
 from securedp.mechanisms.scores import parse_scores
 
 STEPS = [Fraction(1), Fraction(1, 4), Fraction(8), Fraction(3), Fraction(1, 3), Fraction(2**16), Fraction(10, 7)]
@@ -112,32 +112,33 @@ def test_numeric_columns_of_scores_are_read_as_their_arrays() -> None:
         parse_scores(pa.array([1, None, 3]))
 
 
-def _dense_gaps(units: list[int], lo_u: int, hi_u: int) -> list[tuple[int, int, int]]:
-    """``(start, width, rank)`` of every entry holding a point, by the definition: a bincount over the whole
-    range, an entry starting at ``lo_u`` and after every point below ``hi_u`` holding a record."""
+def _dense_scores(units: list[int], lo_u: int, hi_u: int, q: Fraction) -> np.ndarray:
+    """The score of every point of the range by the definition: ``#{x < y}`` and ``#{x <= y}`` from a bincount
+    over the whole range."""
     per_point = np.bincount(np.asarray(units, dtype=np.int64) - lo_u, minlength=hi_u - lo_u + 1)
-    starts, ranks, seen = [lo_u], [0], 0
-    for offset, count in enumerate(per_point[:-1].tolist()):
-        seen += count
-        if count:
-            starts.append(lo_u + offset + 1)
-            ranks.append(seen)
-    starts.append(hi_u + 1)
-    return [(s, e - s, r) for s, e, r in zip(starts, starts[1:], ranks) if e > s]
+    through = np.cumsum(per_point)
+    below = through - per_point
+    a, b, n = q.numerator, q.denominator, len(units)
+    return np.maximum(0, np.maximum(b * below - a * n, a * n - b * through))
 
 
 @pytest.mark.parametrize("bounds", [(0, 100), (-50, 1000), (0, 2**20)])
-def test_gaps_from_counts_per_point_are_the_dense_construction(bounds: tuple[int, int]) -> None:
-    """The gaps of a cell are cut from its distinct points alone (no pass over the whole range), and equal
-    the construction over every point of the range."""
+def test_entries_from_counts_per_point_are_the_dense_construction(bounds: tuple[int, int]) -> None:
+    """The entries of a cell are cut from its distinct points alone (no pass over the whole range), and their
+    scores, spread over their widths, equal the score of every point of the range."""
     rng = np.random.default_rng(13)  # test data only
     lo_u, hi_u = bounds
     for n in (0, 1, 7, 500):
         units = np.clip(rng.integers(lo_u - 3, min(hi_u, lo_u + 60) + 3, n), lo_u, hi_u)  # many ties, clamped
         points, counts = np.unique(units, return_counts=True)
-        gaps = quantile._Gaps(points.tolist(), counts.tolist(), lo_u, hi_u)
-        sparse = [(int(s), int(w), int(r)) for s, w, r in zip(gaps.starts[:-1], gaps.widths, gaps.ranks) if w]
-        assert sparse == _dense_gaps(units.tolist(), lo_u, hi_u) and gaps.n == n
+        entries = Entries(points.tolist(), counts.tolist(), lo_u, hi_u)
+        assert entries.n == n and len(entries.widths) == 2 * len(points) + 1
+        order = sorted(range(len(entries.widths)), key=lambda i: (entries.start(i), int(entries.widths[i])))
+        ends = np.cumsum(entries.widths[order]) + lo_u
+        assert [entries.start(i) for i in order] == [lo_u, *ends[:-1].tolist()] and ends[-1] == hi_u + 1
+        for q in (Fraction(1, 2), Fraction(1, 3), Fraction(0), Fraction(1), Fraction(9, 10)):
+            spread = np.repeat(entries.scores(q)[order], entries.widths[order])
+            assert np.array_equal(spread, _dense_scores(units.tolist(), lo_u, hi_u, q))
 
 
 @pytest.mark.parametrize("with_counts", [False, True])

@@ -1,0 +1,197 @@
+"""The quantiles' score, its entries, its sensitivity and rate, and the default lattice (issue 26, items 1-3).
+
+The score is checked against its definition ``g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y})``
+(``tests/statistical/_selection_laws.py``) candidate by candidate, and its sensitivity
+``m max(a, b - a)`` on every neighbour (up to ``m`` rows added) of hypothesis-drawn data.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import securedp
+from securedp import ChaChaSource
+from securedp.mechanisms.quantile import QUANTILE_RESOLUTION, default_lattice
+from securedp.mechanisms.rank_utility import Entries, LevelLaw, rank_error_bound
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "statistical"))
+from _selection_laws import quantile_rate, quantile_score
+
+
+@st.composite
+def levels(draw: st.DrawFn) -> Fraction:
+    b = draw(st.integers(1, 12))
+    return Fraction(draw(st.integers(0, b)), b)
+
+
+def expanded(data: list[int], lo: int, hi: int, q: Fraction) -> list[int]:
+    """The library's score of every candidate ``lo .. hi``, expanded from its entries."""
+    tally = sorted(Counter(data).items())
+    entries = Entries([p for p, _ in tally], [c for _, c in tally], lo, hi)
+    scores = entries.scores(q)
+    assert int(entries.widths.sum()) == hi - lo + 1 and len(scores) == 2 * len(tally) + 1
+    out: list[int] = []
+    for i in sorted(range(len(scores)), key=lambda i: (entries.start(i), int(entries.widths[i]))):
+        assert entries.start(i) == lo + len(out)  # the entries cut the candidates, without overlap or hole
+        out += [int(scores[i])] * int(entries.widths[i])
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=12), levels())
+def test_entries_score_every_candidate_by_the_definition(data, q):
+    scores = expanded(data, 0, 9, q)
+    assert scores == [quantile_score(data, q, y) for y in range(10)]
+    assert min(scores) == 0  # some candidate is an exact q-quantile
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=10), st.lists(st.integers(0, 6), min_size=1, max_size=3), levels())
+def test_a_person_moves_the_score_by_at_most_m_max_a_b_minus_a(data, person, q):
+    m = len(person)
+    law = LevelLaw(q, Fraction(1), m)
+    assert law.sensitivity == m * max(q.numerator, q.denominator - q.numerator)
+    before, after = expanded(data, 0, 6, q), expanded(data + person, 0, 6, q)
+    moves = [b - a for a, b in zip(before, after, strict=True)]
+    assert max(abs(d) for d in moves) <= law.sensitivity
+    if law.monotone:  # q 0 or 1: adding rows never lowers the score, the premise of the rate epsilon / m
+        assert min(moves) >= 0
+
+
+def test_the_sensitivity_is_attained():
+    """``m max(a, b - a)`` is the least bound: one person's ``m`` rows reach it (so the rate is not wasted)."""
+    for q in (Fraction(1, 2), Fraction(1, 3), Fraction(9, 10), Fraction(0), Fraction(1)):
+        for m in (1, 2, 3):
+            sensitivity = LevelLaw(q, Fraction(1), m).sensitivity
+            worst = max(abs(quantile_score(list(x) + extra, q, y) - quantile_score(list(x), q, y))
+                        for x in ([], [0], [0, 3], [3, 3, 3], [0, 0, 3, 3])
+                        for extra in ([0] * m, [3] * m, [1] * m) for y in range(4))
+            assert worst == sensitivity, (q, m)
+
+
+@given(levels(), st.integers(1, 5), st.fractions(min_value=Fraction(1, 100), max_value=10))
+def test_the_rate_is_the_stated_one(q, m, epsilon):
+    law = LevelLaw(q, epsilon, m)
+    assert law.rate == quantile_rate(q, epsilon, m)
+    assert law.rank_rate == law.rate * q.denominator
+
+
+def test_monotone_levels_get_twice_the_rate():
+    assert LevelLaw(Fraction(0), Fraction(1), 3).rate == Fraction(1, 3)
+    assert LevelLaw(Fraction(1), Fraction(1), 3).rate == Fraction(1, 3)
+    assert LevelLaw(Fraction(1, 2), Fraction(1), 3).rate == Fraction(1, 6)   # 0.1: 1/12
+    assert LevelLaw(Fraction(9, 10), Fraction(1), 1).rate == Fraction(1, 18)  # 0.1: 1/20
+
+
+def test_a_tie_block_holding_the_median_scores_zero():
+    """The record point holding ``q n`` inside its block scores 0; the old ``-|#{x < y} - q n|`` tied it with
+    every candidate from 1 to 9 (the wages failure of issue 26: the nearest candidate lost to its neighbour)."""
+    data = [0] * 3 + [5] * 4 + [9] * 3
+    scores = expanded(data, 0, 10, Fraction(1, 2))
+    assert scores[5] == 0 and min(scores[:5] + scores[6:]) == 4
+    source = ChaChaSource(bytes([7]) * 32)
+    prepared = securedp.prepare_median(data, bounds=(0, 10), lattice=1, epsilon=20)
+    assert {prepared.execute(source).value for _ in range(30)} == {5}
+
+
+def test_wide_units_score_exactly():
+    """Bounds beyond int64 units: the entries hold Python ints, exactly."""
+    lo, hi = -(2**70), 2**70
+    entries = Entries([-(2**69), 5, 2**69], [2, 1, 3], lo, hi)
+    assert [entries.start(i) for i in (0, 1, 4)] == [lo, -(2**69) + 1, -(2**69)]  # gaps 0 and 1, point 1
+    assert int(entries.widths.sum()) == hi - lo + 1
+    assert entries.scores(Fraction(1, 2)).tolist() == [6, 2, 0, 6, 2, 0, 0]  # gaps 0 .. 3, points 1 .. 3
+
+
+def test_rank_error_bound_is_the_least_integer_above_the_bound():
+    import math
+
+    cases = ((Fraction(1, 2), 129, Fraction(1, 20)), (Fraction(1, 8), 2**33, Fraction(1, 100)),
+             (Fraction(3), 2, Fraction(1, 2)))
+    for rank_rate, candidates, alpha in cases:
+        r = rank_error_bound(rank_rate, candidates, alpha)
+        exact = math.log(candidates / alpha) / rank_rate
+        assert r - 1 < exact <= r
+
+
+@pytest.mark.parametrize("bounds, step", [((0, 1), Fraction(1, 2**32)), ((0, 10), Fraction(1, 2**29)),
+                                          ((0, 120), Fraction(1, 2**26)), ((0, 2**32), Fraction(1)),
+                                          ((-1, 2), Fraction(1, 2**31)), ((0, "0.5"), Fraction(1, 2**33)),
+                                          ((3, 3), Fraction(1))])
+def test_default_lattice_has_2_32_to_2_33_steps(bounds, step):
+    lattice = default_lattice(None, bounds)
+    assert lattice.step == step
+    lo, hi = (Fraction(b) for b in bounds)
+    if lo < hi:
+        assert QUANTILE_RESOLUTION <= (hi - lo) / step < 2 * QUANTILE_RESOLUTION
+
+
+def test_integer_typed_columns_keep_step_1_and_integer_valued_floats_say_lattice_1():
+    ints = np.array([3, 1, 4, 1, 5, 9, 2, 6])
+    release = securedp.median(ints, bounds=(0, 10), epsilon=1, rng=ChaChaSource(bytes(32)))
+    assert release.parameters["data_median"]["lattice_step"] == 1
+    floats = securedp.median(ints.astype(float), bounds=(0, 10), epsilon=1, rng=ChaChaSource(bytes(32)))
+    assert floats.parameters["data_median"]["lattice_step"] == Fraction(1, 2**29)
+    whole = securedp.median(ints.astype(float), bounds=(0, 10), lattice=1, epsilon=1, rng=ChaChaSource(bytes(32)))
+    assert whole.parameters["data_median"]["lattice_step"] == 1
+
+
+def test_equal_bounds_release_the_bound():
+    release = securedp.median([1, 5, 3], bounds=(3, 3), epsilon=1, rng=ChaChaSource(bytes(32)))
+    assert release.value == 3 and release.parameters["data_median"]["candidates"] == 1
+
+
+def test_the_record_states_the_utility_the_sensitivity_and_the_rate_exactly():
+    release = securedp.quantile([1, 2, 3], "9/10", bounds=(0, 4), lattice=1, epsilon="1/2", max_contributions=2,
+                                ids=[1, 2, 3], rng=ChaChaSource(bytes(32)))
+    record = release.parameters["data_q0.9"]
+    assert record["sensitivity"] == 18 and record["rate"] == Fraction(1, 72)
+    assert record["utility"].startswith("-g(y), g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y})")
+    assert record["rank_error_bound"] == rank_error_bound(Fraction(10, 72), 5, Fraction(1, 20))
+
+
+def test_levels_of_one_statistic_share_one_law():
+    from securedp.privacy.cost import Cost
+    from securedp.mechanisms.quantile import Quantiles
+    from securedp.mechanisms.records import LatticeColumn
+
+    column = LatticeColumn.of(bounds=(0, 4), lattice=1, max_contributions=1)
+    Quantiles(Cost.of(1, None), column, (Fraction(1, 4), Fraction(3, 4)))  # q and 1 - q: one law
+    with pytest.raises(ValueError, match="share one law"):
+        Quantiles(Cost.of(1, None), column, (Fraction(1, 4), Fraction(1, 2)))
+
+
+def test_a_table_states_the_rank_interval_of_its_median_cells_and_no_values():
+    """Issue 28 item 8: a median cell's statement is the rank bound r, from the released law alone (the record's
+    rate, candidates and alpha), the same in the plan; no ``_low`` / ``_high`` value columns (the values at ranks
+    ``q n -/+ r`` are the data's). With probability at least ``1 - alpha`` the rank error is at most r (5 rows
+    here, 9 candidates): in 400 draws of two cells no more than a binomial ``alpha`` of them exceed it."""
+    import polars as pl
+
+    from securedp.tables import Count, Median
+
+    frame = pl.DataFrame({"g": ["a"] * 30 + ["b"] * 5, "x": [float(i % 7) for i in range(35)]})
+    prepared = securedp.prepare_table(frame, group_by=["g"], keys=["a", "b"],
+                                      aggregations=[Count(), Median("x", (0, 8), lattice=1)], epsilon=2, alpha="1/10")
+    source = ChaChaSource(bytes([9]) * 32)
+    releases = [prepared.execute(source) for _ in range(400)]
+    record = releases[0].parameters["x_median"]
+    r = rank_error_bound(record["rate"] * 2, record["candidates"], Fraction(1, 10))
+    assert record["rank_error_bound"] == r == prepared.plan.outputs[1].rank_error_bound == 5
+    assert releases[0].labels == ("g", "count", "count_low", "count_high", "x_median")
+    cells = {"a": [float(i % 7) for i in range(30)], "b": [float(i % 7) for i in range(30, 35)]}
+    exceed = 0
+    for release in releases:
+        for key, _, _, _, y in release.value:
+            data = cells[key]
+            below, through = sum(x < y for x in data), sum(x <= y for x in data)
+            exceed += max(0.0, below - len(data) / 2, len(data) / 2 - through) > r
+    assert exceed <= 800 / 10 + 3 * (800 * 0.09) ** 0.5  # at most alpha of the 800 cells, with a binomial margin
