@@ -4,8 +4,8 @@ Every test of a module whose file name contains ``timing`` measures running time
 (output, time) audits of ``tests/security``): it is marked ``timing`` here, so that it never shares the
 machine with parallel workers; every test of ``tests/statistical`` (goodness of fit against the exact
 laws, each many thousand draws) is marked ``slow``. ``python -m pytest`` (the README's command) runs the
-fast set in parallel; ``.ci/run`` then runs ``-m "slow or timing" -n 0``: every remaining test, one at a
-time.
+fast set in parallel; ``.ci/run`` then runs ``-m "slow and not timing"`` (the long audits, in parallel) and
+``-m timing -n 0`` (every timing audit, one at a time, alone on the machine).
 """
 
 from __future__ import annotations

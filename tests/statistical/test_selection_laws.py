@@ -189,7 +189,8 @@ EXPONENT_CASES = [
 def test_exponential_mechanism_law_with_exponent_groups(case):
     scores, eps = EXPONENT_CASES[case]
     prepared = securedp.prepare_exponential_mechanism(scores, epsilon=eps, sensitivity=1)
-    from securedp.hazmat.samplers.categorical import ExpCategorical, ExponentGroups
+    from securedp.hazmat.samplers.categorical import ExpCategorical
+    from securedp.hazmat.samplers.groups import ExponentGroups
     from securedp.mechanisms.scores import parse_scores
     gaps, unit = parse_scores(scores).sampler_gaps()
     assert isinstance(ExpCategorical(gaps, eps * unit / 2).groups, ExponentGroups)
@@ -210,7 +211,8 @@ def test_exponential_mechanism_law_with_float_scores():
 
 def test_exponent_groups_with_counts_law():
     """P(i) proportional to m_i exp(-rate g_i) in exponent mode, and the offset uniform inside m_i."""
-    from securedp.hazmat.samplers.categorical import ExpCategorical, ExponentGroups
+    from securedp.hazmat.samplers.categorical import ExpCategorical
+    from securedp.hazmat.samplers.groups import ExponentGroups
     gaps = np.array([0, 70001, 150000, 9 * 10**5, 3 * 10**5, 10**10], dtype=np.int64)
     counts = np.array([1, 3, 0, 1000, 5, 4], dtype=np.int64)
     rate = Fraction(1, 100003)

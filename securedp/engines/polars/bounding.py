@@ -58,12 +58,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from securedp.bounding.digest import (
-    canonical_text,
-    field,
-    message_digests,
-    message_heads,
-)
+from securedp.bounding.digest import canonical_text, field, message_digests, message_heads
 from securedp.bounding.limits import positive_count
 from securedp.bounding.messages import run_keys, run_starts, salt_text
 from securedp.engines.polars.pair_codes import PAIR, PairCodes, code_pairs

@@ -1,0 +1,105 @@
+"""The groups of :class:`~securedp.hazmat.samplers.categorical.ExpCategorical`'s envelope, and its index.
+
+The sampler draws a group of its envelope, a point of that group, and accepts the point with an exact
+probability. A group is either a slot of a tabulated :class:`~securedp.hazmat.samplers.slots.SlotTable`
+(:class:`SlotGroups`: a tight envelope, one round except with probability below ``2**-60``) or an envelope
+exponent ``e`` (:class:`ExponentGroups`: envelope ``2**-e``, windows per proposal). :class:`LocateIndex`
+finds the entry holding a point of a group by one binary search. The law and its proof are in
+:mod:`securedp.hazmat.samplers.categorical`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from securedp.hazmat.exact.interval import Interval, Real, exp_neg
+from securedp.hazmat.exact.kernels import exp_neg_window
+from securedp.hazmat.samplers.decide import WORD_BITS
+from securedp.hazmat.samplers.slots import SlotTable
+
+
+class SlotGroups:
+    """One group per near gap value and one far group: windows tabulated in a :class:`SlotTable`.
+
+    **A tight envelope.** A near slot's envelope is not ``2**-e`` but its tabulated upper bound
+    ``hi * 2**-(e + 64) >= w`` (``hi >= 2**63``, ``hi - lo <= window``), so a proposal from it is
+    accepted with probability ``w * 2**(e + 64) / hi > 1 - 2**-61``: a draw takes one round except
+    with probability below ``2**-60``, whatever the scores (the far slot keeps ``2**-K`` and carries at
+    most ``2**-72`` of the mass). The round count of 0.2, geometric with a success probability that
+    depended on the scores (ties: always one round; one score one higher: two or more in 39 % of
+    draws), told neighbours apart at the (output, time) level.
+    """
+
+    def __init__(self, table: SlotTable, cap: int) -> None:
+        self.table = table
+        self.shift = table.shift
+        self._far = len(table.values)
+        assert table.shift[-1] == cap  # the table was built for this cap: its tight envelope is this plan's
+        self.unit, self.low, self.high = table.unit, table.accept_lo, table.accept_hi
+        self.window = table.accept_window
+        self.capped_from = table.capped_from
+
+    def per_entry(self, group: int) -> bool:
+        """Whether the weight depends on the entry: only in the far slot (a near slot's gap is its index)."""
+        return group == self._far
+
+    def bounds(self, group: int, x: Any) -> tuple[int, int]:  # noqa: ARG002 - one window per slot
+        """``low <= a * 2**64 <= high`` for the acceptance probability ``a`` of an entry of ``group`` (``x``, None
+        for a near slot, is not read)."""
+        return self.low[group], self.high[group]
+
+    def acceptance(self, group: int, x: Any) -> Real:
+        """The exact acceptance probability: ``exp(-x) * 2**(e + 64) / hi`` near, ``exp(-x) * 2**K`` far."""
+        shift = self.shift[group]
+        if group == self._far:
+            return exp_neg(x, shift)
+        scale, hi = 1 << (shift + WORD_BITS), self.table.hi[group]
+        return Real(lambda prec: (-Interval.exact(x, prec)).exp() * scale / hi, name=f"exp(-x)*2**{shift + 64}/{hi}")
+
+
+class ExponentGroups:
+    """One group per envelope exponent ``0 .. K``: windows computed per proposal (envelope ``2**-e``)."""
+
+    window = 2
+
+    def __init__(self, cap: int) -> None:
+        self.shift = range(cap + 1)
+        self.unit = [1 << (cap - e) for e in self.shift]
+        """Envelope mass of one point of each group, in units of ``2**-K``."""
+        self.capped_from = cap
+        """The groups with ``e = K``: this one and every later one."""
+
+    def per_entry(self, group: int) -> bool:  # noqa: ARG002 - every group holds many weights
+        """Whether the weight depends on the entry: always."""
+        return True
+
+    def bounds(self, group: int, x: Any) -> tuple[int, int]:
+        """``lo <= exp(-x) * 2**(e + 64) <= hi`` by a fixed MPFR evaluation (``e = group``)."""
+        return exp_neg_window(x, group)
+
+    def acceptance(self, group: int, x: Any) -> Real:
+        """The exact acceptance probability ``exp(-x) * 2**e`` of an entry of ``group``."""
+        return exp_neg(x, group)
+
+
+class LocateIndex:
+    """The present entries stably sorted by group, with cumulative counts: location by one binary search."""
+
+    def __init__(self, group_of: np.ndarray, counts: np.ndarray | None, groups: int) -> None:
+        order = np.argsort(group_of, kind="stable")
+        sorted_groups = group_of[order]
+        keep = (sorted_groups >= 0) & (sorted_groups < groups)  # entries with no count are never located
+        self.order = order[keep]
+        starts = np.searchsorted(sorted_groups[keep], np.arange(groups), side="left")
+        n = len(self.order)
+        self.cumulative = np.arange(1, n + 1, dtype=np.int64) if counts is None else np.cumsum(counts[self.order])
+        before = np.concatenate((np.zeros(1, dtype=self.cumulative.dtype), self.cumulative))
+        self.before = [int(v) for v in before[starts]]
+
+    def locate(self, group: int, position: int) -> tuple[int, int]:
+        """The entry holding point ``position`` of ``group``, and the offset inside it."""
+        target = self.before[group] + position
+        k = int(np.searchsorted(self.cumulative, target, side="right"))
+        return int(self.order[k]), target - (int(self.cumulative[k - 1]) if k else 0)
