@@ -57,10 +57,12 @@ from securedp.tables.one_column import (  # every release of one column is the o
     prepare_quantile,
     prepare_quantiles,
     prepare_sum,
+    prepare_trimmed_mean,
     prepare_variance,
     quantile,
     quantiles,
     sum,  # noqa: A004 - the statistic's name; shadows builtins.sum here only
+    trimmed_mean,
     variance,
 )
 
@@ -78,8 +80,8 @@ __all__ = [  # noqa: RUF022 - grouped by what a user looks for, not alphabetical
     "ChaChaSource", "RandomSource", "SystemSource",
     # values and releases
     "Lattice", "Release", "PreparedRelease", "InexactFloatWarning",
-    "count", "sum", "mean", "variance", "histogram",
-    "prepare_count", "prepare_sum", "prepare_mean", "prepare_variance", "prepare_histogram",
+    "count", "sum", "mean", "variance", "trimmed_mean", "histogram",
+    "prepare_count", "prepare_sum", "prepare_mean", "prepare_variance", "prepare_trimmed_mean", "prepare_histogram",
     # grouped tables (the aggregations are in securedp.tables)
     "table", "prepare_table",
     # selection

@@ -87,6 +87,7 @@ from securedp.tables.one_column import (
     prepare_quantile,
     prepare_quantiles,
     prepare_sum,
+    prepare_trimmed_mean,
     prepare_variance,
 )
 from securedp.tables.table import TableRelease, prepare_table
@@ -310,6 +311,7 @@ class Session:
     quantile = session_method(prepare_quantile)
     quantiles = session_method(prepare_quantiles)
     iqr = session_method(prepare_iqr)
+    trimmed_mean = session_method(prepare_trimmed_mean)
     exponential_mechanism = session_method(prepare_exponential_mechanism)
     report_noisy_max = session_method(prepare_report_noisy_max)
     permute_and_flip = session_method(prepare_permute_and_flip)

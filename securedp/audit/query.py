@@ -26,9 +26,9 @@ from securedp.reading.files import TableFile
 from securedp.reading.types import declared_schema
 from securedp.tables.one_column import one_cell, request
 
-STATISTICS = ("count", "sum", "mean", "variance", "median", "quantile", "histogram", "iqr")
+STATISTICS = ("count", "sum", "mean", "variance", "median", "quantile", "histogram", "iqr", "trimmed_mean")
 """The statistics of the command (``--stat``)."""
-NEEDS_BOUNDS = frozenset({"sum", "mean", "variance", "median", "quantile", "iqr"})
+NEEDS_BOUNDS = frozenset({"sum", "mean", "variance", "median", "quantile", "iqr", "trimmed_mean"})
 
 
 def _text(q: Fraction) -> str:

@@ -4,7 +4,7 @@
 bounds on a lattice (sum, mean, variance, quantiles): a cost, a
 :class:`~securedp.mechanisms.records.LatticeColumn` (lattice, bounds, ``m`` rows per person in a cell)
 and ``k = max_groups`` cells per person. :class:`LatticeStatistic` is the additive ones' (sum, mean,
-variance, trimmed mean), whose exact cells are a few integer sums of the kept units.
+variance), whose exact cells are a few integer sums of the kept units.
 
 Mean and variance centre the units at the public lattice point ``c = floor((lo_u + hi_u) / 2)`` so that
 one record moves the centred sum by at most ``half = max(hi_u - c, c - lo_u)`` units, about half of what
@@ -49,7 +49,7 @@ class ColumnStatistic(CellStatistic):
 
 @dataclass(frozen=True)
 class LatticeStatistic(ColumnStatistic, AdditiveStatistic):
-    """Sum, mean, variance and the trimmed mean: additive statistics of one lattice column."""
+    """Sum, mean and variance: additive statistics of one lattice column."""
 
 
 def centre(column: LatticeColumn) -> tuple[int, int]:

@@ -70,6 +70,7 @@ from securedp.lattice import Lattice
 from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.rank_utility import LAW, UTILITY, Entries, LevelLaw, rank_error_bound
 from securedp.mechanisms.records import exact_value, parse_bounds, resolve_lattice
+from securedp.mechanisms.statistic import CellColumn
 from securedp.privacy.cost import Cost
 
 QUANTILE_RESOLUTION = 1 << 32
@@ -205,6 +206,14 @@ class Quantiles(ColumnStatistic):
             return tuple(entries.start(i) + offset for i, offset in drawn)
 
         return draw
+
+    def release_points(self, points: Sequence[Sequence[int] | np.ndarray],
+                       counts: Sequence[Sequence[int] | np.ndarray], source: RandomSource,
+                       alpha: Fraction) -> CellColumn:  # noqa: ARG002 - a selection states no interval
+        """The released cells from each cell's counts per lattice point (:meth:`cell_points`, then
+        :meth:`value`, cell by cell, in order): exact lattice values, with no interval."""
+        values = [self.value(self.cell_points(p, c)(source)) for p, c in zip(points, counts, strict=True)]
+        return CellColumn(values, None, None, None, self.column.lattice.step)
 
     def value(self, points: tuple[int, ...]) -> Any:
         """The released value of a cell from its selected points: each an exact lattice value (a tuple for

@@ -4,8 +4,8 @@ See :mod:`securedp.tables.table` for the release, :mod:`securedp.tables.spec` fo
 and their privacy maps.
 """
 
-from securedp.tables.spec import IQR, Count, Mean, Median, Persons, Quantile, Sum, Variance
+from securedp.tables.spec import IQR, Count, Mean, Median, Persons, Quantile, Sum, TrimmedMean, Variance
 from securedp.tables.table import PreparedTable, TableRelease, prepare_table, table
 
-__all__ = ["IQR", "Count", "Mean", "Median", "Persons", "PreparedTable", "Quantile", "Sum", "TableRelease", "Variance",
-           "prepare_table", "table"]
+__all__ = ["IQR", "Count", "Mean", "Median", "Persons", "PreparedTable", "Quantile", "Sum", "TableRelease",
+           "TrimmedMean", "Variance", "prepare_table", "table"]

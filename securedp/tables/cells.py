@@ -264,15 +264,14 @@ def _unit_counts(column: Column, feed: Feed) -> tuple[list[Sequence[int] | np.nd
 
 
 def _from_points(definition: Definition, column: Column | None, feed: Feed) -> list[CellColumn]:
-    """A selection per cell over the lattice points of the bounds, from the cell's counts per point.
+    """A selection per cell over the lattice points of the bounds, from the cell's counts per point
+    (:meth:`~securedp.mechanisms.quantile.Quantiles.release_points`; a trimmed mean then noises a mean).
 
     Each cell's selection is the statistic's (:mod:`securedp.mechanisms.rank_utility`) on that cell's kept
     rows; a cell without rows selects from the empty multiset (every point scores 0).
     """
     assert isinstance(definition, Quantiles) and column is not None
-    values = [definition.value(definition.cell_points(points, counts)(feed.source))
-              for points, counts in zip(*_unit_counts(column, feed), strict=True)]
-    return [CellColumn(values, None, None, None, column.step)]  # exact lattice values already
+    return [definition.release_points(*_unit_counts(column, feed), feed.source, feed.alpha)]
 
 
 def _from_bins(definition: Definition, column: Column | None, feed: Feed) -> list[CellColumn]:

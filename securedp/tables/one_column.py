@@ -38,7 +38,8 @@ from securedp.mechanisms.quantile import check_levels
 from securedp.mechanisms.records import exact_value
 from securedp.mechanisms.release import Execution, PreparedRelease, Release
 from securedp.mechanisms.statistic import release_function
-from securedp.tables.spec import IQR, Aggregation, Count, Histogram, Mean, Quantile, Sum, Variance
+from securedp.mechanisms.trimmed_mean import DEFAULT_SELECTION_SHARE, DEFAULT_TRIM
+from securedp.tables.spec import IQR, Aggregation, Count, Histogram, Mean, Quantile, Sum, TrimmedMean, Variance
 from securedp.tables.table import PreparedTable, prepare_table
 
 DATA, IDS = "data", "ids"
@@ -66,10 +67,12 @@ def _exact(value: Any) -> Any:
 
 
 def request(statistic: str, column: str, *, bounds: Any = None, lattice: Any = None, levels: Any = None,
-            categories: Any = None, bins: Any = None, unknown: str = "raise") -> tuple[OneCell, list[Aggregation]]:
+            categories: Any = None, bins: Any = None, unknown: str = "raise", trim: Any = DEFAULT_TRIM,
+            selection_share: Any = DEFAULT_SELECTION_SHARE) -> tuple[OneCell, list[Aggregation]]:
     """The table aggregations releasing ``statistic`` of ``column`` in one cell, and how that cell becomes the
     release's value: the one definition of each statistic of one column (the functions below, the command's
-    ``--column --stat``, and their replay all ask here). ``levels`` are a quantile's (one) or quantiles' levels."""
+    ``--column --stat``, and their replay all ask here). ``levels`` are a quantile's (one) or quantiles' levels;
+    ``trim`` and ``selection_share`` a trimmed mean's."""
     if statistic == "count":
         return OneCell("count", ("count",)), [Count()]
     if statistic in ("sum", "mean", "variance", "iqr"):
@@ -77,6 +80,9 @@ def request(statistic: str, column: str, *, bounds: Any = None, lattice: Any = N
                                                                "iqr": IQR}
         made = kinds[statistic](column, bounds, lattice)
         return OneCell(statistic, (made.name,)), [made]
+    if statistic == "trimmed_mean":
+        trimmed = TrimmedMean(column, bounds, lattice, trim=trim, selection_share=selection_share)
+        return OneCell(statistic, (trimmed.name,)), [trimmed]
     if statistic in ("median", "quantile", "quantiles"):
         qs = (Fraction(1, 2),) if statistic == "median" else check_levels(levels)
         if len(set(qs)) != len(qs):
@@ -213,6 +219,18 @@ def prepare_iqr(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any 
                     missing=missing, fill=fill, bounds=bounds, lattice=lattice)
 
 
+def prepare_trimmed_mean(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
+                         max_contributions: Any = 1, ids: Any = None, trim: Any = DEFAULT_TRIM,
+                         selection_share: Any = DEFAULT_SELECTION_SHARE, lattice: Any = None, missing: str = "raise",
+                         fill: Any = None) -> PreparedRelease:
+    """Validate and price a trimmed (winsorized) mean: the ``trim`` and ``1 - trim`` quantiles at
+    ``selection_share`` of the cost, then the bounded mean of the records clamped between them; nothing is drawn
+    yet. See :mod:`securedp.mechanisms.trimmed_mean`."""
+    return _release("trimmed_mean", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
+                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, trim=trim,
+                    selection_share=selection_share)
+
+
 def prepare_histogram(data: Any, *, categories: Any = None, bins: Any = None, epsilon: Any = None, rho: Any = None,
                       max_contributions: Any = 1, ids: Any = None, unknown: str = "raise", lattice: Any = None,
                       missing: str = "raise", fill: Any = None) -> PreparedRelease:
@@ -244,5 +262,8 @@ median = release_function(prepare_median, "median", """The median as an exact la
 ``Fraction``); see :mod:`securedp.mechanisms.quantile`.""")
 iqr = release_function(prepare_iqr, "iqr", """The interquartile range ``max(Q3 - Q1, 0)`` as an exact lattice \
 value; see :mod:`securedp.mechanisms.iqr`.""")
+trimmed_mean = release_function(prepare_trimmed_mean, "trimmed_mean", """The trimmed (winsorized) mean of \
+``data`` as an exact lattice value: the mean of the records clamped between two private trim points (by default \
+the 1/10 and 9/10 quantiles); see :mod:`securedp.mechanisms.trimmed_mean`.""")
 histogram = release_function(prepare_histogram, "histogram", """Release noisy counts for declared categories or \
 bins; one ``epsilon`` for all bins (see :mod:`securedp.mechanisms.histogram`).""")

@@ -24,7 +24,6 @@ lattice step, a probability an interval that contains it.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -37,11 +36,9 @@ from securedp.hazmat.exact.rational import display_rational, format_rational, ro
 from securedp.hazmat.exact.search import least_holding
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_tail
 from securedp.mechanisms.histogram import Histogram
-from securedp.mechanisms.mean import Mean
 from securedp.mechanisms.partition_selection import LaplaceThreshold, OptimalSelection
 from securedp.mechanisms.quantile import Quantiles
 from securedp.mechanisms.statistic import AdditiveStatistic
-from securedp.mechanisms.variance import Variance
 from securedp.tables.spec import Aggregation, Definition
 
 ROWS = (100, 1000, 10_000, 100_000)
@@ -130,6 +127,9 @@ class TablePlan:
             if o.rank_error_bound is not None:
                 out.append(f"  {o.name}: {o.mechanism}, share {share}; rank error at most {o.rank_error_bound} "
                            "rows with probability 1 - alpha")
+                if o.value_halfwidth is not None:  # a trimmed mean: its mean between the selected points
+                    at = ", ".join(f"+/- {width_text(o.value_halfwidth(n))} at {n:,} rows" for n in sorted(set(rows)))
+                    out.append(f"    its mean between them: {at} kept in the cell (column units)")
                 continue
             widths = ", ".join(f"{k or 'value'} +/- {width_text(v)}" for k, v in o.halfwidths.items())
             if o.value_halfwidth is None:
@@ -223,6 +223,20 @@ def selection_plan(rule: str, plan: LaplaceThreshold | OptimalSelection | Gaussi
                          {level: least_needed(plan, level) for level in NEEDED})
 
 
+def _value_halfwidth(d: Definition, alpha: Fraction) -> Callable[[int], Fraction] | None:
+    """The half-width of ``d``'s value at a cell's row count, for a statistic that states one (a mean, a
+    variance, a trimmed mean: :meth:`~securedp.mechanisms.statistic.CellStatistic.value_halfwidth`), else None."""
+    if d.value_halfwidth(alpha, 1) is None:
+        return None
+
+    def at(rows: int) -> Fraction:
+        width = d.value_halfwidth(alpha, rows)
+        assert width is not None
+        return width
+
+    return at
+
+
 def table_plan(aggregations: Sequence[Aggregation], defined: dict[str, Definition], alpha: Fraction,
                epsilon: Fraction | None, rho: Fraction | None, shares: dict[str, Fraction],
                selection: SelectionPlan | None) -> TablePlan:
@@ -230,13 +244,13 @@ def table_plan(aggregations: Sequence[Aggregation], defined: dict[str, Definitio
     outputs = []
     for a in aggregations:
         d = defined[a.name]
+        at = _value_halfwidth(d, alpha)
         if isinstance(d, Quantiles):
             record: dict[str, Any] = d.cell_record(alpha)
-            outputs.append(OutputPlan(a.name, d.statistic, "exponential",
-                                      rank_error_bound=record["rank_error_bound"]))
+            outputs.append(OutputPlan(a.name, d.statistic, d.mechanism,
+                                      rank_error_bound=record["rank_error_bound"], value_halfwidth=at))
         else:
             assert isinstance(d, (AdditiveStatistic, Histogram))
-            at = functools.partial(d.value_halfwidth, alpha) if isinstance(d, (Mean, Variance)) else None
             outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, halfwidths=d.halfwidths(alpha),
                                       value_halfwidth=at))
     return TablePlan(alpha, epsilon, rho, shares, outputs, selection)

@@ -24,7 +24,13 @@ aggregation    noisy integers per cell                              cell sensiti
 ``Mean``       rows; centred sum (half of its budget each)          ``m``; ``m * h``
 ``Variance``   rows; centred sum; centred sum of squares (thirds)   ``m``; ``m h``; ``m h**2``
 ``Quantile``   exponential mechanism over the lattice per cell      ``m max(a, b-a)``
+``TrimmedMean`` trim points ``a, b`` (two selections), then rows;   as ``Quantile``;
+               centred sum of the records winsorized to ``[a, b]``  ``m``; ``m max(h_ab, 1)``
 =============  ===================================================  ==============
+
+A trimmed mean's centred-sum sensitivity ``h_ab`` is the half-width of the cell's *released* trim points
+``[a, b]`` (:mod:`securedp.mechanisms.trimmed_mean`: the selections are DP outputs, so the mean's noise may
+depend on them, by adaptive composition).
 
 A quantile's sensitivity is that of its integer score ``g`` for ``q = a / b``
 (:mod:`securedp.mechanisms.rank_utility`), whose law has rate
@@ -60,7 +66,7 @@ from typing import Any, ClassVar
 
 from securedp.deprecation import deprecated
 from securedp.hazmat.exact.rational import format_rational, to_rational
-from securedp.mechanisms import count, histogram, iqr, mean, quantile, sum, variance  # noqa: A004 - the module securedp.mechanisms.sum
+from securedp.mechanisms import count, histogram, iqr, mean, quantile, sum, trimmed_mean, variance  # noqa: A004 - the module securedp.mechanisms.sum
 from securedp.mechanisms.histogram import Bins, Categories, check_categories, check_edges, edge_lattice
 from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.quantile import default_lattice as quantile_lattice
@@ -237,6 +243,27 @@ class IQR(ColumnAggregation):
         return iqr.InterquartileRange(cost, self.lattice_column(m), max_groups=k)
 
 
+@dataclass(frozen=True)
+class TrimmedMean(ColumnAggregation):
+    """The trimmed (winsorized) mean of a column per cell: the ``trim`` and ``1 - trim`` quantiles selected
+    exactly at ``selection_share`` of the cost, then the bounded mean of the records clamped between them,
+    released with the trim points as ``_low`` / ``_high`` (:mod:`securedp.mechanisms.trimmed_mean`)."""
+
+    trim: Any = trimmed_mean.DEFAULT_TRIM
+    selection_share: Any = trimmed_mean.DEFAULT_SELECTION_SHARE
+
+    statistic = trimmed_mean.TrimmedMean
+    kind = "trimmed_mean"
+    reads = "points"
+
+    def default_lattice(self) -> Callable[[Any, Any], Any] | None:
+        return quantile_lattice
+
+    def definition(self, cost: Cost, k: int, m: int) -> Definition:
+        return trimmed_mean.TrimmedMean(cost, self.lattice_column(m), trim=self.trim,
+                                        selection_share=self.selection_share, max_groups=k)
+
+
 def _level_text(q: Fraction) -> str:
     """A quantile level as a column name writes it: its exact decimal (``0.9``, ``0.25``), else ``num/den``."""
     d = q.denominator
@@ -335,7 +362,7 @@ class Kind:
 KINDS: dict[str, Kind] = {
     "count": Kind("nothing", Count), "persons": Kind("nothing", Persons), "sum": Kind("column", Sum),
     "mean": Kind("column", Mean), "variance": Kind("column", Variance), "median": Kind("column", Median),
-    "quantile": Kind("level", Quantile), "iqr": Kind("column", IQR),
+    "quantile": Kind("level", Quantile), "iqr": Kind("column", IQR), "trimmed_mean": Kind("column", TrimmedMean),
 }
 """Every aggregation by its name on the command line (``--NAME``) and in recorded queries: the one list
 the command's options, the query parser and replay read."""

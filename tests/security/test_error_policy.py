@@ -101,6 +101,7 @@ RELEASES: dict[str, Callable[[Session, Any], Any]] = {
     "quantile": lambda s, d: s.quantile(d, "1/4", bounds=(0, 5), epsilon=1),
     "quantiles": lambda s, d: s.quantiles(d, ["1/4", "3/4"], bounds=(0, 5), epsilon=1),
     "iqr": lambda s, d: s.iqr(d, bounds=(0, 5), epsilon=1),
+    "trimmed_mean": lambda s, d: s.trimmed_mean(d, bounds=(0, 5), epsilon=1),
     "histogram:categories": lambda s, d: s.histogram(d, categories=["a"], epsilon=1),
     "histogram:bins": lambda s, d: s.histogram(d, bins=[0, 2, 5], epsilon=1),
     "exponential_mechanism": lambda s, d: s.exponential_mechanism(d, epsilon=1, sensitivity=1),
@@ -120,7 +121,7 @@ RELEASES: dict[str, Callable[[Session, Any], Any]] = {
 def test_every_session_release_path_is_covered() -> None:
     releases = {name for name, value in vars(Session).items() if str(getattr(value, "__doc__", "")).startswith(
         f":func:`securedp.{name}`, charged to this session")}
-    assert len(releases) == 13 and {name.split(":")[0] for name in RELEASES} == releases | {"partition"}
+    assert len(releases) == 14 and {name.split(":")[0] for name in RELEASES} == releases | {"partition"}
 
 
 @pytest.mark.parametrize("release", sorted(RELEASES))

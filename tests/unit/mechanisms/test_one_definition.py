@@ -25,7 +25,7 @@ from scipy import stats
 
 import securedp
 from securedp import ChaChaSource
-from securedp.tables import IQR, Count, Mean, Median, Quantile, Sum, Variance
+from securedp.tables import IQR, Count, Mean, Median, Quantile, Sum, TrimmedMean, Variance
 
 HUGE = 10**12
 DATA = [1, 2, 3, 7, 4, 9, 8, 5]
@@ -56,6 +56,7 @@ CASES = {
     "quantile": (lambda **q: securedp.quantile(COLUMN, "0.9", bounds=Q_BOUNDS, **q),
                  Quantile("v", Q_BOUNDS, q="0.9")),
     "iqr": (lambda **q: securedp.iqr(COLUMN, bounds=Q_BOUNDS, **q), IQR("v", Q_BOUNDS)),
+    "trimmed_mean": (lambda **q: securedp.trimmed_mean(COLUMN, bounds=Q_BOUNDS, **q), TrimmedMean("v", Q_BOUNDS)),
 }
 
 
@@ -142,7 +143,7 @@ def _same_law(a: list[Any], b: list[Any]) -> float:
     return float(stats.chi2_contingency(table)[1])
 
 
-@pytest.mark.parametrize("name", ["count", "sum", "mean", "median", "iqr"])
+@pytest.mark.parametrize("name", ["count", "sum", "mean", "median", "iqr", "trimmed_mean"])
 def test_the_one_column_law_is_the_one_cell_law(name: str) -> None:
     release, aggregation = CASES[name]
     one_column, cells = _draws(release, aggregation, 400, epsilon="1/2")
