@@ -85,7 +85,12 @@ PARAMETERS = {
 AGGREGATION = {
     "noise": "the law of each noisy integer of every cell (none: the value is selected, not noised)",
     "bounds_units": "the clamping bounds [lo, hi] in lattice units (a histogram's: its first and last bin's index)",
-    "selection": "the mechanism that selects the value among the lattice points; no noise is added",
+    "selection": "the mechanism that selects the value (a trimmed mean's: its trim points) among the lattice "
+                 "points; the selection adds no noise",
+    "trim": "the share of the records cut from each side: the trimmed mean's trim points are its quantiles trim "
+            "and 1 - trim",
+    "winsorized_sum_noise": "the law of the noisy sum of records clamped into the cell's trim points [a, b]: its "
+                            "sensitivity grows with b - a, so its parameter is stated per unit of max(h, 1)",
     "q": "the quantile level (an interquartile range's: both quartiles)",
     "sensitivity": "the most one person can change the utility's score g: m max(a, b - a) for the level q = a/b",
     "candidates": "the number of lattice points the selection chose among",

@@ -49,7 +49,7 @@ def declared(record: dict[str, Any]) -> int:
 
 def test_every_statistic_of_both_formats_is_reported_with_every_noise_law(both: ReviewReport) -> None:
     report, page = both, render_report(both)
-    assert report.ok and report.verification.valid == len(FORMAT_1) + 20
+    assert report.ok and report.verification.valid == len(FORMAT_1) + 21
     assert [x.trouble for x in report.entries] == [None] * len(report.entries)
     formats = {(x.record.get("format", 1), x.kind) for x in report.entries}
     for statistic in ("count", "sum", "mean", "variance", "median", "quantile", "quantiles", "iqr", "histogram",

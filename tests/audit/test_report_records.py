@@ -22,7 +22,7 @@ import pandas as pd
 
 import securedp
 from securedp import AuditLog, ChaChaSource, Session
-from securedp.tables import IQR, Count, Mean, Median, Persons, Quantile, Sum, Variance
+from securedp.tables import IQR, Count, Mean, Median, Persons, Quantile, Sum, TrimmedMean, Variance
 from securedp.tables.spec import Histogram
 
 DATA = [1, 2, 2, 3, 4, 5, 1, 2] * 5
@@ -130,7 +130,7 @@ def format_2_log(path: Path) -> Path:
     """Every statistic of this version, the same releases as :data:`FORMAT_1` and more, appended to ``path``."""
     session = Session(epsilon=40, delta="1e-6", rng=ChaChaSource(bytes(32)), audit=AuditLog(path))
     session.count(DATA, epsilon=1)
-    for statistic in ("sum", "mean", "variance", "median", "iqr"):
+    for statistic in ("sum", "mean", "variance", "median", "iqr", "trimmed_mean"):
         getattr(session, statistic)(DATA, bounds=(0, 5), epsilon=1)
     session.quantile(DATA, "9/10", bounds=(0, 5), epsilon=1)
     session.quantiles(DATA, ["1/4", "3/4"], bounds=(0, 5), epsilon=1)
@@ -142,7 +142,8 @@ def format_2_log(path: Path) -> Path:
     session.permute_and_flip([1, 2, 3], epsilon=1, sensitivity=1)
     session.table(frame(), group_by=["g"], id_column="p", epsilon=2, delta="1e-7", aggregations=[
         Count(), Persons(), Sum("x", (0, 20)), Mean("x", (0, 20)), Variance("x", (0, 20)), Median("x", (0, 20)),
-        Quantile("x", (0, 20), q="9/10"), IQR("x", (0, 20)), Histogram("x", bins=[0, 5, 10, 20])])
+        Quantile("x", (0, 20), q="9/10"), IQR("x", (0, 20)), TrimmedMean("x", (0, 20)),
+        Histogram("x", bins=[0, 5, 10, 20])])
     securedp.analyze_contributions(frame(), id_column="p", group_by="g", epsilon=1, groups_cap=2, rows_cap=2,
                                    session=session)
     rho = Session(rho=4, delta="1e-6", rng=ChaChaSource(bytes(32)), audit=AuditLog(path))
