@@ -118,9 +118,10 @@ def _convert(value: Any, column: str, dtype: pl.DataType) -> Any:
 
 def public_keys(keys: Any, group_by: Sequence[str]) -> PublicKeys:
     """The caller's public keys (tuples, single values for one group column, or a pandas, Polars or pyarrow
-    table with the ``group_by`` columns), checked for shape, missing values and repeats; not yet typed."""
-    if is_table(keys):  # read as every table is: each key column by the one rule of keys
-        missing = [c for c in group_by if c not in column_names(keys)]
+    table, or a mapping of column names to columns, with the ``group_by`` columns), checked for shape, missing
+    values and repeats; not yet typed."""
+    if is_table(keys) or isinstance(keys, Mapping):  # read as every table is: each key column by the rule of keys
+        missing = [c for c in group_by if c not in (list(keys) if isinstance(keys, Mapping) else column_names(keys))]
         if missing:
             raise ValueError(f"the public keys lack the group_by column(s) {missing}")
         source = table_source(keys, group_by)

@@ -108,14 +108,29 @@ def test_quantile_law(data, q, lo, hi, eps):
     assert g_test(observed, law) > ALPHA
 
 
+CELLS = 100
+"""Groups of the table below: each a copy of the same six rows, so one release draws ``CELLS`` selections."""
+
+
 @pytest.mark.parametrize("q", [Fraction(1, 2), Fraction(1), Fraction(1, 4)])
 def test_quantile_law_with_two_rows_per_person(q):
-    """``max_contributions = 2``: the rate is ``epsilon / (2 * 2 max(a, b - a))`` (``epsilon / 2`` for q = 1)."""
+    """``max_rows = 2``: the rate is ``epsilon / (2 * 2 max(a, b - a))`` (``epsilon / 2`` for q = 1).
+
+    The persons of a release by ids go through the salted bounding pass at every execution (milliseconds), so
+    the draws come from a table of ``CELLS`` public keys, each holding the same six rows of its own persons
+    (``max_groups = 1``): its cells' selections are independent draws of one law, that of the one-column
+    release with ``ids=`` and ``max_contributions=2`` (the same route: ``tests/unit/mechanisms/test_one_definition.py``).
+    """
     data, ids = [1, 1, 2, 5, 5, 6], [1, 1, 2, 3, 3, 4]  # nobody has more than 2 rows: none is dropped
     law = quantile_law(data, q, 0, 7, Fraction(2), sensitivity=2)
-    prepared = securedp.prepare_quantile(data, q, bounds=(0, 7), lattice=1, epsilon=2, ids=ids, max_contributions=2)
+    frame = {"g": [g for g in range(CELLS) for _ in data], "x": data * CELLS,
+             "p": [g * 10 + i for g in range(CELLS) for i in ids]}
+    prepared = securedp.tables.prepare_table(
+        frame, group_by=["g"], keys=list(range(CELLS)), id_column="p", max_groups=1, max_rows=2, epsilon=2,
+        aggregations=[securedp.tables.Quantile("x", (0, 7), lattice=1, q=q)])
     source = ChaChaSource(bytes([60 + q.denominator]) * 32)
-    assert g_test(frequencies(lambda: prepared.execute(source).value, 30000, 8), law) > ALPHA
+    drawn = [int(row[1]) for _ in range(30000 // CELLS) for row in prepared.execute(source).value]
+    assert len(drawn) == 30000 and g_test(np.bincount(drawn, minlength=8), law) > ALPHA
 
 
 def test_median_on_the_default_lattice_by_entry():

@@ -166,3 +166,13 @@ def test_a_table_of_public_keys_with_a_blank_key_is_refused_before_the_draw() ->
     with pytest.raises(ValueError, match="a public key has a missing value"):
         table(session, frame, pd.DataFrame({"g": ["a", " "]}))
     assert session.spent == 0
+
+
+def test_keys_given_as_a_mapping_of_columns_are_a_table_of_keys_not_its_column_names() -> None:
+    """``keys={"g": [10, 20]}`` is the table of keys 10 and 20; iterated as a sequence it was the one key ``"g"``
+    (a table of one empty cell released silently)."""
+    session, _ = seeded()
+    released = table(session, int_frame("polars", 3), {"g": [10, 20]})
+    assert [row[0] for row in released.value] == [10, 20]
+    with pytest.raises(ValueError, match="lack the group_by"):
+        table(session, int_frame("polars", 3), {"h": [10, 20]})
