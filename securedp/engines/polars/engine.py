@@ -135,7 +135,10 @@ def _with_public_keys(frame: pl.DataFrame, public: pl.DataFrame) -> pl.DataFrame
 
 
 def _take(records: np.ndarray | list[Any], rows: np.ndarray) -> np.ndarray | list[Any]:
-    """The records at positions ``rows`` (a value column aligned with the rows the engine kept)."""
+    """The records at positions ``rows`` (a value column aligned with the rows the engine kept). The positions
+    ascend (filters keep the order), so as many positions as records are every record: no copy then."""
+    if len(rows) == len(records):
+        return records
     if isinstance(records, np.ndarray):
         taken: np.ndarray = records[rows]
         return taken
