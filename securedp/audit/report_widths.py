@@ -88,7 +88,8 @@ class Unstated:
 
 
 VARIANCE = ("a variance is stated from three noisy moments (count, centred sum and centred sum of squares); "
-            "securedp states no interval for it, and this report derives no half-width in the column's units")
+            "securedp states its half-width in a cell of n rows before the draw (the plan's value_halfwidth, "
+            "securedp release --dry-run), not for the released cell, and this report derives none from the record")
 
 
 def whole(value: object) -> int | None:
