@@ -34,14 +34,20 @@ def counts(frame: pl.DataFrame, keys: Sequence[str]) -> KeyAggregates:
     return KeyAggregates(table.select(list(keys)), rows, rows, None, None)
 
 
-def column(frame: pl.DataFrame, keys: Sequence[str], units: str, squares: bool) -> KeyAggregates:
-    """Rows, persons, the exact sum of ``units`` and on request of their squares, per key of ``frame``."""
+def column(frame: pl.DataFrame, keys: Sequence[str], units: str, squares: bool,
+           public_bound: int | None = None) -> KeyAggregates:
+    """Rows, persons, the exact sum of ``units`` and on request of their squares, per key of ``frame``.
+
+    ``public_bound``: a bound on every ``|unit|`` known without reading them (the column's public bounds), used
+    without a group-by instead of the values' own largest magnitude (two passes fewer; the sums are exact
+    whichever bound is used)."""
     values = frame[units].to_numpy()
-    bound = _bound(values)
     if not keys:
         n = frame.height
+        bound = _bound(values) if public_bound is None else public_bound
         return KeyAggregates(pl.DataFrame(), [n], [n], [exact_sum(values, bound)],
                              [exact_sum_of_squares(values, bound)] if squares else None)
+    bound = _bound(values)
     u = pl.col(units).cast(pl.Int64)
     small = frame.height * bound < _INT64
     aggs = [pl.len().cast(pl.Int64).alias("_n"), (u if small else u.cast(pl.Int128)).sum().alias("_sum")]

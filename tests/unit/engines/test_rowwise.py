@@ -75,3 +75,15 @@ def test_distinct_counts_of_a_large_column_are_numpys_unique() -> None:
     points, counts = rowwise.distinct_counts(array)
     want_points, want_counts = np.unique(array, return_counts=True)
     assert np.array_equal(points, want_points) and np.array_equal(counts, want_counts)
+
+
+@SETTINGS
+@given(ROWS, st.integers(0, 2**22))
+def test_a_public_bound_gives_the_same_sums(rows: list[tuple[int, str]], slack: int) -> None:
+    """Without a group-by the column's public bound replaces the values' own largest magnitude: the same exact
+    sums and squares (wider bounds only change how the sum is chunked)."""
+    data = frame([u for u, _ in rows], [g for _, g in rows])
+    bound = 2**40 + slack
+    for squares in (False, True):
+        assert same(rowwise.column(data, [], "u", squares, bound), rowwise.column(data, [], "u", squares))
+        assert same(rowwise.column(data, [], "u", squares, 2**61), rowwise.column(data, [], "u", squares))
