@@ -112,12 +112,11 @@ class Entries:
         wide = hi_u - lo_u >= _SAFE or max(abs(lo_u), abs(hi_u)) >= _SAFE
         self.points = at = np.asarray(points, dtype=object if wide else np.int64)
         self.lo_u = lo_u
-        held = np.asarray(counts, dtype=np.int64)
+        self.held = np.asarray(counts, dtype=np.int64)
+        """The records at each point; their running sums ``C_j`` are summed by each :meth:`scores` (no array of
+        them is kept: a large cell's entries take less memory)."""
         d = self.d = at.size
-        self.running = np.zeros(d + 1, dtype=np.int64)
-        """``C_j = #{x <= p_j}`` for ``j = 0 .. d`` (``C_0 = 0``)."""
-        np.cumsum(held, out=self.running[1:])
-        self.n = int(self.running[-1])
+        self.n = int(self.held.sum())
         self.widths = np.empty(2 * d + 1, dtype=at.dtype)
         self.widths[d + 1:] = 1  # each point holds itself
         gaps = self.widths[:d + 1]
@@ -146,12 +145,13 @@ class Entries:
         d = self.d
         exact = b * (self.n + 1) >= _SAFE
         out = np.empty(2 * d + 1, dtype=object if exact else np.int64)
-        gaps, point = out[:d + 1], out[d + 1:]  # t_j first, in the gaps' place
-        if exact:  # Python integers
-            gaps[...] = self.running
-            gaps *= b
+        gaps, point = out[:d + 1], out[d + 1:]  # C_j, then t_j, in the gaps' place
+        gaps[0] = 0
+        if exact:  # Python integers (each C_j <= n fits in int64)
+            gaps[1:] = np.cumsum(self.held)
         else:
-            np.multiply(self.running, b, out=gaps)
+            np.cumsum(self.held, out=gaps[1:])
+        gaps *= b
         gaps -= a * self.n
         k = int(np.searchsorted(gaps, 0, side="left"))  # t_0 .. t_{k-1} < 0 <= t_k ..
         np.abs(gaps, out=gaps)

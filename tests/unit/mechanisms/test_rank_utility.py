@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from fractions import Fraction
+from itertools import accumulate
 from pathlib import Path
 
 import numpy as np
@@ -199,7 +200,8 @@ def test_a_table_states_the_rank_interval_of_its_median_cells_and_no_values():
 
 def _scores_by_definition(entries: Entries, q: Fraction) -> list[int]:
     """``|t_j|`` for the gaps, ``max(0, t_{j-1}, -t_j)`` for the points, in Python integers."""
-    t = [q.denominator * int(c) - q.numerator * entries.n for c in entries.running]
+    running = [0, *accumulate(int(c) for c in entries.held)]
+    t = [q.denominator * c - q.numerator * entries.n for c in running]
     return [abs(v) for v in t] + [max(0, t[j - 1], -t[j]) for j in range(1, entries.d + 1)]
 
 
