@@ -161,8 +161,7 @@ def int_array(x: np.ndarray, clamp: Clamp) -> np.ndarray:
         clipped = np.minimum(x, np.uint64(hi_c)).astype(np.int64)
         np.maximum(clipped, lo_c, out=clipped)
     else:
-        clipped = np.maximum(x.astype(np.int64, copy=False), np.int64(lo_c))  # a new array: the caller's is kept
-        np.minimum(clipped, np.int64(hi_c), out=clipped)  # (np.clip with Python bounds is about 3 times slower)
+        clipped = np.clip(x.astype(np.int64, copy=False), np.int64(lo_c), np.int64(hi_c))  # the caller's is kept
     num, den = clamp.num, clamp.den
     worst = max(abs(lo_c), abs(hi_c))
     if num <= INT64_MAX and worst * den <= INT64_MAX // 2 and den <= INT64_MAX:

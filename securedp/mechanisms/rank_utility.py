@@ -112,13 +112,13 @@ class Entries:
         wide = hi_u - lo_u >= _SAFE or max(abs(lo_u), abs(hi_u)) >= _SAFE
         self.points = at = np.asarray(points, dtype=object if wide else np.int64)
         self.lo_u = lo_u
-        held = np.asarray(counts, dtype=np.int64)
+        self.held = np.asarray(counts, dtype=np.int64)
+        """The records at each point; their running sums ``C_j`` are summed by each :meth:`scores` (no array of
+        them is kept: a large cell's entries take less memory)."""
         d = self.d = at.size
-        self.running = np.zeros(d + 1, dtype=np.int64)
-        """``C_j = #{x <= p_j}`` for ``j = 0 .. d`` (``C_0 = 0``)."""
-        np.cumsum(held, out=self.running[1:])
-        self.n = int(self.running[-1])
-        self.widths = np.ones(2 * d + 1, dtype=at.dtype)
+        self.n = int(self.held.sum())
+        self.widths = np.empty(2 * d + 1, dtype=at.dtype)
+        self.widths[d + 1:] = 1  # each point holds itself
         gaps = self.widths[:d + 1]
         if d:
             gaps[0], gaps[d] = at[0] - lo_u, hi_u - at[-1]
@@ -135,16 +135,28 @@ class Entries:
 
     def scores(self, q: Fraction) -> np.ndarray:
         """``g`` of every entry at level ``q`` (int64 when it fits, else Python ints): with ``t_j = b C_j - a n``,
-        gap ``j`` scores ``|t_j|`` and point ``j`` scores ``max(0, t_{j-1}, -t_j)``."""
+        gap ``j`` scores ``|t_j|`` and point ``j`` scores ``max(0, t_{j-1}, -t_j)``.
+
+        The points' scores are the gaps' own, shifted: ``t`` does not decrease (``C`` does not), so with ``k``
+        the number of ``t_j < 0`` (``t_0 = -a n <= 0 <= t_d = (b - a) n``, so ``k <= d``), a point ``j < k`` has
+        ``t_{j-1} <= t_j < 0`` and scores ``-t_j = |t_j|``, the point ``j = k >= 1`` has ``t_{k-1} < 0 <= t_k``
+        and scores 0, and a point ``j > k`` has ``0 <= t_{j-1} <= t_j`` and scores ``t_{j-1} = |t_{j-1}|``."""
         a, b = q.numerator, q.denominator
         d = self.d
         exact = b * (self.n + 1) >= _SAFE
-        t = self.running.astype(object) if exact else self.running * b
-        t -= a * self.n
         out = np.empty(2 * d + 1, dtype=object if exact else np.int64)
-        np.abs(t, out=out[:d + 1])
-        point = out[d + 1:]
-        np.negative(t[1:], out=point)
-        np.maximum(point, t[:-1], out=point)
-        np.maximum(point, 0, out=point)
+        gaps, point = out[:d + 1], out[d + 1:]  # C_j, then t_j, in the gaps' place
+        gaps[0] = 0
+        if exact:  # Python integers (each C_j <= n fits in int64)
+            gaps[1:] = np.cumsum(self.held)
+        else:
+            np.cumsum(self.held, out=gaps[1:])
+        gaps *= b
+        gaps -= a * self.n
+        k = int(np.searchsorted(gaps, 0, side="left"))  # t_0 .. t_{k-1} < 0 <= t_k ..
+        np.abs(gaps, out=gaps)
+        if k:  # points 1 .. k-1 score |t_1| .. |t_{k-1}|, point k scores 0
+            point[:k - 1] = gaps[1:k]
+            point[k - 1] = 0
+        point[k:] = gaps[k:d]  # points k+1 .. d score |t_k| .. |t_{d-1}|
         return out

@@ -236,10 +236,11 @@ def _from_sums(definition: Definition, column: Column | None, feed: Feed) -> lis
 
 
 def _flat(parts: Sequence[Sequence[int] | np.ndarray]) -> list[int] | np.ndarray:
-    """Every key's integers in one sequence, in key order (one array when the engine gave arrays)."""
+    """Every key's integers in one sequence, in key order (one array when the engine gave arrays: the engine's own
+    array when there is one key, read only)."""
     arrays = [p for p in parts if isinstance(p, np.ndarray)]
     if parts and len(arrays) == len(parts):
-        return np.concatenate(arrays)
+        return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
     return list(chain.from_iterable(parts))
 
 

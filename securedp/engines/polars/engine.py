@@ -90,8 +90,10 @@ class PolarsEngine:
     def column(self, index: int, salt: bytes, squares: bool) -> KeyAggregates:
         b = self.bounds
         if self.rowwise:
+            spec = self.specs[index]  # screened units lie in [lo_u, hi_u]; a histogram's are indices
+            bound = max(abs(spec.lo_u), abs(spec.hi_u)) if spec.derivation is None else None
             summed = self._once("column", index, squares,
-                                lambda: rowwise.column(self.columns[index], b.group_by, UNITS, squares))
+                                lambda: rowwise.column(self.columns[index], b.group_by, UNITS, squares, bound))
             assert isinstance(summed, KeyAggregates)
             return summed
         if index in self._shared and squares <= self.specs[index].squares:

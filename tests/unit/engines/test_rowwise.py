@@ -56,3 +56,34 @@ def test_sums_and_squares_of_wide_units_are_exact(top: int) -> None:
                                             salt=SALT, squares=True)
         assert same(got, want)
     assert rowwise.column(data, [], "u", True).total_squares == [sum(u * u for u in units)]
+
+
+@SETTINGS
+@given(st.lists(st.integers(-(2**63), 2**63 - 1) | st.integers(-3, 3), max_size=60))
+def test_distinct_counts_are_numpys_unique(values: list[int]) -> None:
+    """The sort-based distinct points and counts of the one-cell path are ``np.unique``'s, dtypes included."""
+    array = np.array(values, dtype=np.int64)
+    points, counts = rowwise.distinct_counts(array)
+    want_points, want_counts = np.unique(array, return_counts=True)
+    assert points.dtype == want_points.dtype and counts.dtype == want_counts.dtype
+    assert points.tolist() == want_points.tolist() and counts.tolist() == want_counts.tolist()
+    assert array.tolist() == values  # the caller's array is not sorted in place
+
+
+def test_distinct_counts_of_a_large_column_are_numpys_unique() -> None:
+    array = np.random.default_rng(3).integers(0, 5000, 100_000)  # test data only: many runs of ties
+    points, counts = rowwise.distinct_counts(array)
+    want_points, want_counts = np.unique(array, return_counts=True)
+    assert np.array_equal(points, want_points) and np.array_equal(counts, want_counts)
+
+
+@SETTINGS
+@given(ROWS, st.integers(0, 2**22))
+def test_a_public_bound_gives_the_same_sums(rows: list[tuple[int, str]], slack: int) -> None:
+    """Without a group-by the column's public bound replaces the values' own largest magnitude: the same exact
+    sums and squares (wider bounds only change how the sum is chunked)."""
+    data = frame([u for u, _ in rows], [g for _, g in rows])
+    bound = 2**40 + slack
+    for squares in (False, True):
+        assert same(rowwise.column(data, [], "u", squares, bound), rowwise.column(data, [], "u", squares))
+        assert same(rowwise.column(data, [], "u", squares, 2**61), rowwise.column(data, [], "u", squares))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from fractions import Fraction
+from itertools import accumulate
 from pathlib import Path
 
 import numpy as np
@@ -195,3 +196,27 @@ def test_a_table_states_the_rank_interval_of_its_median_cells_and_no_values():
             below, through = sum(x < y for x in data), sum(x <= y for x in data)
             exceed += max(0.0, below - len(data) / 2, len(data) / 2 - through) > r
     assert exceed <= 800 / 10 + 3 * (800 * 0.09) ** 0.5  # at most alpha of the 800 cells, with a binomial margin
+
+
+def _scores_by_definition(entries: Entries, q: Fraction) -> list[int]:
+    """``|t_j|`` for the gaps, ``max(0, t_{j-1}, -t_j)`` for the points, in Python integers."""
+    running = [0, *accumulate(int(c) for c in entries.held)]
+    t = [q.denominator * c - q.numerator * entries.n for c in running]
+    return [abs(v) for v in t] + [max(0, t[j - 1], -t[j]) for j in range(1, entries.d + 1)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 4)), max_size=15), levels(),
+       st.sampled_from([0, 2**61]))
+def test_the_points_scores_are_the_gaps_shifted(tally, q, wide):
+    """:meth:`Entries.scores` takes the points' scores from the gaps' (shifted around the sign change of
+    ``t``): the same integers as ``max(0, t_{j-1}, -t_j)``, in int64 and in Python integers (``wide`` counts
+    push ``b (n + 1)`` past ``2**62``)."""
+    points = sorted({p for p, _ in tally})
+    counts = [sum(c for p2, c in tally if p2 == p) for p in points]
+    if counts and wide:
+        counts[0] += wide
+    entries = Entries(points, counts, 0, 40)
+    scores = entries.scores(q)
+    assert scores.dtype == (object if q.denominator * (entries.n + 1) >= 2**62 else np.int64)
+    assert [int(s) for s in scores] == _scores_by_definition(entries, q)
