@@ -160,9 +160,9 @@ def test_the_record_states_the_utility_the_sensitivity_and_the_rate_exactly():
 
 
 def test_levels_of_one_statistic_share_one_law():
-    from securedp.privacy.cost import Cost
     from securedp.mechanisms.quantile import Quantiles
     from securedp.mechanisms.records import LatticeColumn
+    from securedp.privacy.cost import Cost
 
     column = LatticeColumn.of(bounds=(0, 4), lattice=1, max_contributions=1)
     Quantiles(Cost.of(1, None), column, (Fraction(1, 4), Fraction(3, 4)))  # q and 1 - q: one law
