@@ -121,7 +121,7 @@ def public_keys(keys: Any, group_by: Sequence[str]) -> PublicKeys:
     table, or a mapping of column names to columns, with the ``group_by`` columns), checked for shape, missing
     values and repeats; not yet typed."""
     if is_table(keys) or isinstance(keys, Mapping):  # read as every table is: each key column by the rule of keys
-        missing = [c for c in group_by if c not in (list(keys) if isinstance(keys, Mapping) else column_names(keys))]
+        missing = [c for c in group_by if c not in column_names(keys)]
         if missing:
             raise ValueError(f"the public keys lack the group_by column(s) {missing}")
         source = table_source(keys, group_by)

@@ -1,8 +1,8 @@
-"""A drop-in for the noise methods of :class:`numpy.random.Generator`, with exact, lattice-valued noise.
+"""A drop-in for the noise methods of NumPy's ``Generator``, with exact, lattice-valued noise.
 
 :class:`SecureGenerator` has ``laplace``, ``normal``, ``integers`` and
 ``geometric`` with NumPy's signatures and return shapes, so code written
-against ``numpy.random.default_rng()`` switches by changing one line.
+against NumPy's generator switches by changing one line.
 
 **The lattice rule.** A real-valued draw with scale ``s`` (any rational
 > 0; a float is taken at its exact binary value) lives on the lattice of
@@ -182,7 +182,7 @@ def _to_floats(units: Any, k: int) -> Any:
 
 
 class SecureGenerator:
-    """Exact, CSPRNG-driven replacements for ``numpy.random.Generator``'s noise methods.
+    """Exact, CSPRNG-driven replacements for the noise methods of NumPy's ``Generator``.
 
     ``rng`` is the securedp source of randomness (default: the system
     source; a :class:`~securedp.ChaChaSource` for reproducible runs). Unlike

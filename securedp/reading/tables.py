@@ -42,9 +42,11 @@ class Source:
 
 
 def column_names(data: Any) -> list[Any]:
-    """The column names of a pandas, Polars or pyarrow table."""
+    """The column names of a pandas, Polars or pyarrow table, or of a mapping of column names to columns."""
     import polars as pl
 
+    if isinstance(data, collections.abc.Mapping):
+        return list(data)
     if isinstance(data, pl.LazyFrame):
         return list(data.collect_schema().names())
     names = getattr(data, "column_names", None)  # pyarrow

@@ -204,17 +204,24 @@ class Variance(ColumnAggregation):
 
 
 @dataclass(frozen=True)
-class Quantile(ColumnAggregation):
+class PointsAggregation(ColumnAggregation):
+    """An aggregation that selects from each cell's counts per lattice point (a quantile, the interquartile
+    range, the trimmed mean's trim points), on the quantiles' fine default lattice."""
+
+    reads = "points"
+
+    def default_lattice(self) -> Callable[[Any, Any], Any] | None:
+        return quantile_lattice
+
+
+@dataclass(frozen=True)
+class Quantile(PointsAggregation):
     """The ``q``-quantile of a column per cell, by the exact exponential mechanism over the lattice."""
 
     q: Any = Fraction(1, 2)
 
     statistic = quantile.Quantile
     kind = "quantile"
-    reads = "points"
-
-    def default_lattice(self) -> Callable[[Any, Any], Any] | None:
-        return quantile_lattice
 
     @property
     def name(self) -> str:
@@ -228,23 +235,19 @@ class Quantile(ColumnAggregation):
 
 
 @dataclass(frozen=True)
-class IQR(ColumnAggregation):
+class IQR(PointsAggregation):
     """The interquartile range of a column per cell: both quartiles selected exactly, released as
     ``max(Q3 - Q1, 0)`` (:mod:`securedp.mechanisms.iqr`)."""
 
     statistic = iqr.InterquartileRange
     kind = "iqr"
-    reads = "points"
-
-    def default_lattice(self) -> Callable[[Any, Any], Any] | None:
-        return quantile_lattice
 
     def definition(self, cost: Cost, k: int, m: int) -> Definition:
         return iqr.InterquartileRange(cost, self.lattice_column(m), max_groups=k)
 
 
 @dataclass(frozen=True)
-class TrimmedMean(ColumnAggregation):
+class TrimmedMean(PointsAggregation):
     """The trimmed (winsorized) mean of a column per cell: the ``trim`` and ``1 - trim`` quantiles selected
     exactly at ``selection_share`` of the cost, then the bounded mean of the records clamped between them,
     released with the trim points as ``_low`` / ``_high`` (:mod:`securedp.mechanisms.trimmed_mean`)."""
@@ -254,10 +257,6 @@ class TrimmedMean(ColumnAggregation):
 
     statistic = trimmed_mean.TrimmedMean
     kind = "trimmed_mean"
-    reads = "points"
-
-    def default_lattice(self) -> Callable[[Any, Any], Any] | None:
-        return quantile_lattice
 
     def definition(self, cost: Cost, k: int, m: int) -> Definition:
         return trimmed_mean.TrimmedMean(cost, self.lattice_column(m), trim=self.trim,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -52,15 +52,9 @@ class PolarsEngine:
         analyst = bounds.analyst_facing  # a histogram's unknown="raise" drops there: no error depends on the data
         self._shared = [i for i, spec in enumerate(columns) if spec.keeps_every_row("drop" if analyst else missing)]
         self._all: dict[bytes, dict[int, KeyAggregates]] = {}
-        self._rowwise: dict[tuple[str, int, bool], KeyAggregates | UnitCounts] = {}  # salt-free: no id column
-
-    def _once(self, kind: str, index: int, squares: bool,
-              compute: Callable[[], KeyAggregates | UnitCounts]) -> KeyAggregates | UnitCounts:
-        """The salt-free result ``compute()`` of an engine without an id column, computed on first use."""
-        key = (kind, index, squares)
-        if key not in self._rowwise:
-            self._rowwise[key] = compute()
-        return self._rowwise[key]
+        # Without an id column the results do not depend on the salt: each is computed on first use and kept.
+        self._rowwise_sums: dict[tuple[int, bool], KeyAggregates] = {}  # (column index or -1 for counts, squares)
+        self._rowwise_units: dict[int, UnitCounts] = {}
 
     def _screen(self, records: np.ndarray | list[Any], rows: np.ndarray, spec: ColumnSpec, missing: str,
                 fill: Any) -> pl.DataFrame:
@@ -81,9 +75,9 @@ class PolarsEngine:
     def counts(self, salt: bytes) -> KeyAggregates:
         b = self.bounds
         if self.rowwise:
-            counted = self._once("counts", -1, False, lambda: rowwise.counts(self.base, b.group_by))
-            assert isinstance(counted, KeyAggregates)
-            return counted
+            if (-1, False) not in self._rowwise_sums:
+                self._rowwise_sums[(-1, False)] = rowwise.counts(self.base, b.group_by)
+            return self._rowwise_sums[(-1, False)]
         return bounding.bound_and_aggregate(self.base, person=PERSON, keys=b.group_by, max_groups=b.max_groups,
                                             max_rows=b.max_rows, salt=salt)
 
@@ -92,10 +86,10 @@ class PolarsEngine:
         if self.rowwise:
             spec = self.specs[index]  # screened units lie in [lo_u, hi_u]; a histogram's are indices
             bound = max(abs(spec.lo_u), abs(spec.hi_u)) if spec.derivation is None else None
-            summed = self._once("column", index, squares,
-                                lambda: rowwise.column(self.columns[index], b.group_by, UNITS, squares, bound))
-            assert isinstance(summed, KeyAggregates)
-            return summed
+            if (index, squares) not in self._rowwise_sums:
+                self._rowwise_sums[(index, squares)] = rowwise.column(self.columns[index], b.group_by, UNITS,
+                                                                      squares, bound)
+            return self._rowwise_sums[(index, squares)]
         if index in self._shared and squares <= self.specs[index].squares:
             if salt not in self._all:  # one pass for every column of the shared rows
                 names = [f"{UNITS}{i}" for i in self._shared]
@@ -116,10 +110,9 @@ class PolarsEngine:
     def unit_counts(self, index: int, salt: bytes) -> UnitCounts:
         b = self.bounds
         if self.rowwise:
-            units = self._once("units", index, False,
-                               lambda: rowwise.unit_counts(self.columns[index], b.group_by, UNITS))
-            assert isinstance(units, UnitCounts)
-            return units
+            if index not in self._rowwise_units:
+                self._rowwise_units[index] = rowwise.unit_counts(self.columns[index], b.group_by, UNITS)
+            return self._rowwise_units[index]
         return bounding.bound_and_count_units(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
                                               max_groups=b.max_groups, max_rows=b.max_rows, salt=salt)
 
