@@ -55,7 +55,7 @@ sum per group, mean per group, median per group, and the median overall (one gro
   Mean(...) | Median(...)], id_column="person", max_groups=k, max_rows=m, epsilon=...,
   rng=ChaChaSource(seed))``; the median overall is ``securedp.median(values, bounds=..., ids=...,
   max_contributions=m, epsilon=...)``. Row level: no ``id_column``/``ids``, ``k = m = 1``. Default
-  lattices (the median of a float column gets ``2**32`` to ``2**33`` candidates: step ``2**-31`` in
+  lattices (the median of a float column gets ``2**20`` to ``2**21`` candidates: step ``2**-18`` in
   ``(0, 4)``).
 * OpenDP (Polars API): ``dp.Context.compositor(..., privacy_loss=dp.loss_of(epsilon=...),
   split_evenly_over=1, margins=[Margin(by=["group"], invariant="keys", max_length=100000)])``, the query
@@ -63,7 +63,7 @@ sum per group, mean per group, median per group, and the median overall (one gro
   ``.dp.mean(bounds)`` or ``.dp.median(candidates)``, twice: ``opendp`` with the lattice points securedp 0.1
   took by default (step 1 for bounds at least 100 apart, else the coarsest power of two giving 100 steps:
   129 candidates in ``(0, 4)``) and ``opendp fine`` with the coarsest power of two giving 4,096 steps (OpenDP
-  cannot take securedp's ``2**32`` candidates: it scores each one); both are ranked. Person level on
+  scores each candidate one by one, too slowly for securedp's ``2**20`` over these runs); both are ranked. Person level on
   bounded data: the privacy unit is declared
   as the bounds themselves, ``dp.unit_of(contributions=[Bound(per_group=k*m), Bound(by=["group"],
   per_group=m, num_groups=k)])`` (at most ``k*m`` rows, ``m`` per group, ``k`` groups: one person of the

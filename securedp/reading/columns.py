@@ -8,7 +8,9 @@ rule per kind, never a converter's accident:
 column                                 records
 =====================================  ============================================================
 NumPy array                            itself (``longdouble`` included: the screen reads it exactly)
-pyarrow ``Array``/``ChunkedArray``     ``to_pylist()``: exact Python values, ``None`` for a null
+pyarrow ``Array``/``ChunkedArray``     integers of at most 64 bits and floats without a null:
+                                       ``to_numpy()`` (the same values, exactly); anything else
+                                       ``to_pylist()``: exact Python values, ``None`` for a null
                                        (text that is not UTF-8 decoded lossily: :mod:`.text`)
 pandas Series, NumPy dtype             ``to_numpy()``: the column's own int, uint, float, bool or
                                        object values
@@ -69,12 +71,22 @@ def _polars_values(series: Any) -> np.ndarray | list[Any]:
     return list(series.to_list())
 
 
+def _arrow_values(data: Any) -> np.ndarray | list[Any]:
+    if _module(data) == "pyarrow":
+        import pyarrow as pa  # loaded already: ``data`` is a pyarrow array
+
+        kind = data.type
+        if data.null_count == 0 and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            return np.asarray(data.to_numpy())  # a NumPy array of the same values (float16 stays float16)
+    return list(arrow_text(data).to_pylist())
+
+
 def column_values(data: Any) -> np.ndarray | list[Any]:
     """The records of the one column ``data`` (see the module docstring); ``data`` is known to be one column."""
     if isinstance(data, np.ndarray):
         return data
     if callable(getattr(type(data), "to_pylist", None)):  # a pyarrow Array or ChunkedArray
-        return list(arrow_text(data).to_pylist())
+        return _arrow_values(data)
     module = _module(data)
     if module == "pandas" and type(data).__name__ == "Series":
         return _pandas_values(data)

@@ -37,7 +37,7 @@ def test_securedp_side_runs_every_level_and_truth(tmp_path: Path) -> None:
     assert levers == {(level, lattice, factor) for level in ("person", "row")
                       for lattice, factor in (("1/1", 1), (None, 1000))}
     assert all(r["candidates"] == 150_001 for r in report["levers"] if r["lattice"])
-    assert all(r["candidates"] > 2**32 for r in report["results"] if r["task"] == "median overall")
+    assert all(r["candidates"] > 2**20 for r in report["results"] if r["task"] == "median overall")
 
 
 def test_selection_curves_match_the_documented_thresholds() -> None:

@@ -191,5 +191,5 @@ def test_median_on_huge_bounds_and_records():
     assert -2**61 <= r.value <= 2**61
     with pytest.raises(ValueError, match="2\\*\\*62 lattice units"):  # public bounds past the engines' units
         securedp.median(data, bounds=(-2**70, 2**70), lattice=1, epsilon=1, rng=seed(12))
-    wide = securedp.median(data, bounds=(-2**70, 2**70), epsilon=1, rng=seed(12))  # default: 2**32 steps of 2**39
-    assert wide.parameters["data_median"]["lattice_step"] == 2**39 and -2**70 <= wide.value <= 2**70
+    wide = securedp.median(data, bounds=(-2**70, 2**70), epsilon=1, rng=seed(12))  # default: 2**20 steps of 2**51
+    assert wide.parameters["data_median"]["lattice_step"] == 2**51 and -2**70 <= wide.value <= 2**70

@@ -162,7 +162,7 @@ def test_control_a_different_law_is_told_apart() -> None:
 def test_the_interquartile_range_through_every_entry_point() -> None:
     """Issue 17's seam: one new aggregation, in one-column releases, Session, tables (and so the command)."""
     assert securedp.iqr(COLUMN, bounds=Q_BOUNDS, epsilon=HUGE, rng=ChaChaSource(bytes(32))).value in (4, 5, 6)
-    fine = securedp.iqr(DATA, bounds=Q_BOUNDS, epsilon=HUGE, rng=ChaChaSource(bytes(32)))  # a list: 2**-26 steps
+    fine = securedp.iqr(DATA, bounds=Q_BOUNDS, epsilon=HUGE, rng=ChaChaSource(bytes(32)))  # a list: 2**-13 steps
     assert 4 <= fine.value <= 6 and fine.value.denominator > 1  # quartiles anywhere in [2, 3] and [7, 8]
     session = securedp.Session(epsilon=2, rng=ChaChaSource(bytes(32)))
     release = session.iqr(DATA, bounds=Q_BOUNDS, epsilon=1)

@@ -123,11 +123,11 @@ def test_rank_error_bound_is_the_least_integer_above_the_bound():
         assert r - 1 < exact <= r
 
 
-@pytest.mark.parametrize("bounds, step", [((0, 1), Fraction(1, 2**32)), ((0, 10), Fraction(1, 2**29)),
-                                          ((0, 120), Fraction(1, 2**26)), ((0, 2**32), Fraction(1)),
-                                          ((-1, 2), Fraction(1, 2**31)), ((0, "0.5"), Fraction(1, 2**33)),
+@pytest.mark.parametrize("bounds, step", [((0, 1), Fraction(1, 2**20)), ((0, 10), Fraction(1, 2**17)),
+                                          ((0, 120), Fraction(1, 2**14)), ((0, 2**20), Fraction(1)),
+                                          ((-1, 2), Fraction(1, 2**19)), ((0, "0.5"), Fraction(1, 2**21)),
                                           ((3, 3), Fraction(1))])
-def test_default_lattice_has_2_32_to_2_33_steps(bounds, step):
+def test_default_lattice_has_2_20_to_2_21_steps(bounds, step):
     lattice = default_lattice(None, bounds)
     assert lattice.step == step
     lo, hi = (Fraction(b) for b in bounds)
@@ -140,7 +140,7 @@ def test_integer_typed_columns_keep_step_1_and_integer_valued_floats_say_lattice
     release = securedp.median(ints, bounds=(0, 10), epsilon=1, rng=ChaChaSource(bytes(32)))
     assert release.parameters["data_median"]["lattice_step"] == 1
     floats = securedp.median(ints.astype(float), bounds=(0, 10), epsilon=1, rng=ChaChaSource(bytes(32)))
-    assert floats.parameters["data_median"]["lattice_step"] == Fraction(1, 2**29)
+    assert floats.parameters["data_median"]["lattice_step"] == Fraction(1, 2**17)
     whole = securedp.median(ints.astype(float), bounds=(0, 10), lattice=1, epsilon=1, rng=ChaChaSource(bytes(32)))
     assert whole.parameters["data_median"]["lattice_step"] == 1
 

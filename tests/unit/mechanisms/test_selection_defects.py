@@ -13,18 +13,18 @@ from securedp.mechanisms.quantile import default_lattice as _default_lattice
 
 
 def test_median_on_unit_bounds_is_not_rounded_to_an_end():
-    """0.1 used step 1 for bounds (0, 1): every median was 0 or 1. The default is now 2**-32 there."""
+    """0.1 used step 1 for bounds (0, 1): every median was 0 or 1. The default is now 2**-20 there."""
     data = [0.2, 0.3, 0.31, 0.4, 0.5] * 40
     source = ChaChaSource(bytes([21]) * 32)
     values = {securedp.prepare_median(data, bounds=(0, 1), epsilon=2).execute(source).value for _ in range(20)}
     assert not values <= {0, 1}
-    assert all(Fraction(v) * 2**32 == int(Fraction(v) * 2**32) for v in values)
+    assert all(Fraction(v) * 2**20 == int(Fraction(v) * 2**20) for v in values)
     assert all(Fraction("0.2") < v < Fraction("0.4") for v in values)  # the median 0.31, within a few ranks
 
 
-@pytest.mark.parametrize("bounds, step", [((0, 1), Fraction(1, 2**32)), ((0, 10), Fraction(1, 2**29)),
-                                          ((0, 120), Fraction(1, 2**26)), ((0, 2**32), Fraction(1)),
-                                          ((0, "0.5"), Fraction(1, 2**33))])
+@pytest.mark.parametrize("bounds, step", [((0, 1), Fraction(1, 2**20)), ((0, 10), Fraction(1, 2**17)),
+                                          ((0, 120), Fraction(1, 2**14)), ((0, 2**20), Fraction(1)),
+                                          ((0, "0.5"), Fraction(1, 2**21))])
 def test_default_quantile_lattice_depends_on_the_bounds_only(bounds, step):
     assert _default_lattice(None, bounds).step == step
 
