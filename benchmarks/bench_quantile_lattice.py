@@ -35,10 +35,10 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_utility as bu  # noqa: E402  (the cases and securedp's entrant, one definition)
+import bench_utility as bu  # the cases and securedp's entrant: one definition
 
-import securedp  # noqa: E402
-from securedp.mechanisms.quantile import QUANTILE_RESOLUTION  # noqa: E402
+import securedp
+from securedp.mechanisms.quantile import QUANTILE_RESOLUTION
 
 EXPONENTS = (12, 16, 20, 24, 28, 32)
 
@@ -69,7 +69,7 @@ def step_for(bounds: tuple[int, int], exponent: int) -> str:
 def rmse(case: bu.Case, runs: int) -> float:
     """The RMSE over ``runs`` seeded releases; the seeds do not depend on the lattice (common random numbers: the
     resolutions are compared on the same random bits, so their difference is not Monte Carlo noise alone)."""
-    case.seed = lambda who, run: bu.hashlib.sha256(f"bench_quantile_lattice/{case.label}/{run}".encode()).digest()
+    case.seed = lambda _who, run: bu.hashlib.sha256(f"bench_quantile_lattice/{case.label}/{run}".encode()).digest()
     released = bu.securedp_run(case, runs)
     return float(np.sqrt(np.nanmean((released - case.truth) ** 2)))
 
