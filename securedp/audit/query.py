@@ -2,7 +2,7 @@
 
 A :class:`Query` names the statistic, the file's column, the exact privacy
 parameter (``epsilon`` for pure DP, or ``rho`` for zCDP: exactly one) and
-the public inputs (bounds, quantile, bins or categories, contribution bound,
+the public inputs (bounds, quantile, trim, bins or categories, contribution bound,
 id column, missing-value policy and fill, declared types, and the mode it ran
 in: analyst-facing or not). The command stores ``query.to_json()`` in
 each audit record under ``"query"``; :mod:`securedp.audit.replay` rebuilds
@@ -69,6 +69,8 @@ class Query:
     """Declared column types (``--schema hours:int``), as ``(column, type)`` pairs."""
     analyst_facing: bool = False
     """The release ran in an analyst-facing session (``--analyst-facing``): unusable records dropped."""
+    trim: Fraction | None = None
+    """A trimmed mean's trim level (``--trim``; ``None``: the default, 1/10). Recorded when given."""
 
     @property
     def currency(self) -> Currency:
@@ -102,6 +104,8 @@ class Query:
             raise ValueError(f"--missing must be raise, drop or impute, got {self.missing!r}")
         if (self.fill is not None) != (self.missing == "impute"):
             raise ValueError("--fill goes with --missing impute (the public value imputed), and only with it")
+        if self.trim is not None and self.statistic != "trimmed_mean":
+            raise ValueError("--trim applies to the trimmed_mean statistic only")
         if self.lattice is not None and self.statistic not in NEEDS_BOUNDS:
             raise ValueError(f"--step applies to the statistics with --bounds ({', '.join(sorted(NEEDS_BOUNDS))}), "
                              f"not to {self.statistic}")
@@ -112,8 +116,9 @@ class Query:
         encoding, only the needed columns), or a table. It is the one-cell table of the column."""
         table = TableFile(data, encoding=self.encoding) if isinstance(data, (str, Path)) else data
         levels = None if self.q is None else (probability(self.q, "q"),)
+        trim = {} if self.trim is None else {"trim": self.trim}
         cell, aggregations = request(self.statistic, self.column, bounds=self.bounds, lattice=self.lattice,
-                                     levels=levels, bins=self.bins, categories=self.categories)
+                                     levels=levels, bins=self.bins, categories=self.categories, **trim)
         return one_cell(cell, aggregations, table, self.id_column, epsilon=self.epsilon, rho=self.rho,
                         max_contributions=self.max_contributions, missing=self.missing, fill=self.fill,
                         schema=dict(self.schema) or None)
@@ -140,6 +145,7 @@ class Query:
             **({"fill": _text(self.fill)} if self.fill is not None else {}),
             **({"schema": dict(self.schema)} if self.schema else {}),
             **({"analyst_facing": True} if self.analyst_facing else {}),
+            **({"trim": _text(self.trim)} if self.trim is not None else {}),
         }
 
     @classmethod
@@ -168,6 +174,7 @@ class Query:
                 fill=None if data.get("fill") is None else to_rational(data["fill"], "fill"),
                 schema=tuple(declared_schema(data.get("schema")).items()),
                 analyst_facing=data.get("analyst_facing") is True,
+                trim=None if data.get("trim") is None else to_rational(data["trim"], "trim"),
             ).check()
         except (KeyError, IndexError, TypeError) as exc:
             raise ValueError(f"malformed query: {exc}") from None

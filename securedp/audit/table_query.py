@@ -36,7 +36,7 @@ def _rational(value: Any, name: str) -> Fraction | None:
 @dataclass(frozen=True)
 class AggregationQuery:
     """One aggregation: ``kind`` (a name of :data:`~securedp.tables.spec.KINDS`), its column, bounds,
-    lattice, share and (quantile) level ``q``."""
+    lattice, share, (quantile) level ``q`` and (trimmed mean) ``trim``."""
 
     kind: str
     column: str | None = None
@@ -47,12 +47,14 @@ class AggregationQuery:
     auto: bool = False
     """``COLUMN:auto``: the bounds are chosen privately before the table (the command replaces this query by
     one with the chosen bounds, which is what the audit log records)."""
+    trim: Fraction | None = None
+    """A trimmed mean's trim level (``--trim``; ``None``: its default). Recorded when given."""
 
     def build(self) -> Aggregation:
         if self.kind not in KINDS:
             raise ValueError(f"unknown aggregation {self.kind!r} (choose from {', '.join(KINDS)})")
         try:
-            return KINDS[self.kind].build(self.column, self.bounds, self.lattice, self.share, self.q)
+            return KINDS[self.kind].build(self.column, self.bounds, self.lattice, self.share, self.q, self.trim)
         except ValueError as error:
             raise ValueError(f"{self.kind} {error}") from None
 
@@ -68,6 +70,8 @@ class AggregationQuery:
             out["share"] = jsonable(self.share)
         if self.q is not None:
             out["q"] = jsonable(self.q)
+        if self.trim is not None:
+            out["trim"] = jsonable(self.trim)
         return out
 
     @classmethod
@@ -79,7 +83,8 @@ class AggregationQuery:
                 raise ValueError("an aggregation's bounds must be [lo, hi]")
             pair = (to_rational(bounds[0], "bounds"), to_rational(bounds[1], "bounds"))
         return cls(str(data["kind"]), data.get("column"), pair, _rational(data.get("lattice"), "lattice"),
-                   _rational(data.get("share"), "share"), _rational(data.get("q"), "q"))
+                   _rational(data.get("share"), "share"), _rational(data.get("q"), "q"),
+                   trim=_rational(data.get("trim"), "trim"))
 
 
 @dataclass(frozen=True)

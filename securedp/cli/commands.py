@@ -77,6 +77,7 @@ def one_column_query(args: argparse.Namespace) -> Query:
         lattice=None if args.step is None else positive_rational(args.step, "--step"),
         missing=args.missing, fill=None if args.fill is None else to_rational(args.fill, "--fill"),
         schema=tuple(schema.items()), analyst_facing=bool(args.analyst_facing),
+        trim=None if args.trim is None else to_rational(args.trim, "--trim"),
     ).check()
 
 

@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--step", help="the lattice step of --bounds (1 keeps whole numbers whole; CSV cells are text, "
                                     "so the default comes from the bounds)")
     rel.add_argument("--q", help="the quantile, in [0, 1] (for --stat quantile)")
+    rel.add_argument("--trim", help="the trimmed mean's trim level, in [0, 1/2): the mean between the TRIM and "
+                                    "1 - TRIM quantiles (--stat trimmed_mean and every --trimmed-mean; default 0.1)")
     rel.add_argument("--bins", help="histogram bin edges: E0,E1,...,Ek")
     rel.add_argument("--categories", help="histogram categories: A,B,... (cells compared verbatim)")
     rel.add_argument("--max-contributions", default="1", help="rows one person may contribute (default 1)")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import functools
 import json
 import re
@@ -108,6 +109,11 @@ def table_query(args: argparse.Namespace) -> TableQuery:
             aggregations += [AggregationQuery(kind)] if given else []
         else:
             aggregations += [parse_aggregation(kind, text) for text in given or ()]
+    if args.trim is not None:
+        if not any(a.kind == "trimmed_mean" for a in aggregations):
+            raise Failure("--trim applies to --trimmed-mean (or --stat trimmed_mean) only")
+        trim = to_rational(args.trim, "--trim")
+        aggregations = [dataclasses.replace(a, trim=trim) if a.kind == "trimmed_mean" else a for a in aggregations]
     if not aggregations:
         raise Failure("give at least one aggregation: --count, --persons, --sum/--mean/--variance/--median "
                       "COLUMN:LO,HI or --quantile COLUMN:Q:LO,HI")
@@ -368,7 +374,9 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
             table.add_argument(f"--{kind}", action="store_true", help=(spec.make.__doc__ or kind).strip().rstrip("."))
             continue
         shape = "COLUMN:Q:LO,HI[:STEP]" if spec.takes == "level" else "COLUMN:LO,HI[:STEP]"
-        table.add_argument(f"--{kind}", action="append", metavar=shape, help=f"{kind} of a column (repeatable)")
+        spelled = [f"--{kind.replace('_', '-')}"] + ([f"--{kind}"] if "_" in kind else [])  # --trimmed-mean
+        table.add_argument(*spelled, dest=kind, action="append", metavar=shape,
+                           help=f"{kind.replace('_', ' ')} of a column (repeatable)")
     table.add_argument("--keys", help="public keys of the one group column, one CSV line: A,B,... (quote a key "
                                       "holding a comma: '\"A, B\",C'; default: private keys)")
     table.add_argument("--keys-file", help="public keys: a CSV or Parquet table of the group columns")

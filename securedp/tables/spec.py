@@ -346,7 +346,13 @@ class Kind:
     make: Callable[..., Aggregation]
 
     def build(self, column: str | None = None, bounds: tuple[Any, Any] | None = None, lattice: Any = None,
-              share: Any = None, q: Any = None) -> Aggregation:
+              share: Any = None, q: Any = None, trim: Any = None) -> Aggregation:
+        if trim is not None:
+            if self.make is not TrimmedMean:
+                raise ValueError("takes no trim level (--trim is a trimmed mean's)")
+            if column is None or bounds is None:
+                raise ValueError("needs a column and bounds (COLUMN:LO,HI)")
+            return TrimmedMean(column, bounds, lattice, share, trim=trim)
         if self.takes == "nothing":
             return self.make(share)
         if column is None or bounds is None:

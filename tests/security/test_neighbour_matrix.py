@@ -1,7 +1,7 @@
 """The neighbour matrix: one added record with a hostile cell never changes what an analyst sees (issue 25).
 
-For every entry point that reads data (the one-column releases with ``ids=``, tables with public and private
-keys, ``planning.auto_bounds``, ``planning.private_bounds``, ``analyze_contributions(epsilon=)``, and every
+For every entry point that reads data (the one-column releases of every statistic with ``ids=``, tables with public and
+private keys and with every kind of aggregation, ``planning.auto_bounds``, ``planning.private_bounds``, ``analyze_contributions(epsilon=)``, and every
 command that reads a file: ``release --column``, ``release`` of a table, ``release --stat histogram``,
 ``bounds``, ``analyze --epsilon``), every input kind (:mod:`_hostile`: pandas of each dtype family, Polars
 with 128-bit integers, decimals, categoricals and enums, pyarrow with dictionary and large types, CSV text
@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from securedp import ChaChaSource, Session
 from securedp.planning import analyze_contributions, auto_bounds, private_bounds
 from securedp.reading.files import TableFile
-from securedp.tables import Count, Median, Sum
+from securedp.tables import IQR, Count, Median, Quantile, Sum, TrimmedMean, Variance
 
 Entry = Callable[[Any, list[Any]], Any]
 """An entry point: the dataset and its public keys to the release (raises what the analyst would see)."""
@@ -56,6 +56,10 @@ TABLES: dict[str, Entry] = {
                                                                        Median("v", (0, 10))], epsilon=1),
     "table, private keys": lambda data, keys: session().table(
         data, group_by=["g"], id_column="id", delta="1/1000", aggregations=[Count(), Sum("v", (0, 10))], epsilon=1),
+    "table, points and moments": lambda data, keys: session().table(
+        data, group_by=["g"], keys=keys, id_column="id", epsilon=1,
+        aggregations=[Quantile("v", (0, 10), q="1/4"), IQR("v", (0, 10)), TrimmedMean("v", (0, 10)),
+                      Variance("v", (0, 10))]),
     "table, declared types": lambda data, keys: session().table(
         data, group_by=["g"], keys=[str(k) for k in keys], id_column="id", aggregations=[Count(), Sum("v", (0, 10))],
         epsilon=1, schema={"id": "int", "g": "text", "v": "int"}),
@@ -67,8 +71,16 @@ TABLES: dict[str, Entry] = {
 ONE_COLUMN: dict[str, Entry] = {
     "count": lambda data, keys: session().count(column(data, "v"), ids=column(data, "id"), epsilon=1),
     "sum": lambda data, keys: session().sum(column(data, "v"), bounds=(0, 10), ids=column(data, "id"), epsilon=1),
+    "mean": lambda data, keys: session().mean(column(data, "v"), bounds=(0, 10), ids=column(data, "id"), epsilon=1),
+    "variance": lambda data, keys: session().variance(column(data, "v"), bounds=(0, 10), ids=column(data, "id"),
+                                                      epsilon=1),
     "median": lambda data, keys: session().median(column(data, "v"), bounds=(0, 10), ids=column(data, "id"),
                                                   epsilon=1),
+    "quantiles": lambda data, keys: session().quantiles(column(data, "v"), ["1/4", "3/4"], bounds=(0, 10),
+                                                        ids=column(data, "id"), epsilon=1),
+    "iqr": lambda data, keys: session().iqr(column(data, "v"), bounds=(0, 10), ids=column(data, "id"), epsilon=1),
+    "trimmed_mean": lambda data, keys: session().trimmed_mean(column(data, "v"), bounds=(0, 10),
+                                                              ids=column(data, "id"), epsilon=1),
     "histogram, bins": lambda data, keys: session().histogram(column(data, "v"), bins=[0, 5, 10],
                                                               ids=column(data, "id"), epsilon=1),
     "histogram, categories": lambda data, keys: session().histogram(column(data, "g"), categories=keys,
