@@ -21,6 +21,7 @@ from typing import Any
 
 from securedp.hazmat.exact.rational import format_rational, positive_rational, probability, to_int, to_rational
 from securedp.mechanisms.release import PreparedRelease
+from securedp.mechanisms.trimmed_mean import DEFAULT_TRIM
 from securedp.privacy.cost import Cost, Currency
 from securedp.reading.files import TableFile
 from securedp.reading.types import declared_schema
@@ -116,9 +117,9 @@ class Query:
         encoding, only the needed columns), or a table. It is the one-cell table of the column."""
         table = TableFile(data, encoding=self.encoding) if isinstance(data, (str, Path)) else data
         levels = None if self.q is None else (probability(self.q, "q"),)
-        trim = {} if self.trim is None else {"trim": self.trim}
         cell, aggregations = request(self.statistic, self.column, bounds=self.bounds, lattice=self.lattice,
-                                     levels=levels, bins=self.bins, categories=self.categories, **trim)
+                                     levels=levels, bins=self.bins, categories=self.categories,
+                                     trim=DEFAULT_TRIM if self.trim is None else self.trim)
         return one_cell(cell, aggregations, table, self.id_column, epsilon=self.epsilon, rho=self.rho,
                         max_contributions=self.max_contributions, missing=self.missing, fill=self.fill,
                         schema=dict(self.schema) or None)
