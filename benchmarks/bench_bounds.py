@@ -18,9 +18,9 @@ from fractions import Fraction
 import numpy as np
 
 from securedp import ChaChaSource
-from securedp.privacy.accuracy import laplace_halfwidth
 from securedp.mechanisms.records import resolve_lattice
 from securedp.planning import prepare_private_bounds
+from securedp.privacy.accuracy import laplace_halfwidth
 
 DATASETS = {
     "lognormal incomes exp(N(10, 1))": lambda rng, n: rng.lognormal(10.0, 1.0, n).round(2),

@@ -63,8 +63,8 @@ sum per group, mean per group, median per group, and the median overall (one gro
   ``.dp.mean(bounds)`` or ``.dp.median(candidates)``, twice: ``opendp`` with the lattice points securedp 0.1
   took by default (step 1 for bounds at least 100 apart, else the coarsest power of two giving 100 steps:
   129 candidates in ``(0, 4)``) and ``opendp fine`` with the coarsest power of two giving 4,096 steps (OpenDP
-  scores each candidate one by one, too slowly for securedp's ``2**20`` over these runs); both are ranked. Person level on
-  bounded data: the privacy unit is declared
+  scores each candidate one by one, too slowly for securedp's ``2**20`` over these runs); both are ranked.
+  Person level on bounded data: the privacy unit is declared
   as the bounds themselves, ``dp.unit_of(contributions=[Bound(per_group=k*m), Bound(by=["group"],
   per_group=m, num_groups=k)])`` (at most ``k*m`` rows, ``m`` per group, ``k`` groups: one person of the
   bounded data), which gives OpenDP's mechanism for exactly these bounds. On raw data the unit is
