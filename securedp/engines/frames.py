@@ -41,7 +41,7 @@ import polars as pl
 import pyarrow as pa
 
 from securedp.hazmat.exact.rational import format_rational
-from securedp.reading.columns import column_values
+from securedp.reading.columns import value_column
 from securedp.reading.keys import key_column
 from securedp.reading.tables import table_source
 
@@ -60,7 +60,7 @@ class Frames:
     ``frame`` holds the id (as ``person``) and group columns read by the one rule of
     :mod:`securedp.reading.keys`, and :data:`ROW`: each row's position in the caller's table.
     ``values`` (from :func:`read_table`): each value column's records, read exactly from the caller's
-    own column (:func:`securedp.reading.columns.column_values`) and indexed by source row: row ``i``
+    own column (:func:`securedp.reading.columns.value_column`) and indexed by source row: row ``i``
     of ``frame`` holds the records at position ``frame[ROW][i]``. ``where(position)`` says where a
     source row stands (``"line 72"`` of a CSV file, ``"row 70"`` of anything else).
     """
@@ -93,8 +93,8 @@ def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence
     source = table_source(data, [*keys, *values])
     roles = [(c, "group_by") for c in group_by] + ([(id_column, "id")] if id_column is not None else [])
     read = {c: key_column(source.columns[c], c, role, declared.get(c)) for c, role in roles}
-    frame = pl.DataFrame([read[c].values for c, _ in roles] + [pl.Series(ROW, np.arange(source.height,
-                                                                                        dtype=np.int64))])
+    positions = np.arange(source.height, dtype=np.uint32 if source.height <= 1 << 32 else np.int64)  # half the memory
+    frame = pl.DataFrame([read[c].values for c, _ in roles] + [pl.Series(ROW, positions)])
     dropped = [read[c].unusable for c, role in roles if drop_bad_keys or (drop_missing_keys and role == "group_by")]
     if dropped:  # a rule of each row alone: its own id or key is unusable
         frame = frame.filter(~pl.any_horizontal(dropped))
@@ -110,7 +110,7 @@ def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence
         exprs.append(pl.col(id_column).alias(person))
     else:  # each row is its own person: its position in the caller's table, whatever rows are dropped
         exprs.append(pl.col(ROW).alias(person))
-    records = {c: column_values(source.columns[c]) for c in values}
+    records = {c: value_column(source.columns[c]) for c in values}
     return Frames(frame.select([*exprs, ROW]), source.kind, records, source.where)
 
 

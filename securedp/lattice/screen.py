@@ -147,7 +147,12 @@ def screen_units(
     elif fill is not None:
         raise ValueError("fill= is only used with missing='impute'")
     records = as_records(data)
+    absent = None
+    if isinstance(records, np.ma.MaskedArray):  # a numeric column with missing cells (reading.columns.value_column)
+        absent, records = np.ma.getmaskarray(records), np.ma.getdata(records)
     units, bad = _units(records, clamp, screen, refuse_rows)
+    if absent is not None:
+        bad = absent if bad is None else bad | absent
     if whole:
         fraction = not_whole(records)
         if fraction.any():
@@ -160,8 +165,8 @@ def screen_units(
             raise rows_error(records, found, place=None if where is None else where(found[0]))
     if missing == "raise":
         first = int(np.flatnonzero(bad)[0])
-        raise unusable_error(f"record {first}" if where is None else where(first), records[first], int(bad.sum()),
-                             whole)
+        record = None if absent is not None and absent[first] else records[first]  # a missing cell reads as None
+        raise unusable_error(f"record {first}" if where is None else where(first), record, int(bad.sum()), whole)
     if missing == "drop":
         keep = ~bad
         return units[keep], keep

@@ -29,6 +29,13 @@ any other iterable                     ``list(...)``
 An integer column with a missing value is **never** read through ``float64`` (pandas 3 and Polars
 both give ``float64`` from ``to_numpy()`` there, rounding every other value above ``2**53``): one
 person's missing value cannot move anyone else's.
+
+A value column that a release screens onto the lattice is read by :func:`value_column`: the same records,
+except that an integer (of at most 64 bits) or float column with a missing cell, from pandas (nullable
+dtypes), Polars or pyarrow, is a NumPy masked array instead of Python objects: its own values at their own
+dtype, 0 in each missing cell, and the mask of the missing cells, the records :func:`column_values` reads as
+``None``. The lattice screen reads it in one vectorised pass (a column of 10**6 with one missing value took
+about 130 ms as Python objects).
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ import numpy as np
 
 from securedp.reading.text import arrow_text
 
-__all__ = ["column_values"]
+__all__ = ["column_values", "value_column"]
 
 _WIDE = {"Int8": "int64", "Int16": "int64", "Int32": "int64", "Int64": "int64",
          "UInt8": "uint64", "UInt16": "uint64", "UInt32": "uint64", "UInt64": "uint64"}
@@ -96,3 +103,42 @@ def column_values(data: Any) -> np.ndarray | list[Any]:
     if to_numpy is not None and callable(to_numpy):
         return np.asarray(to_numpy())
     return data if isinstance(data, list) else list(data)
+
+
+def value_column(data: Any) -> np.ndarray | list[Any]:
+    """The records of a value column (see the module docstring): :func:`column_values`, or a masked array of
+    an integer or float column with a missing cell."""
+    masked = _masked_numbers(data)
+    return column_values(data) if masked is None else masked
+
+
+def _masked_numbers(data: Any) -> np.ma.MaskedArray | None:
+    """An integer (at most 64 bits) or float column holding a missing cell as ``(values, mask)``, else None."""
+    module = _module(data)
+    if module == "pandas" and type(data).__name__ == "Series":
+        dtype = str(data.dtype)
+        wide = _WIDE.get(dtype) or ("float64" if dtype in ("Float32", "Float64") else None)
+        if wide is None:
+            return None
+        absent = np.asarray(data.isna().to_numpy(), dtype=bool)
+        if not absent.any():
+            return None
+        return np.ma.MaskedArray(np.asarray(data.to_numpy(dtype=wide, na_value=0)), absent)
+    if module == "polars" and type(data).__name__ == "Series":
+        import polars as pl  # loaded already: ``data`` is a Polars Series
+
+        numeric = data.dtype.is_float() or (data.dtype.is_integer() and data.dtype not in (pl.Int128, pl.UInt128))
+        if not numeric or data.null_count() == 0:
+            return None
+        return np.ma.MaskedArray(np.asarray(data.fill_null(0).to_numpy()), np.asarray(data.is_null().to_numpy()))
+    if module == "pyarrow" and callable(getattr(type(data), "to_pylist", None)):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not (pa.types.is_integer(data.type) or pa.types.is_floating(data.type)) or data.null_count == 0:
+            return None
+        values = pc.fill_null(data, pa.scalar(0, type=data.type))
+        absent = data.is_null()  # booleans: an Array converts them only with zero_copy_only=False
+        absent = absent.to_numpy() if isinstance(absent, pa.ChunkedArray) else absent.to_numpy(zero_copy_only=False)
+        return np.ma.MaskedArray(np.asarray(values.to_numpy()), np.asarray(absent, dtype=bool))
+    return None
