@@ -85,13 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     header = "case".ljust(46) + "".join(f"R=2**{e}".rjust(11) for e in EXPONENTS)
     print(header)
     table: list[list[float]] = []
-    for name in [d.strip() for d in args.datasets.split(",") if d.strip()]:
-        dataset = datasets[name]
-        try:
-            raw = dataset.load()
-        except ImportError as missing:
-            print(f"{name}: skipped ({missing.name or missing} is not installed)")
-            continue
+    for dataset, raw in bu.loaded(args.datasets, datasets):
         for case in bu.make_cases(dataset, raw):
             if case.task.kind not in ("median", "overall"):
                 continue

@@ -131,7 +131,7 @@ import os
 import platform
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -294,6 +294,19 @@ class Case:
     def seed(self, who: str, run: int) -> bytes:
         return hashlib.sha256(f"bench_utility/{self.label}/{self.lattice}/{self.epsilon_factor}/{who}/{run}"
                               .encode()).digest()
+
+
+def loaded(names: str, datasets: Mapping[str, Dataset]) -> Iterator[tuple[Dataset, pd.DataFrame]]:
+    """Each dataset of the comma-separated ``names`` with its rows; one whose package is missing is skipped with
+    a note."""
+    for name in [d.strip() for d in names.split(",") if d.strip()]:
+        dataset = datasets[name]
+        try:
+            raw = dataset.load()
+        except ImportError as missing:
+            print(f"\n{name}: skipped ({missing.name or missing} is not installed)")
+            continue
+        yield dataset, raw
 
 
 def truth_of(frame: pd.DataFrame, keys: Sequence[str], kind: str) -> np.ndarray:
@@ -1044,13 +1057,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     lever_results: list[dict[str, Any]] = []
     datasets_used = {}
-    for name in [d.strip() for d in args.datasets.split(",") if d.strip()]:
-        dataset = DATASETS[name]
-        try:
-            raw = dataset.load()
-        except ImportError as missing:
-            print(f"\n{name}: skipped ({missing.name or missing} is not installed)")
-            continue
+    for dataset, raw in loaded(args.datasets, DATASETS):
+        name = dataset.name
         datasets_used[name] = {"source": dataset.source, "describe": dataset.describe, "bounds": dataset.bounds,
                                "rows": len(raw), "persons": int(raw["person"].nunique()),
                                "groups": int(raw["group"].nunique())}
