@@ -23,9 +23,13 @@ at most ``2 d + 1`` entries for ``d`` distinct record points (the gaps and the
 points themselves) and the release draws an entry with probability
 proportional to its number of lattice points times its weight, then a
 uniform point inside it (Smith 2011), both exactly in one draw of
-:class:`~securedp.hazmat.samplers.categorical.ExpCategorical`. Entries far
-from the target rank share one far slot whose weights are bounded in closed
-form, so they keep their exact non-zero probability without being evaluated.
+:class:`~securedp.hazmat.samplers.categorical.ExpCategorical`. Only the
+entries near the target rank are built (:class:`~securedp.mechanisms.rank_utility.Window`:
+those scoring below ``far = far_score(rate, candidates)``); every other
+candidate lies in one far entry, proposed at the score ``far`` and kept with
+probability ``exp(-rate (g(y) - far))`` (else the draw starts again), so each
+keeps its exact probability, and the far entry is proposed at most ``2**-64``
+of the time.
 
 **Several quantiles.** :func:`securedp.quantiles` releases each ``q`` with
 ``epsilon / len(qs)`` (basic composition: the total is ``epsilon``-DP).
@@ -48,9 +52,10 @@ states a smaller ``r`` (and rounds the records more).
 
 **Cells.** A cell's exact input is its counts per lattice point (the distinct points holding a kept
 record, ascending, and how many records each holds), which an engine computes
-(:meth:`~securedp.engines.protocol.Engine.unit_counts`); the entries are cut from them in one vectorised
-pass over the distinct points. The selection's time does not depend on the point selected (see the
-sampler).
+(:meth:`~securedp.engines.protocol.Engine.unit_counts`); the window is cut from them by one running count
+over the distinct points and two binary searches, and only its near entries are built. The selection's time
+does not depend on the point selected (see the sampler), except on a far proposal, at most ``2**-64`` of
+the draws.
 """
 
 from __future__ import annotations
@@ -65,10 +70,11 @@ import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational, probability
+from securedp.hazmat.samplers.bernoulli_exp import bernoulli_exp
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.lattice import Lattice
 from securedp.mechanisms.moments import ColumnStatistic
-from securedp.mechanisms.rank_utility import LAW, UTILITY, Entries, LevelLaw, rank_error_bound
+from securedp.mechanisms.rank_utility import LAW, UTILITY, LevelLaw, Window, far_score, rank_error_bound
 from securedp.mechanisms.records import exact_value, parse_bounds, resolve_lattice
 from securedp.mechanisms.statistic import CellColumn
 from securedp.privacy.cost import Cost
@@ -209,12 +215,14 @@ class Quantiles(ColumnStatistic):
                     counts: Sequence[int] | np.ndarray) -> Callable[[RandomSource], tuple[int, ...]]:
         """The selections' set-up for one cell (its counts per lattice point): a function drawing each
         level's lattice point (units), in the order of :attr:`levels`."""
-        entries = Entries(points, counts, self.column.lo_u, self.column.hi_u)
-        plans = [ExpCategorical(entries.scores(law.q), law.rate, entries.widths) for law in self.laws]
+        lo_u, hi_u = self.column.lo_u, self.column.hi_u
+        windows = [Window(points, counts, lo_u, hi_u, law.q, far_score(law.rate, self.candidates))
+                   for law in self.laws]
+        plans = [(window, law.rate, ExpCategorical(window.scores, law.rate, window.widths))
+                 for window, law in zip(windows, self.laws, strict=True)]
 
         def draw(source: RandomSource) -> tuple[int, ...]:
-            drawn = [plan.draw(source) for plan in plans]
-            return tuple(entries.start(i) + offset for i, offset in drawn)
+            return tuple(_select(window, rate, plan, source) for window, rate, plan in plans)
 
         return draw
 
@@ -232,6 +240,19 @@ class Quantiles(ColumnStatistic):
         lattice = self.column.lattice
         values = tuple(exact_value(lattice.value(p)) for p in points)
         return values[0] if self.single else values
+
+
+def _select(window: Window, rate: Fraction, plan: ExpCategorical, source: RandomSource) -> int:
+    """One candidate (units) drawn from ``P(y) ~ exp(-rate g(y))``: an entry of ``window`` and a uniform point in
+    it; a point of the far entry is kept with probability ``exp(-rate (g(y) - far))``, else the draw starts again
+    (:class:`~securedp.mechanisms.rank_utility.Window`; at most ``2**-64`` of the proposals)."""
+    while True:
+        i, offset = plan.draw(source)
+        if i != window.far_entry:
+            return window.start(i) + offset
+        y = window.far_point(offset)
+        if bernoulli_exp(rate * (window.score_at(y) - window.far), rng=source):
+            return y
 
 
 class Quantile(Quantiles):

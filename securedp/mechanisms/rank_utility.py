@@ -33,8 +33,11 @@ with the distinct points ``p_1 < ... < p_d`` holding records and the running cou
 ``C_j = #{x <= p_j}``, a gap ``p_j < y < p_{j+1}`` has ``L = E = C_j`` and the point ``p_j`` has
 ``L = C_{j-1}``, ``E = C_j``. So the candidates ``[lo_u, hi_u]`` are cut into ``2 d + 1`` entries
 (the gaps 0 .. d and the points 1 .. d), each with its number of lattice points (a gap may hold none)
-and one score (:class:`Entries`); the sampler draws an entry with probability proportional to
-``width * exp(-rate * g)`` and a uniform point inside it (Smith 2011), exactly.
+and one score; the sampler draws an entry with probability proportional to ``width * exp(-rate * g)``
+and a uniform point inside it (Smith 2011), exactly. Only the entries scoring less than
+:func:`far_score` are built (:class:`Window`): every other candidate is in one far entry, proposed at that
+score and kept with the exact rest of its weight, a rejection step taken with probability at most
+``2**-64``.
 
 **Rank error.** The rank error of ``y`` is ``dist(q n, [L(y), E(y)]) = g(y) / b``. Some candidate
 scores 0, so ``P(g(y) >= t) <= |Y| exp(-rate t)`` for ``|Y|`` candidates, whatever the data, and the
@@ -97,66 +100,105 @@ def rank_error_bound(rank_rate: Fraction, candidates: int, alpha: Fraction) -> i
         return int(gmpy2.ceil(bound / gmpy2.mpq(rank_rate.numerator, rank_rate.denominator)))
 
 
-class Entries:
-    """The candidates ``[lo_u, hi_u]`` cut into gaps and record points, from a cell's counts per point.
+FAR_ALPHA = Fraction(1, 2**64)
+"""The far entry's largest share of a selection's proposals (:func:`far_score`)."""
+
+
+def far_score(rate: Fraction, candidates: int) -> int:
+    """The least integer ``G >= ln(candidates / FAR_ALPHA) / rate`` (MPFR, rounded up): the candidates scoring at
+    least ``G`` weigh at most ``candidates exp(-rate G) <= 2**-64`` in all, against at least 1 for the candidate
+    scoring 0."""
+    return rank_error_bound(rate, candidates, FAR_ALPHA)
+
+
+class Window:
+    """The candidates ``[lo_u, hi_u]`` of one level ``q`` cut into the entries near its target rank, and one far
+    entry holding every candidate that scores ``far`` or more.
 
     ``points`` are the distinct lattice points (units) holding a kept record, ascending and inside
-    ``[lo_u, hi_u]``, ``counts`` how many records each holds (``n`` in all). Entry ``j <= d`` is the open gap
-    after the ``j``-th point (gap 0 starts at ``lo_u``, gap ``d`` ends at ``hi_u``) and entry ``d + j`` the point
-    ``p_j`` itself (``j = 1 .. d``); entry ``i`` holds ``widths[i]`` consecutive lattice points from
-    :meth:`start` (a gap may hold none).
+    ``[lo_u, hi_u]``, ``counts`` how many records each holds (``n`` in all). With the running counts
+    ``C_0 = 0``, ``C_j = #{x <= p_j}`` and ``t_j = b C_j - a n`` (non-decreasing), the open gap after the
+    ``j``-th point (gap 0 starts at ``lo_u``, gap ``d`` ends at ``hi_u``) scores ``|t_j|`` and the point ``p_j``
+    scores ``max(0, t_{j-1}, -t_j)``. The gaps scoring less than ``far`` are ``j0 .. j1`` (``-far < t_j < far``)
+    and the points ``max(j0, 1) .. min(j1 + 1, d)``: one run of consecutive candidates ``[near_lo, near_hi]``
+    (from the point ``p_j0``, or ``lo_u``, to the point ``p_{j1+1}``, or ``hi_u``), the *near* entries, each
+    with its width (lattice points) and score: the gaps first, then the points (:attr:`widths`,
+    :attr:`scores`, :meth:`start`). The candidates outside the run score at least ``far``; they are the last
+    entry, of width ``far_width`` and score ``far``, when there are any (:attr:`far_entry`), and
+    :meth:`far_point` and :meth:`score_at` give the candidate at an offset inside it and its exact score.
+
+    A selection draws an entry with probability proportional to ``width * exp(-rate * score)`` and a uniform
+    point inside it; a point of the far entry is then kept with probability ``exp(-rate (g(y) - far))``, else
+    the whole draw starts again (rejection sampling: each far candidate is proposed with weight
+    ``exp(-rate far)`` and kept with the rest of its own, ``exp(-rate g(y))`` in all), so the law is exactly
+    ``P(y) ~ exp(-rate g(y))`` over every candidate. With ``far = far_score(rate, candidates)`` the far entry
+    is proposed with probability at most ``2**-64`` per draw, and the set-up's arrays hold only the near
+    entries: a few hundred for a median of ``10**6`` records at epsilon 1, where :class:`Window` of the
+    whole range held ``2 d + 1``.
     """
 
     def __init__(self, points: Sequence[int] | np.ndarray, counts: Sequence[int] | np.ndarray, lo_u: int,
-                 hi_u: int) -> None:
+                 hi_u: int, q: Fraction, far: int) -> None:
         wide = hi_u - lo_u >= _SAFE or max(abs(lo_u), abs(hi_u)) >= _SAFE
         self.points = at = np.asarray(points, dtype=object if wide else np.int64)
-        self.lo_u = lo_u
-        self.held = np.asarray(counts, dtype=np.int64)
-        """The records at each point; their running sums ``C_j`` are summed by each :meth:`scores` (no array of
-        them is kept: a large cell's entries take less memory)."""
+        held = np.asarray(counts, dtype=np.int64)
+        self.lo_u, self.hi_u, self.q, self.far = lo_u, hi_u, q, far
+        a, b = q.numerator, q.denominator
         d = self.d = at.size
-        self.n = int(self.held.sum())
-        self.widths = np.empty(2 * d + 1, dtype=at.dtype)
-        self.widths[d + 1:] = 1  # each point holds itself
-        gaps = self.widths[:d + 1]
-        if d:
-            gaps[0], gaps[d] = at[0] - lo_u, hi_u - at[-1]
-            np.subtract(at[1:], at[:-1], out=gaps[1:d])
-            gaps[1:d] -= 1
+        self.n = n = int(held.sum())
+        exact = b * (n + 1) >= _SAFE
+        running = np.empty(d + 1, dtype=object if exact else np.int64)  # C_0 .. C_d
+        running[0] = 0
+        if exact:
+            running[1:] = np.cumsum(held)
         else:
-            gaps[0] = hi_u - lo_u + 1
+            np.cumsum(held, out=running[1:])
+        self.running = running
+        t = running * b - a * n
+        cut = far if exact else min(far, _SAFE)  # in int64 |t_j| <= b n < _SAFE: a larger far leaves nothing far
+        j0 = int(np.searchsorted(t, -cut, side="right"))  # the first gap with t_j > -far
+        j1 = int(np.searchsorted(t, cut, side="left")) - 1  # the last gap with t_j < far
+        self.gaps = range(j0, j1 + 1)
+        self.near_points = range(max(j0, 1), min(j1 + 1, d) + 1)
+        self.near_lo = int(at[j0 - 1]) if j0 >= 1 else lo_u
+        self.near_hi = int(at[j1]) if j1 + 1 <= d else hi_u
+        self.far_width = (self.near_lo - lo_u) + (hi_u - self.near_hi)
+        g, p = len(self.gaps), len(self.near_points)
+        size = g + p + (1 if self.far_width else 0)
+        widths = np.empty(size, dtype=at.dtype)
+        scores = np.empty(size, dtype=object if exact else np.int64)
+        if g:  # gap j lies between p_j and p_{j+1}, with p_0 = lo_u - 1 and p_{d+1} = hi_u + 1
+            lefts = at[j0 - 1:j1] if j0 else np.concatenate((np.array([lo_u - 1], dtype=at.dtype), at[:j1]))
+            rights = at[j0:j1 + 1] if j1 < d else np.concatenate((at[j0:], np.array([hi_u + 1], dtype=at.dtype)))
+            np.subtract(rights, lefts, out=widths[:g])
+            widths[:g] -= 1
+            scores[:g] = np.abs(t[j0:j1 + 1])
+        if p:
+            widths[g:g + p] = 1
+            first, last = self.near_points[0], self.near_points[-1]
+            zero = np.zeros(p, dtype=scores.dtype)
+            scores[g:g + p] = np.maximum(np.maximum(zero, t[first - 1:last]), -t[first:last + 1])
+        if self.far_width:
+            widths[-1], scores[-1] = self.far_width, far
+        self.widths, self.scores = widths, scores
+        self.far_entry = size - 1 if self.far_width else None
 
     def start(self, i: int) -> int:
-        """The first lattice point (units) of entry ``i``."""
-        if i > self.d:  # the point p_j, j = i - d
-            return int(self.points[i - self.d - 1])
-        return self.lo_u if i == 0 else int(self.points[i - 1]) + 1
+        """The first lattice point (units) of near entry ``i``."""
+        g = len(self.gaps)
+        if i >= g:  # the point p_j
+            return int(self.points[self.near_points[i - g] - 1])
+        j = self.gaps[i]
+        return self.lo_u if j == 0 else int(self.points[j - 1]) + 1
 
-    def scores(self, q: Fraction) -> np.ndarray:
-        """``g`` of every entry at level ``q`` (int64 when it fits, else Python ints): with ``t_j = b C_j - a n``,
-        gap ``j`` scores ``|t_j|`` and point ``j`` scores ``max(0, t_{j-1}, -t_j)``.
+    def far_point(self, offset: int) -> int:
+        """The far candidate at ``offset`` (``0 <= offset < far_width``): below the run, then above it."""
+        below = self.near_lo - self.lo_u
+        return self.lo_u + offset if offset < below else self.near_hi + 1 + (offset - below)
 
-        The points' scores are the gaps' own, shifted: ``t`` does not decrease (``C`` does not), so with ``k``
-        the number of ``t_j < 0`` (``t_0 = -a n <= 0 <= t_d = (b - a) n``, so ``k <= d``), a point ``j < k`` has
-        ``t_{j-1} <= t_j < 0`` and scores ``-t_j = |t_j|``, the point ``j = k >= 1`` has ``t_{k-1} < 0 <= t_k``
-        and scores 0, and a point ``j > k`` has ``0 <= t_{j-1} <= t_j`` and scores ``t_{j-1} = |t_{j-1}|``."""
-        a, b = q.numerator, q.denominator
-        d = self.d
-        exact = b * (self.n + 1) >= _SAFE
-        out = np.empty(2 * d + 1, dtype=object if exact else np.int64)
-        gaps, point = out[:d + 1], out[d + 1:]  # C_j, then t_j, in the gaps' place
-        gaps[0] = 0
-        if exact:  # Python integers (each C_j <= n fits in int64)
-            gaps[1:] = np.cumsum(self.held)
-        else:
-            np.cumsum(self.held, out=gaps[1:])
-        gaps *= b
-        gaps -= a * self.n
-        k = int(np.searchsorted(gaps, 0, side="left"))  # t_0 .. t_{k-1} < 0 <= t_k ..
-        np.abs(gaps, out=gaps)
-        if k:  # points 1 .. k-1 score |t_1| .. |t_{k-1}|, point k scores 0
-            point[:k - 1] = gaps[1:k]
-            point[k - 1] = 0
-        point[k:] = gaps[k:d]  # points k+1 .. d score |t_k| .. |t_{d-1}|
-        return out
+    def score_at(self, y: int) -> int:
+        """``g(y)`` of any candidate, from the running counts: ``L(y) = #{x < y}``, ``E(y) = #{x <= y}``."""
+        a, b = self.q.numerator, self.q.denominator
+        below = int(self.running[int(np.searchsorted(self.points, y, side="left"))])
+        at_or_below = int(self.running[int(np.searchsorted(self.points, y, side="right"))])
+        return max(0, b * below - a * self.n, a * self.n - b * at_or_below)

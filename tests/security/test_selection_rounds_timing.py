@@ -16,7 +16,9 @@ Two audits, each with a control that shows it can fail:
   gave 2 certified violations, a margin thin enough to fail once in CI; 100 µs gives about 5. The passing
   audit is unchanged.) The trimmed mean (two selections, then a count and a winsorized sum whose noise
   scale follows the released trim points) takes the same audit at epsilon 4, where its most frequent
-  common output holds about a sixth of the draws.
+  common output holds about a sixth of the draws. So does a median whose cell holds candidates beyond its window
+  (400 records on 100 points: the window holds the points 37 .. 62, the far entry the other 74), whose most
+  frequent common output holds over a third of the draws.
 """
 
 from __future__ import annotations
@@ -140,3 +142,14 @@ def test_trimmed_means_of_neighbouring_data_take_the_same_time_for_the_same_outp
     source = ChaChaSource(bytes([1]) * 32)
     TRIMMED[0].execute(source)
     assert _violations(lambda side: TRIMMED[side].execute(source).value, n=8000) == 0
+
+
+WINDOWED = [securedp.prepare_median(data, bounds=(0, 99), lattice=1, epsilon=1)
+            for data in ([i % 100 for i in range(400)], [i % 100 for i in range(400)] + [99])]
+
+
+@pytest.mark.slow
+def test_windowed_medians_of_neighbouring_data_take_the_same_time_for_the_same_output() -> None:
+    source = ChaChaSource(bytes([2]) * 32)
+    WINDOWED[0].execute(source)
+    assert _violations(lambda side: WINDOWED[side].execute(source).value, n=10000) == 0

@@ -108,6 +108,30 @@ def test_quantile_law(data, q, lo, hi, eps):
     assert g_test(observed, law) > ALPHA
 
 
+@pytest.mark.parametrize("data, q, far", [
+    ([1, 4, 4, 6, 9], Fraction(1, 2), 3),      # the far entry on both sides of the median's run
+    ([2, 2, 2, 3, 11], Fraction(1, 4), 2),     # a tie block holding the target: a run of one point
+    ([0, 1, 12], Fraction(9, 10), 5),
+])
+def test_a_window_with_a_low_far_score_keeps_the_quantile_law(data, q, far):
+    """The far entry's rejection step, exercised: a :class:`Window` whose far score is low enough that half or more
+    of the proposals are far candidates (each kept with probability ``exp(-rate (g - far))``, else the draw starts
+    again) must still give ``P(y) ~ exp(-rate g(y))`` over every candidate ``0 .. 12``."""
+    from securedp.hazmat.samplers.categorical import ExpCategorical
+    from securedp.mechanisms.quantile import _select
+    from securedp.mechanisms.rank_utility import LevelLaw, Window
+
+    lo, hi, eps = 0, 12, Fraction(1)
+    rate = LevelLaw(q, eps, 1).rate
+    points = sorted(set(data))
+    window = Window(points, [data.count(p) for p in points], lo, hi, q, far)
+    assert window.far_entry is not None and window.far_width >= 4
+    plan = ExpCategorical(window.scores, rate, window.widths)
+    source = ChaChaSource(bytes([77 + far]) * 32)
+    observed = frequencies(lambda: _select(window, rate, plan, source) - lo, 30000, hi - lo + 1)
+    assert g_test(observed, quantile_law(data, q, lo, hi, eps)) > ALPHA
+
+
 CELLS = 100
 """Groups of the table below: each a copy of the same six rows, so one release draws ``CELLS`` selections."""
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import securedp
 from securedp import ChaChaSource
 from securedp.mechanisms.quantile import QUANTILE_RESOLUTION, default_lattice
-from securedp.mechanisms.rank_utility import Entries, LevelLaw, rank_error_bound
+from securedp.mechanisms.rank_utility import LevelLaw, Window, rank_error_bound
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "statistical"))
 from _selection_laws import quantile_rate, quantile_score
@@ -33,22 +33,38 @@ def levels(draw: st.DrawFn) -> Fraction:
     return Fraction(draw(st.integers(0, b)), b)
 
 
-def expanded(data: list[int], lo: int, hi: int, q: Fraction) -> list[int]:
-    """The library's score of every candidate ``lo .. hi``, expanded from its entries."""
+def expanded(data: list[int], lo: int, hi: int, q: Fraction, far: int = 10**9) -> list[int]:
+    """The library's score of every candidate ``lo .. hi``, expanded from the window's near entries (each scoring
+    less than ``far``) and its far candidates (each scoring ``far`` or more, by :meth:`Window.score_at`)."""
     tally = sorted(Counter(data).items())
-    entries = Entries([p for p, _ in tally], [c for _, c in tally], lo, hi)
-    scores = entries.scores(q)
-    assert int(entries.widths.sum()) == hi - lo + 1 and len(scores) == 2 * len(tally) + 1
-    out: list[int] = []
-    for i in sorted(range(len(scores)), key=lambda i: (entries.start(i), int(entries.widths[i]))):
-        assert entries.start(i) == lo + len(out)  # the entries cut the candidates, without overlap or hole
-        out += [int(scores[i])] * int(entries.widths[i])
-    return out
+    window = Window([p for p, _ in tally], [c for _, c in tally], lo, hi, q, far)
+    near = len(window.scores) - (window.far_entry is not None)
+    assert int(window.widths.sum()) == hi - lo + 1
+    out: dict[int, int] = {}
+    for i in range(near):
+        for k in range(int(window.widths[i])):
+            y = window.start(i) + k
+            assert y not in out and window.score_at(y) == int(window.scores[i]) < far
+            out[y] = int(window.scores[i])
+    assert window.near_lo == min(out) and window.near_hi == max(out)  # one run of consecutive candidates
+    for k in range(window.far_width):
+        y = window.far_point(k)
+        assert y not in out and window.score_at(y) >= far
+        out[y] = window.score_at(y)
+    assert sorted(out) == list(range(lo, hi + 1))  # the entries cut the candidates, without overlap or hole
+    return [out[y] for y in range(lo, hi + 1)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=12), levels(), st.integers(1, 30))
+def test_a_window_scores_every_candidate_by_the_definition_whatever_its_far_score(data, q, far):
+    scores = expanded(data, 0, 9, q, far)
+    assert scores == [quantile_score(data, q, y) for y in range(10)]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.integers(0, 9), max_size=12), levels())
-def test_entries_score_every_candidate_by_the_definition(data, q):
+def test_the_window_of_the_whole_range_scores_every_candidate_by_the_definition(data, q):
     scores = expanded(data, 0, 9, q)
     assert scores == [quantile_score(data, q, y) for y in range(10)]
     assert min(scores) == 0  # some candidate is an exact q-quantile
@@ -106,10 +122,15 @@ def test_a_tie_block_holding_the_median_scores_zero():
 def test_wide_units_score_exactly():
     """Bounds beyond int64 units: the entries hold Python ints, exactly."""
     lo, hi = -(2**70), 2**70
-    entries = Entries([-(2**69), 5, 2**69], [2, 1, 3], lo, hi)
-    assert [entries.start(i) for i in (0, 1, 4)] == [lo, -(2**69) + 1, -(2**69)]  # gaps 0 and 1, point 1
-    assert int(entries.widths.sum()) == hi - lo + 1
-    assert entries.scores(Fraction(1, 2)).tolist() == [6, 2, 0, 6, 2, 0, 0]  # gaps 0 .. 3, points 1 .. 3
+    window = Window([-(2**69), 5, 2**69], [2, 1, 3], lo, hi, Fraction(1, 2), 10**9)
+    assert [window.start(i) for i in (0, 1, 4)] == [lo, -(2**69) + 1, -(2**69)]  # gaps 0 and 1, point 1
+    assert int(window.widths.sum()) == hi - lo + 1 and window.far_entry is None
+    assert window.scores.tolist() == [6, 2, 0, 6, 2, 0, 0]  # gaps 0 .. 3, points 1 .. 3
+    split = Window([-(2**69), 5, 2**69], [2, 1, 3], lo, hi, Fraction(1, 2), 3)  # gaps 0 and 3 score 6: far
+    assert split.scores.tolist() == [2, 0, 2, 0, 0, 3]  # gaps 1, 2, points 1 .. 3, the far entry
+    assert (split.near_lo, split.near_hi, split.far_width) == (-(2**69), 2**69, 2**70)
+    assert split.far_point(0) == lo and split.far_point(split.far_width - 1) == hi
+    assert split.score_at(lo) == split.score_at(hi) == 6
 
 
 def test_rank_error_bound_is_the_least_integer_above_the_bound():
@@ -198,25 +219,26 @@ def test_a_table_states_the_rank_interval_of_its_median_cells_and_no_values():
     assert exceed <= 800 / 10 + 3 * (800 * 0.09) ** 0.5  # at most alpha of the 800 cells, with a binomial margin
 
 
-def _scores_by_definition(entries: Entries, q: Fraction) -> list[int]:
+def _scores_by_definition(points: list[int], counts: list[int], q: Fraction) -> list[int]:
     """``|t_j|`` for the gaps, ``max(0, t_{j-1}, -t_j)`` for the points, in Python integers."""
-    running = [0, *accumulate(int(c) for c in entries.held)]
-    t = [q.denominator * c - q.numerator * entries.n for c in running]
-    return [abs(v) for v in t] + [max(0, t[j - 1], -t[j]) for j in range(1, entries.d + 1)]
+    running = [0, *accumulate(counts)]
+    n = running[-1]
+    t = [q.denominator * c - q.numerator * n for c in running]
+    return [abs(v) for v in t] + [max(0, t[j - 1], -t[j]) for j in range(1, len(points) + 1)]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 4)), max_size=15), levels(),
        st.sampled_from([0, 2**61]))
-def test_the_points_scores_are_the_gaps_shifted(tally, q, wide):
-    """:meth:`Entries.scores` takes the points' scores from the gaps' (shifted around the sign change of
-    ``t``): the same integers as ``max(0, t_{j-1}, -t_j)``, in int64 and in Python integers (``wide`` counts
+def test_the_window_of_the_whole_range_holds_every_entry_in_int64_or_python_integers(tally, q, wide):
+    """With a far score above every score the window holds the ``2 d + 1`` entries, gaps then points, scored as
+    ``|t_j|`` and ``max(0, t_{j-1}, -t_j)``: the same integers in int64 and in Python integers (``wide`` counts
     push ``b (n + 1)`` past ``2**62``)."""
     points = sorted({p for p, _ in tally})
     counts = [sum(c for p2, c in tally if p2 == p) for p in points]
     if counts and wide:
         counts[0] += wide
-    entries = Entries(points, counts, 0, 40)
-    scores = entries.scores(q)
-    assert scores.dtype == (object if q.denominator * (entries.n + 1) >= 2**62 else np.int64)
-    assert [int(s) for s in scores] == _scores_by_definition(entries, q)
+    window = Window(points, counts, 0, 40, q, 2**200)
+    assert window.far_entry is None and len(window.scores) == 2 * len(points) + 1
+    assert window.scores.dtype == (object if q.denominator * (window.n + 1) >= 2**62 else np.int64)
+    assert [int(s) for s in window.scores] == _scores_by_definition(points, counts, q)

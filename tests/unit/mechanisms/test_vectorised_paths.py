@@ -27,7 +27,7 @@ from securedp.hazmat.samplers.categorical import LOCATE_BLOCK, ExpCategorical
 from securedp.lattice.arrays import BLOCK, FLOAT_BLOCK, float_array, int_array
 from securedp.lattice.clamp import Clamp
 from securedp.lattice.screen import screen_units
-from securedp.mechanisms.rank_utility import Entries
+from securedp.mechanisms.rank_utility import Window
 from securedp.mechanisms.scores import parse_scores
 
 STEPS = [Fraction(1), Fraction(1, 4), Fraction(8), Fraction(3), Fraction(1, 3), Fraction(2**16), Fraction(10, 7)]
@@ -123,22 +123,32 @@ def _dense_scores(units: list[int], lo_u: int, hi_u: int, q: Fraction) -> np.nda
 
 
 @pytest.mark.parametrize("bounds", [(0, 100), (-50, 1000), (0, 2**20)])
-def test_entries_from_counts_per_point_are_the_dense_construction(bounds: tuple[int, int]) -> None:
-    """The entries of a cell are cut from its distinct points alone (no pass over the whole range), and their
-    scores, spread over their widths, equal the score of every point of the range."""
+@pytest.mark.parametrize("far", [7, 40, 2**40])
+def test_window_entries_from_counts_per_point_are_the_dense_construction(bounds: tuple[int, int], far: int) -> None:
+    """A cell's window is cut from its distinct points alone (no pass over the whole range): its near entries'
+    scores, spread over their widths, and the far candidates' :meth:`Window.score_at` equal the score of every
+    point of the range, the near ones below ``far`` and the far ones at least ``far``."""
     rng = np.random.default_rng(13)  # test data only
     lo_u, hi_u = bounds
     for n in (0, 1, 7, 500):
         units = np.clip(rng.integers(lo_u - 3, min(hi_u, lo_u + 60) + 3, n), lo_u, hi_u)  # many ties, clamped
         points, counts = np.unique(units, return_counts=True)
-        entries = Entries(points.tolist(), counts.tolist(), lo_u, hi_u)
-        assert entries.n == n and len(entries.widths) == 2 * len(points) + 1
-        order = sorted(range(len(entries.widths)), key=lambda i: (entries.start(i), int(entries.widths[i])))
-        ends = np.cumsum(entries.widths[order]) + lo_u
-        assert [entries.start(i) for i in order] == [lo_u, *ends[:-1].tolist()] and ends[-1] == hi_u + 1
         for q in (Fraction(1, 2), Fraction(1, 3), Fraction(0), Fraction(1), Fraction(9, 10)):
-            spread = np.repeat(entries.scores(q)[order], entries.widths[order])
-            assert np.array_equal(spread, _dense_scores(units.tolist(), lo_u, hi_u, q))
+            window = Window(points.tolist(), counts.tolist(), lo_u, hi_u, q, far)
+            assert window.n == n and int(window.widths.sum()) == hi_u - lo_u + 1
+            near = [i for i in range(len(window.widths)) if i != window.far_entry]
+            order = sorted(near, key=lambda i: (window.start(i), int(window.widths[i])))
+            ends = np.cumsum(window.widths[order]) + window.near_lo
+            assert [window.start(i) for i in order] == [window.near_lo, *ends[:-1].tolist()]
+            assert ends[-1] == window.near_hi + 1
+            dense = _dense_scores(units.tolist(), lo_u, hi_u, q)
+            spread = np.repeat(window.scores[order], window.widths[order])
+            assert np.array_equal(spread, dense[window.near_lo - lo_u:window.near_hi - lo_u + 1])
+            assert (spread < far).all() and (np.delete(dense, np.s_[window.near_lo - lo_u:window.near_hi - lo_u + 1])
+                                             >= far).all()
+            for k in {0, window.far_width // 2, window.far_width - 1} if window.far_width else ():
+                y = window.far_point(k)
+                assert not window.near_lo <= y <= window.near_hi and window.score_at(y) == dense[y - lo_u]
 
 
 @pytest.mark.parametrize("with_counts", [False, True])
