@@ -133,8 +133,8 @@ class Window:
     ``exp(-rate far)`` and kept with the rest of its own, ``exp(-rate g(y))`` in all), so the law is exactly
     ``P(y) ~ exp(-rate g(y))`` over every candidate. With ``far = far_score(rate, candidates)`` the far entry
     is proposed with probability at most ``2**-64`` per draw, and the set-up's arrays hold only the near
-    entries: a few hundred for a median of ``10**6`` records at epsilon 1, where :class:`Window` of the
-    whole range held ``2 d + 1``.
+    entries: a few hundred for a median of ``10**6`` records at epsilon 1, where all ``2 d + 1`` entries
+    were built before. A ``far`` above every score makes the window the whole range (no far entry).
     """
 
     def __init__(self, points: Sequence[int] | np.ndarray, counts: Sequence[int] | np.ndarray, lo_u: int,
