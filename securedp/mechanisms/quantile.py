@@ -215,11 +215,12 @@ class Quantiles(ColumnStatistic):
                     counts: Sequence[int] | np.ndarray) -> Callable[[RandomSource], tuple[int, ...]]:
         """The selections' set-up for one cell (its counts per lattice point): a function drawing each
         level's lattice point (units), in the order of :attr:`levels`."""
-        lo_u, hi_u = self.column.lo_u, self.column.hi_u
-        windows = [Window(points, counts, lo_u, hi_u, law.q, far_score(law.rate, self.candidates))
-                   for law in self.laws]
-        plans = [(window, law.rate, ExpCategorical(window.scores, law.rate, window.widths))
-                 for window, law in zip(windows, self.laws, strict=True)]
+        lo_u, hi_u, candidates = self.column.lo_u, self.column.hi_u, self.candidates
+        plans = []
+        for law in self.laws:
+            rate = law.rate
+            window = Window(points, counts, lo_u, hi_u, law.q, far_score(rate, candidates))
+            plans.append((window, rate, ExpCategorical(window.scores, rate, window.widths)))
 
         def draw(source: RandomSource) -> tuple[int, ...]:
             return tuple(_select(window, rate, plan, source) for window, rate, plan in plans)

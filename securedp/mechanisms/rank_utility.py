@@ -47,6 +47,7 @@ rank error exceeds ``ln(|Y| / alpha) / (rate * b)`` with probability at most ``a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -104,6 +105,7 @@ FAR_ALPHA = Fraction(1, 2**64)
 """The far entry's largest share of a selection's proposals (:func:`far_score`)."""
 
 
+@functools.lru_cache(maxsize=64)
 def far_score(rate: Fraction, candidates: int) -> int:
     """The least integer ``G >= ln(candidates / FAR_ALPHA) / rate`` (MPFR, rounded up): the candidates scoring at
     least ``G`` weigh at most ``candidates exp(-rate G) <= 2**-64`` in all, against at least 1 for the candidate
@@ -154,10 +156,14 @@ class Window:
         else:
             np.cumsum(held, out=running[1:])
         self.running = running
-        t = running * b - a * n
+        t = running * b
+        t -= a * n
         cut = far if exact else min(far, _SAFE)  # in int64 |t_j| <= b n < _SAFE: a larger far leaves nothing far
-        j0 = int(np.searchsorted(t, -cut, side="right"))  # the first gap with t_j > -far
-        j1 = int(np.searchsorted(t, cut, side="left")) - 1  # the last gap with t_j < far
+        if b * n < cut:  # every score is at most b n: the whole range is near
+            j0, j1 = 0, d
+        else:
+            j0 = int(np.searchsorted(t, -cut, side="right"))  # the first gap with t_j > -far
+            j1 = int(np.searchsorted(t, cut, side="left")) - 1  # the last gap with t_j < far
         self.gaps = range(j0, j1 + 1)
         self.near_points = range(max(j0, 1), min(j1 + 1, d) + 1)
         self.near_lo = int(at[j0 - 1]) if j0 >= 1 else lo_u
@@ -168,16 +174,21 @@ class Window:
         widths = np.empty(size, dtype=at.dtype)
         scores = np.empty(size, dtype=object if exact else np.int64)
         if g:  # gap j lies between p_j and p_{j+1}, with p_0 = lo_u - 1 and p_{d+1} = hi_u + 1
-            lefts = at[j0 - 1:j1] if j0 else np.concatenate((np.array([lo_u - 1], dtype=at.dtype), at[:j1]))
-            rights = at[j0:j1 + 1] if j1 < d else np.concatenate((at[j0:], np.array([hi_u + 1], dtype=at.dtype)))
-            np.subtract(rights, lefts, out=widths[:g])
+            edges = np.empty(g + 1, dtype=at.dtype)  # p_j0 .. p_{j1+1}
+            edges[0] = at[j0 - 1] if j0 else lo_u - 1
+            edges[1:g + 1 - (j1 == d)] = at[j0:min(j1 + 1, d)]
+            if j1 == d:
+                edges[g] = hi_u + 1
+            np.subtract(edges[1:], edges[:-1], out=widths[:g])
             widths[:g] -= 1
-            scores[:g] = np.abs(t[j0:j1 + 1])
-        if p:
+            np.abs(t[j0:j1 + 1], out=scores[:g])
+        if p:  # point j scores max(0, t_{j-1}, -t_j)
             widths[g:g + p] = 1
             first, last = self.near_points[0], self.near_points[-1]
-            zero = np.zeros(p, dtype=scores.dtype)
-            scores[g:g + p] = np.maximum(np.maximum(zero, t[first - 1:last]), -t[first:last + 1])
+            point = scores[g:g + p]
+            np.negative(t[first:last + 1], out=point)
+            np.maximum(point, t[first - 1:last], out=point)
+            np.maximum(point, 0, out=point)
         if self.far_width:
             widths[-1], scores[-1] = self.far_width, far
         self.widths, self.scores = widths, scores
