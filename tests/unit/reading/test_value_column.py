@@ -88,3 +88,16 @@ def test_nan_beside_a_null_is_unusable_too() -> None:
     assert release.value == 5
     with pytest.raises(ValueError, match="blank cell \\(2 unusable"):
         securedp.sum(column, bounds=(0, 10), epsilon=1, rng=ChaChaSource(bytes(32)))
+
+
+@pytest.mark.parametrize("dtype", ["Float32", "Float64"])
+def test_a_pandas_float_column_without_a_missing_cell_is_read_as_float64(dtype: str) -> None:
+    """Read cell by cell it took 130 ms for 10**6 values, against 19 ms with one missing value: a column's time
+    told whether it held a missing cell. Its values as float64 are the same records, exactly."""
+    column = pd.Series([0.5, 2.0**60, -1.25, 3.0, 0.1], dtype=dtype)
+    values = value_column(column)
+    assert isinstance(values, np.ndarray) and not isinstance(values, np.ma.MaskedArray)
+    assert values.dtype == np.float64 and values.tolist() == [float(r) for r in column_values(column)]
+    ours, theirs = (securedp.sum(data, bounds=(-(2**59), 2**59), epsilon=1, lattice="1/4",
+                                 rng=ChaChaSource(bytes(32))) for data in (column, column_values(column)))
+    assert ours.value == theirs.value and ours.parameters == theirs.parameters
