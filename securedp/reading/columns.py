@@ -109,11 +109,11 @@ def column_values(data: Any) -> np.ndarray | list[Any]:
 def value_column(data: Any) -> np.ndarray | list[Any]:
     """The records of a value column (see the module docstring): :func:`column_values`, or a masked array of
     an integer or float column with a missing cell, or a pandas ``Float*`` column's values as ``float64``."""
-    masked = _masked_numbers(data)
-    return column_values(data) if masked is None else masked
+    numeric = _numeric_values(data)
+    return column_values(data) if numeric is None else numeric
 
 
-def _masked_numbers(data: Any) -> np.ndarray | None:
+def _numeric_values(data: Any) -> np.ndarray | None:
     """An integer (at most 64 bits) or float column holding a missing cell as ``(values, mask)``; a pandas
     nullable integer or float column without one as its values; else None (:func:`column_values` reads it)."""
     module = _module(data)

@@ -344,15 +344,14 @@ class Kind:
 
     takes: str
     make: Callable[..., Aggregation]
+    options: frozenset[str] = frozenset()
+    """The keyword options it takes besides its level (a trimmed mean's ``trim``: ``--trim``)."""
 
     def build(self, column: str | None = None, bounds: tuple[Any, Any] | None = None, lattice: Any = None,
               share: Any = None, q: Any = None, trim: Any = None) -> Aggregation:
-        if trim is not None:
-            if self.make is not TrimmedMean:
-                raise ValueError("takes no trim level (--trim is a trimmed mean's)")
-            if column is None or bounds is None:
-                raise ValueError("needs a column and bounds (COLUMN:LO,HI)")
-            return TrimmedMean(column, bounds, lattice, share, trim=trim)
+        options = {} if trim is None else {"trim": trim}
+        if options.keys() - self.options:
+            raise ValueError("takes no trim level (--trim is a trimmed mean's)")
         if self.takes == "nothing":
             return self.make(share)
         if column is None or bounds is None:
@@ -361,13 +360,14 @@ class Kind:
             if q is None:
                 raise ValueError("needs its level (COLUMN:Q:LO,HI)")
             return self.make(column, bounds, lattice, share, q)
-        return self.make(column, bounds, lattice, share)
+        return self.make(column, bounds, lattice, share, **options)
 
 
 KINDS: dict[str, Kind] = {
     "count": Kind("nothing", Count), "persons": Kind("nothing", Persons), "sum": Kind("column", Sum),
     "mean": Kind("column", Mean), "variance": Kind("column", Variance), "median": Kind("column", Median),
-    "quantile": Kind("level", Quantile), "iqr": Kind("column", IQR), "trimmed_mean": Kind("column", TrimmedMean),
+    "quantile": Kind("level", Quantile), "iqr": Kind("column", IQR),
+    "trimmed_mean": Kind("column", TrimmedMean, frozenset({"trim"})),
 }
 """Every aggregation by its name on the command line (``--NAME``) and in recorded queries: the one list
 the command's options, the query parser and replay read."""
