@@ -39,14 +39,16 @@ class Scores:
     :class:`~securedp.hazmat.samplers.FloatGaps`).
     """
 
-    __slots__ = ("_exact", "_unit", "_units", "floats")
+    __slots__ = ("_exact", "_float_span", "_unit", "_units", "floats")
 
     def __init__(self, units: np.ndarray | None = None, unit: Fraction | None = None, *,
-                 floats: np.ndarray | None = None, exact: Callable[[], Scores] | None = None) -> None:
+                 floats: np.ndarray | None = None, exact: Callable[[], Scores] | None = None,
+                 float_span: tuple[float, float] | None = None) -> None:
         self._units = units  # int64, or object array of Python ints
         self._unit = unit
         self._exact = exact
         self.floats = floats  # finite float64 values equal to the scores, when the input was floats
+        self._float_span = float_span  # (min, max) of floats, when known
 
     def _resolve(self) -> Scores:
         make_exact = self._exact
@@ -78,7 +80,7 @@ class Scores:
         integers is needed to sample.
         """
         if self.floats is not None:
-            return FloatGaps(self.floats), Fraction(1)
+            return FloatGaps(self.floats, self._float_span), Fraction(1)
         return self.gaps(), self.unit
 
     def gaps(self) -> np.ndarray:
@@ -128,10 +130,11 @@ def _int_units(arr: np.ndarray) -> np.ndarray:
 
 def _float_scores(arr: np.ndarray, name: str) -> Scores:
     values = arr.astype(np.float64)  # a private copy: a prepared release must not see later edits
-    if not (np.isfinite(values.max()) and np.isfinite(values.min())):  # NaN and infinities reach max or min
+    bottom, top = float(values.min()), float(values.max())
+    if not (math.isfinite(top) and math.isfinite(bottom)):  # NaN and infinities reach max or min
         i = int(np.flatnonzero(~np.isfinite(values))[0])
         raise ValueError(f"{name}[{i}] must be finite, got {arr[i]!r}")
-    return Scores(floats=values, exact=lambda: _float_units(values))
+    return Scores(floats=values, exact=lambda: _float_units(values), float_span=(bottom, top))
 
 
 def _float_units(values: np.ndarray) -> Scores:

@@ -227,8 +227,12 @@ def release_function(prepare: Callable[..., PreparedRelease], name: str, doc: st
     """
 
     def release(*args: Any, rng: RandomSource | None = None, **kwargs: Any) -> Release:
-        check_call(signature, f"securedp.{name}", args, {**kwargs, "rng": rng})
-        released = prepare(*args, **kwargs).execute(rng)
+        try:
+            prepared = prepare(*args, **kwargs)
+        except TypeError:  # a call that does not fit the signature fails before prepare's body runs
+            check_call(signature, f"securedp.{name}", args, {**kwargs, "rng": rng})  # then named here
+            raise
+        released = prepared.execute(rng)
         assert isinstance(released, result)
         return released
 

@@ -128,13 +128,17 @@ from securedp.hazmat.samplers.envelope import (
 )
 from securedp.hazmat.samplers.groups import ExponentGroups, LocateIndex, SlotGroups
 from securedp.hazmat.samplers.slots import DENSE_TABLES, SlotTable, envelope_cap, far_boundary
+from securedp.hazmat.samplers.tally import Tally
 from securedp.hazmat.samplers.uniform import uniform_below_one
 
 _DENSE_LIMIT = 1 << 16
 """Far boundaries up to this size get a dense, cached slot table ``0 .. T-1``."""
 
 LOCATE_BLOCK = 1 << 14
-"""Entries per block when a point is located without the :class:`LocateIndex`."""
+"""Entries per block when a point of an entry with a count is located without the :class:`LocateIndex`."""
+
+WORD_ENTRIES = 64
+"""Entries per packed word when a point is located without counts and without the :class:`LocateIndex`."""
 
 
 class ExpCategorical:
@@ -165,6 +169,7 @@ class ExpCategorical:
         self._rate_q = to_mpq(rate)
         self._index: LocateIndex | None = None
         self._drawn = False
+        self._per_block: list[np.ndarray] | None = None  # each block's counts per group, when a tally kept them
         self.table: SlotTable | None = None
         self.float_gaps: FloatGaps | None = None
         self.gaps: np.ndarray | None = None
@@ -210,32 +215,27 @@ class ExpCategorical:
         """int32 slots ``min(max(g, 0), T)`` and the counts of the near slots ``0 .. T-1``, in one pass by blocks.
 
         An absent entry (count 0, its gap maybe below 0) adds 0 to a slot and is marked -1 afterwards.
-        Only the near entries' counts are summed (the far slot holds the rest). Counts are summed in
-        float64, exactly: every partial sum is an integer below ``2**53``. No temporary is larger
-        than a block.
+        Every entry is counted (a :class:`~securedp.hazmat.samplers.tally.Tally`: the same work however
+        the slots repeat); the far slot's count is not read. Counts are summed in float64, exactly:
+        every partial sum is an integer below ``2**53``. No temporary is larger than a block.
         """
         counts = self.counts
         slot_of = np.empty(self.size, dtype=np.int32)
-        per = np.zeros(far_from + 1, dtype=np.int64 if counts is None else np.float64)
-        buffer = np.empty(min(self.size, BLOCK), dtype=np.int64)
+        tally = Tally(far_from + 1, weighted=counts is not None)
         for start in range(0, self.size, BLOCK):
             stop = min(start + BLOCK, self.size)
-            slots = buffer[:stop - start]
-            np.minimum(gaps[start:stop], far_from, out=slots)
+            slots = slot_of[start:stop]
+            np.minimum(gaps[start:stop], far_from, out=slots, casting="unsafe")  # in [.., T]: fits int32
             if clip_below:
                 np.maximum(slots, 0, out=slots)
-            slot_of[start:stop] = slots
-            if counts is None:
-                per += np.bincount(slots, minlength=far_from + 1)
-            else:
-                near = np.flatnonzero(slots < far_from)
-                per += np.bincount(slots[near], counts[start:stop][near], minlength=far_from + 1)
-        return slot_of, list(per[:far_from].astype(np.int64).tolist())
+            tally.add(slots, None if counts is None else counts[start:stop])
+        self._per_block = tally.per_block
+        return slot_of, tally.counts()[:far_from]
 
     def _exponent_groups(self, exponents: np.ndarray, present: np.ndarray | None) -> None:
         self.groups = ExponentGroups(self.K)
         if present is None:
-            per_group = self._per_group(exponents, None, self.K + 1)
+            per_group = self._per_group(exponents, None, self.K + 1, keep_blocks=True)
         else:
             counts = self.counts
             assert counts is not None  # present is None exactly when counts is None
@@ -245,14 +245,17 @@ class ExpCategorical:
         self.far_slot = self.K
         self._masses(per_group)
 
-    def _per_group(self, group: np.ndarray, counts: np.ndarray | None, size: int) -> list[int]:
-        """Sum of the counts per group index in ``[0, size)``, exactly (by blocks: bincount copies to intp)."""
-        if counts is None or int(counts.sum()) < 1 << 53:  # float64 sums of integers below 2**53 are exact
-            per = np.zeros(size, dtype=np.int64 if counts is None else np.float64)
+    def _per_group(self, group: np.ndarray, counts: np.ndarray | None, size: int,
+                   keep_blocks: bool = False) -> list[int]:
+        """Sum of the counts per group index in ``[0, size)``, exactly (float64 sums of integers below ``2**53``);
+        ``keep_blocks``: ``group`` lists every entry in order, so each block's counts locate a point."""
+        if counts is None or int(counts.sum()) < 1 << 53:
+            tally = Tally(size, weighted=counts is not None)
             for start in range(0, len(group), BLOCK):
-                per += np.bincount(group[start:start + BLOCK], None if counts is None else counts[start:start + BLOCK],
-                                   minlength=size)
-            return list(per.astype(np.int64).tolist())
+                tally.add(group[start:start + BLOCK], None if counts is None else counts[start:start + BLOCK])
+            if keep_blocks:
+                self._per_block = tally.per_block
+            return tally.counts()
         acc = np.zeros(size, dtype=object)
         np.add.at(acc, group, counts.astype(object))
         return [int(c) for c in acc]
@@ -280,13 +283,14 @@ class ExpCategorical:
         """The entry holding point ``position`` of group ``slot``, and the offset inside it.
 
         The same array operations on arrays of the same size whatever the group, its size or the
-        position: a binary search in the :class:`LocateIndex` or, before it is built, by blocks of
-        :data:`LOCATE_BLOCK` entries: the group's points in every block (one comparison and one
-        count per block), a binary search over the blocks' running totals, then one cumulative count
-        and one binary search inside the block holding the point (only the last block may be
-        shorter). Object counts take one cumulative count over every entry. (0.1 took
-        ``flatnonzero(mask)[position]``, which allocates an array as large as the group: its cost
-        revealed how many candidates share the winner's score.)
+        position: a binary search in the :class:`LocateIndex` or, before it is built, a scan. The scan
+        covers the one block of :data:`~securedp.hazmat.samplers.envelope.BLOCK` entries holding the
+        point when the set-up kept each block's counts (a running total over the blocks' counts of the
+        group), else every entry. Without counts it packs the group's entries into 64-bit words, one bit
+        each (:meth:`_locate_bits`); with counts it runs by blocks of :data:`LOCATE_BLOCK` entries (a
+        masked sum per block, then a running count inside one block); object counts take one running
+        count over every entry. (0.1 took ``flatnonzero(mask)[position]``, which allocates an array as
+        large as the group: its cost revealed how many candidates share the winner's score.)
         """
         if self._index is not None:
             return self._index.locate(slot, position)
@@ -295,22 +299,40 @@ class ExpCategorical:
             cumulative = np.cumsum(np.where(self.slot_of == slot, counts, 0))
             i = int(np.searchsorted(cumulative, position, side="right"))
             return i, position - (int(cumulative[i - 1]) if i else 0)
-        # By blocks of LOCATE_BLOCK entries: the group's points in every block, then a cumulative
-        # count inside the one block holding the point (the same work for every block).
-        size, step = self.size, LOCATE_BLOCK
-        per_block = np.empty((size + step - 1) // step, dtype=np.int64)
-        for k, start in enumerate(range(0, size, step)):
-            mask = self.slot_of[start:start + step] == slot
-            per_block[k] = np.count_nonzero(mask) if counts is None else np.sum(counts[start:start + step],
-                                                                                where=mask)
-        before = np.cumsum(per_block)
-        k = int(np.searchsorted(before, position, side="right"))
-        start = k * step
-        position -= int(before[k - 1]) if k else 0
-        mask = self.slot_of[start:start + step] == slot
-        inside = np.cumsum(mask if counts is None else np.where(mask, counts[start:start + step], 0))
+        start, stop = 0, self.size
+        if self._per_block is not None:
+            before = list(accumulate(int(block[slot]) for block in self._per_block))
+            k = bisect_right(before, position)
+            start, stop = k * BLOCK, min((k + 1) * BLOCK, self.size)
+            position -= before[k - 1] if k else 0
+        if counts is None:
+            return start + self._locate_bits(self.slot_of[start:stop] == slot, position), 0
+        step = LOCATE_BLOCK
+        per_step = np.empty((stop - start + step - 1) // step, dtype=np.int64)
+        for k, first in enumerate(range(start, stop, step)):
+            last = min(first + step, stop)
+            per_step[k] = np.sum(counts[first:last], where=self.slot_of[first:last] == slot)
+        running = np.cumsum(per_step)
+        k = int(np.searchsorted(running, position, side="right"))
+        first, last = start + k * step, min(start + (k + 1) * step, stop)
+        position -= int(running[k - 1]) if k else 0
+        inside = np.cumsum(np.where(self.slot_of[first:last] == slot, counts[first:last], 0))
         i = int(np.searchsorted(inside, position, side="right"))
-        return start + i, position - (int(inside[i - 1]) if i else 0)
+        return first + i, position - (int(inside[i - 1]) if i else 0)
+
+    @staticmethod
+    def _locate_bits(member: np.ndarray, position: int) -> int:
+        """The index of the ``position``-th true entry of the boolean ``member``: its bits packed into 64-bit
+        words, the words' population counts and their running total, a binary search for the word holding
+        it, then a running count over that word's :data:`WORD_ENTRIES` entries."""
+        packed = np.packbits(member, bitorder="little")
+        words = np.zeros((len(packed) + 7) // 8, dtype=np.uint64)
+        words.view(np.uint8)[:len(packed)] = packed
+        before = np.cumsum(np.bitwise_count(words), dtype=np.int64)
+        w = int(np.searchsorted(before, position, side="right"))
+        position -= int(before[w - 1]) if w else 0
+        inside = np.cumsum(member[w * WORD_ENTRIES:(w + 1) * WORD_ENTRIES])
+        return w * WORD_ENTRIES + int(np.searchsorted(inside, position, side="right"))
 
     def draw(self, source: RandomSource) -> tuple[int, int]:
         """One exact draw of ``(i, j)``."""

@@ -75,9 +75,10 @@ class FloatGaps:
     :meth:`exact` gives one gap exactly (an ``mpq``), :meth:`integers` all of them.
     """
 
-    def __init__(self, values: np.ndarray) -> None:
+    def __init__(self, values: np.ndarray, span: tuple[float, float] | None = None) -> None:
+        """``span``: ``(min(values), max(values))`` when the caller has them (two passes fewer)."""
         self.values = values
-        self.top = float(values.max())
+        self.bottom, self.top = (float(values.min()), float(values.max())) if span is None else span
         self._top_q = gmpy2.mpq(self.top)
 
     def approx_into(self, start: int, stop: int, out: np.ndarray) -> None:
@@ -91,7 +92,7 @@ class FloatGaps:
     def finite(self) -> bool:
         """Whether every ``d_i`` is finite (``fl`` is monotone: the largest is ``fl(top - min(values))``)."""
         with np.errstate(over="ignore"):
-            return bool(np.isfinite(self.top - self.values.min()))  # float-ok: a monotone bound
+            return bool(np.isfinite(self.top - self.bottom))  # float-ok: a monotone bound
 
     def exact(self, i: int) -> Any:
         """The gap of entry ``i``, exactly."""

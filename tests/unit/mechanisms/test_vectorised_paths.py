@@ -24,6 +24,7 @@ import securedp
 from securedp import ChaChaSource
 from securedp.hazmat.exact.kernels import round_half_even
 from securedp.hazmat.samplers.categorical import LOCATE_BLOCK, ExpCategorical
+from securedp.hazmat.samplers.envelope import FloatGaps
 from securedp.lattice.arrays import BLOCK, FLOAT_BLOCK, float_array, int_array
 from securedp.lattice.clamp import Clamp
 from securedp.lattice.screen import screen_units
@@ -151,13 +152,13 @@ def test_window_entries_from_counts_per_point_are_the_dense_construction(bounds:
                 assert not window.near_lo <= y <= window.near_hi and window.score_at(y) == dense[y - lo_u]
 
 
-@pytest.mark.parametrize("with_counts", [False, True])
-def test_first_draws_locate_by_blocks_like_a_full_cumulative_count(with_counts: bool) -> None:
+@pytest.mark.parametrize(("with_counts", "floats"), [(False, False), (True, False), (False, True)])
+def test_first_draws_locate_by_blocks_like_a_full_cumulative_count(with_counts: bool, floats: bool) -> None:
     rng = np.random.default_rng(15)  # test data only
-    size = 3 * LOCATE_BLOCK + 123
+    size = 3 * LOCATE_BLOCK + 123  # two blocks of the set-up's tally (BLOCK = 2 * LOCATE_BLOCK)
     gaps = rng.integers(0, 30, size)
     counts = rng.integers(0, 3, size) if with_counts else None
-    plan = ExpCategorical(gaps, Fraction(1, 2), counts)
+    plan = ExpCategorical(FloatGaps(gaps / 7) if floats else gaps, Fraction(1, 2), counts)
     weights = np.ones(size, dtype=np.int64) if counts is None else counts
     for group in (0, 5, 29, len(plan.ends) - 1):
         cumulative = np.cumsum(np.where(plan.slot_of == group, weights, 0))

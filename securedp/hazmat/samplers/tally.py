@@ -1,0 +1,59 @@
+"""Counts of small non-negative integers, in a time that does not follow how often each one repeats.
+
+A selection sampler counts its entries per group (:mod:`securedp.hazmat.samplers.categorical`):
+every entry's slot or envelope exponent, ``0 <= v < size``. ``np.bincount`` adds one to
+``count[v]`` entry after entry, and when most entries share a value (the far slot, tied scores)
+each increment waits for the previous one: 10**5 equal values took 2.5 times as long as 10**5
+spread ones, so the set-up time told how the scores were spread.
+
+:class:`Tally` spreads consecutive entries over ``lanes`` counters per value (entry ``i`` adds to
+counter ``v * lanes + i % lanes``), so no increment waits for the one before whatever the values,
+and sums the lanes at the end. It keeps each block's counts, so that a point of a group is looked
+for in one block instead of all of them. The counts are exact: integers in int64, and weights
+(integers) summed in float64 while every partial sum stays below ``2**53``, which the caller checks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from securedp.hazmat.samplers.envelope import BLOCK
+
+LANES = 8
+"""Counters per value while ``size * LANES <= 2**16`` (8 was as fast as 16, and 2.5 times faster than 1
+on equal values); fewer for more values, down to one."""
+
+_LANE_OF = (np.arange(BLOCK) % LANES).astype(np.uint16)
+"""Each entry's lane. A 16-bit index takes a third of the time of a wide one to build."""
+
+PER_BLOCK_LIMIT = 1 << 12
+"""Tallies of at most this many values keep each block's counts (a few KB a block)."""
+
+
+class Tally:
+    """Running counts (or sums of weights) of the integers ``0 <= v < size``, added by blocks of
+    :data:`~securedp.hazmat.samplers.envelope.BLOCK` values (the last one may be shorter)."""
+
+    def __init__(self, size: int, weighted: bool = False) -> None:
+        self.size = size
+        self.lanes = max(1, min(LANES, (1 << 16) // size))
+        self._sums = np.zeros(size * self.lanes, dtype=np.float64 if weighted else np.int64)
+        self._index = np.empty(BLOCK, dtype=np.uint16 if size * self.lanes <= 1 << 16 else np.intp)
+        self._lane_of = _LANE_OF if self.lanes == LANES else _LANE_OF % self.lanes
+        self.per_block: list[np.ndarray] | None = [] if size <= PER_BLOCK_LIMIT else None
+        """Each block's counts of every value (``None`` for a large ``size``)."""
+
+    def add(self, values: np.ndarray, weights: np.ndarray | None = None) -> None:
+        """Count the next block of integers ``values`` (each in ``[0, size)``), or add their ``weights``."""
+        index = self._index[:len(values)]
+        np.multiply(values, self.lanes, out=index, dtype=index.dtype, casting="unsafe")  # fits: exact
+        index += self._lane_of[:len(values)]
+        block = np.bincount(index, weights, minlength=len(self._sums))
+        self._sums += block
+        if self.per_block is not None:
+            self.per_block.append(block.reshape(self.size, self.lanes).sum(axis=1))
+
+    def counts(self) -> list[int]:
+        """The count (or the sum of weights) of every value ``0 .. size-1``."""
+        counts: list[int] = self._sums.reshape(self.size, self.lanes).sum(axis=1).astype(np.int64).tolist()
+        return counts
