@@ -10,6 +10,7 @@ finds the entry holding a point of a group by one binary search. The law and its
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -66,7 +67,7 @@ class ExponentGroups:
 
     def __init__(self, cap: int) -> None:
         self.shift = range(cap + 1)
-        self.unit = [1 << (cap - e) for e in self.shift]
+        self.unit = _exponent_units(cap)
         """Envelope mass of one point of each group, in units of ``2**-K``."""
         self.capped_from = cap
         """The groups with ``e = K``: this one and every later one."""
@@ -82,6 +83,12 @@ class ExponentGroups:
     def acceptance(self, group: int, x: Any) -> Real:
         """The exact acceptance probability ``exp(-x) * 2**e`` of an entry of ``group``."""
         return exp_neg(x, group)
+
+
+@functools.cache
+def _exponent_units(cap: int) -> list[int]:
+    """``2**(K - e)`` for ``e = 0 .. K`` (``K = cap``): shared by every plan of that cap, never modified."""
+    return [1 << (cap - e) for e in range(cap + 1)]
 
 
 class LocateIndex:
