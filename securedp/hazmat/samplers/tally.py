@@ -26,6 +26,11 @@ on equal values); fewer for more values, down to one."""
 _LANE_OF = (np.arange(BLOCK) % LANES).astype(np.uint16)
 """Each entry's lane. A 16-bit index takes a third of the time of a wide one to build."""
 
+CHUNK = 1 << 13
+"""Values per ``np.bincount`` call: its intp copy of the index (64 KB) stays below glibc's threshold for
+mapping fresh pages. With whole blocks (256 KB) one process in three mapped and unmapped the copy at every
+call, and its set-up took 1.5 times as long."""
+
 PER_BLOCK_LIMIT = 1 << 12
 """Tallies of at most this many values keep each block's counts (a few KB a block)."""
 
@@ -48,7 +53,10 @@ class Tally:
         index = self._index[:len(values)]
         np.multiply(values, self.lanes, out=index, dtype=index.dtype, casting="unsafe")  # fits: exact
         index += self._lane_of[:len(values)]
-        block = np.bincount(index, weights, minlength=len(self._sums))
+        block: np.ndarray = np.zeros_like(self._sums)
+        for start in range(0, len(values), CHUNK):  # np.bincount copies a 16-bit index to intp: keep it small
+            block += np.bincount(index[start:start + CHUNK], None if weights is None else weights[start:start + CHUNK],
+                                 minlength=len(self._sums))
         self._sums += block
         if self.per_block is not None:
             self.per_block.append(block.reshape(self.size, self.lanes).sum(axis=1))
