@@ -91,8 +91,11 @@ are expected.
 with their cumulative counts (:class:`LocateIndex`): point ``p`` of group
 ``G`` is found by one binary search over all entries, whatever ``G``, its
 size or ``p``. The index is built on a plan's second draw, so a plan drawn
-once (a fresh call) locates by blocks instead (a count per block, then one
-cumulative count inside one block); both do the same work for every group.
+once (a fresh call) scans instead: the set-up counted the entries per group
+block by block (:class:`~securedp.hazmat.samplers.tally.Tally`, whose time
+does not follow how the groups repeat), so the block holding the point is
+known and only its entries are scanned (packed into 64-bit words when the
+entries have no counts). Both do the same work for every group.
 
 **Timing.** A round does the same work whatever it proposes: a uniform
 integer (rejection count independent of its value), a bisection over the
