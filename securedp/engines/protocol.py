@@ -32,7 +32,12 @@ if TYPE_CHECKING:  # the interchange types name the frames engines hand over; no
     import numpy as np
     import polars as pl
 
+RESERVED = "_securedp_"
+"""The prefix of the engines' own column names; a table's columns may not start with it (``prepare_table``
+refuses them, from the names alone)."""
 PERSON = "_securedp_person"
+KEY = "_securedp_key"
+"""Group column ``i`` is named ``KEY + str(i)`` inside an engine."""
 UNITS = "_units"
 
 

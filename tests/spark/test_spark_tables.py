@@ -188,3 +188,23 @@ def test_spark_and_memory_read_undecodable_ids_alike(spark, tmp_path):
                                                                                         **query).value
               for data in (str(path), spark.read.parquet(str(path)))]
     assert values[0] == values[1]
+
+
+@pytest.mark.parametrize("role", ["region", "pid", "income"])
+def test_a_column_named_like_an_engine_column_gives_the_in_memory_table(spark, role):
+    """Spark's own columns (``_rows``, ``_kept0``, ``_units0`` ...) never meet the caller's: the group columns take
+    the engine's names inside it, as in memory (tests/unit/engines/test_column_names.py). Before, a group column
+    named ``_pair_digest`` changed the release and six of these names stopped it with Spark's own error."""
+    rng = np.random.default_rng(5)  # test data only
+    data = pd.DataFrame({"pid": rng.integers(0, 40, 300), "region": rng.choice(["a", "b"], 300),
+                         "income": rng.integers(0, 10, 300)})
+    for name in ("_units0", "_rows", "_kept0", "_n", "_sum0", "_persons", "_group_rank", "_pair_digest", "_row_digest0"):
+        named = {"region": "region", "pid": "pid", "income": "income", role: name}
+        options = {"aggregations": [Count(), Persons(), Sum(named["income"], (0, 10)),
+                                    Median(named["income"], (0, 10))],
+                   "group_by": [named["region"]], "keys": ["a", "b"], "id_column": named["pid"], "epsilon": 5,
+                   "max_groups": 1, "max_rows": 2}
+        renamed = data.rename(columns={role: name})
+        memory = prepare_table(renamed, **options).execute(ChaChaSource(bytes(32)))
+        distributed = prepare_table(spark.createDataFrame(renamed), **options).execute(ChaChaSource(bytes(32)))
+        assert distributed.value == memory.value, name

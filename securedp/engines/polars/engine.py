@@ -13,7 +13,7 @@ import polars as pl
 from securedp.engines.frames import ROW, exact_frame, read_table
 from securedp.engines.keys import PublicKeys
 from securedp.engines.polars import bounding, rowwise
-from securedp.engines.protocol import PERSON, UNITS, Bounds, ColumnSpec, KeyAggregates, UnitCounts
+from securedp.engines.protocol import KEY, PERSON, UNITS, Bounds, ColumnSpec, KeyAggregates, UnitCounts
 from securedp.lattice.columns import NotOneColumnError, first_row_record, nested_column_error
 
 
@@ -33,8 +33,13 @@ class PolarsEngine:
         frames = read_table(data, PERSON, id_column, bounds.group_by, [c.column for c in columns],
                             drop_bad_keys=bounds.analyst_facing, drop_missing_keys=bounds.drop_missing_keys,
                             schema=bounds.schema)
-        frame = frames.frame
-        self.public = None if public is None else public.typed(frame.schema)  # rows or none: item 6 of issue 16
+        # The group columns take the engine's own names (``_securedp_key0`` ...): no column the engine adds
+        # (``_units``, ``_n``, ``_sum`` ...) can then share a name with one of the caller's.
+        names = {c: f"{KEY}{i}" for i, c in enumerate(bounds.group_by)}
+        self.group_names = list(bounds.group_by)
+        frame = frames.frame.rename(names)
+        self.public = None if public is None else public.typed(frames.frame.schema).rename(names)  # item 6 of issue 16
+        bounds = dataclasses.replace(bounds, group_by=list(names.values()))
         if self.public is not None:
             untyped = [c for c in bounds.group_by if frame.schema[c] == pl.Null]  # no usable cell: the keys' type
             frame = frame.with_columns(pl.col(c).cast(self.public.schema[c]) for c in untyped)
@@ -118,7 +123,7 @@ class PolarsEngine:
 
     def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]],
                steps: Mapping[str, Fraction | None]) -> Any:
-        keys = {c: self.base.schema[c] for c in self.bounds.group_by}
+        keys = {c: self.base.schema[k] for c, k in zip(self.group_names, self.bounds.group_by, strict=True)}
         return exact_frame(names, rows, self.kind, keys, steps)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import operator
 from collections.abc import Mapping, Sequence
@@ -12,7 +13,7 @@ import polars as pl
 
 from securedp.engines.frames import exact_frame
 from securedp.engines.keys import PublicKeys
-from securedp.engines.protocol import PERSON, UNITS, Bounds, ColumnSpec, KeyAggregates, UnitCounts
+from securedp.engines.protocol import KEY, PERSON, UNITS, Bounds, ColumnSpec, KeyAggregates, UnitCounts
 from securedp.engines.spark import bounding as spark_bounding
 from securedp.engines.spark import functions as spark_engine
 from securedp.engines.spark.bounding import collected_aggregates
@@ -41,10 +42,16 @@ class SparkEngine:
         absent = [c for c in needed_columns(id_column, bounds, columns) if c not in data.columns]
         if absent:
             raise ValueError(f"column(s) {absent} are not in the table (it has {list(data.columns)})")
-        frame = self._read(data, id_column, bounds, columns, missing, fill)
+        # The group columns take the engine's own names (``_securedp_key0`` ...), as in memory: no column the
+        # engine adds (``_rows``, ``_kept0`` ...) can then share a name with one of the caller's.
+        names = {c: f"{KEY}{i}" for i, c in enumerate(bounds.group_by)}
+        self.group_names = list(bounds.group_by)
+        frame = self._read(data, id_column, bounds, names, columns, missing, fill)
+        self.bounds = bounds = dataclasses.replace(bounds, group_by=list(names.values()))
         schema = frame.select(*bounds.group_by).schema
         self.public = None if public is None else public.typed(
-            {c: _SPARK_KEY_TYPES.get(schema[c].dataType.simpleString(), pl.Null()) for c in bounds.group_by})
+            {c: _SPARK_KEY_TYPES.get(schema[k].dataType.simpleString(), pl.Null()) for c, k in names.items()}
+        ).rename(names)
         if self.public is not None and bounds.group_by:
             keys = self.session.createDataFrame(self.public.rows(), schema=schema)
             frame = frame.join(f.broadcast(keys), on=bounds.group_by, how="left_semi")  # no shuffle of the rows
@@ -58,9 +65,10 @@ class SparkEngine:
             raise ValueError("the Spark engine computes no histogram: release it from a pandas, Polars or pyarrow "
                              "table or a file (the in-memory engine), or count each category with a table")
 
-    def _read(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec], missing: str,
-              fill: Any) -> Any:
-        """``data`` as the person, the group keys and each value column's units, read by the in-memory rules
+    def _read(self, data: Any, id_column: str | None, bounds: Bounds, names: Mapping[str, str],
+              columns: Sequence[ColumnSpec], missing: str, fill: Any) -> Any:
+        """``data`` as the person, the group keys (under ``names``) and each value column's units, read by the
+        in-memory rules
         (:func:`~securedp.engines.spark.functions.key_cells`, the lattice screen): rows with an unusable id or
         key dropped (analyst-facing; a group key with ``drop_missing_keys``) or refused, with unusable values
         (``missing="raise"``), in one check job and the in-memory reader's words."""
@@ -76,20 +84,21 @@ class SparkEngine:
                                            missing, fill, not bounds.analyst_facing).alias(name)
                  for spec, name in zip(columns, self.units, strict=True)]
         raw = {c: f"{_RAW}{i}" for i, c in enumerate(needed_columns(id_column, bounds, columns))}
-        frame = data.select(person.alias(PERSON), *(read[c].alias(c) for c in bounds.group_by), *units,
+        frame = data.select(person.alias(PERSON), *(read[c].alias(names[c]) for c in bounds.group_by), *units,
                             *(f.col(spark_engine.quoted(c)).alias(name) for c, name in raw.items()))
-        dropped = [PERSON if c == id_column else c for c, role in roles
+        named = {**names, **({id_column: PERSON} if id_column else {})}  # each read column's name in ``frame``
+        dropped = [named[c] for c, role in roles
                    if bounds.analyst_facing or (bounds.drop_missing_keys and role == "group_by")]
         if dropped:  # a rule of each row alone: its own id or key is unusable
             frame = frame.filter(functools.reduce(operator.and_, (f.col(c).isNotNull() for c in dropped)))
         text_columns = {c: data.schema[c].dataType.simpleString() == "string" and declared.get(c) != "int"
                         for c, _ in roles}
-        keys = [spark_engine.KeyCheck(PERSON if c == id_column else c, raw[c], c, role, not text_columns[c])
-                for c, role in roles if (PERSON if c == id_column else c) not in dropped]
+        keys = [spark_engine.KeyCheck(named[c], raw[c], c, role, not text_columns[c])
+                for c, role in roles if named[c] not in dropped]
         values = [spark_engine.ValueCheck(name, raw[spec.column], spec.column, spec.whole)
                   for spec, name in zip(columns, self.units, strict=True)] if missing == "raise" else []
         spark_engine.check_cells(frame, keys, values)
-        return frame.select(PERSON, *bounds.group_by, *self.units)
+        return frame.select(PERSON, *names.values(), *self.units)
 
     def _aggregate(self, salt: bytes, indices: list[int]) -> list[Any]:
         """Bound and aggregate the value columns ``indices`` (with the squares their specs ask for) in one
@@ -130,10 +139,10 @@ class SparkEngine:
 
     def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]],
                steps: Mapping[str, Fraction | None]) -> Any:
-        keys = {c: pl.String() if t == "string" else pl.Int64() for c, t in
-                ((c, self.frame.schema[c].dataType.simpleString()) for c in self.bounds.group_by)}
+        types = {c: self.frame.schema[k].dataType for c, k in zip(self.group_names, self.bounds.group_by, strict=True)}
+        keys = {c: pl.String() if t.simpleString() == "string" else pl.Int64() for c, t in types.items()}
         frame = exact_frame(names, rows, "polars", keys, steps)
-        return self.session.createDataFrame(frame.to_pandas(), schema=_spark_schema(frame, self.frame.schema))
+        return self.session.createDataFrame(frame.to_pandas(), schema=_spark_schema(frame, types))
 
 
 _RAW = "_securedp_cell"
@@ -145,14 +154,15 @@ def needed_columns(id_column: str | None, bounds: Bounds, columns: Sequence[Colu
     return list(dict.fromkeys([*([id_column] if id_column else []), *bounds.group_by, *(c.column for c in columns)]))
 
 
-def _spark_schema(frame: pl.DataFrame, source: Any) -> Any:
-    """The Spark schema of the released frame (explicit, so that a table with no cell keeps its types)."""
+def _spark_schema(frame: pl.DataFrame, key_types: Mapping[str, Any]) -> Any:
+    """The Spark schema of the released frame (explicit, so that a table with no cell keeps its types); a group
+    column keeps its Spark type (``key_types``)."""
     from pyspark.sql import types
 
     fields = []
     for name, dtype in frame.schema.items():
-        if name in source.fieldNames():
-            kind = source[name].dataType
+        if name in key_types:
+            kind = key_types[name]
         elif isinstance(dtype, pl.Decimal):
             kind = types.DecimalType(38, dtype.scale or 0)
         elif dtype == pl.String:
