@@ -198,7 +198,8 @@ def test_a_column_named_like_an_engine_column_gives_the_in_memory_table(spark, r
     rng = np.random.default_rng(5)  # test data only
     data = pd.DataFrame({"pid": rng.integers(0, 40, 300), "region": rng.choice(["a", "b"], 300),
                          "income": rng.integers(0, 10, 300)})
-    for name in ("_units0", "_rows", "_kept0", "_n", "_sum0", "_persons", "_group_rank", "_pair_digest", "_row_digest0"):
+    for name in ("_units0", "_rows", "_kept0", "_n", "_sum0", "_persons", "_group_rank", "_pair_digest",
+                 "_row_digest0"):
         named = {"region": "region", "pid": "pid", "income": "income", role: name}
         options = {"aggregations": [Count(), Persons(), Sum(named["income"], (0, 10)),
                                     Median(named["income"], (0, 10))],
