@@ -66,3 +66,10 @@ def test_a_reserved_name_is_refused_before_the_data_is_read(name: str, role: str
     names = {"g": "g", "pid": "pid", "x": "x", role: name}
     with pytest.raises(ValueError, match="start with '_securedp_', the prefix of securedp's own columns"):
         _values(BASE.rename({role: name}), names["g"], names["pid"], names["x"], False)
+
+
+def test_the_contribution_analysis_refuses_a_reserved_name_too() -> None:
+    from securedp.planning import analyze_contributions
+
+    with pytest.raises(ValueError, match="start with '_securedp_'"):
+        analyze_contributions(BASE.rename({"g": "_securedp_rows"}), id_column="pid", group_by=["_securedp_rows"])
