@@ -105,13 +105,12 @@ def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence
         if unusable.any():
             count = int(unusable.sum())
             raise read[column].refused(column, role, source.where, int(unusable.arg_true()[0]), count)
-    exprs = [pl.col(c) for c in group_by]
-    if id_column is not None:
-        exprs.append(pl.col(id_column).alias(person))
-    else:  # each row is its own person: its position in the caller's table, whatever rows are dropped
-        exprs.append(pl.col(ROW).alias(person))
+    # The person is the id column or, without one, each row's position in the caller's table (whatever rows
+    # are dropped). The frame is built from the columns themselves (no copy; a select's query plan took 0.1 ms).
+    columns = [frame.get_column(c) for c in group_by]
+    columns.append(frame.get_column(id_column if id_column is not None else ROW).alias(person))
     records = {c: value_column(source.columns[c]) for c in values}
-    return Frames(frame.select([*exprs, ROW]), source.kind, records, source.where)
+    return Frames(pl.DataFrame([*columns, frame.get_column(ROW)]), source.kind, records, source.where)
 
 
 def _decimal_places(step: Fraction) -> int | None:

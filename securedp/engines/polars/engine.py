@@ -37,18 +37,20 @@ class PolarsEngine:
         # (``_units``, ``_n``, ``_sum`` ...) can then share a name with one of the caller's.
         names = {c: f"{KEY}{i}" for i, c in enumerate(bounds.group_by)}
         self.group_names = list(bounds.group_by)
-        frame = frames.frame.rename(names)
+        frame = pl.DataFrame([s.alias(names.get(s.name, s.name)) for s in frames.frame.get_columns()])  # no copy
         self.public = None if public is None else public.typed(frames.frame.schema).rename(names)  # item 6 of issue 16
         bounds = dataclasses.replace(bounds, group_by=list(names.values()))
         if self.public is not None:
             untyped = [c for c in bounds.group_by if frame.schema[c] == pl.Null]  # no usable cell: the keys' type
-            frame = frame.with_columns(pl.col(c).cast(self.public.schema[c]) for c in untyped)
+            if untyped:
+                frame = frame.with_columns(pl.col(c).cast(self.public.schema[c]) for c in untyped)
             frame = _with_public_keys(frame, self.public)
         untyped = [c for c in (PERSON, *bounds.group_by) if frame.schema[c] == pl.Null]  # no usable cell, no row
-        frame = frame.with_columns(pl.col(c).cast(pl.Int64) for c in untyped)
+        if untyped:
+            frame = frame.with_columns(pl.col(c).cast(pl.Int64) for c in untyped)
         self.kind, self.bounds = frames.kind, bounds
         self.rowwise = id_column is None
-        self.base = frame.select([PERSON, *bounds.group_by])
+        self.base = pl.DataFrame([frame.get_column(c) for c in (PERSON, *bounds.group_by)])  # no copy, no query plan
         rows = frame[ROW].to_numpy()
         self.specs = list(columns)
         self.where = frames.where
@@ -75,7 +77,7 @@ class PolarsEngine:
         except TypeError as error:  # a column type the lattice refuses (bool): name the column
             raise TypeError(f"column {spec.column!r}: {error}") from None
         kept_rows = self.base if kept is None else self.base.filter(pl.Series(kept))
-        return kept_rows.with_columns(pl.Series(UNITS, np.asarray(units, dtype=np.int64)))
+        return kept_rows.hstack([pl.Series(UNITS, np.asarray(units, dtype=np.int64))])  # base has no UNITS column
 
     def counts(self, salt: bytes) -> KeyAggregates:
         b = self.bounds
