@@ -104,6 +104,9 @@ def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Ag
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     level = check_alpha(alpha)
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)
+    twice = sorted({c for c in group_by if group_by.count(c) > 1}, key=str)
+    if twice:
+        raise ValueError(f"group_by names column(s) {twice} more than once: name each group column once")
     aggregations = list(aggregations)
     if not aggregations:
         raise ValueError("give at least one aggregation")

@@ -73,3 +73,8 @@ def test_the_contribution_analysis_refuses_a_reserved_name_too() -> None:
 
     with pytest.raises(ValueError, match="start with '_securedp_'"):
         analyze_contributions(BASE.rename({"g": "_securedp_rows"}), id_column="pid", group_by=["_securedp_rows"])
+
+
+def test_a_group_column_named_twice_is_refused_in_words() -> None:
+    with pytest.raises(ValueError, match=r"group_by names column\(s\) \['g'\] more than once"):
+        securedp.table(BASE, aggregations=[Count()], group_by=["g", "g"], keys=[("a", "a")], epsilon=1)
