@@ -227,10 +227,11 @@ class ExpCategorical:
         tally = Tally(far_from + 1, weighted=counts is not None)
         for start in range(0, self.size, BLOCK):
             stop = min(start + BLOCK, self.size)
-            slots = slot_of[start:stop]
-            np.minimum(gaps[start:stop], far_from, out=slots, casting="unsafe")  # in [.., T]: fits int32
+            slots = slot_of[start:stop]  # computed in int64, written in [0, T]: fits int32
             if clip_below:
-                np.maximum(slots, 0, out=slots)
+                np.clip(gaps[start:stop], 0, far_from, out=slots, casting="unsafe")
+            else:
+                np.minimum(gaps[start:stop], far_from, out=slots, casting="unsafe")
             tally.add(slots, None if counts is None else counts[start:stop])
         self._per_block = tally.per_block
         return slot_of, tally.counts()[:far_from]

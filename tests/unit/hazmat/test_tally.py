@@ -46,3 +46,19 @@ def test_counts_equal_bincount(size: int, n: int, weighted: bool, tied: bool, se
 def test_lanes_and_block_counts_follow_the_size_only(size: int, lanes: int, per_block: bool) -> None:
     tally = Tally(size)
     assert tally.lanes == lanes and (tally.per_block is not None) == per_block
+
+
+def test_absent_entries_far_below_the_smallest_gap_count_nothing_and_are_never_drawn() -> None:
+    """An entry with count 0 may have any gap, below ``-2**31`` too: its slot is clipped in int64 before it is
+    written as int32 (a wrapped slot would have fallen outside the tally)."""
+    from fractions import Fraction
+
+    from securedp import ChaChaSource
+    from securedp.hazmat.samplers.categorical import ExpCategorical
+
+    gaps = np.array([-(2**32 - 30000), 3, 0, -(2**40), 7, 2**40], dtype=np.int64)  # -(2**32 - 30000) wraps to 30000
+    counts = np.array([0, 2, 1, 0, 1, 3])
+    plan = ExpCategorical(gaps, Fraction(1, 3), counts)
+    assert plan.slot_of[0] == plan.slot_of[3] == -1
+    source = ChaChaSource(bytes(32))
+    assert {plan.draw(source)[0] for _ in range(200)} <= {1, 2, 4, 5}
