@@ -33,12 +33,26 @@ if TYPE_CHECKING:  # the interchange types name the frames engines hand over; no
     import polars as pl
 
 RESERVED = "_securedp_"
-"""The prefix of the engines' own column names; a table's columns may not start with it (``prepare_table``
-refuses them, from the names alone)."""
+"""The prefix of the engines' own column names; a table's columns may not start with it
+(:func:`refuse_reserved`)."""
 PERSON = "_securedp_person"
 KEY = "_securedp_key"
-"""Group column ``i`` is named ``KEY + str(i)`` inside an engine."""
+"""Group column ``i`` is named ``KEY + str(i)`` inside an engine (:func:`key_names`)."""
 UNITS = "_units"
+
+
+def key_names(group_by: Sequence[str]) -> dict[str, str]:
+    """Each group column's name inside an engine: no column an engine adds (``_units``, ``_n``, ``_rows`` ...)
+    can then share a name with one of the caller's."""
+    return {c: f"{KEY}{i}" for i, c in enumerate(group_by)}
+
+
+def refuse_reserved(columns: Sequence[Any]) -> None:
+    """Refuse column names that start with :data:`RESERVED`, from the names alone (before any data is read)."""
+    reserved = [c for c in dict.fromkeys(columns) if isinstance(c, str) and c.startswith(RESERVED)]
+    if reserved:
+        raise ValueError(f"column name(s) {reserved} start with {RESERVED!r}, the prefix of securedp's own columns: "
+                         "rename them")
 
 
 @dataclass(frozen=True)

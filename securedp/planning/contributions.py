@@ -70,7 +70,7 @@ import polars as pl
 from securedp.accounting.methods import session_method
 from securedp.accounting.session import Session
 from securedp.engines.frames import read_table
-from securedp.engines.protocol import RESERVED
+from securedp.engines.protocol import refuse_reserved
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import display_rational, positive_rational
 from securedp.mechanisms.contributions import analyst_facing, positive_count
@@ -119,10 +119,7 @@ def _check_public(id_column: Any, group_by: Any) -> list[str]:
         raise ValueError("group_by must name at least one group column")
     if id_column in groups:
         raise ValueError(f"id_column {id_column!r} is also a group_by column")
-    reserved = [c for c in (id_column, *groups) if isinstance(c, str) and c.startswith(RESERVED)]
-    if reserved:
-        raise ValueError(f"column name(s) {reserved} start with {RESERVED!r}, the prefix of securedp's own columns: "
-                         "rename them")
+    refuse_reserved([id_column, *groups])
     return groups
 
 

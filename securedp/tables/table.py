@@ -219,13 +219,9 @@ def prepare_table(
     if id_column is not None and id_column in priced.group_by:
         raise ValueError(f"id_column {id_column!r} is also a group_by column: each person would be their own "
                          "group; group by another column")
-    from securedp.engines.protocol import RESERVED
-    named = [*priced.group_by, *([id_column] if id_column is not None else []),
-             *(a.column for a in priced.aggregations if isinstance(a, ColumnAggregation))]
-    reserved = [c for c in dict.fromkeys(named) if isinstance(c, str) and c.startswith(RESERVED)]
-    if reserved:
-        raise ValueError(f"column name(s) {reserved} start with {RESERVED!r}, the prefix of securedp's own columns: "
-                         "rename them")
+    from securedp.engines.protocol import refuse_reserved
+    refuse_reserved([*priced.group_by, *([id_column] if id_column is not None else []),
+                     *(a.column for a in priced.aggregations if isinstance(a, ColumnAggregation))])
     cost, k, m, level, group_by = priced.cost, priced.k, priced.m, priced.alpha, priced.group_by
     aggregations, private, rule, dlt, shares = (priced.aggregations, priced.private, priced.rule, priced.delta,
                                                 priced.shares)

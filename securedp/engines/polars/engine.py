@@ -13,7 +13,7 @@ import polars as pl
 from securedp.engines.frames import ROW, exact_frame, read_table
 from securedp.engines.keys import PublicKeys
 from securedp.engines.polars import bounding, rowwise
-from securedp.engines.protocol import KEY, PERSON, UNITS, Bounds, ColumnSpec, KeyAggregates, UnitCounts
+from securedp.engines.protocol import PERSON, UNITS, Bounds, ColumnSpec, KeyAggregates, UnitCounts, key_names
 from securedp.lattice.columns import NotOneColumnError, first_row_record, nested_column_error
 
 
@@ -33,9 +33,8 @@ class PolarsEngine:
         frames = read_table(data, PERSON, id_column, bounds.group_by, [c.column for c in columns],
                             drop_bad_keys=bounds.analyst_facing, drop_missing_keys=bounds.drop_missing_keys,
                             schema=bounds.schema)
-        # The group columns take the engine's own names (``_securedp_key0`` ...): no column the engine adds
-        # (``_units``, ``_n``, ``_sum`` ...) can then share a name with one of the caller's.
-        names = {c: f"{KEY}{i}" for i, c in enumerate(bounds.group_by)}
+        # The group columns take the engine's own names (``_securedp_key0`` ...): see key_names.
+        names = key_names(bounds.group_by)
         self.group_names = list(bounds.group_by)
         frame = pl.DataFrame([s.alias(names.get(s.name, s.name)) for s in frames.frame.get_columns()])  # no copy
         self.public = None if public is None else public.typed(frames.frame.schema).rename(names)  # item 6 of issue 16

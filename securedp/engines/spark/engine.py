@@ -13,7 +13,7 @@ import polars as pl
 
 from securedp.engines.frames import exact_frame
 from securedp.engines.keys import PublicKeys
-from securedp.engines.protocol import KEY, PERSON, UNITS, Bounds, ColumnSpec, KeyAggregates, UnitCounts
+from securedp.engines.protocol import PERSON, UNITS, Bounds, ColumnSpec, KeyAggregates, UnitCounts, key_names
 from securedp.engines.spark import bounding as spark_bounding
 from securedp.engines.spark import functions as spark_engine
 from securedp.engines.spark.bounding import collected_aggregates
@@ -42,9 +42,8 @@ class SparkEngine:
         absent = [c for c in needed_columns(id_column, bounds, columns) if c not in data.columns]
         if absent:
             raise ValueError(f"column(s) {absent} are not in the table (it has {list(data.columns)})")
-        # The group columns take the engine's own names (``_securedp_key0`` ...), as in memory: no column the
-        # engine adds (``_rows``, ``_kept0`` ...) can then share a name with one of the caller's.
-        names = {c: f"{KEY}{i}" for i, c in enumerate(bounds.group_by)}
+        # The group columns take the engine's own names (``_securedp_key0`` ...), as in memory: see key_names.
+        names = key_names(bounds.group_by)
         self.group_names = list(bounds.group_by)
         frame = self._read(data, id_column, bounds, names, columns, missing, fill)
         self.bounds = bounds = dataclasses.replace(bounds, group_by=list(names.values()))
