@@ -3,7 +3,7 @@
 For gaps ``g_i >= 0`` and a rational ``rate > 0`` the selection sampler
 (:mod:`securedp.hazmat.samplers.categorical`) needs integers
 ``0 <= e_i <= K`` with ``exp(-rate * g_i) <= 2**-e_i`` (a valid envelope) and
-``e_i >= t_i - 1 - 2**-15`` unless ``e_i = K`` (an efficient one), where
+``e_i >= t_i - 1 - 2**-17`` unless ``e_i = K`` (an efficient one), where
 ``t_i = rate * g_i / ln 2``. No float ever decides an outcome: the exponents
 only shape the proposal, and any valid choice gives the exact law.
 :class:`FloatGaps` holds float64 scores exactly (gaps ``top - v_i`` at their
@@ -11,11 +11,11 @@ binary values).
 
 **Envelope exponents in float64: error analysis.** Let ``L`` be a rational
 lower bound on ``1 / ln 2`` (MPFR, rounded down; ``L ln 2 > 1 - 2**-250``)
-and ``c = rate * L`` (exact rational), so ``g * c <= t``. Write
-``2**ce <= c < 2**(ce + 1)``. Every gap comes with a finite float64
-``d_i`` with ``0 <= d_i <= g_i (1 + u)``, ``u = 2**-53``: ``fl(g_i)`` for
-int64 gaps (a correctly rounded conversion), ``fl(top - v_i)`` for float
-gaps (a correctly rounded subtraction of two doubles; when it could
+and ``c = rate * L * (1 - 2**-40)`` (exact rational), so ``g * c <= t (1 -
+2**-40)``. Write ``2**ce <= c < 2**(ce + 1)``. Every gap comes with a finite
+float64 ``d_i`` with ``g_i (1 - u) <= d_i <= g_i (1 + u)``, ``u = 2**-53``:
+``fl(g_i)`` for int64 gaps (a correctly rounded conversion), ``fl(top - v_i)``
+for float gaps (a correctly rounded subtraction of two doubles; when it could
 overflow, i.e. the scores span more than ``DBL_MAX``, the float gaps are
 turned into exact integers instead). Then, in float64 (round to nearest):
 
@@ -24,23 +24,24 @@ turned into exact integers instead). Then, in float64 (round to nearest):
   in ``[1, 2]``, ``x_i = ldexp(fl(m_i * cm), clip(k_i + ce, -1100, 1100))``
   (``fl(m_i * cm)`` lies in ``[1/2, 2]``: no overflow or underflow);
 
-and ``e_i = trunc(fl(min(x_i, K + 1) - 2**-16))``. In both cases three
-correctly rounded operations (``fl(c)`` or ``cm``, ``d_i``, the product) and
-at most one underflow of the result (absolute error ``<= 2**-1075``) give
-``x_i <= g_i c (1 + u)**3 + 2**-1075 <= t_i (1 + 2**-51) + 2**-1075``
-(``(1 + u)**3 < 1 + 4u``). Clipping the exponent down only lowers ``x_i``;
-clipping it up (``k_i + ce < -1100``) gives ``x_i <= 2**-1099``, hence
-``e_i = 0``. An overflow to ``inf``, or a clip down, happens only when the
-exact ``g_i c`` exceeds ``2**1022``, so ``t_i > K``. ``K + 1 - 2**-16`` is
-exact, so ``0 <= e_i <= K`` (the argument of ``trunc`` exceeds ``-1``).
-*Claim:* ``e_i <= t_i``. If ``t_i >= K`` this holds because ``e_i <= K``.
-Otherwise ``t_i < K <= 2**20`` (checked), so ``x_i < K + 1`` (the ``min``
-is inactive) and ``fl(x_i - 2**-16) <= x_i - 2**-16 + 2**-32 <= t_i +
-2**-31 + 2**-1075 - 2**-16 + 2**-32 < t_i``; ``e_i`` is 0 or the truncation
-of that non-negative number, so ``e_i < t_i``. *Efficiency:* the same
-bounds the other way give ``e_i >= t_i - 1 - 2**-15`` unless ``e_i = K``, so
-a near entry is accepted with probability ``a_i > 2**-(1 + 2**-15) > 1/2 -
-2**-16``. Huge integer gaps (object arrays) skip floats altogether:
+and ``e_i = trunc(min(x_i, K + 1 - 2**-16))`` (``K + 1 - 2**-16`` is exact, so
+``0 <= e_i <= K``). In both cases three correctly rounded operations (``fl(c)``
+or ``cm``, ``d_i``, the product) and at most one underflow of the result
+(absolute error ``<= 2**-1075``) give ``x_i <= g_i c (1 + u)**3 + 2**-1075
+<= t_i (1 - 2**-40) (1 + 2**-51) + 2**-1075`` (``(1 + u)**3 < 1 + 4u``).
+Clipping the exponent down only lowers ``x_i``; clipping it up (``k_i + ce <
+-1100``) gives ``x_i <= 2**-1099``, hence ``e_i = 0``. An overflow to ``inf``,
+or a clip down, happens only when the exact ``g_i c`` exceeds ``2**1022``, so
+``t_i > K``.
+*Claim:* ``e_i <= t_i``. If ``x_i < 1``, ``e_i = 0 <= t_i``. Otherwise
+``t_i > 2**-1000`` (else ``x_i < 1``), so ``t_i 2**-41 > 2**-1075`` and
+``x_i < t_i``: if the ``min`` is active, ``t_i > x_i >= K + 1 - 2**-16 > K =
+e_i``; else ``e_i = trunc(x_i) <= x_i < t_i``.
+*Efficiency:* the same bounds the other way give ``x_i >= t_i (1 - 2**-39) -
+2**-1075``; if ``e_i < K`` the ``min`` is inactive, so ``t_i < (K + 1) (1 +
+2**-38) <= 2**21`` and ``e_i > x_i - 1 >= t_i - 1 - 2**-17``. So a near entry
+is accepted with probability ``a_i > 2**-(1 + 2**-17) > 1/2 - 2**-16``.
+Huge integer gaps (object arrays) skip floats altogether:
 ``e_i = min(K, floor(g_i * c))``, exact integer arithmetic. Float lines are
 marked ``# float-ok``.
 """
@@ -58,6 +59,8 @@ import numpy as np
 from securedp.hazmat.exact.kernels import inverse_ln2_low
 
 _MARGIN = 2.0**-16  # float-ok: bound with proven margin, see docstring
+_SHRINK = 1 - Fraction(1, 2**40)
+"""``c`` is ``rate * L`` shrunk by this factor, so that every float64 ``x_i`` lies strictly below ``t_i``."""
 _K_LIMIT = 1 << 20
 _CE_LIMIT = 1100
 BLOCK = 1 << 15
@@ -127,7 +130,7 @@ def envelope_exponents(fill: Callable[[int, int, np.ndarray], None], size: int, 
     """
     if cap > _K_LIMIT:
         raise ValueError("envelope cap K beyond the analysed range")
-    c = rate * INV_LN2_LOW
+    c = rate * INV_LN2_LOW * _SHRINK
     ce = c.numerator.bit_length() - c.denominator.bit_length()
     if c < Fraction(2) ** ce:
         ce -= 1  # now 2**ce <= c < 2**(ce + 1)
@@ -149,9 +152,8 @@ def envelope_exponents(fill: Callable[[int, int, np.ndarray], None], size: int, 
                 k += ce
                 np.clip(k, -_CE_LIMIT, _CE_LIMIT, out=k)
                 np.ldexp(x, k, out=x)  # float-ok: bound with proven margin, see docstring
-            np.minimum(x, cap + 1, out=x)  # float-ok: clip to [0, K + 1] as x >= 0; x >= K + 1 only when t >= K
-            x -= _MARGIN  # float-ok: bound with proven margin, see docstring
-            out[start:stop] = x  # truncation toward 0; x > -1, so e >= 0
+            np.minimum(x, cap + 1 - _MARGIN, out=x)  # float-ok: clip below K + 1, exact; x >= K + 1 - 2**-16 => t > K
+            out[start:stop] = x  # truncation toward 0 of x >= 0: the docstring's e
     return out
 
 
