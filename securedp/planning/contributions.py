@@ -50,9 +50,8 @@ splits its epsilon among them, so ``release_epsilon`` should be the share the co
 Default candidates: ``k`` and ``m`` each in the powers of two up to the largest observed (or capped)
 value, and that value.
 
-**Performance.** The exact report is three Polars group-bys (rows per pair, pairs per person, and the
-joint counts of pairs by ``(g, r)`` and of persons by ``(g, largest r)``); every candidate is then
-evaluated from those small joint tables.
+**Performance.** The exact report is three Polars group-bys (rows per pair, pairs per person, and the joint
+counts of pairs by ``(g, r)`` and of persons by ``(g, largest r)``); each candidate is read from those tables.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from securedp.cli.main import main
-from securedp.cli.table_command import neutralised
+from securedp.cli.table_output import neutralised
 
 FORMULAS = ['=HYPERLINK("http://evil.example","x")', "+1+1", "-2+3", "@SUM(A1:A9)", "\tcmd", "\rcmd"]
 PLAIN = ["north", "-3", "-1.5", "-1/3", "a=b", " =x"]

@@ -170,8 +170,8 @@ def test_without_a_budget_file_the_record_carries_no_budget_fields(work: Path,
     assert record["query"]["group_by"] == ["g"]
 
 
-SOURCES = [Path(commands.__file__).with_name(name) for name in ("commands.py", "table_command.py", "planning.py",
-                                                                "pipeline.py")]
+SOURCES = [Path(commands.__file__).with_name(name) for name in ("commands.py", "table_command.py", "table_output.py",
+                                                                "planning.py", "pipeline.py")]
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
