@@ -116,7 +116,8 @@ def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence
     source = table_source(data, [*keys, *values])
     roles = [(c, "group_by") for c in group_by] + ([(id_column, "id")] if id_column is not None else [])
     read = {c: key_column(source.columns[c], c, role, declared.get(c)) for c, role in roles}
-    frame = pl.DataFrame([read[c].values for c, _ in roles] + [pl.Series(ROW, row_positions(source.height))])
+    # Frames are built from a mapping of names: from a list, Polars names a column called "" "column_0".
+    frame = pl.DataFrame({**{c: read[c].values for c, _ in roles}, ROW: pl.Series(ROW, row_positions(source.height))})
     dropped = [read[c].unusable for c, role in roles if drop_bad_keys or (drop_missing_keys and role == "group_by")]
     if dropped:  # a rule of each row alone: its own id or key is unusable
         frame = frame.filter(~pl.any_horizontal(dropped))
@@ -129,10 +130,10 @@ def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence
             raise read[column].refused(column, role, source.where, int(unusable.arg_true()[0]), count)
     # The person is the id column or, without one, each row's position in the caller's table (whatever rows
     # are dropped). The frame is built from the columns themselves (no copy; a select's query plan took 0.1 ms).
-    columns = [frame.get_column(c) for c in group_by]
-    columns.append(frame.get_column(id_column if id_column is not None else ROW).alias(person))
+    columns = {c: frame.get_column(c) for c in group_by}
+    columns[person] = frame.get_column(id_column if id_column is not None else ROW)
     records = {c: value_column(source.columns[c]) for c in values}
-    return Frames(pl.DataFrame([*columns, frame.get_column(ROW)]), source.kind, records, source.where)
+    return Frames(pl.DataFrame({**columns, ROW: frame.get_column(ROW)}), source.kind, records, source.where)
 
 
 def _decimal_places(step: Fraction) -> int | None:

@@ -67,7 +67,7 @@ class PublicKeys:
                 continue
             values = [_convert(row[j], column, dtype) for row in self.rows]
             columns.append(pl.Series(column, values, dtype=dtype))
-        frame = pl.DataFrame(columns) if columns else pl.DataFrame()
+        frame = pl.DataFrame({c.name: c for c in columns})  # a mapping: from a list, a column "" is "column_0"
         if frame.is_duplicated().any():
             raise ValueError(f"two public keys are the same key once converted to the types of the group "
                              f"column(s) {list(self.group_by)}")

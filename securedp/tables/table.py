@@ -216,6 +216,9 @@ def prepare_table(
                          selection_share=selection_share, alpha=alpha,
                          integer_columns=integer_columns(data, [a.column for a in aggregations
                                                                 if isinstance(a, ColumnAggregation)], declared))
+    if id_column == "":
+        raise ValueError("id_column='' names no column: give the person column a name, or leave id_column out "
+                         "(each row is then its own person)")
     if id_column is not None and id_column in priced.group_by:
         raise ValueError(f"id_column {id_column!r} is also a group_by column: each person would be their own "
                          "group; group by another column")

@@ -36,7 +36,7 @@ class PolarsEngine:
         # The group columns take the engine's own names (``_securedp_key0`` ...): see key_names.
         names = key_names(bounds.group_by)
         self.group_names = list(bounds.group_by)
-        frame = pl.DataFrame([s.alias(names.get(s.name, s.name)) for s in frames.frame.get_columns()])  # no copy
+        frame = pl.DataFrame({names.get(s.name, s.name): s for s in frames.frame.get_columns()})  # no copy
         self.public = None if public is None else public.typed(frames.frame.schema).rename(names)  # item 6 of issue 16
         bounds = dataclasses.replace(bounds, group_by=list(names.values()))
         if self.public is not None:

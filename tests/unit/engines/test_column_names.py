@@ -78,3 +78,17 @@ def test_the_contribution_analysis_refuses_a_reserved_name_too() -> None:
 def test_a_group_column_named_twice_is_refused_in_words() -> None:
     with pytest.raises(ValueError, match=r"group_by names column\(s\) \['g'\] more than once"):
         securedp.table(BASE, aggregations=[Count()], group_by=["g", "g"], keys=[("a", "a")], epsilon=1)
+
+
+@pytest.mark.parametrize("role", ["g", "x"])
+def test_a_column_named_by_the_empty_string_is_read_like_any_other(role: str) -> None:
+    """Polars names a column "" "column_0" when a frame is built from a list of columns: the frames are built
+    from mappings of names, so a group or value column named "" gives the release of any other name."""
+    expected = _values(BASE, "g", "pid", "x", False)
+    named = {"g": "g", "x": "x", role: ""}
+    assert _values(BASE.rename({role: ""}), named["g"], "pid", named["x"], False) == expected
+
+
+def test_an_empty_id_column_name_is_refused_in_words() -> None:
+    with pytest.raises(ValueError, match="id_column='' names no column"):
+        _values(BASE.rename({"pid": ""}), "g", "", "x", False)
