@@ -258,10 +258,10 @@ def _smallest_in_runs(run: np.ndarray, starts: np.ndarray, heads: pl.Series, dig
 
 
 def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], units: list[str], k: int, salt: bytes,
-                aggs: list[pl.Expr]) -> tuple[pl.DataFrame, pl.LazyFrame, PairCodes]:
+                aggs: list[pl.Expr], known: pl.DataFrame | None) -> tuple[pl.DataFrame, pl.LazyFrame, PairCodes]:
     """The coded (person, key) pairs (:mod:`securedp.engines.polars.pair_codes`), sorted, with ``aggs`` of
     their rows, after each person keeps at most ``k`` keys; also the coded rows and the codes."""
-    frame, pair, codes = code_pairs(frame, person, keys)
+    frame, pair, codes = code_pairs(frame, person, keys, known)
     coded = frame.lazy().select(pair, *units)  # ids and keys are read back from their codes
     pairs = coded.sort(PAIR).group_by(PAIR, maintain_order=True).agg(aggs).collect()
     if keys and pairs.height:
@@ -292,17 +292,24 @@ def bound_and_aggregate(
     max_rows: Any,
     salt: bytes,
     squares: bool = False,
+    known_keys: pl.DataFrame | None = None,
 ) -> KeyAggregates:
-    """Bound every person's contribution (see the module) and aggregate the kept rows per key, exactly."""
+    """Bound every person's contribution (see the module) and aggregate the kept rows per key, exactly.
+
+    ``known_keys``: the public keys (a frame of the key columns), when every row's key is one of them; text
+    key columns are then coded by their position among them (:mod:`securedp.engines.polars.pair_codes`),
+    which changes no result.
+    """
     if units is None:
         k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
         keys = list(keys)
         frame = _checked(data, person, keys, [])
-        pairs, _, codes = _kept_pairs(frame, person, keys, [], k, salt, _pair_aggregates(frame, None, False))
+        pairs, _, codes = _kept_pairs(frame, person, keys, [], k, salt, _pair_aggregates(frame, None, False),
+                                      known_keys)
         pairs = pairs.with_columns(pl.min_horizontal("_rows", pl.lit(m, pl.Int64)).alias("_rows"))
         return _per_key(pairs, codes, ["_rows"])
     return bound_and_aggregate_columns(data, person=person, keys=keys, units=[units], max_groups=max_groups,
-                                       max_rows=max_rows, salt=salt, squares=[squares])[0]
+                                       max_rows=max_rows, salt=salt, squares=[squares], known_keys=known_keys)[0]
 
 
 def bound_and_aggregate_columns(
@@ -315,9 +322,10 @@ def bound_and_aggregate_columns(
     max_rows: Any,
     salt: bytes,
     squares: Sequence[bool] | None = None,
+    known_keys: pl.DataFrame | None = None,
 ) -> list[KeyAggregates]:
     """:func:`bound_and_aggregate` of each column of ``units`` (``squares[i]``: with the sums of squares),
-    in one pass over rows every column shares (no value dropped).
+    in one pass over rows every column shares (no value dropped); ``known_keys`` as there.
 
     Each column's result is the one :func:`bound_and_aggregate` gives for it alone: which pairs a
     person keeps depends on the group digests only, so the pairs are coded, aggregated and chosen
@@ -334,7 +342,7 @@ def bound_and_aggregate_columns(
                                                                                                 strict=True))]
     counted = pl.len().cast(pl.Int64).alias("_rows")
     pairs, coded, codes = _kept_pairs(frame, person, keys, units, k, salt,
-                                       [counted, *(a for c in per_column for a in c)])
+                                       [counted, *(a for c in per_column for a in c)], known_keys)
     full = pl.col("_rows") > m
     names = [[a.meta.output_name() for a in aggs] for aggs in per_column]
     if pairs.select(full.any()).item():
@@ -356,14 +364,15 @@ def bound_and_aggregate_columns(
 
 def bound_and_count_units(
     data: Any, *, person: str, keys: Sequence[str] = (), units: str, max_groups: Any, max_rows: Any, salt: bytes,
+    known_keys: pl.DataFrame | None = None,
 ) -> UnitCounts:
     """Bound every person's contribution (the same rows as :func:`bound_and_aggregate` keeps for
-    ``units``) and count the kept rows per key and lattice unit."""
+    ``units``) and count the kept rows per key and lattice unit; ``known_keys`` as there."""
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     keys = list(keys)
     frame = _checked(data, person, keys, [units])
     pairs, coded, codes = _kept_pairs(frame, person, keys, [units], k, salt,
-                                       [pl.len().cast(pl.Int64).alias("_rows")])
+                                       [pl.len().cast(pl.Int64).alias("_rows")], known_keys)
     full = pl.col("_rows") > m
     kept = _collect(coded.join(pairs.lazy().filter(~full).select(PAIR), on=PAIR, how="semi").select(PAIR, units))
     if pairs.select(full.any()).item():

@@ -12,6 +12,7 @@ import polars as pl
 
 from securedp.engines.frames import ROW, exact_frame, read_table
 from securedp.engines.keys import PublicKeys
+from securedp.engines.page_advice import without_huge_page_advice
 from securedp.engines.polars import bounding, rowwise
 from securedp.engines.protocol import PERSON, UNITS, Bounds, ColumnSpec, KeyAggregates, UnitCounts, key_names
 from securedp.lattice.columns import NotOneColumnError, first_row_record, nested_column_error
@@ -26,8 +27,12 @@ class PolarsEngine:
     Without an id column every row is its own person, whom no bound can cut: the integers are then plain
     sums per key (:mod:`securedp.engines.polars.rowwise`), the same the bounding pass would give, and the
     same for every salt: they are computed once and kept for every later execution.
+
+    Reading and every pass over the table run with NumPy's huge-page advice off
+    (:mod:`securedp.engines.page_advice`): a speed setting only.
     """
 
+    @without_huge_page_advice
     def __init__(self, data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
                  public: PublicKeys | None, missing: str, fill: Any) -> None:
         frames = read_table(data, PERSON, id_column, bounds.group_by, [c.column for c in columns],
@@ -78,6 +83,7 @@ class PolarsEngine:
         kept_rows = self.base if kept is None else self.base.filter(pl.Series(kept))
         return kept_rows.hstack([pl.Series(UNITS, np.asarray(units, dtype=np.int64))])  # base has no UNITS column
 
+    @without_huge_page_advice
     def counts(self, salt: bytes) -> KeyAggregates:
         b = self.bounds
         if self.rowwise:
@@ -85,8 +91,9 @@ class PolarsEngine:
                 self._rowwise_sums[(-1, False)] = rowwise.counts(self.base, b.group_by)
             return self._rowwise_sums[(-1, False)]
         return bounding.bound_and_aggregate(self.base, person=PERSON, keys=b.group_by, max_groups=b.max_groups,
-                                            max_rows=b.max_rows, salt=salt)
+                                            max_rows=b.max_rows, salt=salt, known_keys=self.public)
 
+    @without_huge_page_advice
     def column(self, index: int, salt: bytes, squares: bool) -> KeyAggregates:
         b = self.bounds
         if self.rowwise:
@@ -103,7 +110,7 @@ class PolarsEngine:
                                                                                                strict=True))
                 results = bounding.bound_and_aggregate_columns(
                     frame, person=PERSON, keys=b.group_by, units=names, max_groups=b.max_groups, max_rows=b.max_rows,
-                    salt=salt, squares=[self.specs[i].squares for i in self._shared])
+                    salt=salt, squares=[self.specs[i].squares for i in self._shared], known_keys=self.public)
                 self._all = {salt: dict(zip(self._shared, results, strict=True))}
             result = self._all[salt][index]
             if squares or result.total_squares is None:
@@ -111,8 +118,9 @@ class PolarsEngine:
             return dataclasses.replace(result, total_squares=None)
         return bounding.bound_and_aggregate(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
                                             max_groups=b.max_groups, max_rows=b.max_rows, salt=salt,
-                                            squares=squares)
+                                            squares=squares, known_keys=self.public)
 
+    @without_huge_page_advice
     def unit_counts(self, index: int, salt: bytes) -> UnitCounts:
         b = self.bounds
         if self.rowwise:
@@ -120,7 +128,8 @@ class PolarsEngine:
                 self._rowwise_units[index] = rowwise.unit_counts(self.columns[index], b.group_by, UNITS)
             return self._rowwise_units[index]
         return bounding.bound_and_count_units(self.columns[index], person=PERSON, keys=b.group_by, units=UNITS,
-                                              max_groups=b.max_groups, max_rows=b.max_rows, salt=salt)
+                                              max_groups=b.max_groups, max_rows=b.max_rows, salt=salt,
+                                              known_keys=self.public)
 
     def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]],
                steps: Mapping[str, Fraction | None]) -> Any:

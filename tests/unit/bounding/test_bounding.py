@@ -174,13 +174,15 @@ def test_unsigned_ids_above_two_to_the_63() -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["ann", "bob", "cé", "eve"]), st.one_of(NARROW, WIDE),
                           st.sampled_from(["x", "y", "zé", "ab"]), st.integers(-3, 3)), min_size=1, max_size=40),
-       LIMITS, st.booleans(), st.booleans())
+       LIMITS, st.booleans(), st.booleans(), st.booleans(), st.randoms(use_true_random=False))
 def test_two_key_columns_match_the_reference(rows: list[tuple], limits: tuple[int, int], by_tuple: bool,
-                                             colliding: bool) -> None:
+                                             colliding: bool, known: bool, rnd) -> None:
     """Keys of several columns, coded by mixed radix, or (``by_tuple``: as when the radix would not fit
     in 63 bits) by the rank of the distinct key tuples. Text ids and keys are coded by a keyed hash
     checked against the texts; ``colliding`` forces distinct texts to share a hash (a text's hash is its
-    length in bytes), so those columns are coded by rank instead. Kept rows and key order are the rule's."""
+    length in bytes), so those columns are coded by rank instead; ``known`` gives the public keys (the
+    keys present, another one and their order shuffled), so the text key column is coded by its position
+    among them. Kept rows and key order are the rule's."""
     import securedp.engines.polars.pair_codes as pair_codes
 
     data = pl.DataFrame({"person": [r[0] for r in rows], "k1": [r[1] for r in rows], "k2": [r[2] for r in rows],
@@ -192,8 +194,11 @@ def test_two_key_columns_match_the_reference(rows: list[tuple], limits: tuple[in
             patch.setattr(pair_codes, "_RADIX_LIMIT", 2)
         if colliding:
             patch.setattr(pair_codes, "keyed_hash", lambda column, seed: column.str.len_bytes().cast(pl.UInt64))
+        public = sorted({(r[1], r[2]) for r in rows}) + [(10**9, "never")]
+        rnd.shuffle(public)
+        known_keys = pl.DataFrame(public, schema={"k1": pl.Int64, "k2": pl.String}, orient="row") if known else None
         agg = bound_and_aggregate(data, person="person", keys=["k1", "k2"], units="units", max_groups=k,
-                                  max_rows=m, salt=SALT, squares=True)
+                                  max_rows=m, salt=SALT, squares=True, known_keys=known_keys)
     assert agg.total is not None and agg.total_squares is not None
     ours = {key: [r, p, t, q] for key, r, p, t, q in zip(agg.keys.iter_rows(), agg.rows, agg.persons, agg.total,
                                                           agg.total_squares, strict=True)}
@@ -218,6 +223,26 @@ def test_hashed_text_codes_decode_to_their_texts_or_are_refused() -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pair_codes, "keyed_hash", lambda column, seed: column.str.len_bytes().cast(pl.UInt64))
         assert _hashed_codes(texts, 12345) is None
+
+
+@pytest.mark.parametrize("where", [0, 150_000, 299_999])
+def test_one_shared_hash_anywhere_in_a_long_column_is_found(where: int) -> None:
+    """The check runs in morsels on Polars' streaming engine: a single row whose text shares its hash
+    with another text, at the start, the middle or the very end of 300,000 rows, still refuses the codes."""
+    import securedp.engines.polars.pair_codes as pair_codes
+    from securedp.engines.polars.pair_codes import _hashed_codes
+
+    texts = [f"person-{i % 40_000}" for i in range(300_000)]
+    texts[where] = "late"
+    column = pl.Series("t", texts)
+
+    def colliding(column: pl.Expr, seed: int) -> pl.Expr:  # "late" takes the hash of "person-7"
+        return pl.when(column == "late").then(pl.lit("person-7").hash(seed)).otherwise(column.hash(seed))
+
+    assert _hashed_codes(column, 5) is not None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pair_codes, "keyed_hash", colliding)
+        assert _hashed_codes(column, 5) is None
 
 
 @settings(max_examples=100, deadline=None)
