@@ -156,3 +156,22 @@ def test_a_parquet_file_names_the_column_whose_text_is_not_utf8(tmp_path: Path) 
     with pytest.raises(ValueError, match="column 'pid' holds text that is not valid UTF-8"):
         read_file(path, ["g", "pid"])
     assert read_file(path, ["g"]).frame["g"].to_list() == ["x"] * 4  # a valid column alone is read as it is
+
+
+def test_verdicts_of_a_long_column_stay_on_their_rows() -> None:
+    """The verdict on each text runs in morsels on Polars' streaming engine: over 300,000 rows, with
+    unusable texts at the first, a middle, a morsel-edge and the last row and nulls among them, every
+    verdict lands on its own row."""
+    from securedp.reading.keys import key_column
+
+    n = 300_000
+    texts: list[str | None] = [f"p{i}" for i in range(n)]
+    bad = {0: "", 1: " ", 65_535: "\ufffd", 65_536: None, 131_072: "\t", 150_001: "x\ufffd", n - 1: "  "}
+    for row, text in bad.items():
+        texts[row] = text
+    read = key_column(pl.Series("id", texts, dtype=pl.String), "id", "id")
+    assert read.unusable.dtype == pl.Boolean and read.unusable.len() == n
+    assert set(np.flatnonzero(read.unusable.to_numpy()).tolist()) == set(bad)
+    kept = read.values.to_list()
+    assert all(kept[i] is None for i in bad)
+    assert all(kept[i] == f"p{i}" for i in (2, 65_534, 65_537, 131_071, 131_073, n - 2))
