@@ -267,7 +267,7 @@ def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], units: list[s
     pairs = coded.sort(PAIR).group_by(PAIR, maintain_order=True).agg(aggs).collect()
     if keys and pairs.height:
         pair_codes = pairs[PAIR].to_numpy()
-        starts = run_starts(pair_codes // codes.keys)
+        starts = run_starts(codes.person_codes(pair_codes))
         sizes = np.diff(np.append(starts, pair_codes.size))
         crowded = np.repeat(sizes > k, sizes)
         if crowded.any():
@@ -275,7 +275,7 @@ def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], units: list[s
             run = np.repeat(np.arange(chosen_sizes.size), chosen_sizes)
             candidates = pair_codes[crowded]
             first = np.cumsum(chosen_sizes) - chosen_sizes
-            key_codes = candidates % codes.keys
+            key_codes = codes.key_codes(candidates)
             heads, digests = _group_heads(codes, candidates, key_codes, run, first, salt)
             keep = ~crowded
             keep[crowded] = _smallest_in_runs(run, first, heads, digests, k, key_codes)
@@ -380,7 +380,7 @@ def bound_and_count_units(
         rows = _collect(coded.join(pairs.lazy().filter(full).select(PAIR), on=PAIR, how="semi"))
         rows, (mask,) = _smallest_rows(rows, salt, codes, [units], m)
         kept = pl.concat([kept, rows.filter(pl.Series(mask)).select(PAIR, units)])
-    key = (pl.col(PAIR) % codes.keys).alias("_key")
+    key = codes.key_expr()
     counted = _collect(kept.lazy().group_by(key, units).agg(pl.len().cast(pl.Int64).alias("_n")).sort("_key", units))
     lists = counted.group_by("_key", maintain_order=True).agg(pl.col(units), pl.col("_n"))
     key_frame = pl.DataFrame()
@@ -393,7 +393,7 @@ def _per_key(pairs: pl.DataFrame, codes: PairCodes, value_cols: list[str]) -> Ke
     sums = [pl.col(c).sum() for c in value_cols]
     persons = pl.len().cast(pl.Int64).alias("_persons")
     if codes.key_columns:
-        key = (pl.col(PAIR) % codes.keys).alias("_key")
+        key = codes.key_expr()
         table = _collect(pairs.lazy().group_by(key).agg([persons, *sums]))
         key_frame, table = codes.in_key_order(table["_key"].to_numpy(), table)
     else:
