@@ -13,7 +13,8 @@ pyarrow ``Array``/``ChunkedArray``     integers of at most 64 bits and floats wi
                                        ``to_pylist()``: exact Python values, ``None`` for a null
                                        (text that is not UTF-8 decoded lossily: :mod:`.text`)
 pandas Series, NumPy dtype             ``to_numpy()``: the column's own int, uint, float, bool or
-                                       object values
+                                       object values (a pandas ``Index`` or array, ``pd.array(...)``,
+                                       is read as the Series holding it, by the same rules)
 pandas Series, extension dtype         ``Int*``/``UInt*`` without a missing value: an ``int64``/
 (nullable ``Int64``, ``Float64``,      ``uint64`` array; anything else (a missing value, ``Float*``,
 ``boolean``, ``string``, Arrow)        ``boolean``, text, Arrow types): Python objects with ``None``
@@ -57,6 +58,22 @@ def _module(data: Any) -> str:
     return type(data).__module__.split(".")[0]
 
 
+def _pandas_series(data: Any) -> Any:
+    """``data`` as a pandas Series when it is a pandas column: itself, or the Series holding a pandas
+    ``Index`` or array (``pd.array(...)``, ``Series.array``) without a copy; else None. An array's own
+    ``to_numpy()`` gives ``float64`` for an integer array with a missing value, rounding its integers above
+    ``2**53``: it is never called."""
+    if _module(data) != "pandas":
+        return None
+    if type(data).__name__ == "Series":
+        return data
+    import pandas as pd  # loaded already: ``data`` is a pandas object
+
+    if isinstance(data, (pd.api.extensions.ExtensionArray, pd.Index)):
+        return pd.Series(data, copy=False)
+    return None
+
+
 def _pandas_values(series: Any) -> np.ndarray:
     dtype = series.dtype
     if isinstance(dtype, np.dtype):
@@ -95,9 +112,10 @@ def column_values(data: Any) -> np.ndarray | list[Any]:
         return data
     if callable(getattr(type(data), "to_pylist", None)):  # a pyarrow Array or ChunkedArray
         return _arrow_values(data)
+    series = _pandas_series(data)
+    if series is not None:
+        return _pandas_values(series)
     module = _module(data)
-    if module == "pandas" and type(data).__name__ == "Series":
-        return _pandas_values(data)
     if module == "polars" and type(data).__name__ == "Series":
         return _polars_values(data)
     to_numpy = getattr(data, "to_numpy", None)
@@ -117,7 +135,9 @@ def _numeric_values(data: Any) -> np.ndarray | None:
     """An integer (at most 64 bits) or float column holding a missing cell as ``(values, mask)``; a pandas
     nullable integer or float column without one as its values; else None (:func:`column_values` reads it)."""
     module = _module(data)
-    if module == "pandas" and type(data).__name__ == "Series":
+    series = _pandas_series(data)
+    if series is not None:
+        data = series
         dtype = str(data.dtype)
         wide = _WIDE.get(dtype) or ("float64" if dtype in ("Float32", "Float64") else None)
         if wide is None:

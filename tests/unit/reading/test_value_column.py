@@ -32,6 +32,9 @@ CELLS: dict[str, list[Any]] = {
 }
 KINDS: dict[str, Callable[[str, list[Any]], Any]] = {
     "pandas": lambda dtype, cells: pd.Series(cells, dtype=dtype.capitalize().replace("Uint", "UInt")),
+    # a pandas array or Index (not a Series): its own to_numpy() gave float64, 2**53 + 1 read as 2**53
+    "pandas-array": lambda dtype, cells: pd.array(cells, dtype=dtype.capitalize().replace("Uint", "UInt")),
+    "pandas-index": lambda dtype, cells: pd.Index(cells, dtype=dtype.capitalize().replace("Uint", "UInt")),
     "polars": lambda dtype, cells: pl.Series(cells, dtype={"int64": pl.Int64, "uint64": pl.UInt64, "int8": pl.Int8,
                                                            "float64": pl.Float64, "float32": pl.Float32}[dtype]),
     "pyarrow": lambda dtype, cells: pa.array(cells, type=getattr(pa, dtype)()),
