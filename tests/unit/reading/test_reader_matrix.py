@@ -64,6 +64,9 @@ def _column(kind: str, dtype: str, values: list[Any], nulls: list[bool]) -> Any:
     if kind == "pandas-nullable":
         nullable = {"int64": "Int64", "int8": "Int8", "uint64": "UInt64", "float64": "Float64", "float32": "Float32"}
         return pd.Series(cells, dtype=nullable[dtype])
+    if kind in ("pandas-array", "pandas-index"):  # not a Series: their own to_numpy() gave float64 with a null
+        nullable = {"int64": "Int64", "int8": "Int8", "uint64": "UInt64", "float64": "Float64", "float32": "Float32"}
+        return (pd.array if kind == "pandas-array" else pd.Index)(cells, dtype=nullable[dtype])
     if kind == "pandas-arrow":
         return pd.Series(cells, dtype=pd.ArrowDtype(pa.from_numpy_dtype(np.dtype(dtype))))
     if kind == "polars":
@@ -78,7 +81,8 @@ def _column(kind: str, dtype: str, values: list[Any], nulls: list[bool]) -> Any:
     return cells
 
 
-KINDS = ["list", "numpy", "pandas-numpy", "pandas-nullable", "pandas-arrow", "polars", "pyarrow", "pyarrow-chunked"]
+KINDS = ["list", "numpy", "pandas-numpy", "pandas-nullable", "pandas-array", "pandas-index", "pandas-arrow", "polars",
+         "pyarrow", "pyarrow-chunked"]
 MATRIX = list(itertools.product(KINDS, VALUES, NULLS))
 
 
@@ -94,6 +98,8 @@ def test_one_column_reads_every_kind_exactly(kind: str, dtype: str, nulls: str) 
 
 def _table(kind: str, column: Any, n: int) -> Any:
     ids = list(range(n))
+    if kind in ("pandas-array", "pandas-index"):  # a mapping of columns: the array reaches the reader as it is
+        return {"p": ids, "v": column}
     if kind.startswith("pandas"):
         return pd.DataFrame({"p": ids, "v": column, "unused": ["x", 1.5, None, object()][:n]})
     if kind == "polars":
