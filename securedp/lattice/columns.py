@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from securedp.reading.columns import column_values
+from securedp.reading.columns import column_values, refuse_non_column
 
 
 class NotOneColumnError(TypeError, ValueError):
@@ -81,6 +81,7 @@ def check_one_column(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT)
     what = _not_one_column(data)
     if what is not None:
         raise NotOneColumnError(f"{name} must be one column, not {what}; {hint}")
+    refuse_non_column(data, name)
 
 
 def as_records(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT) -> np.ndarray | list[Any]:

@@ -42,13 +42,14 @@ column of 10**6 took about 130 ms as Python objects, with or without a missing v
 
 from __future__ import annotations
 
+import collections.abc
 from typing import Any
 
 import numpy as np
 
 from securedp.reading.text import arrow_text
 
-__all__ = ["column_values", "value_column"]
+__all__ = ["column_values", "refuse_non_column", "value_column"]
 
 _WIDE = {"Int8": "int64", "Int16": "int64", "Int32": "int64", "Int64": "int64",
          "UInt8": "uint64", "UInt16": "uint64", "UInt32": "uint64", "UInt64": "uint64"}
@@ -56,6 +57,18 @@ _WIDE = {"Int8": "int64", "Int16": "int64", "Int32": "int64", "Int64": "int64",
 
 def _module(data: Any) -> str:
     return type(data).__module__.split(".")[0]
+
+
+def refuse_non_column(column: Any, name: str) -> None:
+    """Raise :class:`TypeError` when ``column`` is no column of records, judged by its type alone: a text
+    (``str``, ``bytes``, ``bytearray``: one value, whose characters or bytes are no rows) or a set (no row
+    order, so ids and values could not be aligned and a replay could pair them otherwise)."""
+    if isinstance(column, (str, bytes, bytearray)):
+        raise TypeError(f"{name} must be a column of records, not {type(column).__name__}: a text is one value "
+                        "(put it in a list to release it as a record)")
+    if isinstance(column, collections.abc.Set):
+        raise TypeError(f"{name} must be a column of records in row order, not a {type(column).__name__}, which "
+                        "has no order (pass a list)")
 
 
 def _pandas_series(data: Any) -> Any:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from securedp.reading.columns import column_values
+from securedp.reading.columns import column_values, refuse_non_column
 from securedp.reading.delimited import MissingColumns
 from securedp.reading.files import FileTable, TableFile, read_file
 
@@ -88,6 +88,8 @@ def table_source(data: Any, columns: Sequence[str]) -> Source:
         absent = [c for c in wanted if c not in data]
         if absent:
             raise ValueError(str(MissingColumns(absent, list(data))))
+        for c, column in data.items():
+            refuse_non_column(column, f"column {c!r}")
         every = {c: column if isinstance(column, collections.abc.Sized) else column_values(column)
                  for c, column in data.items()}  # an iterator is read once, here
         heights = {len(column) for column in every.values()}
