@@ -104,3 +104,13 @@ def test_a_pandas_float_column_without_a_missing_cell_is_read_as_float64(dtype: 
     ours, theirs = (securedp.sum(data, bounds=(-(2**59), 2**59), epsilon=1, lattice="1/4",
                                  rng=ChaChaSource(bytes(32))) for data in (column, column_values(column)))
     assert ours.value == theirs.value and ours.parameters == theirs.parameters
+
+
+def test_partition_labels_from_a_pandas_array_with_a_missing_value_stay_distinct() -> None:
+    """``Session.partition(by=...)`` reads its labels by the same rule: a pandas array holding a missing
+    value merged ``2**53 + 1`` into ``2**53`` (read through float64), so one part took both rows."""
+    big = 2**53 + 1
+    session = securedp.Session(epsilon=10, rng=ChaChaSource(bytes(32)))
+    parts = session.partition([1.0, 2.0, 3.0], by=pd.array([big, big - 1, None], dtype="Int64"),
+                              parts=[big, big - 1], budget=1, unknown="drop")
+    assert {key: len(part.data) for key, part in parts.items()} == {big: 1, big - 1: 1}
