@@ -43,6 +43,7 @@ from securedp.lattice.columns import first_row_record
 from securedp.mechanisms.statistic import CellColumn, CellStatistic
 from securedp.privacy.cost import Cost
 from securedp.privacy.noise import Noise
+from securedp.reading.columns import refuse_unordered
 
 UNKNOWN_POLICIES = ("raise", "drop")
 
@@ -51,6 +52,7 @@ def check_categories(categories: Any) -> tuple[Any, ...]:
     """The declared labels as a tuple: a sequence of distinct, hashable labels, at least one."""
     if isinstance(categories, (str, bytes)) or not hasattr(categories, "__iter__"):
         raise TypeError("categories must be a sequence of declared labels")
+    refuse_unordered(categories, "categories")
     labels = tuple(categories)
     if not labels:
         raise ValueError("categories must not be empty")

@@ -23,7 +23,7 @@ from securedp.hazmat.exact.rational import positive_rational, to_rational
 from securedp.hazmat.samplers import FloatGaps
 from securedp.lattice import round_half_even
 from securedp.mechanisms.data_phase import reading_data
-from securedp.reading.columns import column_values
+from securedp.reading.columns import column_values, refuse_unordered
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -188,6 +188,7 @@ def parse_scores(scores: Any, name: str = "scores") -> Scores:
     """
     if isinstance(scores, (str, bytes)) or not hasattr(scores, "__len__"):
         raise TypeError(f"{name} must be a sequence or 1-d array of numbers")
+    refuse_unordered(scores, name)
     if len(scores) == 0:
         raise ValueError(f"{name} must not be empty: there is nothing to select from")
     if not isinstance(scores, np.ndarray):
@@ -224,6 +225,8 @@ def selection_inputs(
     """
     eps = positive_rational(epsilon, "epsilon")
     sens = positive_rational(sensitivity, "sensitivity")
+    if candidates is not None:
+        refuse_unordered(candidates, "candidates")
     cands = None if candidates is None else list(candidates)
     if callable(scores) and cands is None:
         raise TypeError("a utility function needs candidates=[...] to score")

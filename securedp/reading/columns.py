@@ -49,7 +49,7 @@ import numpy as np
 
 from securedp.reading.text import arrow_text
 
-__all__ = ["column_values", "refuse_non_column", "value_column"]
+__all__ = ["column_values", "refuse_non_column", "refuse_unordered", "value_column"]
 
 _WIDE = {"Int8": "int64", "Int16": "int64", "Int32": "int64", "Int64": "int64",
          "UInt8": "uint64", "UInt16": "uint64", "UInt32": "uint64", "UInt64": "uint64"}
@@ -69,6 +69,15 @@ def refuse_non_column(column: Any, name: str) -> None:
     if isinstance(column, collections.abc.Set):
         raise TypeError(f"{name} must be a column of records in row order, not a {type(column).__name__}, which "
                         "has no order (pass a list)")
+
+
+def refuse_unordered(values: Any, name: str) -> None:
+    """Raise :class:`TypeError` when the public values ``values`` (keys, categories, levels, candidates,
+    scores) are a set: the order of a release's values, and of the noise each one draws, follows theirs,
+    and a set of texts iterates in another order in every process, so one seed would give other bytes."""
+    if isinstance(values, collections.abc.Set):
+        raise TypeError(f"{name} must be in a fixed order (a list or tuple), not a {type(values).__name__}: the "
+                        "release follows their order")
 
 
 def _pandas_series(data: Any) -> Any:

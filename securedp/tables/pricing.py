@@ -89,6 +89,22 @@ class PricedTable:
                           self.shares, selected)
 
 
+def aggregation_list(aggregations: Any) -> list[Aggregation]:
+    """``aggregations`` as a list: a sequence of at least one aggregation (one given alone is refused in words,
+    naming the list it should have been)."""
+    if isinstance(aggregations, (Count, Persons, ColumnAggregation)):
+        raise TypeError(f"aggregations must be a list of aggregations, not one: aggregations=[{aggregations!r}]")
+    if isinstance(aggregations, (str, bytes)) or not hasattr(aggregations, "__iter__"):
+        raise TypeError(f"aggregations must be a list of aggregations, not {type(aggregations).__name__}")
+    listed = list(aggregations)
+    if not listed:
+        raise ValueError("give at least one aggregation")
+    for a in listed:
+        if not isinstance(a, (Count, Persons, ColumnAggregation)):
+            raise TypeError(f"not an aggregation: {a!r}")
+    return listed
+
+
 def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Aggregation] = (Count(),),
                 keys: Any = None, max_groups: Any = 1, max_rows: Any = 1, epsilon: Any = None, rho: Any = None,
                 delta: Any = None, selection: str | None = None, selection_share: Any = None,
@@ -104,15 +120,10 @@ def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Ag
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     level = check_alpha(alpha)
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)
+    aggregations = aggregation_list(aggregations)
     twice = sorted({c for c in group_by if group_by.count(c) > 1}, key=str)
     if twice:
         raise ValueError(f"group_by names column(s) {twice} more than once: name each group column once")
-    aggregations = list(aggregations)
-    if not aggregations:
-        raise ValueError("give at least one aggregation")
-    for a in aggregations:
-        if not isinstance(a, (Count, Persons, ColumnAggregation)):
-            raise TypeError(f"not an aggregation: {a!r}")
     aggregations = [a.typed(a.column in integer_columns) if isinstance(a, ColumnAggregation) else a
                     for a in aggregations]
     if keys is not None and not group_by:

@@ -94,7 +94,7 @@ from securedp.tables.cells import (
 from securedp.tables.notes import plan_notes, release_notes
 from securedp.tables.plan import TablePlan
 from securedp.tables.pricing import SELECTION_RULES as SELECTION_RULES  # re-exported: the rules' one list
-from securedp.tables.pricing import price_table
+from securedp.tables.pricing import aggregation_list, price_table
 from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Definition
 
 if TYPE_CHECKING:  # the engines load Polars (and Spark) only when a table is prepared
@@ -207,6 +207,7 @@ def prepare_table(
     if missing_keys not in ("raise", "drop"):
         raise ValueError(f"missing_keys must be 'raise' or 'drop', got {missing_keys!r}")
     declared = declared_schema(schema)
+    aggregations = aggregation_list(aggregations)
     texts = [a.column for a in aggregations if isinstance(a, ColumnAggregation) and declared.get(a.column) == "text"]
     if texts:
         raise ValueError(f"column {texts[0]!r} is declared 'text' in schema=: an aggregated column holds numbers "
