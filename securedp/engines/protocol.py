@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from securedp.lattice import screen_units
 from securedp.mechanisms.histogram import Derivation
+from securedp.reading.columns import refuse_unordered
 
 if TYPE_CHECKING:  # the interchange types name the frames engines hand over; no engine or frame library runs here
     import numpy as np
@@ -45,6 +46,15 @@ def key_names(group_by: Sequence[str]) -> dict[str, str]:
     """Each group column's name inside an engine: no column an engine adds (``_units``, ``_n``, ``_rows`` ...)
     can then share a name with one of the caller's."""
     return {c: f"{KEY}{i}" for i, c in enumerate(group_by)}
+
+
+def group_columns(group_by: Any) -> list[Any]:
+    """The group columns of ``group_by``: one name, or a sequence of names in the order the release's key columns
+    take (a set, which has no order, is refused)."""
+    if isinstance(group_by, str):
+        return [group_by]
+    refuse_unordered(group_by, "group_by")
+    return list(group_by)
 
 
 def refuse_reserved(columns: Sequence[Any]) -> None:

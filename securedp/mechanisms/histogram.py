@@ -71,6 +71,7 @@ def check_edges(bins: Any) -> tuple[Fraction, ...]:
     """The bin edges as exact rationals, at least two, strictly increasing."""
     if isinstance(bins, (str, bytes)) or not hasattr(bins, "__iter__"):
         raise TypeError("bins must be a sequence of bin edges")
+    refuse_unordered(bins, "bins")
     edges = tuple(to_rational(e, "bin edge") for e in bins)
     if len(edges) < 2:
         raise ValueError("bins needs at least two edges")

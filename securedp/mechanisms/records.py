@@ -10,6 +10,7 @@ from typing import Any
 from securedp.bounding.limits import positive_count
 from securedp.hazmat.exact.rational import to_rational
 from securedp.lattice import Lattice, screen_units, unit_bound
+from securedp.reading.columns import refuse_unordered
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ def parse_bounds(bounds: Any) -> tuple[Fraction, Fraction]:
     """``bounds=(lo, hi)`` as exact rationals with ``lo <= hi``."""
     if bounds is None:
         raise TypeError("bounds=(lo, hi) is required: public bounds on one record")
+    refuse_unordered(bounds, "bounds")
     try:
         lo, hi = bounds
     except (TypeError, ValueError):

@@ -69,7 +69,7 @@ import polars as pl
 from securedp.accounting.methods import session_method
 from securedp.accounting.session import Session
 from securedp.engines.frames import read_table
-from securedp.engines.protocol import refuse_reserved
+from securedp.engines.protocol import group_columns, refuse_reserved
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import display_rational, positive_rational
 from securedp.mechanisms.contributions import analyst_facing, positive_count
@@ -113,7 +113,7 @@ def _column_names(data: Any) -> list[str]:
 def _check_public(id_column: Any, group_by: Any) -> list[str]:
     if not isinstance(id_column, str) or not id_column:
         raise ValueError("id_column must name the person column: the analysis counts each person's groups and rows")
-    groups = [group_by] if isinstance(group_by, str) else list(group_by)
+    groups = group_columns(group_by)
     if not groups:
         raise ValueError("group_by must name at least one group column")
     if id_column in groups:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from securedp.engines.protocol import group_columns
 from securedp.hazmat.exact.rational import to_rational
 from securedp.mechanisms import count
 from securedp.mechanisms.contributions import positive_count
@@ -119,7 +120,7 @@ def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Ag
     cost = Cost.of(epsilon, rho)
     k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
     level = check_alpha(alpha)
-    group_by = [group_by] if isinstance(group_by, str) else list(group_by)
+    group_by = group_columns(group_by)
     aggregations = aggregation_list(aggregations)
     twice = sorted({c for c in group_by if group_by.count(c) > 1}, key=str)
     if twice:

@@ -250,7 +250,10 @@ def test_values_print_exactly(work: Path) -> None:
     lines = release(work, "--column", "hours", "--stat", "sum", "--bounds", "0,0.25", "--epsilon", "1").stdout.splitlines()
     value = lines[1].split()[1]
     if value == "≈":  # a lattice value of more than 15 significant digits: rounded for reading, and said so
-        assert re.fullmatch(r"  value    ≈ -?\d+\.\d{1,5}", lines[1]) and "--json prints every value exactly" in lines[2]
+        # 6 significant digits, trailing zeros dropped: about one release in 1,000 (a noisy sum near 300 whose
+        # rounding ends in .000) prints a whole number, "≈ 300", which the pattern once refused at random
+        assert re.fullmatch(r"  value    ≈ -?\d+(\.\d{1,5})?", lines[1]), lines[1]
+        assert "--json prints every value exactly" in lines[2]
     else:
         assert re.fullmatch(r"-?\d+(\.\d*[1-9])?", value), value  # a decimal lattice value: exact decimal
     mean = release(work, "--column", "age", "--stat", "mean", "--bounds", "18,90", "--epsilon", "1",

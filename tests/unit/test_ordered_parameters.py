@@ -55,3 +55,26 @@ def test_one_aggregation_alone_is_refused_in_words() -> None:
         prepare_table(TABLE, aggregations=Count(), id_column="id", epsilon=1)
     with pytest.raises(TypeError, match="aggregations must be a list of aggregations, not str"):
         prepare_table(TABLE, aggregations="count", id_column="id", epsilon=1)
+
+
+@pytest.mark.parametrize("kind", [set, frozenset])
+def test_a_set_is_refused_for_bounds_bins_group_columns_and_parts(kind) -> None:
+    """Bounds given as a set of texts were accepted or found reversed depending on the process's hash seed;
+    group columns as a set changed the released columns' order; a part's index enters its digests."""
+    from securedp.tables import Sum
+
+    with pytest.raises(TypeError, match="bounds must be in a fixed order"):
+        securedp.sum([1.0, 2.0], bounds=kind(["0.5", "4"]), epsilon=1, rng=SOURCE)
+    with pytest.raises(TypeError, match="bounds must be in a fixed order"):
+        prepare_table(TABLE, aggregations=[Sum("v", kind(["0", "5"]))], id_column="id", epsilon=1)
+    with pytest.raises(TypeError, match="bins must be in a fixed order"):
+        securedp.histogram([1.0, 2.0], bins=kind([0, 1, 2]), epsilon=1, rng=SOURCE)
+    with pytest.raises(TypeError, match="group_by must be in a fixed order"):
+        prepare_table(TABLE, aggregations=[Count()], id_column="id", group_by=kind(["g", "v"]), keys=[("abc", 1.0)],
+                      epsilon=1)
+    with pytest.raises(TypeError, match="group_by must be in a fixed order"):
+        securedp.analyze_contributions(TABLE, id_column="id", group_by=kind(["g"]), epsilon=1)
+    session = securedp.Session(epsilon=5, rng=ChaChaSource(bytes(32)))
+    with pytest.raises(TypeError, match="parts must be in a fixed order"):
+        session.partition([1.0, 2.0], by=["a", "b"], parts=kind(["a", "b"]), budget=1)
+    assert session.spent == 0
