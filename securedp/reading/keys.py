@@ -51,6 +51,7 @@ import numpy as np
 import polars as pl
 
 from securedp.reading.cells import REPLACEMENT, UNUSABLE_TEXT, is_missing, is_unusable_text
+from securedp.reading.collect import collect
 from securedp.reading.text import arrow_text, python_text
 
 __all__ = ["DECLARED_TYPES", "KeyColumn", "key_column", "refused_type", "unusable_key"]
@@ -126,9 +127,9 @@ def refused_type(name: str, role: str, dtype: Any) -> TypeError:
 
 
 def _text_values(series: pl.Series) -> KeyColumn:
-    text = pl.col("_text")  # on Polars' streaming engine: morsels on every core, half the eager time
-    verdicts = series.alias("_text").to_frame().lazy().select((text.is_null() | text.str.contains(UNUSABLE_TEXT))
-                                                              .fill_null(True)).collect(engine="streaming")
+    text = pl.col("_text")
+    verdicts = collect(series.alias("_text").to_frame().lazy().select(
+        (text.is_null() | text.str.contains(UNUSABLE_TEXT)).fill_null(True)), series.len())
     unusable = verdicts.to_series().alias(series.name)
     return KeyColumn(series.set(unusable, None) if unusable.any() else series, unusable, series.__getitem__)
 

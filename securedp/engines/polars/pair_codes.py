@@ -43,6 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from securedp.reading.collect import collect
+
 SPAN = 1 << 31
 """Integer columns spanning fewer values than this are coded by subtraction, the rest by ranking."""
 
@@ -175,9 +177,8 @@ def _hashed_codes(column: pl.Series, seed: int) -> tuple[pl.Series, pl.Series] |
     positions = np.empty(column.len(), dtype=np.int64)
     positions[joined["_at"].to_numpy()] = joined["_code"].to_numpy()  # back in row order
     codes, values = pl.Series("_code", positions), column.gather(at.to_series())
-    decodes = (pl.lit(values).gather(pl.col("_code")) == pl.col("_value")).all()  # on Polars' streaming engine,
-    if not pl.DataFrame([column.alias("_value"), codes]).lazy().select(decodes).collect(  # morsels on every core:
-            engine="streaming").item():  # half the in-memory engine's time here
+    decodes = (pl.lit(values).gather(pl.col("_code")) == pl.col("_value")).all()
+    if not collect(pl.DataFrame([column.alias("_value"), codes]).lazy().select(decodes), column.len()).item():
         return None
     return codes, values
 
