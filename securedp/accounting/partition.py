@@ -56,7 +56,7 @@ import polars as pl
 from securedp.lattice.columns import ONE_COLUMN_HINT, as_records, first_row_record, rows_error
 from securedp.mechanisms.contributions import PendingParts, analyst_facing, length_mismatch, pending_parts
 from securedp.mechanisms.data_phase import check_shape, reading_data
-from securedp.reading.columns import refuse_unordered
+from securedp.reading.columns import check_ordered
 from securedp.reading.keys import key_column
 
 if TYPE_CHECKING:
@@ -76,9 +76,7 @@ class Part:
 def declared_parts(parts: Any) -> list[Any]:
     """The declared keys ``parts`` as a list: a sequence of distinct hashable keys (public: checked before any
     data is read)."""
-    if isinstance(parts, (str, bytes)) or not hasattr(parts, "__iter__"):
-        raise TypeError("parts must be a sequence of declared keys")
-    refuse_unordered(parts, "parts")  # a part's index enters its digests: the order must be the caller's
+    check_ordered(parts, "parts", "a sequence of declared keys")  # a part's index enters its digests
     declared = list(parts)
     try:
         keys = list(dict.fromkeys(declared))

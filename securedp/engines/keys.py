@@ -37,7 +37,7 @@ import numpy as np
 import polars as pl
 
 from securedp.reading.cells import is_missing
-from securedp.reading.columns import refuse_unordered
+from securedp.reading.columns import check_ordered
 from securedp.reading.keys import key_column
 from securedp.reading.tables import column_names, is_table, table_source
 
@@ -130,10 +130,8 @@ def public_keys(keys: Any, group_by: Sequence[str]) -> PublicKeys:
         if any(column.unusable.any() for column in read):
             raise ValueError("a public key has a missing value")
         rows = list(zip(*(column.values.to_list() for column in read), strict=True))
-    elif isinstance(keys, (str, bytes)) or not hasattr(keys, "__iter__"):
-        raise TypeError("keys must be a sequence of public keys or a table of them")
     else:
-        refuse_unordered(keys, "keys")
+        check_ordered(keys, "keys", "a sequence of public keys or a table of them")
         rows = [k if isinstance(k, tuple) else (k,) for k in keys]
         if any(len(r) != len(group_by) for r in rows):
             raise ValueError(f"every public key must have {len(group_by)} value(s), one per group_by column")

@@ -43,16 +43,14 @@ from securedp.lattice.columns import first_row_record
 from securedp.mechanisms.statistic import CellColumn, CellStatistic
 from securedp.privacy.cost import Cost
 from securedp.privacy.noise import Noise
-from securedp.reading.columns import refuse_unordered
+from securedp.reading.columns import check_ordered
 
 UNKNOWN_POLICIES = ("raise", "drop")
 
 
 def check_categories(categories: Any) -> tuple[Any, ...]:
     """The declared labels as a tuple: a sequence of distinct, hashable labels, at least one."""
-    if isinstance(categories, (str, bytes)) or not hasattr(categories, "__iter__"):
-        raise TypeError("categories must be a sequence of declared labels")
-    refuse_unordered(categories, "categories")
+    check_ordered(categories, "categories", "a sequence of declared labels")
     labels = tuple(categories)
     if not labels:
         raise ValueError("categories must not be empty")
@@ -69,9 +67,7 @@ def check_categories(categories: Any) -> tuple[Any, ...]:
 
 def check_edges(bins: Any) -> tuple[Fraction, ...]:
     """The bin edges as exact rationals, at least two, strictly increasing."""
-    if isinstance(bins, (str, bytes)) or not hasattr(bins, "__iter__"):
-        raise TypeError("bins must be a sequence of bin edges")
-    refuse_unordered(bins, "bins")
+    check_ordered(bins, "bins", "a sequence of bin edges")
     edges = tuple(to_rational(e, "bin edge") for e in bins)
     if len(edges) < 2:
         raise ValueError("bins needs at least two edges")

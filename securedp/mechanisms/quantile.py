@@ -78,7 +78,7 @@ from securedp.mechanisms.rank_utility import LAW, UTILITY, LevelLaw, Window, far
 from securedp.mechanisms.records import exact_value, parse_bounds, resolve_lattice
 from securedp.mechanisms.statistic import CellColumn
 from securedp.privacy.cost import Cost
-from securedp.reading.columns import refuse_unordered
+from securedp.reading.columns import check_ordered
 
 QUANTILE_RESOLUTION = 1 << 20
 """The default lattice of a column not typed integer spans at least this many steps (:func:`default_lattice`)."""
@@ -138,9 +138,7 @@ def selection_epsilon(cost: Cost, k: int = 1) -> Fraction:
 
 def check_levels(qs: Any) -> tuple[Fraction, ...]:
     """The quantile levels ``qs`` as exact rationals in ``[0, 1]``, at least one."""
-    if isinstance(qs, (str, bytes)) or not hasattr(qs, "__iter__"):
-        raise TypeError("qs must be a sequence of quantile levels in [0, 1]")
-    refuse_unordered(qs, "qs")
+    check_ordered(qs, "qs", "a sequence of quantile levels in [0, 1]")
     levels = tuple(probability(q, f"qs[{i}]") for i, q in enumerate(qs))
     if not levels:
         raise ValueError("qs must not be empty")

@@ -23,7 +23,7 @@ from securedp.hazmat.exact.rational import positive_rational, to_rational
 from securedp.hazmat.samplers import FloatGaps
 from securedp.lattice import round_half_even
 from securedp.mechanisms.data_phase import reading_data
-from securedp.reading.columns import column_values, refuse_unordered
+from securedp.reading.columns import check_ordered, column_values, refuse_unordered
 
 _INT64_MAX = np.iinfo(np.int64).max
 
@@ -226,7 +226,7 @@ def selection_inputs(
     eps = positive_rational(epsilon, "epsilon")
     sens = positive_rational(sensitivity, "sensitivity")
     if candidates is not None:
-        refuse_unordered(candidates, "candidates")
+        check_ordered(candidates, "candidates", "a sequence of public candidates")
     cands = None if candidates is None else list(candidates)
     if callable(scores) and cands is None:
         raise TypeError("a utility function needs candidates=[...] to score")

@@ -49,7 +49,7 @@ import numpy as np
 
 from securedp.reading.text import arrow_text
 
-__all__ = ["column_values", "refuse_non_column", "refuse_unordered", "value_column"]
+__all__ = ["check_ordered", "column_values", "refuse_non_column", "refuse_unordered", "value_column"]
 
 _WIDE = {"Int8": "int64", "Int16": "int64", "Int32": "int64", "Int64": "int64",
          "UInt8": "uint64", "UInt16": "uint64", "UInt32": "uint64", "UInt64": "uint64"}
@@ -78,6 +78,15 @@ def refuse_unordered(values: Any, name: str) -> None:
     if isinstance(values, collections.abc.Set):
         raise TypeError(f"{name} must be in a fixed order (a list or tuple), not a {type(values).__name__}: the "
                         "release follows their order")
+
+
+def check_ordered(values: Any, name: str, what: str) -> None:
+    """Raise :class:`TypeError` unless ``values`` is an ordered collection of public values: a text
+    (``str``, ``bytes``) or a non-iterable raises "``name`` must be ``what``", a set as
+    :func:`refuse_unordered` says."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{name} must be {what}")
+    refuse_unordered(values, name)
 
 
 def _pandas_series(data: Any) -> Any:

@@ -48,6 +48,7 @@ from securedp.mechanisms.partition_selection import (
 from securedp.privacy.accuracy import check_alpha
 from securedp.privacy.cost import Cost
 from securedp.privacy.noise import Law, Noise
+from securedp.reading.columns import check_ordered
 from securedp.tables.cells import Column, definitions
 from securedp.tables.plan import TablePlan, selection_plan, table_plan
 from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Definition, Histogram, Persons
@@ -95,8 +96,7 @@ def aggregation_list(aggregations: Any) -> list[Aggregation]:
     naming the list it should have been)."""
     if isinstance(aggregations, (Count, Persons, ColumnAggregation)):
         raise TypeError(f"aggregations must be a list of aggregations, not one: aggregations=[{aggregations!r}]")
-    if isinstance(aggregations, (str, bytes)) or not hasattr(aggregations, "__iter__"):
-        raise TypeError(f"aggregations must be a list of aggregations, not {type(aggregations).__name__}")
+    check_ordered(aggregations, "aggregations", f"a list of aggregations, not {type(aggregations).__name__}")
     listed = list(aggregations)
     if not listed:
         raise ValueError("give at least one aggregation")

@@ -51,7 +51,11 @@ BAD = [
     (securedp.exponential_mechanism, ([1.0, float("nan")],), {"epsilon": 1, "sensitivity": 1}, ValueError),
     (securedp.exponential_mechanism, (np.array([1.0, np.nan]),), {"epsilon": 1, "sensitivity": 1}, ValueError),
     (securedp.exponential_mechanism, ([1, 2],), {"epsilon": 0, "sensitivity": 1}, ValueError),
-    (securedp.exponential_mechanism, ([1, 2],), {"epsilon": 1, "sensitivity": 1, "candidates": "a"}, ValueError),
+    # a text is one value, not a sequence of its characters (refused as such since 2026-11-28; "a" was a
+    # ValueError only because 1 candidate met 2 scores, and "ab" was taken as the candidates "a" and "b")
+    (securedp.exponential_mechanism, ([1, 2],), {"epsilon": 1, "sensitivity": 1, "candidates": "a"}, TypeError),
+    (securedp.exponential_mechanism, ([1, 2],), {"epsilon": 1, "sensitivity": 1, "candidates": "ab"}, TypeError),
+    (securedp.exponential_mechanism, ([1, 2],), {"epsilon": 1, "sensitivity": 1, "candidates": ["a"]}, ValueError),
     (securedp.exponential_mechanism, ([True, 2],), {"epsilon": 1, "sensitivity": 1}, TypeError),
     (securedp.permute_and_flip, ([],), {"epsilon": 1, "sensitivity": 1}, ValueError),
     (securedp.report_noisy_max, ([1, float("inf")],), {"epsilon": 1, "sensitivity": 1}, ValueError),
