@@ -31,6 +31,15 @@ probability ``exp(-rate (g(y) - far))`` (else the draw starts again), so each
 keeps its exact probability, and the far entry is proposed at most ``2**-64``
 of the time.
 
+**The fallback point.** The law's base measure also holds one public atom: the lattice point nearest
+``lo + q (hi - lo)``, of weight ``W = floor(candidates p / (1 - p))`` for the fallback probability
+``p = fallback`` (default ``3/4``; 0: none) and scored ``h = max(a, b - a) n``, the worst score any
+candidate can have (:mod:`securedp.mechanisms.rank_utility`, with its proof). A cell whose records
+cannot be told from none releases it instead of a near-uniform draw over the bounds; a cell of at least
+``fallback_rows_bound`` rows (recorded) releases it with probability at most ``alpha``. It is one more
+entry of the window (:attr:`~securedp.mechanisms.rank_utility.Window.fallback_entry`), drawn by the same
+sampler in the same time.
+
 **Several quantiles.** :func:`securedp.quantiles` releases each ``q`` with
 ``epsilon / len(qs)`` (basic composition: the total is ``epsilon``-DP).
 
@@ -47,7 +56,7 @@ gives. What is public is the **rank error bound** ``r``
 (:func:`~securedp.mechanisms.rank_utility.rank_error_bound`): with probability
 at least ``1 - alpha`` the released ``y`` has ``#{x < y} <= q n + r`` and
 ``#{x <= y} >= q n - r``, i.e. it lies between the values at ranks ``q n - r``
-and ``q n + r``. It grows with ``ln(candidates)``: a coarser ``lattice=``
+and ``q n + r``, unless it is the fallback point. It grows with ``ln(candidates)``: a coarser ``lattice=``
 states a smaller ``r`` (and rounds the records more).
 
 **Cells.** A cell's exact input is its counts per lattice point (the distinct points holding a kept
@@ -62,7 +71,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -74,7 +83,20 @@ from securedp.hazmat.samplers.bernoulli_exp import bernoulli_exp
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.lattice import Lattice
 from securedp.mechanisms.moments import ColumnStatistic
-from securedp.mechanisms.rank_utility import LAW, UTILITY, LevelLaw, Window, far_score, rank_error_bound
+from securedp.mechanisms.rank_utility import (
+    DEFAULT_FALLBACK,
+    FALLBACK_LAW,
+    LAW,
+    UTILITY,
+    LevelLaw,
+    Window,
+    check_fallback,
+    fallback_point,
+    fallback_rows,
+    fallback_weight,
+    far_score,
+    rank_error_bound,
+)
 from securedp.mechanisms.records import exact_value, parse_bounds, resolve_lattice
 from securedp.mechanisms.statistic import CellColumn
 from securedp.privacy.cost import Cost
@@ -153,8 +175,12 @@ class Quantiles(ColumnStatistic):
     statistic: ClassVar[str] = "quantiles"
     single: ClassVar[bool] = False
     levels: tuple[Fraction, ...]
+    fallback: Any = field(default=DEFAULT_FALLBACK, kw_only=True)
+    """The fallback probability ``p`` (:mod:`~securedp.mechanisms.rank_utility`): a cell without records releases
+    the fallback point with probability ``p``; 0 is the plain exponential mechanism."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "fallback", check_fallback(self.fallback))
         super().__post_init__()
         laws = self.laws  # a rho too small for any selection is refused when the statistic is defined
         if len({(law.sensitivity, law.rate, law.rank_rate) for law in laws}) != 1:
@@ -183,10 +209,22 @@ class Quantiles(ColumnStatistic):
         """The number of lattice points selected from (public)."""
         return self.column.hi_u - self.column.lo_u + 1
 
+    @property
+    def fallback_weight(self) -> int:
+        """The fallback's weight ``W`` against the :attr:`candidates` (:func:`~securedp.mechanisms.rank_utility.
+        fallback_weight`)."""
+        return fallback_weight(self.fallback, self.candidates)
+
     def rank_error(self, alpha: Fraction) -> int:
         """The rank error bound ``r`` (rows) of each level at ``1 - alpha``
-        (:func:`~securedp.mechanisms.rank_utility.rank_error_bound`)."""
+        (:func:`~securedp.mechanisms.rank_utility.rank_error_bound`): of a release that is not the fallback."""
         return rank_error_bound(self.laws[0].rank_rate, self.candidates, alpha)
+
+    def fallback_rows(self, alpha: Fraction) -> int:
+        """The rows from which a cell releases the fallback with probability at most ``alpha``
+        (:func:`~securedp.mechanisms.rank_utility.fallback_rows`; the levels share their rate and spread)."""
+        law = self.laws[0]
+        return fallback_rows(law.rate, law.q, self.fallback_weight, alpha)
 
     def accuracy(self, alpha: Fraction) -> dict[str, Fraction]:
         """Each level's rank error bound ``r`` (rows) at ``1 - alpha`` (:meth:`rank_error`), by level."""
@@ -203,9 +241,18 @@ class Quantiles(ColumnStatistic):
             "epsilon_cell": law.epsilon, "utility": UTILITY, "sensitivity": law.sensitivity, "law": LAW,
             "rate": law.rate, "candidates": self.candidates, "rank_error_bound": self.rank_error(alpha),
             **self.column_record()}
+        if self.fallback_weight:  # without one the record is the plain exponential mechanism's, as ever
+            record.update(law=FALLBACK_LAW, fallback=self.fallback, fallback_weight=self.fallback_weight,
+                          fallback_units=self._per_level([fallback_point(q, self.column.lo_u, self.column.hi_u)
+                                                          for q in self.levels]),
+                          fallback_rows_bound=self.fallback_rows(alpha))
         if self.cost.rho is not None:
             record.update(rho_cells=self.max_groups * law.epsilon * law.epsilon / 2, conversion=ZCDP_CONVERSION)
         return record
+
+    def _per_level(self, values: Sequence[Any]) -> Any:
+        """One value per level as recorded: the value itself for one level, else the list."""
+        return values[0] if len(self.levels) == 1 else list(values)
 
     @property
     def labels(self) -> tuple[Any, ...] | None:
@@ -215,11 +262,11 @@ class Quantiles(ColumnStatistic):
                     counts: Sequence[int] | np.ndarray) -> Callable[[RandomSource], tuple[int, ...]]:
         """The selections' set-up for one cell (its counts per lattice point): a function drawing each
         level's lattice point (units), in the order of :attr:`levels`."""
-        lo_u, hi_u, candidates = self.column.lo_u, self.column.hi_u, self.candidates
+        lo_u, hi_u, candidates, weight = self.column.lo_u, self.column.hi_u, self.candidates, self.fallback_weight
         plans = []
         for law in self.laws:
             rate = law.rate
-            window = Window(points, counts, lo_u, hi_u, law.q, far_score(rate, candidates))
+            window = Window(points, counts, lo_u, hi_u, law.q, far_score(rate, candidates), weight)
             plans.append((window, rate, ExpCategorical(window.scores, rate, window.widths)))
 
         def draw(source: RandomSource) -> tuple[int, ...]:
@@ -244,11 +291,14 @@ class Quantiles(ColumnStatistic):
 
 
 def _select(window: Window, rate: Fraction, plan: ExpCategorical, source: RandomSource) -> int:
-    """One candidate (units) drawn from ``P(y) ~ exp(-rate g(y))``: an entry of ``window`` and a uniform point in
-    it; a point of the far entry is kept with probability ``exp(-rate (g(y) - far))``, else the draw starts again
+    """One candidate (units) drawn from ``P(y) ~ exp(-rate g(y))`` and the fallback's ``W exp(-rate h)``: an entry of
+    ``window`` and a uniform point in it (the fallback entry stands for its one point); a point of the far entry
+    is kept with probability ``exp(-rate (g(y) - far))``, else the draw starts again
     (:class:`~securedp.mechanisms.rank_utility.Window`; at most ``2**-64`` of the proposals)."""
     while True:
         i, offset = plan.draw(source)
+        if i == window.fallback_entry:
+            return window.fallback_point
         if i != window.far_entry:
             return window.start(i) + offset
         y = window.far_point(offset)

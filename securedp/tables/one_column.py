@@ -44,6 +44,8 @@ from securedp.tables.table import PreparedTable, prepare_table
 
 DATA, IDS = "data", "ids"
 """The names of the one-column table's columns: the data, and the person ids."""
+POINTS = ("median", "quantile", "quantiles", "iqr", "trimmed_mean")
+"""The statistics that select lattice points, each with a fallback point (``fallback=``)."""
 
 
 @dataclass(frozen=True)
@@ -68,27 +70,32 @@ def _exact(value: Any) -> Any:
 
 def request(statistic: str, column: str, *, bounds: Any = None, lattice: Any = None, levels: Any = None,
             categories: Any = None, bins: Any = None, unknown: str = "raise", trim: Any = DEFAULT_TRIM,
-            selection_share: Any = DEFAULT_SELECTION_SHARE) -> tuple[OneCell, list[Aggregation]]:
+            selection_share: Any = DEFAULT_SELECTION_SHARE, fallback: Any = None) -> tuple[OneCell, list[Aggregation]]:
     """The table aggregations releasing ``statistic`` of ``column`` in one cell, and how that cell becomes the
     release's value: the one definition of each statistic of one column (the functions below, the command's
     ``--column --stat``, and their replay all ask here). ``levels`` are a quantile's (one) or quantiles' levels;
-    ``trim`` and ``selection_share`` a trimmed mean's."""
+    ``trim`` and ``selection_share`` a trimmed mean's; ``fallback`` the fallback probability of every selection
+    (``None``: its default, :mod:`securedp.mechanisms.rank_utility`)."""
+    if fallback is not None and statistic not in POINTS:
+        raise ValueError(f"fallback= applies to the selections ({', '.join(POINTS)}), not to a {statistic}")
     if statistic == "count":
         return OneCell("count", ("count",)), [Count()]
-    if statistic in ("sum", "mean", "variance", "iqr"):
-        kinds: dict[str, type[Sum | Mean | Variance | IQR]] = {"sum": Sum, "mean": Mean, "variance": Variance,
-                                                               "iqr": IQR}
+    if statistic in ("sum", "mean", "variance"):
+        kinds: dict[str, type[Sum | Mean | Variance]] = {"sum": Sum, "mean": Mean, "variance": Variance}
         made = kinds[statistic](column, bounds, lattice)
         return OneCell(statistic, (made.name,)), [made]
+    if statistic == "iqr":
+        spread = IQR(column, bounds, lattice, fallback=fallback)
+        return OneCell(statistic, (spread.name,)), [spread]
     if statistic == "trimmed_mean":
-        trimmed = TrimmedMean(column, bounds, lattice, trim=trim, selection_share=selection_share)
+        trimmed = TrimmedMean(column, bounds, lattice, trim=trim, selection_share=selection_share, fallback=fallback)
         return OneCell(statistic, (trimmed.name,)), [trimmed]
     if statistic in ("median", "quantile", "quantiles"):
         qs = (Fraction(1, 2),) if statistic == "median" else check_levels(levels)
         if len(set(qs)) != len(qs):
             raise ValueError("qs repeats a level: each quantile level is released once")
         share = Fraction(1, len(qs)) if len(qs) > 1 else None
-        quantiles = [Quantile(column, bounds, lattice, share, q) for q in qs]
+        quantiles = [Quantile(column, bounds, lattice, share, q, fallback=fallback) for q in qs]
         single = statistic != "quantiles"
         return OneCell(statistic, tuple(a.name for a in quantiles), single, None if single else qs), list(quantiles)
     if statistic == "histogram":
@@ -187,48 +194,54 @@ def prepare_variance(data: Any, *, bounds: Any = None, epsilon: Any = None, rho:
 
 def prepare_quantiles(data: Any, qs: Sequence[Any], *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
                       max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
-                      fill: Any = None) -> PreparedRelease:
+                      fill: Any = None, fallback: Any = None) -> PreparedRelease:
     """Validate and price several quantiles (``epsilon / len(qs)`` each, by the exact exponential mechanism);
     nothing is drawn yet. The release's value is a tuple in the order of ``qs``. See
     :mod:`securedp.mechanisms.quantile`."""
     return _release("quantiles", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, levels=qs)
+                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, levels=qs, fallback=fallback)
 
 
 def prepare_quantile(data: Any, q: Any, /, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
                      max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
-                     fill: Any = None) -> PreparedRelease:
-    """Validate and price one quantile ``q`` (a rational in [0, 1]); nothing is drawn yet."""
+                     fill: Any = None, fallback: Any = None) -> PreparedRelease:
+    """Validate and price one quantile ``q`` (a rational in [0, 1]); nothing is drawn yet. ``fallback``: the
+    probability that a cell without records releases the fallback point ``lo + q (hi - lo)`` (default 3/4; 0:
+    none; :mod:`securedp.mechanisms.rank_utility`)."""
     return _release("quantile", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, levels=(probability(q, "q"),))
+                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, levels=(probability(q, "q"),),
+                    fallback=fallback)
 
 
 def prepare_median(data: Any, /, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
                    max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
-                   fill: Any = None) -> PreparedRelease:
-    """Validate and price the median (the quantile 1/2); nothing is drawn yet."""
+                   fill: Any = None, fallback: Any = None) -> PreparedRelease:
+    """Validate and price the median (the quantile 1/2); nothing is drawn yet. ``fallback``: the probability
+    that a cell without records releases the middle of the bounds (default 3/4; 0: none;
+    :mod:`securedp.mechanisms.rank_utility`)."""
     return _release("median", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, bounds=bounds, lattice=lattice)
+                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, fallback=fallback)
 
 
 def prepare_iqr(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
-                ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
+                ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None,
+                fallback: Any = None) -> PreparedRelease:
     """Validate and price the interquartile range (both quartiles at half the cost); nothing is drawn yet.
     See :mod:`securedp.mechanisms.iqr`."""
     return _release("iqr", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, bounds=bounds, lattice=lattice)
+                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, fallback=fallback)
 
 
 def prepare_trimmed_mean(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
                          max_contributions: Any = 1, ids: Any = None, trim: Any = DEFAULT_TRIM,
                          selection_share: Any = DEFAULT_SELECTION_SHARE, lattice: Any = None, missing: str = "raise",
-                         fill: Any = None) -> PreparedRelease:
+                         fill: Any = None, fallback: Any = None) -> PreparedRelease:
     """Validate and price a trimmed (winsorized) mean: the ``trim`` and ``1 - trim`` quantiles at
     ``selection_share`` of the cost, then the bounded mean of the records clamped between them; nothing is drawn
     yet. See :mod:`securedp.mechanisms.trimmed_mean`."""
     return _release("trimmed_mean", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
                     missing=missing, fill=fill, bounds=bounds, lattice=lattice, trim=trim,
-                    selection_share=selection_share)
+                    selection_share=selection_share, fallback=fallback)
 
 
 def prepare_histogram(data: Any, *, categories: Any = None, bins: Any = None, epsilon: Any = None, rho: Any = None,

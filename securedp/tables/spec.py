@@ -60,7 +60,7 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -71,6 +71,7 @@ from securedp.mechanisms.histogram import Bins, Categories, check_categories, ch
 from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.quantile import default_lattice as quantile_lattice
 from securedp.mechanisms.quantile import selection_epsilon
+from securedp.mechanisms.rank_utility import DEFAULT_FALLBACK, check_fallback
 from securedp.mechanisms.records import LatticeColumn, typed_lattice
 from securedp.mechanisms.statistic import AdditiveStatistic
 from securedp.privacy.cost import Cost
@@ -206,9 +207,18 @@ class Variance(ColumnAggregation):
 @dataclass(frozen=True)
 class PointsAggregation(ColumnAggregation):
     """An aggregation that selects from each cell's counts per lattice point (a quantile, the interquartile
-    range, the trimmed mean's trim points), on the quantiles' fine default lattice."""
+    range, the trimmed mean's trim points), on the quantiles' fine default lattice, with a fallback point
+    (``fallback`` its probability in a cell without records, :mod:`securedp.mechanisms.rank_utility`; ``None``:
+    3/4; 0: none)."""
+
+    fallback: Any = field(default=None, kw_only=True)
 
     reads = "points"
+
+    @property
+    def fallback_probability(self) -> Fraction:
+        """``fallback`` exactly, its default when ``None``."""
+        return DEFAULT_FALLBACK if self.fallback is None else check_fallback(self.fallback)
 
     def default_lattice(self) -> Callable[[Any, Any], Any] | None:
         return quantile_lattice
@@ -231,7 +241,7 @@ class Quantile(PointsAggregation):
     def definition(self, cost: Cost, k: int, m: int) -> Definition:
         level = to_rational(self.q, "q")
         statistic = quantile.Median if level == Fraction(1, 2) else quantile.Quantile
-        return statistic(cost, self.lattice_column(m), (level,), max_groups=k)
+        return statistic(cost, self.lattice_column(m), (level,), max_groups=k, fallback=self.fallback_probability)
 
 
 @dataclass(frozen=True)
@@ -243,7 +253,7 @@ class IQR(PointsAggregation):
     kind = "iqr"
 
     def definition(self, cost: Cost, k: int, m: int) -> Definition:
-        return iqr.InterquartileRange(cost, self.lattice_column(m), max_groups=k)
+        return iqr.InterquartileRange(cost, self.lattice_column(m), max_groups=k, fallback=self.fallback_probability)
 
 
 @dataclass(frozen=True)
@@ -260,7 +270,8 @@ class TrimmedMean(PointsAggregation):
 
     def definition(self, cost: Cost, k: int, m: int) -> Definition:
         return trimmed_mean.TrimmedMean(cost, self.lattice_column(m), trim=self.trim,
-                                        selection_share=self.selection_share, max_groups=k)
+                                        selection_share=self.selection_share, max_groups=k,
+                                        fallback=self.fallback_probability)
 
 
 def _level_text(q: Fraction) -> str:
@@ -325,9 +336,9 @@ def quantile_cell_epsilon(epsilon: Fraction | None, rho: Fraction | None, k: int
 
 
 def Median(column: str, bounds: tuple[Any, Any] | str, lattice: Any = None,  # noqa: N802
-           share: Any = None) -> Quantile:
+           share: Any = None, *, fallback: Any = None) -> Quantile:
     """The median of a column per cell: :class:`Quantile` with ``q = 1/2``."""
-    return Quantile(column, bounds, lattice, share, Fraction(1, 2))
+    return Quantile(column, bounds, lattice, share, Fraction(1, 2), fallback=fallback)
 
 
 Aggregation = Count | Persons | ColumnAggregation
@@ -348,10 +359,12 @@ class Kind:
     """The keyword options it takes besides its level (a trimmed mean's ``trim``: ``--trim``)."""
 
     def build(self, column: str | None = None, bounds: tuple[Any, Any] | None = None, lattice: Any = None,
-              share: Any = None, q: Any = None, trim: Any = None) -> Aggregation:
-        options = {} if trim is None else {"trim": trim}
-        if options.keys() - self.options:
+              share: Any = None, q: Any = None, trim: Any = None, fallback: Any = None) -> Aggregation:
+        options = {name: value for name, value in (("trim", trim), ("fallback", fallback)) if value is not None}
+        if "trim" in options.keys() - self.options:
             raise ValueError("takes no trim level (--trim is a trimmed mean's)")
+        if "fallback" in options.keys() - self.options:
+            raise ValueError("takes no fallback (--fallback is a selection's: median, quantile, iqr, trimmed mean)")
         if self.takes == "nothing":
             return self.make(share)
         if column is None or bounds is None:
@@ -359,15 +372,17 @@ class Kind:
         if self.takes == "level":
             if q is None:
                 raise ValueError("needs its level (COLUMN:Q:LO,HI)")
-            return self.make(column, bounds, lattice, share, q)
+            return self.make(column, bounds, lattice, share, q, **options)
         return self.make(column, bounds, lattice, share, **options)
 
 
+SELECTED = frozenset({"fallback"})
+"""The option every selection takes: its fallback probability (``--fallback``)."""
 KINDS: dict[str, Kind] = {
     "count": Kind("nothing", Count), "persons": Kind("nothing", Persons), "sum": Kind("column", Sum),
-    "mean": Kind("column", Mean), "variance": Kind("column", Variance), "median": Kind("column", Median),
-    "quantile": Kind("level", Quantile), "iqr": Kind("column", IQR),
-    "trimmed_mean": Kind("column", TrimmedMean, frozenset({"trim"})),
+    "mean": Kind("column", Mean), "variance": Kind("column", Variance),
+    "median": Kind("column", Median, SELECTED), "quantile": Kind("level", Quantile, SELECTED),
+    "iqr": Kind("column", IQR, SELECTED), "trimmed_mean": Kind("column", TrimmedMean, SELECTED | {"trim"}),
 }
 """Every aggregation by its name on the command line (``--NAME``) and in recorded queries: the one list
 the command's options, the query parser and replay read."""

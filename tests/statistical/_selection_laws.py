@@ -55,11 +55,34 @@ def quantile_rate(q: Fraction, epsilon: Fraction, m: int = 1) -> Fraction:
     return epsilon / (sensitivity if q in (0, 1) else 2 * sensitivity)
 
 
-def quantile_law(data: Sequence[int], q: Fraction, lo: int, hi: int, epsilon: Fraction, sensitivity: int = 1):
-    """``P(y)`` for every integer ``y`` in ``[lo, hi]``: proportional to ``exp(-rate g(y))`` (``sensitivity``: the
-    rows one person contributes, ``m``)."""
+FALLBACK = Fraction(3, 4)
+"""The default fallback probability of a quantile (restated here, not imported: the reference is the definition)."""
+
+
+def quantile_law(data: Sequence[int], q: Fraction, lo: int, hi: int, epsilon: Fraction, sensitivity: int = 1,
+                 fallback: Fraction = FALLBACK, separate: bool = False):
+    """``P(y)`` for every integer ``y`` in ``[lo, hi]`` (``sensitivity``: the rows one person contributes, ``m``):
+    proportional to ``exp(-rate g(y))``, plus ``W exp(-rate h)`` at the fallback point ``f`` (the integer nearest
+    ``lo + q (hi - lo)``, halves up), with ``W = floor(N p / (1 - p))`` for ``N`` candidates and the fallback
+    probability ``p``, and ``h = max(a, b - a) n``. ``separate``: the fallback is an outcome of its own, listed
+    last (the mechanism before its post-processing, ``fallback -> f``)."""
     scores = [-Fraction(quantile_score(data, q, y)) for y in range(lo, hi + 1)]
-    return exponential_law(scores, quantile_rate(q, epsilon, sensitivity))
+    rate = quantile_rate(q, epsilon, sensitivity)
+    weight = (hi - lo + 1) * fallback.numerator // (fallback.denominator - fallback.numerator)
+    if weight == 0:
+        return exponential_law(scores, rate)
+    h = max(q.numerator, q.denominator - q.numerator) * len(data)
+    if separate:
+        return exponential_law([*scores, -Fraction(h)], rate, [1] * len(scores) + [weight])
+    point = lo + (2 * q.numerator * (hi - lo) + q.denominator) // (2 * q.denominator) - lo
+    top = max(scores)
+    lows = [_exp(rate * (s - top), gmpy2.RoundDown) for s in scores]
+    highs = [_exp(rate * (s - top), gmpy2.RoundUp) for s in scores]
+    with gmpy2.context(round=gmpy2.RoundDown, **_CTX):
+        lows[point] += weight * _exp(rate * (-h - top), gmpy2.RoundDown)
+    with gmpy2.context(round=gmpy2.RoundUp, **_CTX):
+        highs[point] += weight * _exp(rate * (-h - top), gmpy2.RoundUp)
+    return _normalise(lows, highs)
 
 
 def permute_and_flip_law(scores: Sequence[Fraction], coefficient: Fraction):

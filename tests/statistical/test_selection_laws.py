@@ -101,6 +101,7 @@ def test_permute_and_flip_law():
     ([0, 9, 9], Fraction(9, 10), 0, 9, Fraction(4)),
 ])
 def test_quantile_law(data, q, lo, hi, eps):
+    """The default fallback (probability 3/4): the reference law holds its atom at ``f``."""
     law = quantile_law(data, q, lo, hi, eps)
     prepared = securedp.prepare_quantile(data, q, bounds=(lo, hi), lattice=1, epsilon=eps)  # the law is on step 1
     source = ChaChaSource(bytes([42 + len(data)]) * 32)
@@ -108,28 +109,50 @@ def test_quantile_law(data, q, lo, hi, eps):
     assert g_test(observed, law) > ALPHA
 
 
-@pytest.mark.parametrize("data, q, far", [
-    ([1, 4, 4, 6, 9], Fraction(1, 2), 3),      # the far entry on both sides of the median's run
-    ([2, 2, 2, 3, 11], Fraction(1, 4), 2),     # a tie block holding the target: a run of one point
-    ([0, 1, 12], Fraction(9, 10), 5),
+@pytest.mark.parametrize("data, q, fallback", [
+    ([1, 4, 4, 4, 4, 4, 8], Fraction(1, 2), Fraction(0)),       # no fallback: the plain exponential mechanism
+    ([2, 3, 3], Fraction(1, 2), Fraction(1, 2)),                # few records: the atom at 4 is drawn often
+    ([0, 1, 1, 2], Fraction(1, 4), Fraction(99, 100)),           # the atom at lo + (hi - lo) / 4 = 2, weight 891
+    ([5, 6, 7, 7, 8], Fraction(1), Fraction(9, 10)),             # a monotone level: the atom at hi
 ])
-def test_a_window_with_a_low_far_score_keeps_the_quantile_law(data, q, far):
+def test_quantile_law_with_a_fallback(data, q, fallback):
+    """``fallback=`` sets the atom's weight ``W = floor(N p / (1 - p))``; its score is ``max(a, b - a) n``."""
+    lo, hi, eps = 0, 8, Fraction(1)
+    law = quantile_law(data, q, lo, hi, eps, fallback=fallback)
+    prepared = securedp.prepare_quantile(data, q, bounds=(lo, hi), lattice=1, epsilon=eps, fallback=fallback)
+    source = ChaChaSource(bytes([90 + len(data)]) * 32)
+    observed = frequencies(lambda: prepared.execute(source).value - lo, 30000, hi - lo + 1)
+    assert g_test(observed, law) > ALPHA
+    if fallback:  # not vacuous: the atom moves the law (the plain one fails)
+        assert g_test(observed, quantile_law(data, q, lo, hi, eps, fallback=Fraction(0))) < ALPHA
+
+
+@pytest.mark.parametrize("data, q, far, fallback", [
+    ([1, 4, 4, 6, 9], Fraction(1, 2), 3, Fraction(0)),      # the far entry on both sides of the median's run
+    ([2, 2, 2, 3, 11], Fraction(1, 4), 2, Fraction(0)),     # a tie block holding the target: a run of one point
+    ([0, 1, 12], Fraction(9, 10), 5, Fraction(0)),
+    ([1, 4, 4, 6, 9], Fraction(1, 2), 3, Fraction(3, 4)),   # the fallback beside the far entry (the atom at 6)
+    ([0, 1, 12], Fraction(9, 10), 5, Fraction(9, 10)),      # the atom (at 11) scored above far: h = 9 * 3 = 27
+])
+def test_a_window_with_a_low_far_score_keeps_the_quantile_law(data, q, far, fallback):
     """The far entry's rejection step, exercised: a :class:`Window` whose far score is low enough that half or more
     of the proposals are far candidates (each kept with probability ``exp(-rate (g - far))``, else the draw starts
-    again) must still give ``P(y) ~ exp(-rate g(y))`` over every candidate ``0 .. 12``."""
+    again) must still give ``P(y) ~ exp(-rate g(y))`` over every candidate ``0 .. 12``, and the fallback entry its
+    ``W exp(-rate h)`` at its point."""
     from securedp.hazmat.samplers.categorical import ExpCategorical
     from securedp.mechanisms.quantile import _select
-    from securedp.mechanisms.rank_utility import LevelLaw, Window
+    from securedp.mechanisms.rank_utility import LevelLaw, Window, fallback_weight
 
     lo, hi, eps = 0, 12, Fraction(1)
     rate = LevelLaw(q, eps, 1).rate
     points = sorted(set(data))
-    window = Window(points, [data.count(p) for p in points], lo, hi, q, far)
+    window = Window(points, [data.count(p) for p in points], lo, hi, q, far, fallback_weight(fallback, hi - lo + 1))
     assert window.far_entry is not None and window.far_width >= 4
+    assert (window.fallback_entry is not None) == (fallback > 0)
     plan = ExpCategorical(window.scores, rate, window.widths)
-    source = ChaChaSource(bytes([77 + far]) * 32)
+    source = ChaChaSource(bytes([77 + far + fallback.denominator]) * 32)
     observed = frequencies(lambda: _select(window, rate, plan, source) - lo, 30000, hi - lo + 1)
-    assert g_test(observed, quantile_law(data, q, lo, hi, eps)) > ALPHA
+    assert g_test(observed, quantile_law(data, q, lo, hi, eps, fallback=fallback)) > ALPHA
 
 
 CELLS = 100
@@ -178,11 +201,18 @@ def test_median_on_the_default_lattice_by_entry():
         if j < len(points):
             widths.append(1)
             scores.append(-Fraction(quantile_score(units, Fraction(1, 2), points[j])))
+    # the fallback: weight 3 N (probability 3/4) at the middle (2**19, inside a gap) scored n = 5, an entry of its own
+    fallback = (lo_u + hi_u) // 2
+    widths.append(3 * (hi_u - lo_u + 1))
+    scores.append(-Fraction(len(data)))
     law = exponential_law(scores, Fraction(3, 2), widths)
+    assert fallback not in points and record["fallback_units"] == fallback
     drawn = [int(r.value / step) for r in draws]
     entry = [2 * bisect_left(points, u) + (u in points) for u in drawn]
+    # a draw of the fallback point is the atom's (the lattice point itself has odds about 2**-20 against it)
+    entry = [len(law) - 1 if u == fallback else i for u, i in zip(drawn, entry)]
     assert g_test(np.bincount(entry, minlength=len(law)), law) > ALPHA
-    likeliest = max(range(0, len(law), 2), key=lambda i: law[i][0])
+    likeliest = max(range(0, len(law) - 1, 2), key=lambda i: law[i][0])
     start = ends[likeliest // 2] + 1
     inside = [(u - start) * 16 // widths[likeliest] for u, i in zip(drawn, entry) if i == likeliest]
     assert len(inside) > 1000 and stats.chisquare(np.bincount(inside, minlength=16)).pvalue > ALPHA
