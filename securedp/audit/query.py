@@ -25,7 +25,7 @@ from securedp.mechanisms.trimmed_mean import DEFAULT_TRIM
 from securedp.privacy.cost import Cost, Currency
 from securedp.reading.files import TableFile
 from securedp.reading.types import declared_schema
-from securedp.tables.one_column import one_cell, request
+from securedp.tables.one_column import POINTS, one_cell, request
 
 STATISTICS = ("count", "sum", "mean", "variance", "median", "quantile", "histogram", "iqr", "trimmed_mean")
 """The statistics of the command (``--stat``)."""
@@ -72,6 +72,9 @@ class Query:
     """The release ran in an analyst-facing session (``--analyst-facing``): unusable records dropped."""
     trim: Fraction | None = None
     """A trimmed mean's trim level (``--trim``; ``None``: the default, 1/10). Recorded when given."""
+    fallback: Fraction | None = None
+    """A selection's fallback probability (``--fallback``; ``None``: the default, 3/4). Recorded when given; a
+    replay gives a query without it the one its record states (:mod:`securedp.audit.replay`)."""
 
     @property
     def currency(self) -> Currency:
@@ -107,6 +110,8 @@ class Query:
             raise ValueError("--fill goes with --missing impute (the public value imputed), and only with it")
         if self.trim is not None and self.statistic != "trimmed_mean":
             raise ValueError("--trim applies to the trimmed_mean statistic only")
+        if self.fallback is not None and self.statistic not in POINTS:
+            raise ValueError(f"--fallback applies to the selections ({', '.join(POINTS)}) only")
         if self.lattice is not None and self.statistic not in NEEDS_BOUNDS:
             raise ValueError(f"--step applies to the statistics with --bounds ({', '.join(sorted(NEEDS_BOUNDS))}), "
                              f"not to {self.statistic}")
@@ -119,7 +124,7 @@ class Query:
         levels = None if self.q is None else (probability(self.q, "q"),)
         cell, aggregations = request(self.statistic, self.column, bounds=self.bounds, lattice=self.lattice,
                                      levels=levels, bins=self.bins, categories=self.categories,
-                                     trim=DEFAULT_TRIM if self.trim is None else self.trim)
+                                     trim=DEFAULT_TRIM if self.trim is None else self.trim, fallback=self.fallback)
         return one_cell(cell, aggregations, table, self.id_column, epsilon=self.epsilon, rho=self.rho,
                         max_contributions=self.max_contributions, missing=self.missing, fill=self.fill,
                         schema=dict(self.schema) or None)
@@ -147,6 +152,7 @@ class Query:
             **({"schema": dict(self.schema)} if self.schema else {}),
             **({"analyst_facing": True} if self.analyst_facing else {}),
             **({"trim": _text(self.trim)} if self.trim is not None else {}),
+            **({"fallback": _text(self.fallback)} if self.fallback is not None else {}),
         }
 
     @classmethod
@@ -176,6 +182,7 @@ class Query:
                 schema=tuple(declared_schema(data.get("schema")).items()),
                 analyst_facing=data.get("analyst_facing") is True,
                 trim=None if data.get("trim") is None else to_rational(data["trim"], "trim"),
+                fallback=None if data.get("fallback") is None else to_rational(data["fallback"], "fallback"),
             ).check()
         except (KeyError, IndexError, TypeError) as exc:
             raise ValueError(f"malformed query: {exc}") from None

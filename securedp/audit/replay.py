@@ -31,6 +31,12 @@ the version that runs it, and the default has changed (securedp 0.2 thresholds a
 count; earlier releases selected on a separate count). The rule a table used is in its record
 (``parameters["selection"]``), so replay re-runs such a query with that rule.
 
+**The fallback.** A query that names no fallback probability takes the default of the version that runs
+it, and the default has changed (the selections gained a fallback point of probability ``3/4`` in 0.2.0,
+CHANGELOG "Quantiles: a fallback point"; records written before state none). The probability a selection used
+is in its record (``"fallback"`` in each of its parameters; absent: none), so replay re-runs such a query with
+that probability.
+
 A partition record (``"kind": "partition"``, the charge of
 :meth:`securedp.Session.partition` to its parent) releases nothing (with
 person ids it draws only the salt that chooses each person's parts), so
@@ -51,6 +57,7 @@ from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
 from securedp.mechanisms.record_schema import FORMAT, ReleaseRecord
 from securedp.mechanisms.release import PreparedRelease, commit_input
 from securedp.reading.mode import analyst_facing_scope
+from securedp.tables.one_column import POINTS
 
 PLANNING = ("bounds", "contribution_histogram")
 """The statistics of :mod:`securedp.audit.planning_query` (``securedp bounds``, ``securedp analyze --epsilon``)."""
@@ -102,6 +109,44 @@ def _with_rule(query: Any, parameters: Any) -> Any:
     return query
 
 
+def _stated_fallback(parameters: Any, name: str | None = None) -> Any:
+    """The fallback probability recorded in ``parameters`` (under the aggregation ``name``, or in any selection's
+    parameters of a one-column release), or ``"0"`` when they state none (a release from before the fallback)."""
+    if not isinstance(parameters, dict):
+        return "0"
+    cells = [parameters.get(name)] if name is not None else list(parameters.values())
+    stated = [cell["fallback"] for cell in cells if isinstance(cell, dict) and "fallback" in cell]
+    return stated[0] if stated else "0"
+
+
+def _with_fallback(query: Any, parameters: Any) -> Any:
+    """A query whose selections name no fallback probability, with the one their record states (see the module
+    docstring)."""
+    if not isinstance(query, dict):
+        return query
+    if query.get("statistic") == "table":
+        from securedp.audit.table_query import AggregationQuery  # Polars loads only when a table is replayed
+        from securedp.tables.spec import KINDS
+
+        aggregations = query.get("aggregations")
+        if not isinstance(aggregations, list):
+            return query
+        filled = []
+        for aggregation in aggregations:
+            if (isinstance(aggregation, dict) and "fallback" not in aggregation
+                    and "fallback" in getattr(KINDS.get(str(aggregation.get("kind"))), "options", ())):
+                try:
+                    name = AggregationQuery.from_json(aggregation).build().name
+                except (ValueError, TypeError, KeyError):
+                    name = None  # malformed: its re-run says so
+                aggregation = {**aggregation, "fallback": _stated_fallback(parameters, name)}
+            filled.append(aggregation)
+        return {**query, "aggregations": filled}
+    if query.get("statistic") in POINTS and "fallback" not in query:
+        return {**query, "fallback": _stated_fallback(parameters)}
+    return query
+
+
 def _prepared(query: Any, data: str | Path) -> PreparedRelease:
     """The recorded query (one statistic of one column, or a grouped table) prepared again on ``data``."""
     if isinstance(query, dict) and query.get("statistic") in PLANNING:
@@ -132,7 +177,7 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     for label in source["substream"]:
         stream = stream.substream(label)
     written = record.get("format", 1)
-    query = _with_rule(record["query"], record.get("parameters"))
+    query = _with_fallback(_with_rule(record["query"], record.get("parameters")), record.get("parameters"))
     mode = isinstance(query, dict) and query.get("analyst_facing") is True  # read the data as the release did
     try:
         with analyst_facing_scope(mode):

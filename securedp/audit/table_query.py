@@ -49,12 +49,16 @@ class AggregationQuery:
     one with the chosen bounds, which is what the audit log records)."""
     trim: Fraction | None = None
     """A trimmed mean's trim level (``--trim``; ``None``: its default). Recorded when given."""
+    fallback: Fraction | None = None
+    """A selection's fallback probability (``--fallback``; ``None``: its default). Recorded when given; a replay
+    gives a query without it the one its record states (:mod:`securedp.audit.replay`)."""
 
     def build(self) -> Aggregation:
         if self.kind not in KINDS:
             raise ValueError(f"unknown aggregation {self.kind!r} (choose from {', '.join(KINDS)})")
         try:
-            return KINDS[self.kind].build(self.column, self.bounds, self.lattice, self.share, self.q, self.trim)
+            return KINDS[self.kind].build(self.column, self.bounds, self.lattice, self.share, self.q, self.trim,
+                                          self.fallback)
         except ValueError as error:
             raise ValueError(f"{self.kind} {error}") from None
 
@@ -72,6 +76,8 @@ class AggregationQuery:
             out["q"] = jsonable(self.q)
         if self.trim is not None:
             out["trim"] = jsonable(self.trim)
+        if self.fallback is not None:
+            out["fallback"] = jsonable(self.fallback)
         return out
 
     @classmethod
@@ -84,7 +90,7 @@ class AggregationQuery:
             pair = (to_rational(bounds[0], "bounds"), to_rational(bounds[1], "bounds"))
         return cls(str(data["kind"]), data.get("column"), pair, _rational(data.get("lattice"), "lattice"),
                    _rational(data.get("share"), "share"), _rational(data.get("q"), "q"),
-                   trim=_rational(data.get("trim"), "trim"))
+                   trim=_rational(data.get("trim"), "trim"), fallback=_rational(data.get("fallback"), "fallback"))
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,7 @@ def one_column_query(args: argparse.Namespace) -> Query:
         missing=args.missing, fill=None if args.fill is None else to_rational(args.fill, "--fill"),
         schema=tuple(schema.items()), analyst_facing=bool(args.analyst_facing),
         trim=None if args.trim is None else to_rational(args.trim, "--trim"),
+        fallback=None if args.fallback is None else to_rational(args.fallback, "--fallback"),
     ).check()
 
 

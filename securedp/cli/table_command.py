@@ -99,6 +99,7 @@ def _keys(args: argparse.Namespace, group_by: tuple[str, ...]) -> tuple[tuple[An
 def table_query(args: argparse.Namespace) -> TableQuery:
     """The :class:`TableQuery` the arguments describe (every number exact)."""
     from securedp.audit.table_query import AggregationQuery, TableQuery, parse_aggregation
+    from securedp.tables.spec import KINDS
 
     group_by = tuple(c for text in args.group_by or () for c in text.split(",") if c)
     aggregations: list[AggregationQuery] = []
@@ -113,6 +114,12 @@ def table_query(args: argparse.Namespace) -> TableQuery:
             raise Failure("--trim applies to --trimmed-mean (or --stat trimmed_mean) only")
         trim = to_rational(args.trim, "--trim")
         aggregations = [dataclasses.replace(a, trim=trim) if a.kind == "trimmed_mean" else a for a in aggregations]
+    if args.fallback is not None:
+        if not any("fallback" in KINDS[a.kind].options for a in aggregations):
+            raise Failure("--fallback applies to the selections (--median, --quantile, --iqr, --trimmed-mean) only")
+        fallback = to_rational(args.fallback, "--fallback")
+        aggregations = [dataclasses.replace(a, fallback=fallback) if "fallback" in KINDS[a.kind].options else a
+                        for a in aggregations]
     if not aggregations:
         raise Failure("give at least one aggregation: --count, --persons, --sum/--mean/--variance/--median "
                       "COLUMN:LO,HI or --quantile COLUMN:Q:LO,HI")
