@@ -119,8 +119,12 @@ def selection_section(entry: Entry) -> str:
         derived = derived or s.derived
         among = ABSENT if s.candidates is None else f"{s.candidates:,}" + (
             "" if s.step is None else f" lattice points, {s.step} apart")
+        fallback = "none" if s.fallback is None else (
+            f"probability {s.fallback} without records; at most alpha from "
+            f"{ABSENT if s.fallback_rows is None else f'{s.fallback_rows:,}'} rows")
         rows.append((e(s.label), e(SELECTIONS.get(s.rule, s.rule)), e(s.q), e(plain(s.epsilon)),
-                     e(plain(s.sensitivity)), e(among), e(plain(s.rank_error_bound)), e(f"1 - {s.alpha}")))
+                     e(plain(s.sensitivity)), e(among), e(plain(s.rank_error_bound)), e(fallback),
+                     e(f"1 - {s.alpha}")))
     words = ("No noise is added: the exponential mechanism selects one of the candidate lattice points y with "
              "probability proportional to exp(-rate g(y)), where, for the level q = a/b, the score "
              "g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y}) is b times the distance, in rows, from q n to the "
@@ -129,6 +133,15 @@ def selection_section(entry: Entry) -> str:
              "for q = 0 or 1, where adding rows never lowers g (McSherry and Talwar 2007). With probability at least "
              "1 - alpha the selected point's rank error is at most the bound r: at most q n + r values lie below it "
              "and at least q n - r at or below it.")
+    if any(s.fallback is not None for s in entry.selections):
+        words += (" A fallback point f, the lattice point nearest lo + q (hi - lo) (the middle of the bounds for a "
+                  "median), is one more candidate, of weight W = floor(candidates p / (1 - p)) for the fallback "
+                  "probability p and scored h = max(a, b - a) n, the worst score any candidate can have: a cell "
+                  "whose records cannot be told from none releases f rather than a near-uniform draw over the "
+                  "bounds, a cell without records with probability about p, and a cell of the stated rows or more "
+                  "with probability at most alpha. h moves by at most the sensitivity, never down when rows are "
+                  "added, so the privacy map is the same. The rank error bound r holds for a release that is not "
+                  "the fallback point.")
     if derived:
         words += (" A record of format 1 (securedp 0.1) selected by another law, proportional to "
                   "exp(-epsilon |#{x < y} - q n| / (2 sensitivity)) with the sensitivity in rows, and states neither "
@@ -136,4 +149,4 @@ def selection_section(entry: Entry) -> str:
                   "every lattice point from lo to hi of bounds_units, and r at the report's level.")
     return table("Selections (no additive noise) and their rank error bounds", [
         "selection of", "rule", "level q", "epsilon (each selection)", "sensitivity (of g)", "candidates",
-        "rank error bound r (rows)", "level"], rows, "selections") + f"<p>{e(words)}</p>"
+        "rank error bound r (rows)", "fallback point", "level"], rows, "selections") + f"<p>{e(words)}</p>"

@@ -165,6 +165,10 @@ class Selection:
     alpha: Fraction
     derived: bool
     """True when the report derived :attr:`candidates` and :attr:`rank_error_bound` (format 1 states neither)."""
+    fallback: Fraction | None = None
+    """The fallback probability ``p`` (``None``: the record states no fallback point)."""
+    fallback_rows: int | None = None
+    """The rows from which a cell releases the fallback point with probability at most ``alpha``."""
 
 
 def _levels(value: object) -> str:
@@ -210,5 +214,6 @@ def selections(record: dict[str, Any]) -> list[Selection]:
             found.append(Selection(part.label, str(fields["selection"]), _levels(fields.get("q")),
                                    positive(fields.get("epsilon_cell")), whole(fields.get("sensitivity")),
                                    whole(fields.get("candidates")), positive(fields.get("lattice_step")),
-                                   whole(fields.get("rank_error_bound")), alpha, False))
+                                   whole(fields.get("rank_error_bound")), alpha, False,
+                                   rational(fields.get("fallback")), whole(fields.get("fallback_rows_bound"))))
     return found

@@ -60,6 +60,8 @@ class OutputPlan:
     halfwidths: dict[str, Fraction] = field(default_factory=dict)
     """Each noisy integer's half-width (``""``: the value's own, for a count or a sum)."""
     rank_error_bound: int | None = None
+    fallback_rows: int | None = None
+    """A selection with a fallback point: the rows from which a cell releases it with probability at most alpha."""
     value_halfwidth: Callable[[int], Fraction] | None = field(default=None, compare=False, repr=False)
     """For a mean or a variance: the half-width of the released value in the column's units (squared, for a
     variance) at the plan's level in a cell that keeps ``n`` rows, exact
@@ -126,7 +128,10 @@ class TablePlan:
             share = format_rational(self.shares[o.name])
             if o.rank_error_bound is not None:
                 out.append(f"  {o.name}: {o.mechanism}, share {share}; rank error at most {o.rank_error_bound} "
-                           "rows with probability 1 - alpha")
+                           "rows with probability 1 - alpha" + ("" if o.fallback_rows is None else
+                                                               ", unless it is the fallback point, which a cell "
+                                                               f"of {o.fallback_rows:,} rows or more releases "
+                                                               "with probability at most alpha"))
                 if o.value_halfwidth is not None:  # a trimmed mean: its mean between the selected points
                     at = ", ".join(f"+/- {width_text(o.value_halfwidth(n))} at {n:,} rows" for n in sorted(set(rows)))
                     out.append(f"    its mean between them: {at} kept in the cell (column units)")
@@ -247,8 +252,8 @@ def table_plan(aggregations: Sequence[Aggregation], defined: dict[str, Definitio
         at = _value_halfwidth(d, alpha)
         if isinstance(d, Quantiles):
             record: dict[str, Any] = d.cell_record(alpha)
-            outputs.append(OutputPlan(a.name, d.statistic, d.mechanism,
-                                      rank_error_bound=record["rank_error_bound"], value_halfwidth=at))
+            outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, rank_error_bound=record["rank_error_bound"],
+                                      fallback_rows=record.get("fallback_rows_bound"), value_halfwidth=at))
         else:
             assert isinstance(d, (AdditiveStatistic, Histogram))
             outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, halfwidths=d.halfwidths(alpha),

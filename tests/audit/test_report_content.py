@@ -347,3 +347,20 @@ def test_a_mean_of_one_column_reads_alike_in_both_formats(tmp_path: Path) -> Non
         assert not re.search(r"\[\{|\{&quot;", page)
     page = text_of(section(render_report(after), 1))
     assert "noise 1: count discrete Laplace noise" in page and "noise 2: centred sum discrete Laplace noise" in page
+
+
+def test_a_median_states_its_fallback_point_or_that_it_has_none(tmp_path: Path) -> None:
+    """The selections table says, per selection, the fallback probability and the rows from which it is rarer than
+    alpha (as recorded), and the words explain the atom; a selection with ``fallback=0`` says none."""
+    path = tmp_path / "log.jsonl"
+    session = Session(epsilon=2, rng=ChaChaSource(SEED), audit=AuditLog(path))
+    session.median([float(v) for v in range(40)], bounds=(0, 40), epsilon=1)
+    session.median([float(v) for v in range(40)], bounds=(0, 40), epsilon=1, fallback=0)
+    report = build_report(path)
+    page = render_report(report)
+    with_one, without = text_of(section(page, 1)), text_of(section(page, 2))
+    rows = report.entries[0].record["parameters"]["data_median"]["fallback_rows_bound"]
+    assert f"probability 3/4 without records; at most alpha from {rows:,} rows" in with_one
+    assert "A fallback point f" in with_one and "A fallback point f" not in without
+    assert "<td>none</td>" in section(page, 2) and "<td>none</td>" not in section(page, 1)
+    assert UNDESCRIBED not in page
