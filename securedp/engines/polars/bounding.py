@@ -52,18 +52,18 @@ directly reads its table through it first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from securedp.bounding.digest import canonical_text, field, message_digests, message_heads
+from securedp.bounding.digest import canonical_text
 from securedp.bounding.limits import positive_count
-from securedp.bounding.messages import run_keys, run_starts, salt_text
+from securedp.bounding.messages import run_starts
 from securedp.engines.polars.pair_codes import PAIR, PairCodes, code_pairs
+from securedp.engines.polars.smallest import group_heads, smallest_in_runs, smallest_rows
 from securedp.engines.protocol import KeyAggregates, UnitCounts
-from securedp.reading.collect import collect
 
 _UNITS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32)
 _PARTS = ["_hh", "_hl", "_ll"]
@@ -131,49 +131,6 @@ def _checked(data: Any, person: str, keys: Sequence[str], units: Sequence[str]) 
     return frame
 
 
-def _smallest_rows(rows: pl.DataFrame, salt: bytes, codes: PairCodes, units: list[str],
-                   limit: int) -> tuple[pl.DataFrame, list[np.ndarray]]:
-    """The rows sorted by pair (:data:`PAIR`, every pair with more than ``limit`` rows) and, for each
-    column of ``units``, the mask of the ``limit`` rows of each pair whose row digests over the pair's
-    person and key columns (decoded by ``codes``) and that column are smallest.
-
-    The rows are sorted, and the fields of each pair's prefix written, once for all the columns; each
-    column's digests are its own (its units end the message)."""
-    rows = rows.sort(PAIR)
-    pairs = rows[PAIR].to_numpy()
-    starts = run_starts(pairs)
-    run = np.repeat(np.arange(starts.size), np.diff(np.append(starts, rows.height)))
-    prefixes = _field_texts(codes.pair_frame(pairs[starts]))
-    masks = []
-    for column in units:
-        values = rows.get_column(column)
-        distinct, where = _distinct(values.cast(pl.Int64).to_numpy())
-        heads, digests = _heads(salt, prefixes, run, _field_texts(pl.Series(values.name, distinct).cast(values.dtype)),
-                                where)
-        masks.append(_smallest_in_runs(run, starts, heads, digests, limit, where))
-    return rows, masks
-
-
-def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Values covering ``values`` and each value's index among them: a range when the span is small
-    (no sort), else the sorted distinct values."""
-    if values.size and int(values.max()) - int(values.min()) < max(2 * values.size, 1 << 16):
-        low = int(values.min())
-        return np.arange(low, int(values.max()) + 1, dtype=np.int64), values - low
-    return np.unique(values, return_inverse=True)
-
-
-def _heads(salt: bytes, prefixes: pl.Series, prefix_of: np.ndarray, tails: pl.Series,
-           tail_of: np.ndarray) -> tuple[pl.Series, Callable[[], pl.Series]]:
-    """Digest heads of the messages ``hex(salt) || prefixes[prefix_of[i]] || tails[tail_of[i]]``
-    (netstring fields built once per distinct value, gathered inside the streaming query so that
-    each morsel's messages are built in parallel), and a function giving their full hex digests."""
-    parts = pl.DataFrame({"_prefix": prefix_of, "_tail": tail_of})
-    text = pl.concat_str([pl.lit(salt_text(salt)), pl.lit(prefixes).gather(pl.col("_prefix")),
-                          pl.lit(tails).gather(pl.col("_tail"))])
-    return message_heads(parts, text), lambda: message_digests(parts, text)
-
-
 def _collect(query: pl.LazyFrame) -> pl.DataFrame:
     """Run a query on Polars' streaming engine (less memory and CPU here than the in-memory one)."""
     return query.collect(engine="streaming")
@@ -206,58 +163,6 @@ def _pair_aggregates(frame: pl.DataFrame, units: str | None, squares: bool, suff
     return aggs
 
 
-def _field_texts(values: pl.Series | pl.DataFrame) -> pl.Series:
-    """``field(v1) || field(v2) || ...`` of each row of the given column(s) (the netstrings of
-    :mod:`securedp.bounding.digest`), as one String Series."""
-    frame = values.to_frame() if isinstance(values, pl.Series) else values
-    parts = [part for c in frame.columns for part in field(canonical_text(c, frame.schema[c]))]
-    return collect(frame.lazy().select(pl.concat_str(parts).alias("_fields")), frame.height).to_series()
-
-
-def _group_heads(codes: PairCodes, pairs: np.ndarray, key_codes: np.ndarray, run: np.ndarray, starts: np.ndarray,
-                 salt: bytes) -> tuple[pl.Series, Callable[[], pl.Series]]:
-    """The digest heads of the group messages of coded ``pairs`` (sorted; ``key_codes`` their
-    ``pair % keys``; ``run[i]`` the index of pair ``i``'s person among ``starts``; at least one key
-    column), and a function giving their full hex digests: ``hex(salt) || field(person) || field(key
-    columns)``, exactly :func:`message`'s."""
-    distinct, where = _distinct(key_codes)
-    return _heads(salt, _field_texts(codes.persons(pairs[starts])), run,
-                  _field_texts(codes.key_frame(distinct)), where)
-
-
-def _smallest_in_runs(run: np.ndarray, starts: np.ndarray, heads: pl.Series, digests: Callable[[], pl.Series],
-                      limit: int, tails: np.ndarray) -> np.ndarray:
-    """Mask of the ``limit`` elements of each run whose digests are smallest; ``run`` (``0 .. R - 1``)
-    is sorted, run ``r`` starts at ``starts[r]`` and has more than ``limit`` elements; ``tails[i]``
-    identifies the rest of element ``i``'s message (two elements of one run with equal tails have one
-    message, hence one digest).
-
-    One UInt64 key per element, the run index in the top bits and the digest's leading bits
-    (``heads``) below, so sorting the keys sorts each run by digest in place; an element is kept if
-    its key is at most its run's ``limit``-th smallest. Equal keys of equal messages (a person's
-    rows with equal units) are interchangeable: the first ``limit`` of the sorted run are kept, ties
-    by position (every aggregate is the same whichever is kept). Only if two *different* messages of
-    one run share a key does the order come from the full digests (``digests()``), so the choice is exact.
-    """
-    key = run_keys(run, heads.to_numpy())
-    ordered = pl.Series(key).sort().to_numpy()  # Polars sorts on every core: 4x NumPy's time here
-    sizes = np.diff(np.append(starts, run.size))
-    if np.any(ordered[1:] == ordered[:-1]):
-        order = np.argsort(key, kind="stable")
-        keys, rest = key[order], tails[order]
-        tied = keys[1:] == keys[:-1]
-        if not np.any(tied & (rest[1:] != rest[:-1])):  # only equal messages tie: rank within the run
-            kept_sorted = np.arange(run.size) - np.repeat(starts, sizes) < limit  # runs keep their blocks
-            kept_equal: np.ndarray = np.empty(run.size, dtype=bool)
-            kept_equal[order] = kept_sorted
-            return kept_equal
-        frame = pl.DataFrame({"_run": run, "_digest": digests()}).with_row_index("_at")
-        key = frame.sort(["_run", "_digest"])["_at"].to_numpy().argsort().astype(np.uint64)
-        ordered = np.arange(run.size, dtype=np.uint64)
-    kept: np.ndarray = key <= np.repeat(ordered[starts + limit - 1], sizes)
-    return kept
-
-
 def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], units: list[str], k: int, salt: bytes,
                 aggs: list[pl.Expr], known: pl.DataFrame | None) -> tuple[pl.DataFrame, pl.LazyFrame, PairCodes]:
     """The coded (person, key) pairs (:mod:`securedp.engines.polars.pair_codes`), sorted, with ``aggs`` of
@@ -276,9 +181,9 @@ def _kept_pairs(frame: pl.DataFrame, person: str, keys: list[str], units: list[s
             candidates = pair_codes[crowded]
             first = np.cumsum(chosen_sizes) - chosen_sizes
             key_codes = codes.key_codes(candidates)
-            heads, digests = _group_heads(codes, candidates, key_codes, run, first, salt)
+            heads, digests = group_heads(codes, candidates, key_codes, run, first, salt)
             keep = ~crowded
-            keep[crowded] = _smallest_in_runs(run, first, heads, digests, k, key_codes)
+            keep[crowded] = smallest_in_runs(run, first, heads, digests, k, key_codes)
             pairs = pairs.filter(pl.Series(keep))
     return pairs, coded, codes
 
@@ -348,7 +253,7 @@ def bound_and_aggregate_columns(
     names = [[a.meta.output_name() for a in aggs] for aggs in per_column]
     if pairs.select(full.any()).item():
         rows = _collect(coded.join(pairs.lazy().filter(full).select(PAIR), on=PAIR, how="semi"))
-        rows, masks = _smallest_rows(rows, salt, codes, units, m)
+        rows, masks = smallest_rows(rows, salt, codes, units, m)
         light = pairs.filter(~full)
         chosen = [rows.filter(pl.Series(mask)).group_by(PAIR).agg([counted, *aggs])
                   for mask, aggs in zip(masks, per_column, strict=True)]
@@ -378,7 +283,7 @@ def bound_and_count_units(
     kept = _collect(coded.join(pairs.lazy().filter(~full).select(PAIR), on=PAIR, how="semi").select(PAIR, units))
     if pairs.select(full.any()).item():
         rows = _collect(coded.join(pairs.lazy().filter(full).select(PAIR), on=PAIR, how="semi"))
-        rows, (mask,) = _smallest_rows(rows, salt, codes, [units], m)
+        rows, (mask,) = smallest_rows(rows, salt, codes, [units], m)
         kept = pl.concat([kept, rows.filter(pl.Series(mask)).select(PAIR, units)])
     key = codes.key_expr()
     counted = _collect(kept.lazy().group_by(key, units).agg(pl.len().cast(pl.Int64).alias("_n")).sort("_key", units))

@@ -136,12 +136,12 @@ def test_one_pass_over_several_columns_keeps_each_columns_own_rows(rows: list[tu
 
 def test_equal_digest_heads_fall_back_to_the_full_digest(monkeypatch: pytest.MonkeyPatch) -> None:
     """When two candidates of one person share their first 64 bits, the full digest decides."""
-    import securedp.engines.polars.bounding as bounding
+    import securedp.engines.polars.smallest as smallest
 
     def zeros(frame: pl.DataFrame, *_: object) -> pl.Series:
         return pl.Series("_head", [0] * frame.height, dtype=pl.UInt64)
 
-    monkeypatch.setattr(bounding, "message_heads", zeros)  # keys of one person, rows of one (person, key)
+    monkeypatch.setattr(smallest, "message_heads", zeros)  # keys of one person, rows of one (person, key)
     rows = [(f"p{i % 3}", (i * 5) % 7, (i * 31) % 13 - 6) for i in range(90)]
     assert engine(frame(rows), 2, 2) == reference(rows, 2, 2, SALT)
     ints = [(i % 3 - 2**62, (i * 5) % 7, (i * 31) % 13 - 6) for i in range(90)]
@@ -336,11 +336,11 @@ def test_without_polars_hash_hashlib_keeps_the_same_rows(monkeypatch: pytest.Mon
 def test_equal_rows_tie_without_the_full_digests(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rows of one (person, key) with equal units have one message: their tie is broken by position
     (every aggregate is the same whichever is kept), and no full digest is computed for it."""
-    import securedp.engines.polars.bounding as bounding
+    import securedp.engines.polars.smallest as smallest
 
     def refused(*_: object) -> pl.Series:
         raise AssertionError("equal messages must not need the full digests")
 
-    monkeypatch.setattr(bounding, "message_digests", refused)
+    monkeypatch.setattr(smallest, "message_digests", refused)
     rows = [(f"p{i % 4}", i % 2, (i // 8) % 3) for i in range(96)]  # 12 rows per pair, 3 distinct units
     assert engine(frame(rows), 2, 5) == reference(rows, 2, 5, SALT)
