@@ -80,3 +80,13 @@ def test_imports_point_downwards(path: pathlib.Path) -> None:
 def test_every_module_has_a_layer() -> None:
     for path in MODULES:
         layer_of(module_name(path))
+
+
+LONGEST = 400
+"""The most lines a module may have (issue 27: small modules with one clear job)."""
+
+
+def test_every_module_is_at_most_400_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in sorted(ROOT.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > LONGEST}
+    assert not long, f"modules over {LONGEST} lines: {long}"
