@@ -15,6 +15,8 @@ for in one block instead of all of them. The counts are exact: integers in int64
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from securedp.hazmat.samplers.envelope import BLOCK
@@ -23,13 +25,21 @@ LANES = 8
 """Counters per value while ``size * LANES <= 2**16`` (8 was as fast as 16, and 2.5 times faster than 1
 on equal values); fewer for more values, down to one."""
 
-_LANE_OF = (np.arange(BLOCK) % LANES).astype(np.uint16)
-"""Each entry's lane. A 16-bit index takes a third of the time of a wide one to build."""
+_LANE_OF = np.arange(BLOCK, dtype=np.intp) % LANES
+"""Each entry's lane."""
 
-CHUNK = 1 << 13
-"""Values per ``np.bincount`` call: its intp copy of the index (64 KB) stays below glibc's threshold for
-mapping fresh pages. With whole blocks (256 KB) one process in three mapped and unmapped the copy at every
-call, and its set-up took 1.5 times as long."""
+_BUFFERS = threading.local()
+"""Each thread's index buffer (``BLOCK`` intp values, 256 KB), made once and reused: ``np.bincount`` takes an
+intp index without copying it, and a buffer made afresh per block or per call was served from freshly mapped
+pages (one process in three mapped and unmapped such a copy at every call: its set-up took 1.5 times as
+long), where a reused one is not."""
+
+
+def _index_buffer() -> np.ndarray:
+    buffer: np.ndarray | None = getattr(_BUFFERS, "index", None)
+    if buffer is None:
+        buffer = _BUFFERS.index = np.empty(BLOCK, dtype=np.intp)
+    return buffer
 
 PER_BLOCK_LIMIT = 1 << 12
 """Tallies of at most this many values keep each block's counts (a few KB a block)."""
@@ -43,20 +53,16 @@ class Tally:
         self.size = size
         self.lanes = max(1, min(LANES, (1 << 16) // size))
         self._sums = np.zeros(size * self.lanes, dtype=np.float64 if weighted else np.int64)
-        self._index = np.empty(BLOCK, dtype=np.uint16 if size * self.lanes <= 1 << 16 else np.intp)
         self._lane_of = _LANE_OF if self.lanes == LANES else _LANE_OF % self.lanes
         self.per_block: list[np.ndarray] | None = [] if size <= PER_BLOCK_LIMIT else None
         """Each block's counts of every value (``None`` for a large ``size``)."""
 
     def add(self, values: np.ndarray, weights: np.ndarray | None = None) -> None:
         """Count the next block of integers ``values`` (each in ``[0, size)``), or add their ``weights``."""
-        index = self._index[:len(values)]
-        np.multiply(values, self.lanes, out=index, dtype=index.dtype, casting="unsafe")  # fits: exact
+        index = _index_buffer()[:len(values)]
+        np.multiply(values, self.lanes, out=index, dtype=np.intp, casting="unsafe")  # in intp: exact, any dtype
         index += self._lane_of[:len(values)]
-        block: np.ndarray = np.zeros_like(self._sums)
-        for start in range(0, len(values), CHUNK):  # np.bincount copies a 16-bit index to intp: keep it small
-            block += np.bincount(index[start:start + CHUNK], None if weights is None else weights[start:start + CHUNK],
-                                 minlength=len(self._sums))
+        block: np.ndarray = np.bincount(index, weights, minlength=len(self._sums))
         self._sums += block
         if self.per_block is not None:
             self.per_block.append(block.reshape(self.size, self.lanes).sum(axis=1))
