@@ -71,7 +71,7 @@ from securedp.mechanisms.histogram import Bins, Categories, check_categories, ch
 from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.quantile import default_lattice as quantile_lattice
 from securedp.mechanisms.quantile import selection_epsilon
-from securedp.mechanisms.rank_utility import DEFAULT_FALLBACK, check_fallback
+from securedp.mechanisms.rank_utility import DEFAULT_FALLBACK
 from securedp.mechanisms.records import LatticeColumn, typed_lattice
 from securedp.mechanisms.statistic import AdditiveStatistic
 from securedp.privacy.cost import Cost
@@ -216,9 +216,10 @@ class PointsAggregation(ColumnAggregation):
     reads = "points"
 
     @property
-    def fallback_probability(self) -> Fraction:
-        """``fallback`` exactly, its default when ``None``."""
-        return DEFAULT_FALLBACK if self.fallback is None else check_fallback(self.fallback)
+    def fallback_probability(self) -> Any:
+        """``fallback``, or its default when ``None`` (the statistic checks it: :class:`~securedp.mechanisms.
+        quantile.Quantiles`)."""
+        return DEFAULT_FALLBACK if self.fallback is None else self.fallback
 
     def default_lattice(self) -> Callable[[Any, Any], Any] | None:
         return quantile_lattice
