@@ -8,11 +8,9 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from _seeded_cli import SEED, records, release, replayed
 
 from securedp.audit.log import AuditLog
-from securedp.cli.main import main
-
-SEED = bytes(range(32))
 
 
 @pytest.fixture
@@ -21,24 +19,6 @@ def work(tmp_path: Path) -> Path:
     rows = "".join(f"{i},{'ab'[i % 2]}\n" for i in range(1, 9))  # 8 rows: small cells, where the fallback acts
     (tmp_path / "data.csv").write_text("v,g\n" + rows, encoding="utf-8")
     return tmp_path
-
-
-def release(work: Path, *args: str) -> int:
-    return main(["release", str(work / "data.csv"), "--epsilon", "1", "--seed-file", str(work / "seed"),
-                 "--audit-log", str(work / "a.jsonl"), "--json", *args])
-
-
-def records(work: Path) -> list[dict]:
-    return [json.loads(line)["record"] for line in (work / "a.jsonl").read_text(encoding="utf-8").splitlines()]
-
-
-def replayed(work: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    capsys.readouterr()
-    status = main(["audit", "replay", str(work / "a.jsonl"), "--seed-file", str(work / "seed"),
-                   "--data", str(work / "data.csv")])
-    out = capsys.readouterr().out
-    assert status == 0, out
-    return out
 
 
 @pytest.mark.parametrize("stat, name", [("median", "v_median"), ("iqr", "v_iqr"),

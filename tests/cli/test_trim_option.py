@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
-
-from securedp.cli.main import main
-
-SEED = bytes(range(32))
+from _seeded_cli import SEED, records, release, replayed
 
 
 @pytest.fixture
@@ -20,28 +16,10 @@ def work(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def release(work: Path, *args: str) -> int:
-    return main(["release", str(work / "data.csv"), "--epsilon", "1", "--seed-file", str(work / "seed"),
-                 "--audit-log", str(work / "a.jsonl"), "--json", *args])
-
-
-def last_record(work: Path) -> dict:
-    return json.loads((work / "a.jsonl").read_text(encoding="utf-8").splitlines()[-1])["record"]
-
-
-def replayed(work: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    capsys.readouterr()
-    status = main(["audit", "replay", str(work / "a.jsonl"), "--seed-file", str(work / "seed"),
-                   "--data", str(work / "data.csv")])
-    out = capsys.readouterr().out
-    assert status == 0, out
-    return out
-
-
 def test_one_column_trim_is_used_recorded_and_replayed(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert release(work, "--column", "v", "--stat", "trimmed_mean", "--bounds", "0,40", "--step", "1",
                    "--trim", "1/4") == 0
-    record = last_record(work)
+    record = records(work)[-1]
     assert record["query"]["trim"] == "1/4"
     assert Fraction(record["parameters"]["v_trimmed_mean"]["trim"]) == Fraction(1, 4)
     assert "reproduced exactly" in replayed(work, capsys)
@@ -49,7 +27,7 @@ def test_one_column_trim_is_used_recorded_and_replayed(work: Path, capsys: pytes
 
 def test_the_default_trim_is_not_recorded_as_given(work: Path) -> None:
     assert release(work, "--column", "v", "--stat", "trimmed_mean", "--bounds", "0,40") == 0
-    record = last_record(work)
+    record = records(work)[-1]
     assert "trim" not in record["query"]
     assert Fraction(record["parameters"]["v_trimmed_mean"]["trim"]) == Fraction(1, 10)
 
@@ -58,7 +36,7 @@ def test_the_default_trim_is_not_recorded_as_given(work: Path) -> None:
 def test_table_trim_applies_to_every_trimmed_mean(work: Path, capsys: pytest.CaptureFixture[str],
                                                   option: str) -> None:
     assert release(work, option, "v:0,40:1", "--sum", "v:0,40", "--trim", "0.2") == 0
-    record = last_record(work)
+    record = records(work)[-1]
     kinds = {a["kind"]: a for a in record["query"]["aggregations"]}
     assert Fraction(kinds["trimmed_mean"]["trim"]) == Fraction(1, 5) and "trim" not in kinds["sum"]
     assert "reproduced exactly" in replayed(work, capsys)
