@@ -134,14 +134,14 @@ def selection_section(entry: Entry) -> str:
              "1 - alpha the selected point's rank error is at most the bound r: at most q n + r values lie below it "
              "and at least q n - r at or below it.")
     if any(s.fallback is not None for s in entry.selections):
-        words += (" A fallback point f, the lattice point nearest lo + q (hi - lo) (the middle of the bounds for a "
-                  "median), is one more candidate, of weight W = floor(candidates p / (1 - p)) for the fallback "
-                  "probability p and scored h = max(a, b - a) n, the worst score any candidate can have: a cell "
-                  "whose records cannot be told from none releases f rather than a near-uniform draw over the "
-                  "bounds, a cell without records with probability about p, and a cell of the stated rows or more "
-                  "with probability at most alpha. h moves by at most the sensitivity, never down when rows are "
-                  "added, so the privacy map is the same. The rank error bound r holds for a release that is not "
-                  "the fallback point.")
+        words += (" A fallback point f, the lattice point nearest lo + q (hi - lo) for the least and greatest "
+                  "candidates lo and hi (the middle of the bounds for a median), is one more candidate, of weight W ="
+                  " floor(candidates p / (1 - p)) for the fallback probability p and scored h = max(a, b - a) n, the "
+                  "worst score any candidate can have: a cell whose records cannot be told from none releases f "
+                  "rather than a near-uniform draw over the bounds, a cell without records with probability about p, "
+                  "and a cell of the stated rows or more with probability at most alpha. h moves by at most the "
+                  "sensitivity, never down when rows are added, so the privacy map is the same. The rank error bound "
+                  "r holds for every release, the fallback point included: it is taken over the candidates and W.")
     if derived:
         words += (" A record of format 1 (securedp 0.1) selected by another law, proportional to "
                   "exp(-epsilon |#{x < y} - q n| / (2 sensitivity)) with the sensitivity in rows, and states neither "

@@ -98,16 +98,19 @@ AGGREGATION = {
                "[#{x < y}, #{x <= y}] that y holds (0 on every exact q-quantile)",
     "law": "the law of the selected point: the exponential mechanism over every lattice point of the bounds "
            "and the fallback point",
-    "fallback": "p: the probability that a cell without records releases the fallback point (0: no fallback)",
+    "fallback": "p: about the probability that a cell without records releases the fallback point (the atom "
+                "W / (candidates + W) <= p, its value (W + 1) / (candidates + W) >= p; 0: no fallback)",
     "fallback_weight": "W: the fallback point's weight against the lattice points' 1 each, floor(candidates p / "
                        "(1 - p)); its score is h = max(a, b - a) n, the worst any candidate can have",
     "fallback_units": "the fallback point f in lattice units (one per level): the lattice point nearest "
-                      "lo + q (hi - lo), released when the fallback is drawn",
+                      "lo + q (hi - lo), lo and hi the least and greatest candidates, released when the "
+                      "fallback is drawn",
     "fallback_rows_bound": "a cell of at least this many rows releases the fallback with probability at most "
                            "alpha (W exp(-rate h) <= alpha)",
     "rate": "the exact rate of the law, epsilon / (2 sensitivity), or epsilon / sensitivity for q = 0 or 1",
-    "rank_error_bound": "r: at level 1 - alpha, the selected point, unless it is the fallback, is within r rows "
-                        "of q n: at most q n + r values lie below it and at least q n - r at or below it",
+    "rank_error_bound": "r: at level 1 - alpha, the selected point, the fallback included, is within r rows of "
+                        "q n: at most q n + r values lie below it and at least q n - r at or below it "
+                        "(ln((candidates + W) / alpha) over the rank rate, rounded up)",
     "sensitivity_units": "the most one person can change one bin's count",
     "scale_units": "the scale of the discrete Laplace noise of each bin's count",
     "variance_units": "the variance sigma² of the discrete Gaussian noise of each bin's count",

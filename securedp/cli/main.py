@@ -75,9 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--q", help="the quantile, in [0, 1] (for --stat quantile)")
     rel.add_argument("--trim", help="the trimmed mean's trim level, in [0, 1/2): the mean between the TRIM and "
                                     "1 - TRIM quantiles (--stat trimmed_mean and every --trimmed-mean; default 0.1)")
-    rel.add_argument("--fallback", help="the selections' fallback probability, in [0, 1): the chance that a cell "
-                                        "without records releases the fallback point LO + q (HI - LO), the "
-                                        "middle of the bounds for a median (medians, quantiles, IQR, trimmed "
+    rel.add_argument("--fallback", help="the selections' fallback probability, in [0, 1): about the chance that a "
+                                        "cell without records releases the lattice point nearest LO + q (HI - LO), "
+                                        "the middle of the bounds for a median (medians, quantiles, IQR, trimmed "
                                         "means; default 3/4; 0: none)")
     rel.add_argument("--bins", help="histogram bin edges: E0,E1,...,Ek")
     rel.add_argument("--categories", help="histogram categories: A,B,... (cells compared verbatim)")

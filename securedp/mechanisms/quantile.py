@@ -32,13 +32,15 @@ keeps its exact probability, and the far entry is proposed at most ``2**-64``
 of the time.
 
 **The fallback point.** The law's base measure also holds one public atom: the lattice point nearest
-``lo + q (hi - lo)``, of weight ``W = floor(candidates p / (1 - p))`` for the fallback probability
-``p = fallback`` (default ``3/4``; 0: none) and scored ``h = max(a, b - a) n``, the worst score any
-candidate can have (:mod:`securedp.mechanisms.rank_utility`, with its proof). A cell whose records
-cannot be told from none releases it instead of a near-uniform draw over the bounds; a cell of at least
-``fallback_rows_bound`` rows (recorded) releases it with probability at most ``alpha``. It is one more
-entry of the window (:attr:`~securedp.mechanisms.rank_utility.Window.fallback_entry`), drawn by the same
-sampler in the same time.
+``lo + q (hi - lo)``, ``lo`` and ``hi`` the least and greatest candidates (the bounds when they lie on
+the lattice; halves rounded up), of weight ``W = floor(candidates p / (1 - p))`` for the fallback
+probability ``p = fallback`` (default ``3/4``; 0: none; a ``p`` giving ``W = 0`` is refused) and scored
+``h = max(a, b - a) n``, the worst score any candidate can have
+(:mod:`securedp.mechanisms.rank_utility`, with its proof). A cell whose records cannot be told from none
+releases it instead of a near-uniform draw over the bounds; a cell of at least ``fallback_rows_bound``
+rows (recorded) releases it with probability at most ``alpha``. It is one more entry of the window
+(:attr:`~securedp.mechanisms.rank_utility.Window.fallback_entry`), drawn by the same sampler in the same
+time.
 
 **Several quantiles.** :func:`securedp.quantiles` releases each ``q`` with
 ``epsilon / len(qs)`` (basic composition: the total is ``epsilon``-DP).
@@ -56,8 +58,9 @@ gives. What is public is the **rank error bound** ``r``
 (:func:`~securedp.mechanisms.rank_utility.rank_error_bound`): with probability
 at least ``1 - alpha`` the released ``y`` has ``#{x < y} <= q n + r`` and
 ``#{x <= y} >= q n - r``, i.e. it lies between the values at ranks ``q n - r``
-and ``q n + r``, unless it is the fallback point. It grows with ``ln(candidates)``: a coarser ``lattice=``
-states a smaller ``r`` (and rounds the records more).
+and ``q n + r``, the fallback point included (``r`` is taken over ``candidates + W``: ``ln(1 / (1 - p))``
+over the rank rate more rows than without a fallback, e.g. ``ln 4`` at ``p = 3/4``). It grows with
+``ln(candidates)``: a coarser ``lattice=`` states a smaller ``r`` (and rounds the records more).
 
 **Cells.** A cell's exact input is its counts per lattice point (the distinct points holding a kept
 record, ascending, and how many records each holds), which an engine computes
@@ -186,6 +189,11 @@ class Quantiles(ColumnStatistic):
         if len({(law.sensitivity, law.rate, law.rank_rate) for law in laws}) != 1:
             raise ValueError("the levels of one statistic must share one law (q and 1 - q do): release other "
                              "levels as quantiles of their own")
+        if self.fallback and not self.fallback_weight:
+            p, n = self.fallback, self.candidates
+            raise ValueError(f"fallback {p} gives the fallback point no weight against {n} candidates "
+                             f"(W = floor({n} p / (1 - p)) = 0): give 0 for none, or at least "
+                             f"{Fraction(1, n + 1)}")
 
     @property
     def share(self) -> Fraction:
@@ -217,8 +225,9 @@ class Quantiles(ColumnStatistic):
 
     def rank_error(self, alpha: Fraction) -> int:
         """The rank error bound ``r`` (rows) of each level at ``1 - alpha``
-        (:func:`~securedp.mechanisms.rank_utility.rank_error_bound`): of a release that is not the fallback."""
-        return rank_error_bound(self.laws[0].rank_rate, self.candidates, alpha)
+        (:func:`~securedp.mechanisms.rank_utility.rank_error_bound` over the candidates and the fallback's
+        weight: it holds for every release, the fallback point's included)."""
+        return rank_error_bound(self.laws[0].rank_rate, self.candidates + self.fallback_weight, alpha)
 
     def fallback_rows(self, alpha: Fraction) -> int:
         """The rows from which a cell releases the fallback with probability at most ``alpha``

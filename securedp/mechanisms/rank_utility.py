@@ -43,10 +43,12 @@ score and kept with the exact rest of its weight, a rejection step taken with pr
 ``epsilon``) draws close to uniformly over the whole range of the bounds: a release whose mean is the
 middle of the bounds and whose spread is the bounds' own, which its own mean beats in squared error
 whatever the truth. So the law's base measure also holds one public atom, the *fallback*: the lattice
-point ``f`` nearest ``lo_u + q (hi_u - lo_u)`` (:func:`fallback_point`: the middle of the bounds for
-the median, the bounds themselves for ``q = 0`` and ``1``), of integer weight ``W`` (:func:`fallback_weight`:
-``floor(|Y| p / (1 - p))`` for the *fallback probability* ``p``, default ``3/4``: the probability that a
-cell without records releases ``f``) and scored
+point ``f`` nearest ``lo_u + q (hi_u - lo_u)`` (:func:`fallback_point`, in lattice units between the least
+and greatest candidates: the middle of the bounds for the median, the bounds themselves for ``q = 0`` and
+``1``), of integer weight ``W`` (:func:`fallback_weight`: ``floor(|Y| p / (1 - p))`` for the *fallback
+probability* ``p``, default ``3/4``: a cell without records draws the atom with probability
+``W / (|Y| + W) <= p`` and releases ``f``, the atom or the lattice point ``f``, with probability
+``(W + 1) / (|Y| + W) >= p``) and scored
 
     h = max(a, b - a) * n,
 
@@ -64,9 +66,11 @@ atom is post-processing. ``p = 0`` (``W = 0``) is the plain exponential mechanis
 
 **Rank error.** The rank error of ``y`` is ``dist(q n, [L(y), E(y)]) = g(y) / b``. Some candidate
 scores 0, so ``Z >= 1`` and ``P(y is a lattice point with g(y) >= t) <= |Y| exp(-rate t)`` for ``|Y|``
-candidates, whatever the data: a release that is not the fallback has a rank error above
-``ln(|Y| / alpha) / (rate * b)`` with probability at most ``alpha`` (:func:`rank_error_bound`, with the
-*rank rate* ``rate * b``: the law's exponent per row).
+candidates, whatever the data; the fallback releases ``f``, whose score is at most ``h``, with
+probability at most ``W exp(-rate h)``, so ``P(the release scores t or more) <= (|Y| + W) exp(-rate t)``:
+every release, the fallback included, has a rank error above ``ln((|Y| + W) / alpha) / (rate * b)`` with
+probability at most ``alpha`` (:func:`rank_error_bound` over ``|Y| + W``, with the *rank rate* ``rate * b``:
+the law's exponent per row).
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ class PreparedRelease:
     execution (then :attr:`execution` gives it)."""
     delta: Fraction | None = field(default=None, kw_only=True)
     """The ``delta`` the release spends (partition selection of a table's private keys), else ``None``."""
-    accuracy: Callable[[Fraction], Mapping[str, Fraction]] | None = field(default=None, kw_only=True)
+    accuracy: Callable[[Any], Mapping[str, Fraction]] | None = field(default=None, kw_only=True)
     """The release's accuracy at level ``1 - alpha``, stated from its public parameters before anything
     is drawn: the half-width of each noisy integer in output units, or a selection's rank error bound
     (:meth:`~securedp.mechanisms.statistic.Statistic.accuracy`); ``None`` when the mechanism states none."""

@@ -39,6 +39,7 @@ from securedp.mechanisms.records import exact_value
 from securedp.mechanisms.release import Execution, PreparedRelease, Release
 from securedp.mechanisms.statistic import release_function
 from securedp.mechanisms.trimmed_mean import DEFAULT_SELECTION_SHARE, DEFAULT_TRIM
+from securedp.privacy.accuracy import check_alpha
 from securedp.tables.spec import IQR, Aggregation, Count, Histogram, Mean, Quantile, Sum, TrimmedMean, Variance
 from securedp.tables.table import PreparedTable, prepare_table
 
@@ -138,11 +139,12 @@ def one_cell(cell: OneCell, aggregations: Sequence[Aggregation], table: Any, id_
                            execution=execution)
 
 
-def _accuracy(table: PreparedTable) -> Callable[[Fraction], Mapping[str, Fraction]]:
-    def accuracy(alpha: Fraction) -> dict[str, Fraction]:
+def _accuracy(table: PreparedTable) -> Callable[[Any], Mapping[str, Fraction]]:
+    def accuracy(alpha: Any) -> dict[str, Fraction]:
+        level = check_alpha(alpha)  # "1/20", a Fraction, an int or a float (read exactly), in (0, 1)
         stated: dict[str, Fraction] = {}
         for definition in table.cells.values():
-            stated.update(definition.accuracy(alpha))
+            stated.update(definition.accuracy(level))
         return stated
 
     return accuracy

@@ -129,7 +129,7 @@ class TablePlan:
             if o.rank_error_bound is not None:
                 out.append(f"  {o.name}: {o.mechanism}, share {share}; rank error at most {o.rank_error_bound} "
                            "rows with probability 1 - alpha" + ("" if o.fallback_rows is None else
-                                                               ", unless it is the fallback point, which a cell "
+                                                               ", the fallback point included, which a cell "
                                                                f"of {o.fallback_rows:,} rows or more releases "
                                                                "with probability at most alpha"))
                 if o.value_halfwidth is not None:  # a trimmed mean: its mean between the selected points

@@ -27,7 +27,7 @@ from securedp import ChaChaSource
 from securedp.audit.report import render_report
 from securedp.audit.report_model import MeanWidth, ReviewReport, build_report, mean_widths, noise_laws, selections
 from securedp.audit.report_words import UNDESCRIBED, explain
-from securedp.mechanisms.rank_utility import rank_error_bound
+from securedp.mechanisms.rank_utility import fallback_weight, rank_error_bound
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +115,8 @@ def test_a_selection_of_either_format_states_the_bound_of_its_own_law(both: Revi
         assert s.epsilon is not None and s.candidates is not None
         assert s.sensitivity == max(q.numerator, q.denominator - q.numerator)
         rate = s.epsilon / (s.sensitivity if q in (0, 1) else 2 * s.sensitivity)
-        assert s.rank_error_bound == rank_error_bound(rate * q.denominator, s.candidates, s.alpha)
+        weight = 0 if s.fallback is None else fallback_weight(s.fallback, s.candidates)
+        assert s.rank_error_bound == rank_error_bound(rate * q.denominator, s.candidates + weight, s.alpha)
 
 
 ONE_COLUMN = [

@@ -11,6 +11,7 @@ import pytest
 from _seeded_cli import SEED, records, release, replayed
 
 from securedp.audit.log import AuditLog
+from securedp.cli.main import main
 
 
 @pytest.fixture
@@ -108,3 +109,12 @@ def test_replay_reads_the_fallback_from_the_record_not_the_default(work: Path,
     record["query"].pop("fallback")
     log.append(record)
     assert "reproduced exactly" in replayed(work, capsys)
+    altered = json.loads(json.dumps(record))
+    altered["parameters"]["v_median"]["fallback"] = "1/2"  # what replay reads when the query names none
+    (work / "a.jsonl").unlink()
+    AuditLog(work / "a.jsonl").append(altered)
+    capsys.readouterr()
+    status = main(["audit", "replay", str(work / "a.jsonl"), "--seed-file", str(work / "seed"),
+                   "--data", str(work / "data.csv")])
+    out = capsys.readouterr().out
+    assert status != 0 and "reproduced exactly" not in out, out

@@ -31,14 +31,15 @@ from securedp.mechanisms.rank_utility import (
     fallback_rows,
     fallback_score,
     fallback_weight,
+    rank_error_bound,
 )
 from securedp.mechanisms.records import LatticeColumn
 from securedp.privacy.cost import Cost
-from securedp.tables import IQR, Median, TrimmedMean, prepare_table
+from securedp.tables import IQR, Median, TrimmedMean
 from securedp.tables import Quantile as QuantileAggregation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "statistical"))
-from _selection_laws import quantile_score  # noqa: E402
+from _selection_laws import quantile_score
 
 
 @given(st.integers(-50, 50), st.integers(0, 100), st.integers(1, 12), st.data())
@@ -137,7 +138,9 @@ def test_the_record_states_the_fallback():
     none = _definition(Fraction(0)).cell_record(Fraction(1, 20))
     assert not {"fallback", "fallback_weight", "fallback_units", "fallback_rows_bound"} & none.keys()
     assert none["law"] == LAW and record["law"] == FALLBACK_LAW  # without a fallback: the record of the plain law
-    assert none["rank_error_bound"] == record["rank_error_bound"]  # stated for a release that is not the fallback
+    rank_rate = Fraction(1, 2) * 2  # rate epsilon / (2 sensitivity), times b
+    assert none["rank_error_bound"] == rank_error_bound(rank_rate, 9, Fraction(1, 20))
+    assert record["rank_error_bound"] == rank_error_bound(rank_rate, 9 + 27, Fraction(1, 20))  # the fallback included
 
 
 def test_several_levels_record_one_fallback_point_each():
@@ -165,36 +168,61 @@ def test_a_wide_fallback_weight_is_held_in_python_integers():
 CELLS = [1.0, 2.0, 2.5, 7.0]
 
 
-@pytest.mark.parametrize("release", [
-    lambda rng, **kw: securedp.median(CELLS, bounds=(0, 8), epsilon=1, rng=rng, **kw),
-    lambda rng, **kw: securedp.quantile(CELLS, "0.9", bounds=(0, 8), epsilon=1, rng=rng, **kw),
-    lambda rng, **kw: securedp.quantiles(CELLS, ["0.1", "0.5"], bounds=(0, 8), epsilon=1, rng=rng, **kw),
-    lambda rng, **kw: securedp.iqr(CELLS, bounds=(0, 8), epsilon=1, rng=rng, **kw),
-    lambda rng, **kw: securedp.trimmed_mean(CELLS, bounds=(0, 8), epsilon=1, rng=rng, **kw),
-])
-def test_the_one_column_release_is_the_one_cell_table_with_the_same_fallback(release):
-    """Same seed, same bytes: the one-column release and the table with the aggregation's ``fallback``."""
-    a = release(ChaChaSource(bytes([3]) * 32), fallback="1/2")
-    b = release(ChaChaSource(bytes([3]) * 32), fallback="1/2")
-    c = release(ChaChaSource(bytes([3]) * 32))
-    assert a.value == b.value and a.parameters == b.parameters
-    assert {p.get("fallback") for p in a.parameters.values() if isinstance(p, dict) and "fallback" in p} == \
-        {Fraction(1, 2)}
-    assert {p.get("fallback") for p in c.parameters.values() if isinstance(p, dict) and "fallback" in p} == \
-        {DEFAULT_FALLBACK}
+ENTRY_POINTS = {
+    "median": (lambda **kw: securedp.median(CELLS, bounds=(0, 8), epsilon=1, **kw),
+               lambda fb: Median("data", (0, 8), fallback=fb)),
+    "quantile": (lambda **kw: securedp.quantile(CELLS, "0.25", bounds=(0, 8), epsilon=1, **kw),
+                 lambda fb: QuantileAggregation("data", (0, 8), q="0.25", fallback=fb)),
+    "iqr": (lambda **kw: securedp.iqr(CELLS, bounds=(0, 8), epsilon=1, **kw),
+            lambda fb: IQR("data", (0, 8), fallback=fb)),
+    "trimmed_mean": (lambda **kw: securedp.trimmed_mean(CELLS, bounds=(0, 8), epsilon=1, **kw),
+                     lambda fb: TrimmedMean("data", (0, 8), fallback=fb)),
+}
+SEEDS = [bytes([s]) * 32 for s in range(12)]
 
 
-@pytest.mark.parametrize("make", [
-    lambda fb: Median("x", (0, 8), 1, fallback=fb),
-    lambda fb: QuantileAggregation("x", (0, 8), 1, q="0.25", fallback=fb),
-    lambda fb: IQR("x", (0, 8), 1, fallback=fb),
-    lambda fb: TrimmedMean("x", (0, 8), 1, fallback=fb),
-])
-def test_a_table_cell_and_the_one_column_release_agree(make):
-    frame = {"x": CELLS}
-    table = prepare_table(frame, aggregations=[make("1/3")], epsilon=1).execute(ChaChaSource(bytes([9]) * 32))
-    (name,) = [k for k, v in table.parameters.items() if isinstance(v, dict) and "fallback" in v]
-    assert table.parameters[name]["fallback"] == Fraction(1, 3)
+def _cell(release) -> tuple:
+    """A release's one value and its selection's record (the one-column value, or the table's one cell)."""
+    (record,) = [v for v in release.parameters.values() if isinstance(v, dict) and "fallback" in v]
+    value = release.value[0][0] if hasattr(release, "labels") and release.labels else release.value
+    return value, record
+
+
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+def test_the_one_column_release_is_the_one_cell_table_with_the_same_fallback(name):
+    """Same seed, same bytes: ``securedp.<stat>(..., fallback=p)`` and the one-cell table of the aggregation
+    with ``fallback=p`` release the same value and record, seed by seed, at ``p = 1/2`` and by default; and the
+    fallback is not vacuous here (``p = 1/2`` and ``p = 0`` differ on these 4 records at epsilon 1)."""
+    one_column, aggregation = ENTRY_POINTS[name]
+
+    def both(fallback):
+        kw = {} if fallback is None else {"fallback": fallback}
+        columns = [_cell(one_column(rng=ChaChaSource(seed), **kw)) for seed in SEEDS]
+        tables = [_cell(securedp.table({"data": CELLS}, aggregations=[aggregation(fallback)], epsilon=1,
+                                       rng=ChaChaSource(seed))) for seed in SEEDS]
+        return columns, tables
+
+    for fallback, stated in (("1/2", Fraction(1, 2)), (None, DEFAULT_FALLBACK)):
+        columns, tables = both(fallback)
+        assert [v for v, _ in columns] == [v for v, _ in tables]
+        assert [r for _, r in columns] == [r for _, r in tables]
+        assert {r["fallback"] for _, r in columns} == {stated}
+    half = [v for v, _ in both("1/2")[0]]
+    plain = [one_column(rng=ChaChaSource(seed), fallback=0).value for seed in SEEDS]
+    assert half != plain
+
+
+def test_a_fallback_too_small_to_weigh_is_refused_before_anything_is_read():
+    """``W = floor(N p / (1 - p)) = 0`` would release the plain law and record no fallback: the asked ``p`` would
+    be lost. It is refused from the parameters alone (9 candidates: below 1/10), and nothing is spent."""
+    session = securedp.Session(epsilon=2)
+    for data in ([], [1.0, 2.0], [float("nan")]):
+        with pytest.raises(ValueError, match="no weight against 9 candidates"):
+            session.median(data, bounds=(0, 8), lattice=1, epsilon=1, fallback="1/11")
+        with pytest.raises(ValueError, match="at least 1/10"):
+            securedp.prepare_median(data, bounds=(0, 8), lattice=1, epsilon=1, fallback="1/1000")
+    assert session.remaining == 2
+    assert securedp.prepare_median([1.0], bounds=(0, 8), lattice=1, epsilon=1, fallback="1/10")  # W = 1
 
 
 def test_an_empty_cell_releases_the_fallback_point_about_p_of_the_time():
@@ -212,7 +240,6 @@ def test_fallback_zero_is_the_plain_exponential_mechanism_byte_for_byte():
     built without a fallback, drawn from the same stream)."""
     from securedp.hazmat.samplers.categorical import ExpCategorical
     from securedp.mechanisms.quantile import _select
-
     from securedp.mechanisms.rank_utility import far_score
 
     points, counts = [1, 2, 5], [1, 2, 1]

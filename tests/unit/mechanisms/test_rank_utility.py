@@ -177,7 +177,8 @@ def test_the_record_states_the_utility_the_sensitivity_and_the_rate_exactly():
     record = release.parameters["data_q0.9"]
     assert record["sensitivity"] == 18 and record["rate"] == Fraction(1, 72)
     assert record["utility"].startswith("-g(y), g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y})")
-    assert record["rank_error_bound"] == rank_error_bound(Fraction(10, 72), 5, Fraction(1, 20))
+    assert record["fallback_weight"] == 15  # floor(5 candidates (3/4) / (1/4))
+    assert record["rank_error_bound"] == rank_error_bound(Fraction(10, 72), 5 + 15, Fraction(1, 20))
 
 
 def test_levels_of_one_statistic_share_one_law():
@@ -206,8 +207,8 @@ def test_a_table_states_the_rank_interval_of_its_median_cells_and_no_values():
     source = ChaChaSource(bytes([9]) * 32)
     releases = [prepared.execute(source) for _ in range(400)]
     record = releases[0].parameters["x_median"]
-    r = rank_error_bound(record["rate"] * 2, record["candidates"], Fraction(1, 10))
-    assert record["rank_error_bound"] == r == prepared.plan.outputs[1].rank_error_bound == 5
+    r = rank_error_bound(record["rate"] * 2, record["candidates"] + record["fallback_weight"], Fraction(1, 10))
+    assert record["rank_error_bound"] == r == prepared.plan.outputs[1].rank_error_bound == 6
     assert releases[0].labels == ("g", "count", "count_low", "count_high", "x_median")
     cells = {"a": [float(i % 7) for i in range(30)], "b": [float(i % 7) for i in range(30, 35)]}
     exceed = 0
