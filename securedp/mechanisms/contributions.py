@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from securedp.bounding.limits import positive_count as positive_count  # re-exported: read here by the statistics
-from securedp.bounding.messages import smallest_per_person
+from securedp.bounding.per_person import smallest_per_person
 from securedp.reading.mode import analyst_facing as analyst_facing  # re-exported: the mode, defined below
 from securedp.reading.mode import analyst_facing_scope as analyst_facing_scope
 
@@ -56,7 +56,7 @@ class PendingRows:
     """The choices that wait for the salt: entries ``(person, value)`` of persons over the bound ``limit``.
 
     Each listed person has more than ``limit`` entries (distinct parts); :meth:`kept` keeps ``limit`` of
-    each, those with the smallest digests (:func:`securedp.bounding.messages.smallest_per_person`).
+    each, those with the smallest digests (:func:`securedp.bounding.per_person.smallest_per_person`).
     """
 
     persons: np.ndarray

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import securedp
 from securedp import ChaChaSource
 from securedp.bounding import messages
+from securedp.bounding import per_person as choice
 from securedp.bounding.messages import draw_salt
 
 SALT = bytes(range(16))
@@ -115,29 +116,29 @@ def test_many_pairs_are_hashed_by_polars_with_the_same_choice(monkeypatch: pytes
     pytest.importorskip("polars_hash")
     persons = np.array([i % 97 for i in range(3000)] + [2**62, 2**62, -5, -5, -5], dtype=np.int64)
     values = np.array([(i * 7919) % 211 - 100 for i in range(3000)] + [1, 1, 0, 0, 2], dtype=np.int64)
-    by_hashlib = messages.smallest_per_person(SALT, persons, values, 3)
+    by_hashlib = choice.smallest_per_person(SALT, persons, values, 3)
     from securedp.bounding import digest
 
     calls, original = [], digest.digest_words
     monkeypatch.setattr(digest, "digest_words", lambda *a: calls.append(1) or original(*a))
-    monkeypatch.setattr(messages, "POLARS_FROM", 1)
-    assert messages.smallest_per_person(SALT, persons, values, 3).tolist() == by_hashlib.tolist()
+    monkeypatch.setattr(choice, "POLARS_FROM", 1)
+    assert choice.smallest_per_person(SALT, persons, values, 3).tolist() == by_hashlib.tolist()
     assert calls  # the Polars path ran
 
 
 def test_pairs_sharing_leading_digest_bits_are_ordered_by_the_full_digest(monkeypatch: pytest.MonkeyPatch) -> None:
     persons = np.array([i % 7 for i in range(500)], dtype=np.int64)
     values = np.array([(i * 31) % 23 for i in range(500)], dtype=np.int64)
-    expected = messages.smallest_per_person(SALT, persons, values, 4)
-    original = messages._digest_words
+    expected = choice.smallest_per_person(SALT, persons, values, 4)
+    original = choice._digest_words
 
     def shared_first_word(*args: object) -> np.ndarray:
         words = np.array(original(*args), dtype=np.uint64)  # type: ignore[arg-type]
         # every pair now shares its leading 64 bits; the order is carried by the words after them
         return np.column_stack([np.zeros(len(words), dtype=np.uint64), words[:, :3]])
 
-    monkeypatch.setattr(messages, "_digest_words", shared_first_word)
-    assert messages.smallest_per_person(SALT, persons, values, 4).tolist() == expected.tolist()
+    monkeypatch.setattr(choice, "_digest_words", shared_first_word)
+    assert choice.smallest_per_person(SALT, persons, values, 4).tolist() == expected.tolist()
 
 
 @SETTINGS
