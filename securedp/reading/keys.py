@@ -60,6 +60,10 @@ DECLARED_TYPES = ("int", "number", "text")
 """The types a caller may declare for a column (``schema=``): ``"number"`` only for value columns."""
 
 _INT64 = 1 << 63
+ID_BITS = 4096
+"""An object cell's integer id or key is unusable from ``2**ID_BITS`` in magnitude (1,234 decimal digits): its text
+is then written in time that does not grow with the value, and Python's limit on the digits of ``str(int)`` (4,300)
+never decides a release. A ``Decimal`` is judged by its exponent before it is turned into an integer."""
 _INTEGERS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
 _CANONICAL_OR_SIGNED = r"^[+-]?[0-9]+$"
 
@@ -97,7 +101,11 @@ def unusable_key(name: str, role: str, cell: Any, count: int, place: str | None,
     what, hint = _ROLE_WORDS[role]
     if isinstance(cell, np.generic):
         cell = cell.item()
-    if is_missing(cell) or (isinstance(cell, str) and is_unusable_text(cell) and REPLACEMENT not in cell):
+    huge = _huge_integer(cell)
+    if huge is not None:
+        shown = (f"{what} {huge} is too large (an integer id or key is below 2**{ID_BITS} in magnitude: cast the "
+                 "column to text)")
+    elif is_missing(cell) or (isinstance(cell, str) and is_unusable_text(cell) and REPLACEMENT not in cell):
         shown = f"blank {what}"
     elif isinstance(cell, str) and integers:
         shown = f"{what} {cell!r} is not an integer (the column is declared int)"
@@ -118,6 +126,23 @@ def unusable_key(name: str, role: str, cell: Any, count: int, place: str | None,
         shown = f"{what} {cell!r} is neither an integer nor text (a {type(cell).__name__})"
     at = "" if place is None else f", {place}"
     return ValueError(f"column {name!r}{at}: {shown} ({count} row(s) without a usable {what}); {hint}")
+
+
+def _huge_integer(cell: Any) -> str | None:
+    """How to name ``cell`` if it holds an integer of ``2**ID_BITS`` or more in magnitude (else ``None``), without
+    writing out its digits (``repr`` of such an int or ``Fraction`` raises, and takes time that grows with it)."""
+    if isinstance(cell, decimal.Decimal):
+        if not cell.is_finite():
+            return None
+        if cell.adjusted() >= ID_BITS:
+            return repr(cell)
+        exact = cell.as_integer_ratio()
+        return repr(cell) if exact[1] == 1 and abs(exact[0]).bit_length() > ID_BITS else None
+    if isinstance(cell, (int, numbers.Rational)) and not isinstance(cell, bool):
+        value = cell if isinstance(cell, int) else cell.numerator if cell.denominator == 1 else 0
+        bits = abs(int(value)).bit_length()
+        return f"of {bits:,} bits" if bits > ID_BITS else None
+    return None
 
 
 def refused_type(name: str, role: str, dtype: Any) -> TypeError:
@@ -159,11 +184,13 @@ def _cell_text(cell: Any) -> str | None:
     if isinstance(cell, (bool, np.bool_)):
         return None
     if isinstance(cell, (int, np.integer)):
-        return str(int(cell))
+        return _integer_text(int(cell))
     if isinstance(cell, str):
         return None if is_unusable_text(cell) else python_text(cell)
     if is_missing(cell):
         return None
+    if isinstance(cell, decimal.Decimal) and cell.is_finite() and cell.adjusted() >= ID_BITS:
+        return None  # at least 10**4096: past 2**ID_BITS, judged before its digits are written out
     if isinstance(cell, (float, np.floating, decimal.Decimal)):
         try:
             numerator, denominator = cell.as_integer_ratio()  # exact, for every float width and for Decimal
@@ -171,10 +198,15 @@ def _cell_text(cell: Any) -> str | None:
             return None
         if isinstance(cell, (float, np.floating)) and abs(numerator) >= 1 << 53:
             return None  # two ids may have been rounded into this float
-        return str(numerator) if denominator == 1 else None
+        return _integer_text(numerator) if denominator == 1 else None
     if isinstance(cell, numbers.Rational):
-        return str(cell.numerator) if cell.denominator == 1 else None
+        return _integer_text(int(cell.numerator)) if cell.denominator == 1 else None
     return None
+
+
+def _integer_text(value: int) -> str | None:
+    """The decimal text of an integer id or key, or ``None`` (unusable) from ``2**ID_BITS`` in magnitude."""
+    return None if abs(value).bit_length() > ID_BITS else str(value)
 
 
 def _object_values(cells: list[Any], name: str) -> KeyColumn:
