@@ -292,7 +292,7 @@ class Session:
                 self._append(release, ChargedRelease.of(release, fields, query).to_json())
         return release
 
-    def _append(self, release: Release, record: dict[str, Json]) -> None:
+    def _append(self, release: Release | None, record: dict[str, Json]) -> None:
         """Append ``record`` to the audit, trying an I/O failure again (see :meth:`release`)."""
         for attempt in range(1, APPEND_ATTEMPTS + 1):
             failure = _appended(self._audit, record)
@@ -345,7 +345,11 @@ class Session:
             if self._audit is not None:
                 fields = BudgetFields.charged_to(state, charge, SessionPath(self._path, self._partition_id))
                 parts = tuple(jsonable(key) for key in keys)
-                self._audit.append(PartitionRecord(fields, share, k, parts, opens).to_json())
+                record = PartitionRecord(fields, share, k, parts, opens).to_json()
+                if rule is None:  # nothing drawn yet: a failed append refunds the charge (and appended nothing)
+                    self._audit.append(record)
+                else:  # the salt is drawn: the charge stands, and its record is tried again like a release's
+                    self._append(None, record)
         out: dict[Any, Part] = {}
         for i, key in enumerate(keys):
             mask = where == i

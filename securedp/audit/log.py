@@ -46,6 +46,7 @@ line without its final newline (a *torn tail*), which
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -57,7 +58,15 @@ from typing import Any
 
 from securedp._version import __version__
 from securedp.audit.canonical import NotCanonical, canonical, parse_canonical
-from securedp.audit.signing import KeyLike, fingerprint, load_signing_key, make_head, sign_entry, write_head
+from securedp.audit.signing import (
+    KeyLike,
+    fingerprint,
+    load_signing_key,
+    make_head,
+    sign_entry,
+    write_head,
+    write_head_bytes,
+)
 from securedp.hazmat.bits.filelock import lock_file
 from securedp.mechanisms.release import jsonable
 
@@ -176,17 +185,43 @@ class AuditLog:
                 if self._key is not None:
                     entry["sig"] = sign_entry(self._key, entry)
                 line = canonical(entry) + b"\n"
-                written = os.write(fd, line)
-                if written != len(line):
-                    raise AuditLogError(f"short write to the audit log ({written} of {len(line)} bytes)")
-                os.fsync(fd)
-                if self._key is not None and self.head_path is not None:
-                    write_head(self.head_path, make_head(self._key, entry["seq"] + 1, entry["hash"]))
+                end = os.fstat(fd).st_size  # under the lock: where this record begins
+                head = _read_bytes(self.head_path)
+                try:
+                    written = os.write(fd, line)
+                    if written != len(line):
+                        raise AuditLogError(f"short write to the audit log ({written} of {len(line)} bytes)")
+                    os.fsync(fd)
+                    if self._key is not None and self.head_path is not None:
+                        write_head(self.head_path, make_head(self._key, entry["seq"] + 1, entry["hash"]))
+                except BaseException:
+                    self._take_back(fd, end, head)  # an append that raises has appended nothing
+                    raise
             finally:
                 os.close(fd)  # closing releases the flock
         if created:
             _fsync_directory(self.path.parent)
         return entry
+
+    def _take_back(self, fd: int, end: int, head: bytes | None) -> None:
+        """Undo a failed append: cut the file back to ``end`` bytes and put back the head file's ``head`` bytes
+        (``None``: there was none), so that a caller may try again without writing the record twice. If that
+        fails too, raise :class:`AuditLogError`, which no caller retries (the log may end in part of a record,
+        which the next append refuses and ``securedp audit verify`` reports)."""
+        try:
+            os.ftruncate(fd, end)  # what every later read and append sees at once
+            with contextlib.suppress(OSError):  # the fsync that failed may fail again; the cut stands in memory
+                os.fsync(fd)
+            if self.head_path is not None:
+                if head is None:
+                    if self.head_path.is_file():  # written by this append (a folder in its place is left)
+                        self.head_path.unlink()
+                elif _read_bytes(self.head_path) != head:
+                    write_head_bytes(self.head_path, head)
+        except OSError as error:
+            raise AuditLogError(f"an append to the audit log {self.path} failed and could not be undone "
+                                f"({error.strerror or error}): the log may end in part of a record; run "
+                                "`securedp audit verify`") from error
 
     def check_appendable(self) -> None:
         """Raise :class:`AuditLogError` unless a record could be appended now: the file (or, for a log not yet
@@ -194,6 +229,9 @@ class AuditLog:
         ``hash`` is the hash of its fields. A release checks this before it reads its data or draws a bit,
         so that a log that cannot take its record refuses the release instead of losing the record.
         """
+        if self.head_path is not None and self.head_path.exists() and not self.head_path.is_file():
+            raise AuditLogError(f"the signed head {self.head_path} of the audit log is not a file; nothing was "
+                                "read, drawn or charged")
         if not self.path.exists():
             folder = self.path.parent if str(self.path.parent) else Path(".")
             if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
@@ -236,6 +274,13 @@ class AuditLog:
     def __repr__(self) -> str:
         signed = "" if self.signer is None else f", signer={self.signer!r}"
         return f"AuditLog({str(self.path)!r}{signed})"
+
+
+def _read_bytes(path: Path | None) -> bytes | None:
+    """The bytes of the file at ``path``, or ``None`` where there is none (or no path)."""
+    if path is None or not path.is_file():
+        return None
+    return path.read_bytes()
 
 
 def _fsync_directory(directory: Path) -> None:

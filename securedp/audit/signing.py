@@ -230,10 +230,15 @@ def make_head(key: Ed25519PrivateKey, records: int, head: str) -> dict[str, Any]
 
 def write_head(path: Path, statement: Mapping[str, Any]) -> None:
     """Replace the file at ``path`` by ``statement`` atomically (temporary file, ``fsync``, rename)."""
+    write_head_bytes(path, canonical(dict(statement)) + b"\n")
+
+
+def write_head_bytes(path: Path, content: bytes) -> None:
+    """Replace the file at ``path`` by ``content`` atomically (temporary file, ``fsync``, rename)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        os.write(fd, canonical(dict(statement)) + b"\n")
+        os.write(fd, content)
         os.fsync(fd)
     finally:
         os.close(fd)

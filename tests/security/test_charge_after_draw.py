@@ -137,8 +137,9 @@ def test_a_failure_before_the_first_bit_refunds() -> None:
 
 def test_partition_with_ids_keeps_the_charge_once_the_salt_is_drawn() -> None:
     session = Session(epsilon=1, rng=ChaChaSource(bytes(32)), audit=FailingAudit())
-    with pytest.raises(Boom):
+    with pytest.raises(RecordNotAppended) as raised:  # as a drawn release's: the record it could not append
         session.partition([1, 2, 3], by=["a", "b", "a"], parts=["a", "b"], budget="1/4", ids=[1, 2, 1])
+    assert isinstance(raised.value.__cause__, Boom) and raised.value.record["kind"] == "partition"
     assert session.spent == Fraction(1, 4)
     with pytest.raises(Boom):  # without ids nothing random happens before the audit: refunded
         session.partition([1, 2, 3], by=["a", "b", "a"], parts=["a", "b"], budget="1/4")
