@@ -12,6 +12,7 @@ import decimal
 import math
 import numbers
 import re
+import unicodedata
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -28,6 +29,32 @@ DECIMAL_RE = re.compile(r"\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*")
 RATIO_RE = re.compile(r"\s*([+-]?\d+)\s*/\s*(\d+)\s*")
 _MPZ = type(gmpy2.mpz(0))
 _MPQ = type(gmpy2.mpq(0, 1))
+_EXPONENT_DIGITS = 15
+"""Numeric text whose exponent has more significant digits than this is read with the exponent ``+/- 10**15``."""
+
+
+def text_integer(text: str) -> gmpy2.mpz:
+    """The integer of a signed run of decimal digits (ASCII or any Unicode decimal digits, as :data:`RATIO_RE`
+    matches them), by gmpy2: Python's ``int`` refuses more than 4,300 digits."""
+    ascii_text = text if text.isascii() else "".join(str(unicodedata.decimal(c)) if c.isdecimal() else c
+                                                     for c in text)
+    return gmpy2.mpz(ascii_text)
+
+
+def text_decimal(text: str) -> decimal.Decimal:
+    """The ``Decimal`` of numeric text matching :data:`DECIMAL_RE`, for screening: exact, except that an exponent
+    of more than 15 significant digits (which ``Decimal`` refuses past about ``10**18``) becomes ``+/- 10**15``.
+    That changes no verdict: a text shorter than ``10**15`` characters is then beyond every bound, or a nonzero
+    value below every lattice step (not whole), or zero, exactly as it was."""
+    stripped = text.strip()
+    mantissa, e, exponent = stripped.replace("E", "e").partition("e")
+    if e:
+        sign = exponent[:1] if exponent[:1] in "+-" else ""
+        digits = exponent[len(sign):]
+        first = next((i for i, c in enumerate(digits) if unicodedata.digit(c) != 0), len(digits))
+        if len(digits) - first > _EXPONENT_DIGITS:
+            return decimal.Decimal(f"{mantissa}e{sign or '+'}1{'0' * _EXPONENT_DIGITS}")
+    return decimal.Decimal(stripped)
 
 
 def _float_ceil(q: Fraction) -> float:
@@ -152,7 +179,7 @@ class Clamp:
 
         def of_string(s: str) -> int | None:
             if DECIMAL_RE.fullmatch(s):
-                return of_decimal(decimal.Decimal(s.strip()))
+                return of_decimal(text_decimal(s))
             m = RATIO_RE.fullmatch(s)
             if m is None:
                 return None
@@ -192,6 +219,8 @@ class Clamp:
                 if np.isinf(x):
                     return hi_u if x > 0 else lo_u
                 return of_fraction(*(int(v) for v in x.as_integer_ratio()))
+            if isinstance(x, np.timedelta64):  # a subclass of np.integer, but a duration: no number
+                return None
             if isinstance(x, (np.integer, _MPZ)):
                 return of_int(int(x))
             if isinstance(x, np.bool_):

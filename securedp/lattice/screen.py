@@ -51,7 +51,7 @@ import numpy as np
 
 from securedp.lattice.arrays import INT64_MAX as INT64_MAX  # re-exported: the lattice's int64 limit
 from securedp.lattice.arrays import float_array, int_array
-from securedp.lattice.clamp import DECIMAL_RE, RATIO_RE, Clamp
+from securedp.lattice.clamp import DECIMAL_RE, RATIO_RE, Clamp, text_decimal, text_integer
 from securedp.lattice.columns import (
     as_records,
     first_row_record,
@@ -74,10 +74,10 @@ def _whole_record(x: Any) -> bool:
         return x.denominator in (0, 1)
     if isinstance(x, str):
         if DECIMAL_RE.fullmatch(x):
-            value = decimal.Decimal(x.strip())
+            value = text_decimal(x)
             return value == value.to_integral_value()
         m = RATIO_RE.fullmatch(x)
-        return m is None or int(m.group(2)) == 0 or int(m.group(1)) % int(m.group(2)) == 0
+        return m is None or text_integer(m.group(2)) == 0 or text_integer(m.group(1)) % text_integer(m.group(2)) == 0
     return True
 
 
@@ -103,6 +103,8 @@ def unusable_reason(x: Any) -> str:
     if isinstance(x, str):
         shown = x if len(x) <= 40 else x[:37] + "..."
         return f"not a number ({shown!r})"
+    if isinstance(x, np.timedelta64):  # registered as an integer by NumPy, but a duration
+        return "not a number (a timedelta64)"
     if isinstance(x, numbers.Rational):
         return "a ratio with zero denominator"
     if is_row_type(type(x)):

@@ -164,8 +164,9 @@ def header_of(text: str, delimiter: str = ",") -> list[str]:
 
 
 def _simple(body: str, delimiter: str, width: int) -> bool:
-    """Whether ``body`` (the text after the header) reads alike in Polars: no quote, no lone ``\\r``, and
-    every non-empty line with exactly ``width`` cells (a vectorised count of delimiters per line)."""
+    """Whether ``body`` (the text after the header) reads alike in Polars: no quote, no lone ``\\r``, a first
+    line that is not empty (Polars counts the cells of every line by it), and every non-empty line with exactly
+    ``width`` cells (a vectorised count of delimiters per line)."""
     if '"' in body or body.count("\r") != body.count("\r\n") or not delimiter.isascii():
         return False
     if not body.strip("\r\n"):  # empty lines only (Polars then sees one column): each a record of blank cells
@@ -178,6 +179,8 @@ def _simple(body: str, delimiter: str, width: int) -> bool:
     per_line = np.searchsorted(separators, ends) - np.searchsorted(separators, starts)
     carriage = (ends > starts) & (data[np.maximum(ends - 1, 0)] == 13)
     empty = ends - starts - carriage == 0
+    if width > 1 and empty[0]:  # Polars would take the width of the table from that empty first line
+        return False
     return bool(np.all((per_line == width - 1) | empty))
 
 

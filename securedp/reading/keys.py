@@ -181,7 +181,7 @@ def _decimal_values(series: pl.Series) -> KeyColumn:
 
 def _cell_text(cell: Any) -> str | None:
     """An object cell as an id or key's text, or ``None`` when it is unusable (the object rule)."""
-    if isinstance(cell, (bool, np.bool_)):
+    if isinstance(cell, (bool, np.bool_, np.timedelta64)):  # a timedelta64 is an np.integer, but no integer id
         return None
     if isinstance(cell, (int, np.integer)):
         return _integer_text(int(cell))
