@@ -77,7 +77,10 @@ def _whole_record(x: Any) -> bool:
             value = text_decimal(x)
             return value == value.to_integral_value()
         m = RATIO_RE.fullmatch(x)
-        return m is None or text_integer(m.group(2)) == 0 or text_integer(m.group(1)) % text_integer(m.group(2)) == 0
+        if m is None:
+            return True
+        denominator = text_integer(m.group(2))
+        return bool(denominator == 0 or text_integer(m.group(1)) % denominator == 0)
     return True
 
 

@@ -128,21 +128,30 @@ def unusable_key(name: str, role: str, cell: Any, count: int, place: str | None,
     return ValueError(f"column {name!r}{at}: {shown} ({count} row(s) without a usable {what}); {hint}")
 
 
-def _huge_integer(cell: Any) -> str | None:
-    """How to name ``cell`` if it holds an integer of ``2**ID_BITS`` or more in magnitude (else ``None``), without
-    writing out its digits (``repr`` of such an int or ``Fraction`` raises, and takes time that grows with it)."""
+def too_large(cell: Any) -> bool:
+    """Whether an integer-valued cell (an int, NumPy integer, ``Fraction`` or ``Decimal`` holding an integer) is
+    ``2**ID_BITS`` or more in magnitude: judged by its bits, a ``Decimal`` by its exponent before it is turned into
+    an integer (``Decimal("5E+999999999")`` would be a billion digits)."""
     if isinstance(cell, decimal.Decimal):
         if not cell.is_finite():
-            return None
+            return False
         if cell.adjusted() >= ID_BITS:
-            return repr(cell)
-        exact = cell.as_integer_ratio()
-        return repr(cell) if exact[1] == 1 and abs(exact[0]).bit_length() > ID_BITS else None
-    if isinstance(cell, (int, numbers.Rational)) and not isinstance(cell, bool):
-        value = cell if isinstance(cell, int) else cell.numerator if cell.denominator == 1 else 0
-        bits = abs(int(value)).bit_length()
-        return f"of {bits:,} bits" if bits > ID_BITS else None
-    return None
+            return True
+        numerator, denominator = cell.as_integer_ratio()
+        return denominator == 1 and abs(numerator).bit_length() > ID_BITS
+    if isinstance(cell, numbers.Rational) and not isinstance(cell, (bool, np.bool_, np.timedelta64)):
+        return cell.denominator == 1 and abs(int(cell.numerator)).bit_length() > ID_BITS
+    return False
+
+
+def _huge_integer(cell: Any) -> str | None:
+    """How to name ``cell`` if it is :func:`too_large` (else ``None``), without writing out its digits (``repr`` of
+    such an int or ``Fraction`` raises, and takes time that grows with it)."""
+    if not too_large(cell):
+        return None
+    if isinstance(cell, decimal.Decimal):
+        return repr(cell)
+    return f"of {abs(int(cell.numerator)).bit_length():,} bits"
 
 
 def refused_type(name: str, role: str, dtype: Any) -> TypeError:
@@ -183,14 +192,14 @@ def _cell_text(cell: Any) -> str | None:
     """An object cell as an id or key's text, or ``None`` when it is unusable (the object rule)."""
     if isinstance(cell, (bool, np.bool_, np.timedelta64)):  # a timedelta64 is an np.integer, but no integer id
         return None
+    if too_large(cell):
+        return None
     if isinstance(cell, (int, np.integer)):
-        return _integer_text(int(cell))
+        return str(int(cell))
     if isinstance(cell, str):
         return None if is_unusable_text(cell) else python_text(cell)
     if is_missing(cell):
         return None
-    if isinstance(cell, decimal.Decimal) and cell.is_finite() and cell.adjusted() >= ID_BITS:
-        return None  # at least 10**4096: past 2**ID_BITS, judged before its digits are written out
     if isinstance(cell, (float, np.floating, decimal.Decimal)):
         try:
             numerator, denominator = cell.as_integer_ratio()  # exact, for every float width and for Decimal
@@ -198,15 +207,10 @@ def _cell_text(cell: Any) -> str | None:
             return None
         if isinstance(cell, (float, np.floating)) and abs(numerator) >= 1 << 53:
             return None  # two ids may have been rounded into this float
-        return _integer_text(numerator) if denominator == 1 else None
+        return str(numerator) if denominator == 1 else None
     if isinstance(cell, numbers.Rational):
-        return _integer_text(int(cell.numerator)) if cell.denominator == 1 else None
+        return str(cell.numerator) if cell.denominator == 1 else None
     return None
-
-
-def _integer_text(value: int) -> str | None:
-    """The decimal text of an integer id or key, or ``None`` (unusable) from ``2**ID_BITS`` in magnitude."""
-    return None if abs(value).bit_length() > ID_BITS else str(value)
 
 
 def _object_values(cells: list[Any], name: str) -> KeyColumn:
