@@ -58,7 +58,7 @@ from securedp.lattice.columns import (
     is_row_type,
     rows_error,
 )
-from securedp.reading.cells import is_blank
+from securedp.reading.cells import is_blank, shown
 
 MISSING_POLICIES = ("raise", "drop", "impute")
 def _whole_record(x: Any) -> bool:
@@ -119,8 +119,8 @@ def unusable_error(place: str, record: Any, count: int, whole: bool = False) -> 
     """The data holder's error for a value column with ``count`` unusable records, ``record`` one of them at
     ``place`` (``"column 'income', line 72"``; ``"column 'income'"`` where rows have no place: a Spark table),
     in one wording for every reader and engine; ``whole``: the column is declared int."""
-    shown = record.item() if isinstance(record, np.generic) and record.dtype.itemsize <= 8 else record
-    reason = f"not a whole number ({shown!r}) in a column declared int" if whole and not_whole([record]).any() \
+    cell = record.item() if isinstance(record, np.generic) and record.dtype.itemsize <= 8 else record
+    reason = f"not a whole number ({shown(cell)}) in a column declared int" if whole and not_whole([record]).any() \
         else unusable_reason(record)
     return ValueError(f"{place}: {reason} ({count} unusable cell(s)); clean the data, or pass missing='drop' or "
                       "missing='impute' with fill=<number>")

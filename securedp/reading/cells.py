@@ -17,6 +17,7 @@ spaces only, Rust's ``trim`` not U+001C..U+001F, Python's ``strip`` both).
 from __future__ import annotations
 
 import decimal
+import numbers
 import re
 from typing import Any
 
@@ -60,3 +61,13 @@ def is_unusable_text(text: str) -> bool:
     """Whether ``text`` is no id or key: blank, or holding U+FFFD (:data:`UNUSABLE_TEXT`) once read
     by :func:`securedp.reading.text.python_text` (a lone surrogate is undecodable text)."""
     return _UNUSABLE.search(python_text(text)) is not None
+
+
+def shown(value: Any) -> str:
+    """A cell as the data holder's messages write it: its ``repr``, except that an integer or ratio of more than
+    4,096 bits is named by its size (``repr`` refuses more than 4,300 digits, and takes time that grows with them)."""
+    if isinstance(value, numbers.Rational) and not isinstance(value, (bool, np.generic)):
+        bits = max(abs(int(value.numerator)).bit_length(), int(value.denominator).bit_length())
+        if bits > 4096:
+            return f"<{type(value).__name__} of {bits:,} bits>"
+    return repr(value)

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from securedp.reading.cells import REPLACEMENT, UNUSABLE_TEXT, is_missing, is_unusable_text
+from securedp.reading.cells import REPLACEMENT, UNUSABLE_TEXT, is_missing, is_unusable_text, shown
 from securedp.reading.collect import collect
 from securedp.reading.text import arrow_text, python_text
 
@@ -101,31 +101,30 @@ def unusable_key(name: str, role: str, cell: Any, count: int, place: str | None,
     what, hint = _ROLE_WORDS[role]
     if isinstance(cell, np.generic):
         cell = cell.item()
-    huge = _huge_integer(cell)
-    if huge is not None:
-        shown = (f"{what} {huge} is too large (an integer id or key is below 2**{ID_BITS} in magnitude: cast the "
-                 "column to text)")
+    if too_large(cell):
+        said = (f"{what} {shown(cell)} is too large (an integer id or key is below 2**{ID_BITS} in magnitude: cast "
+                "the column to text)")
     elif is_missing(cell) or (isinstance(cell, str) and is_unusable_text(cell) and REPLACEMENT not in cell):
-        shown = f"blank {what}"
+        said = f"blank {what}"
     elif isinstance(cell, str) and integers:
-        shown = f"{what} {cell!r} is not an integer (the column is declared int)"
+        said = f"{what} {shown(cell)} is not an integer (the column is declared int)"
     elif isinstance(cell, str):
-        shown = f"{what} {cell!r} holds bytes that are not valid text"
+        said = f"{what} {shown(cell)} holds bytes that are not valid text"
     elif isinstance(cell, (float, decimal.Decimal)) and not math.isfinite(cell):
-        shown = f"{what} {cell!r} is not a finite number"
+        said = f"{what} {shown(cell)} is not a finite number"
     elif role == "id" and isinstance(cell, (int, float, decimal.Decimal)) and not isinstance(cell, bool) \
             and cell < 0 and cell == int(cell):
-        shown = (f"negative {what} {cell!r} (pandas.factorize codes a missing id as -1; a person id is an "
-                 "integer >= 0 or text)")
+        said = (f"negative {what} {shown(cell)} (pandas.factorize codes a missing id as -1; a person id is an "
+                "integer >= 0 or text)")
     elif isinstance(cell, (float, decimal.Decimal, numbers.Rational)) and not isinstance(cell, bool):
         fraction = cell.normalize() if isinstance(cell, decimal.Decimal) else cell  # Spark's decimal(38, 18): 2.5
-        shown = f"{what} {fraction!r} is not a whole number" if cell != math.floor(cell) else (
-            f"{what} {cell!r} is too large to be read exactly (a float id or key is below 2**53 in magnitude, a "
+        said = f"{what} {shown(fraction)} is not a whole number" if cell != math.floor(cell) else (
+            f"{what} {shown(cell)} is too large to be read exactly (a float id or key is below 2**53 in magnitude, a "
             "decimal one within 64 bits: cast the column to integers or text)")
     else:
-        shown = f"{what} {cell!r} is neither an integer nor text (a {type(cell).__name__})"
+        said = f"{what} {shown(cell)} is neither an integer nor text (a {type(cell).__name__})"
     at = "" if place is None else f", {place}"
-    return ValueError(f"column {name!r}{at}: {shown} ({count} row(s) without a usable {what}); {hint}")
+    return ValueError(f"column {name!r}{at}: {said} ({count} row(s) without a usable {what}); {hint}")
 
 
 def too_large(cell: Any) -> bool:
@@ -142,16 +141,6 @@ def too_large(cell: Any) -> bool:
     if isinstance(cell, numbers.Rational) and not isinstance(cell, (bool, np.bool_, np.timedelta64)):
         return cell.denominator == 1 and abs(int(cell.numerator)).bit_length() > ID_BITS
     return False
-
-
-def _huge_integer(cell: Any) -> str | None:
-    """How to name ``cell`` if it is :func:`too_large` (else ``None``), without writing out its digits (``repr`` of
-    such an int or ``Fraction`` raises, and takes time that grows with it)."""
-    if not too_large(cell):
-        return None
-    if isinstance(cell, decimal.Decimal):
-        return repr(cell)
-    return f"of {abs(int(cell.numerator)).bit_length():,} bits"
 
 
 def refused_type(name: str, role: str, dtype: Any) -> TypeError:

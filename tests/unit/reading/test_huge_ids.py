@@ -73,3 +73,14 @@ def test_the_largest_usable_integer_id_is_a_person() -> None:
     released = securedp.count([1, 2, 3], ids=[1, 2, 2**ID_BITS - 1], epsilon=10**6,
                               rng=securedp.ChaChaSource(bytes(32)))
     assert released.value == 3
+
+
+def test_a_huge_ratio_is_named_by_its_size_in_the_data_holders_refusals() -> None:
+    """``repr`` of a ``Fraction`` past 4,300 digits raises: the refusal of a huge non-whole id, and of such a value
+    in a column declared int, named it by ``repr`` and so said "Exceeds the limit (4300 digits)" instead."""
+    big = Fraction(2**20000, 3)
+    with pytest.raises(ValueError, match=r"row 1: id <Fraction of 20,001 bits> is not a whole number"):
+        Session(epsilon=10).count([1.0, 2.0], ids=[1, big], epsilon=1)
+    with pytest.raises(ValueError, match=r"not a whole number \(<Fraction of 20,001 bits>\) in a column declared int"):
+        Session(epsilon=10).table({"pid": [0, 1], "v": [1, big]}, id_column="pid",
+                                  aggregations=[securedp.tables.Sum("v", (0, 10))], epsilon=1, schema={"v": "int"})
