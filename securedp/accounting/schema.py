@@ -12,7 +12,11 @@ A record of the audit log is one of
   then the :class:`BudgetFields` of the budget it was charged to, if any;
 * a :class:`PartitionRecord` (``"kind": "partition"``), the charge of a
   :meth:`securedp.Session.partition` to its parent, which opens one ledger
-  per part.
+  per part;
+* an :class:`UnreleasedRecord` (``"kind": "unreleased"``), a charge that
+  stands with no release: the execution read its first random bit, then
+  failed (an interrupt, an error building the output), so the charge is kept
+  and written, and the ledger's next record still adds up.
 
 :class:`BudgetFields` are, in this order: ``budget_kind`` (optional),
 ``charged`` (the exact charge to the budget, > 0; a session writes it),
@@ -48,6 +52,7 @@ from securedp.mechanisms.record_schema import (
     require,
 )
 from securedp.mechanisms.release import jsonable
+from securedp.privacy.cost import Cost
 from securedp.privacy.cost import Currency as Currency  # the budget unit, defined with the cost type
 
 if TYPE_CHECKING:
@@ -271,7 +276,79 @@ class PartitionRecord:
         return cls(budget, share, k, tuple(parts), hex_digits(record["opens"], 32, "opens"))
 
 
-AuditRecord: TypeAlias = ChargedRelease | PartitionRecord
+UNRELEASED_FIELDS = ("statistic", "epsilon", "rho", "error")
+
+
+@dataclass(frozen=True)
+class UnreleasedRecord:
+    """A charge that stands although nothing was released (see :meth:`securedp.Session.release`).
+
+    ``statistic`` and the exact cost (``epsilon`` or ``rho``, and ``delta`` for a release that spends one)
+    are the prepared release's; ``error`` names the exception the caller received (its type only: its
+    message could depend on what was drawn); ``query`` is the command's, when it wrote the record; the
+    budget fields are those just after the charge, with ``charged`` always stated (``None``: a budget
+    without a ledger, the command's one-release session).
+    """
+
+    statistic: str
+    cost: Cost
+    error: str
+    budget: BudgetFields | None = None
+    query: dict[str, Json] | None = None
+
+    @property
+    def currency(self) -> Currency:
+        """The release's own unit: epsilon or rho."""
+        return self.cost.currency
+
+    @property
+    def amount(self) -> Fraction:
+        """The privacy cost in the release's own unit."""
+        return self.cost.amount
+
+    def to_json(self) -> dict[str, Json]:
+        record: dict[str, Json] = {
+            "kind": "unreleased", "statistic": self.statistic, "epsilon": jsonable(self.cost.epsilon),
+            "rho": jsonable(self.cost.rho),
+        }
+        if self.cost.delta is not None:
+            record["delta"] = jsonable(self.cost.delta)
+        record["error"] = self.error
+        if self.query is not None:
+            record["query"] = self.query
+        if self.budget is not None:
+            record.update(self.budget.to_json())
+        return record
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, Any]) -> UnreleasedRecord:
+        require(record, UNRELEASED_FIELDS)
+        statistic, error = record["statistic"], record["error"]
+        if not isinstance(statistic, str) or not statistic:
+            raise SchemaError("statistic", "must be a non-empty string")
+        if not isinstance(error, str) or not error.isidentifier():
+            raise SchemaError("error", "must name an exception type")
+        eps, rho = record["epsilon"], record["rho"]
+        if (eps is None) == (rho is None):
+            raise SchemaError("epsilon", "exactly one of epsilon and rho must be set")
+        name = "epsilon" if eps is not None else "rho"
+        amount = parse_rational(eps if eps is not None else rho, name)
+        if amount <= 0:
+            raise SchemaError(name, "must be > 0")
+        delta = None if "delta" not in record else parse_rational(record["delta"], "delta")
+        if delta is not None and not 0 < delta < 1:
+            raise SchemaError("delta", "must be in (0, 1)")
+        query = record.get("query")
+        if "query" in record and not isinstance(query, dict):
+            raise SchemaError("query", "must be an object")
+        budget = BudgetFields.from_json(record)
+        if budget is not None and budget.charged is None:
+            raise SchemaError("charged", "an unreleased charge states what it charged")
+        currency = Currency.EPSILON if eps is not None else Currency.RHO
+        return cls(statistic, Cost(currency, amount, delta), error, budget, query)
+
+
+AuditRecord: TypeAlias = ChargedRelease | PartitionRecord | UnreleasedRecord
 
 
 def parse_record(record: object) -> AuditRecord:
@@ -279,9 +356,11 @@ def parse_record(record: object) -> AuditRecord:
     if not isinstance(record, dict):
         raise SchemaError("", "not a JSON object")
     if "kind" in record:
-        if record["kind"] != "partition":
-            raise SchemaError("kind", f"unknown record kind {record['kind']!r}")
-        return PartitionRecord.from_json(record)
+        if record["kind"] == "partition":
+            return PartitionRecord.from_json(record)
+        if record["kind"] == "unreleased":
+            return UnreleasedRecord.from_json(record)
+        raise SchemaError("kind", f"unknown record kind {record['kind']!r}")
     return ChargedRelease.from_json(record)
 
 

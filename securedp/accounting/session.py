@@ -63,10 +63,17 @@ from securedp.accounting.budget import RHO, Budget
 from securedp.accounting.errors import RecordNotAppended
 from securedp.accounting.methods import session_method
 from securedp.accounting.partition import Part, declared_parts, read_parts, select_rows
-from securedp.accounting.schema import BudgetFields, ChargedRelease, PartitionRecord, SessionPath
+from securedp.accounting.schema import (
+    BudgetFields,
+    BudgetState,
+    ChargedRelease,
+    PartitionRecord,
+    SessionPath,
+    UnreleasedRecord,
+)
 from securedp.bounding.messages import draw_salt
 from securedp.hazmat.bits.default import resolve_source
-from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.bits.source import RandomSource, watching_draws
 from securedp.hazmat.exact.rational import format_rational, positive_rational
 from securedp.mechanisms.contributions import (
     check_max_contributions,
@@ -277,20 +284,34 @@ class Session:
         # in the order of its charges, even from several threads or processes (the verifier checks that
         # order). Both charges stand once the execution has read its first random bit, whatever fails after
         # it (Budget.charging); executing reads the data, so an analyst-facing failure is DataRefused.
-        with self._budget.charging(amount, delta) as state:
-            release = data_boundary(self._analyst_facing, lambda: prepared.execute(self._rng), reading=True)
+        with self._budget.charging(amount, delta) as state, watching_draws() as draws:
+            try:
+                release = data_boundary(self._analyst_facing, lambda: prepared.execute(self._rng), reading=True)
+            except BaseException as failure:
+                if self._audit is not None and draws.used:  # the charge stands (Budget.charging): record it
+                    fields = self._fields(state, amount, delta, query, charged=True)
+                    unreleased = UnreleasedRecord(prepared.statistic, cost, type(failure).__name__, fields, query)
+                    self._append(None, unreleased.to_json())
+                raise
             if self._audit is not None:
-                if query is None:
-                    fields: BudgetFields | None = BudgetFields.charged_to(
-                        state, amount, SessionPath(self._path, self._partition_id))
-                elif state.ledger is not None:
-                    fields = BudgetFields(state.spent, state.remaining, state.currency, total=state.total)
-                else:
-                    fields = None
-                if fields is not None:
-                    fields = dataclasses.replace(fields, delta=state.delta_fields(delta))
+                fields = self._fields(state, amount, delta, query)
                 self._append(release, ChargedRelease.of(release, fields, query).to_json())
         return release
+
+    def _fields(
+        self, state: BudgetState, amount: Fraction, delta: Fraction | None, query: dict[str, Json] | None, *,
+        charged: bool = False,
+    ) -> BudgetFields | None:
+        """The budget fields of a record charged ``amount`` (and ``delta``) to a budget now in ``state`` (see
+        :meth:`release`); ``charged``: state the charge even in the command's fields (an unreleased charge)."""
+        if query is None:
+            fields = BudgetFields.charged_to(state, amount, SessionPath(self._path, self._partition_id))
+        elif state.ledger is not None:
+            fields = BudgetFields(state.spent, state.remaining, state.currency, amount if charged else None,
+                                  total=state.total)
+        else:
+            return None
+        return dataclasses.replace(fields, delta=state.delta_fields(delta))
 
     def _append(self, release: Release | None, record: dict[str, Json]) -> None:
         """Append ``record`` to the audit, trying an I/O failure again (see :meth:`release`)."""
@@ -338,12 +359,20 @@ class Session:
             self._analyst_facing, lambda: read_parts(data, by, ids, position, unknown, k))
         charge = share * k
         opens = os.urandom(16).hex()
-        with self._budget.charging(charge) as state:  # a failure hands out no part; refunded only before the salt
+        # A failure hands out no part; it is refunded only before the salt is drawn, else recorded
+        with self._budget.charging(charge) as state, watching_draws() as draws:
+            fields = BudgetFields.charged_to(state, charge, SessionPath(self._path, self._partition_id))
             if rule is not None:
-                inside = np.flatnonzero(where >= 0)
-                where[inside[~rule.kept(draw_salt(self._rng))]] = -1
+                try:
+                    inside = np.flatnonzero(where >= 0)
+                    where[inside[~rule.kept(draw_salt(self._rng))]] = -1
+                except BaseException as failure:
+                    if self._audit is not None and draws.used:  # the charge stands (Budget.charging)
+                        cost = Cost(self._budget.currency, charge)
+                        self._append(None, UnreleasedRecord("partition", cost, type(failure).__name__,
+                                                            fields).to_json())
+                    raise
             if self._audit is not None:
-                fields = BudgetFields.charged_to(state, charge, SessionPath(self._path, self._partition_id))
                 parts = tuple(jsonable(key) for key in keys)
                 record = PartitionRecord(fields, share, k, parts, opens).to_json()
                 if rule is None:  # nothing drawn yet: a failed append refunds the charge (and appended nothing)

@@ -26,7 +26,9 @@ with budget fields (:class:`~securedp.accounting.schema.BudgetFields`):
   ``budget``, for the records whose ``partition_id`` is its ``opens`` and
   whose ``partition`` is the parent's path plus the part's key. A record of
   a sub-session whose ledger no earlier partition record opened is refused,
-  and so is a partition id used twice.
+  and so is a partition id used twice;
+* an :class:`~securedp.accounting.schema.UnreleasedRecord` (a charge that
+  stood with nothing released) is charged like a release of its cost.
 """
 
 from __future__ import annotations
@@ -35,30 +37,51 @@ import json
 from fractions import Fraction
 
 from securedp.accounting.errors import IncompatibleCost
-from securedp.accounting.schema import AuditRecord, BudgetFields, ChargedRelease, Currency, PartitionRecord
+from securedp.accounting.schema import (
+    AuditRecord,
+    BudgetFields,
+    ChargedRelease,
+    Currency,
+    PartitionRecord,
+    UnreleasedRecord,
+)
 from securedp.audit.problem import Bad
-from securedp.mechanisms.record_schema import ReleaseRecord, parse_rational
+from securedp.mechanisms.record_schema import SchemaError, parse_rational
 from securedp.privacy.cost import Cost
 
 _Ledger = tuple[str, "str | None", str]
 
 
-def stated_charge(release: ReleaseRecord, fields: BudgetFields) -> Fraction:
-    """The charge of ``release`` to the budget of ``fields``, checked against its currency."""
-    own = release.currency
+def stated_charge(cost: Cost, fields: BudgetFields) -> Fraction:
+    """The charge of a release costing ``cost`` to the budget of ``fields``, checked against its currency."""
+    own = cost.currency
     if fields.charged is None:
         if fields.currency is not None and fields.currency is not own:
             raise Bad("record.budget_kind",
                       f"a {fields.currency} budget cannot be charged a {own} release without 'charged'")
-        return release.cost
+        return cost.amount
     if fields.currency is not None:
         try:
-            expected = Cost(own, release.cost).in_currency(fields.currency)
+            expected = cost.in_currency(fields.currency)
         except IncompatibleCost:
             raise Bad("record.charged", "a rho (zCDP) release cannot be charged to an epsilon budget") from None
         if fields.charged != expected:
             raise Bad("record.charged", f"is not the charge of this release to a {fields.currency} budget")
     return fields.charged
+
+
+def own_cost(record: ChargedRelease | UnreleasedRecord) -> Cost:
+    """The cost a release record states (its ``epsilon`` or ``rho``, and the ``delta`` among its parameters), or
+    an unreleased charge's."""
+    if isinstance(record, UnreleasedRecord):
+        return record.cost
+    release = record.release
+    stated = release.parameters.get("delta")
+    try:
+        delta = None if stated is None else parse_rational(stated, "record.parameters.delta")
+    except SchemaError as error:
+        raise Bad(error.field, error.message) from None
+    return Cost(release.currency, release.cost, delta)
 
 
 class Ledgers:
@@ -69,15 +92,14 @@ class Ledgers:
         self._opened: set[tuple[str, str]] = set()
         self._delta: dict[_Ledger, tuple[Fraction, Fraction]] = {}
 
-    def _check_delta(self, ledger: _Ledger, record: ChargedRelease, fields: BudgetFields) -> None:
-        """A release's ``delta`` parameter is charged to the ledger's delta, and the delta charges add up."""
-        stated = record.release.parameters.get("delta")
+    def _check_delta(self, ledger: _Ledger, stated: Fraction | None, fields: BudgetFields) -> None:
+        """A release's ``delta`` (``stated``) is charged to the ledger's delta, and the delta charges add up."""
         delta = fields.delta
         if delta is None:
             if stated is not None:
                 raise Bad("record.delta_charged", "this release spends delta but its record charges none")
             return
-        if stated is None or parse_rational(stated, "record.parameters.delta") != delta.charged:
+        if stated is None or stated != delta.charged:
             raise Bad("record.delta_charged", "is not the delta of this release")
         total = delta.spent + delta.remaining
         before = self._delta.get(ledger)
@@ -101,7 +123,7 @@ class Ledgers:
             return
         else:
             fields = record.budget
-            charge = stated_charge(record.release, fields)
+            charge = stated_charge(own_cost(record), fields)
         path = list(fields.session.path) if fields.session is not None else []
         pid = fields.session.partition_id if fields.session is not None else None
         ledger = (writer, pid, json.dumps(path or None, sort_keys=True))
@@ -124,7 +146,7 @@ class Ledgers:
                 raise Bad("record.spent", "is not the previous spent plus this record's charge")
         self._state[ledger] = (fields.spent, total, fields.currency)
         if not isinstance(record, PartitionRecord):
-            self._check_delta(ledger, record, fields)
+            self._check_delta(ledger, own_cost(record).delta, fields)
         if isinstance(record, PartitionRecord):
             if (writer, record.opens) in self._opened:
                 raise Bad("record.opens", "reuses the id of an earlier partition")

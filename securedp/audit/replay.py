@@ -41,7 +41,9 @@ A partition record (``"kind": "partition"``, the charge of
 :meth:`securedp.Session.partition` to its parent) releases nothing (with
 person ids it draws only the salt that chooses each person's parts), so
 there is nothing to re-derive: it is reported as skipped
-(``Replayed.skipped``, ``ok`` true) and not counted as a release.
+(``Replayed.skipped``, ``ok`` true) and not counted as a release. So is an
+unreleased charge (``"kind": "unreleased"``: an execution that failed after
+its first random bit, whose charge stands): it released nothing to compare.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ class Replayed:
     """The outcome for one log line: ``ok``, or ``problem`` saying what differs.
 
     ``skipped`` is true for a record that is not a release (a partition
-    charge): it is ``ok`` and its ``statistic`` is its kind.
+    charge, an unreleased charge): it is ``ok`` and its ``statistic`` is its kind.
     """
 
     line: int
@@ -163,8 +165,8 @@ def _prepared(query: Any, data: str | Path) -> PreparedRelease:
 def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path) -> Replayed:
     """Re-derive the release of one verified log entry and compare it with the record."""
     record = entry["record"]
-    if record.get("kind") == "partition":
-        return Replayed(line, "partition", True, skipped=True)
+    if record.get("kind") in ("partition", "unreleased"):
+        return Replayed(line, str(record["kind"]), True, skipped=True)
     statistic = str(record.get("statistic"))
     source = record["source"]
     if source.get("kind") != "chacha20":

@@ -163,7 +163,8 @@ def replay_line(entry: Entry, report: ReviewReport) -> str:
     if r is None:
         return f'<p>Replay: <span class="bad">not replayed</span> {e(report.replay_error or "")}</p>'
     if r.skipped:
-        return "<p>Replay: nothing to re-derive (a partition's charge).</p>"
+        what = "a partition's charge" if r.statistic == "partition" else "a charge with nothing released"
+        return f"<p>Replay: nothing to re-derive ({what}).</p>"
     data = {True: "input commitment matches the data", False: "input commitment does NOT match the data",
             None: "no input commitment"}[r.data_matches]
     status = '<span class="ok">reproduced exactly</span>' if r.ok else f'<span class="bad">{e(r.problem)}</span>'
@@ -245,6 +246,13 @@ def _release(entry: Entry, report: ReviewReport, ids: Iterator[int]) -> str:
             ("budget", "each part's budget"), ("max_partitions", "the most parts one person may be in"),
             ("parts", "the declared keys"), ("opens", "the id every record of the parts' sub-sessions carries"))]
         return f'{start}{trouble}{fields("Partition charge", rows)}{replay_line(entry, report)}</section>'
+    if record.get("kind") == "unreleased":
+        rows = _cost(entry)[1:]
+        rows += [(e(k), shown(record.get(k)), e(v)) for k, v in (
+            ("statistic", "what was asked for"),
+            ("error", "the exception the caller received, after the first random bit was read: the charge "
+                      "stands, and nothing was released"))]
+        return f'{start}{trouble}{fields("Charge with nothing released", rows)}{replay_line(entry, report)}</section>'
     parameters = record.get("parameters")
     own = {part.name for part in entry.parts}
     rows = ([parameter_row(str(k), v) for k, v in sorted(parameters.items()) if k not in own]

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from securedp.accounting.schema import PartitionRecord, parse_record
-from securedp.audit.check_ledger import stated_charge
+from securedp.audit.check_ledger import own_cost, stated_charge
 from securedp.audit.problem import Bad
 from securedp.audit.replay import Replayed, replay_log
 from securedp.audit.report_noise import DEFAULT_ALPHA, Level, NoiseLaw, Part, level_of, noise_laws, parts, rational
@@ -61,14 +61,17 @@ def charge_of(record: dict[str, Any]) -> Charge:
     if isinstance(parsed, PartitionRecord):
         kind = None if parsed.budget.currency is None else parsed.budget.currency.value
         return Charge(parsed.budget.charged, kind, "as recorded: the partition's budget times max_partitions")
-    release, fields = parsed.release, parsed.budget
-    own = "epsilon" if release.epsilon is not None else "rho"
-    stated_delta = rational(release.parameters.get("delta"))
-    if fields is None:
-        return Charge(None, own, f"not charged to any budget in this log; the release costs {own} {release.cost}",
-                      stated_delta)
+    fields = parsed.budget
     try:
-        amount: Fraction | None = stated_charge(release, fields)
+        cost = own_cost(parsed)
+    except Bad as error:
+        return Charge(None, None, f"not derived: {error.message}")
+    own = cost.currency.value
+    if fields is None:
+        return Charge(None, own, f"not charged to any budget in this log; the release costs {own} {cost.amount}",
+                      cost.delta)
+    try:
+        amount: Fraction | None = stated_charge(cost, fields)
     except Bad as error:
         amount = None
         how = f"not derived: {error.message}"
@@ -104,8 +107,10 @@ class Entry:
 
     @property
     def kind(self) -> str:
-        """``"partition"`` for a partition's charge, else the released statistic."""
-        return "partition" if self.record.get("kind") == "partition" else str(self.record.get("statistic"))
+        """``"partition"`` for a partition's charge, ``"unreleased <statistic>"`` for a charge that stood with
+        nothing released, else the released statistic."""
+        kind, statistic = self.record.get("kind"), str(self.record.get("statistic"))
+        return "partition" if kind == "partition" else f"unreleased {statistic}" if kind == "unreleased" else statistic
 
     def budget(self, name: str) -> Fraction | None:
         """``spent``, ``remaining`` or ``charged`` after this record, exactly (``None`` if absent)."""

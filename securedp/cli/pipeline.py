@@ -14,7 +14,8 @@ and the bounds of ``COLUMN:auto``) goes through :func:`preflight` then :func:`re
    with the query (so that ``securedp audit replay`` re-derives it). Once a bit is drawn the charge
    stands and the record is written: an append that still fails after its retries leaves the record in
    ``LOG.unappended`` beside the log, and the command says so (:func:`release`); the value is shown
-   all the same.
+   all the same. A release that fails once a bit is drawn (an interrupt, an output that cannot be built)
+   releases nothing, and its charge stands with a record of its own (``"kind": "unreleased"``).
 """
 
 from __future__ import annotations
@@ -179,7 +180,9 @@ def release(args: argparse.Namespace, ledgers: Ledgers, prepared: PreparedReleas
         return released
     except RecordNotAppended as failure:
         kept = _keep(ledgers.log, failure.record)
-        assert isinstance(failure.release, Release)
+        if not isinstance(failure.release, Release):  # the record of a charge that stood with nothing released
+            raise Failure(f"{failure}; the record of this charge (nothing was released) was written to {kept}: "
+                          "append it to the log before anything else") from failure
         recorder.record = failure.record
         return Released(failure.release, recorder, f"{failure}; the record was written to {kept}: append it to the "
                         "log before anything else (or keep it beside it), so that verify finds every charge")
