@@ -51,7 +51,7 @@ import hashlib
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -110,6 +110,24 @@ def read_last_line(fd: int) -> bytes | None:
         if cut >= 0:
             return chunk[cut + 1 : -1]
     return chunk[:-1]
+
+
+def lines_backwards(fd: int) -> Iterator[bytes]:
+    """The complete lines of the file open at ``fd``, last first, without their newlines (a torn tail, the
+    bytes after the last newline, is no line)."""
+    end = os.fstat(fd).st_size
+    tail, torn = b"", True  # torn: ``tail`` lies after the last newline read so far
+    while end > 0:
+        step = min(_TAIL_READ, end)
+        end -= step
+        lines = (os.pread(fd, step, end) + tail).split(b"\n")
+        tail = lines[0]  # it may go on in the chunk before
+        if len(lines) > 1:
+            complete = lines[1:-1] if torn else lines[1:]
+            torn = False
+            yield from (line for line in reversed(complete) if line)
+    if tail and not torn:
+        yield tail
 
 
 class AuditLog:
@@ -255,6 +273,30 @@ class AuditLog:
         if last is not None and last.get("hash") != entry_hash(last):
             raise AuditLogError(f"the last record of {self.path} does not match its hash (the log was altered); "
                                 "run `securedp audit verify`; nothing was read, drawn or charged")
+
+    def last_record_of(self, writer: str) -> dict[str, Any] | None:
+        """The record of the last line ``writer`` wrote to this log (read from the end), or ``None`` if there is
+        none or the log does not exist. A line whose ``hash`` is not the hash of its fields, or that is not an
+        audit record, is not taken as the writer's (``securedp audit verify`` reports it)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        mark = b'"writer":"' + writer.encode("ascii") + b'"'
+        try:
+            for line in lines_backwards(fd):
+                if mark not in line:
+                    continue
+                try:
+                    entry = parse_canonical(line)
+                except NotCanonical:
+                    continue
+                if (isinstance(entry, dict) and entry.get("writer") == writer and isinstance(entry.get("record"), dict)
+                        and entry.get("hash") == entry_hash(entry)):
+                    return dict(entry["record"])
+            return None
+        finally:
+            os.close(fd)
 
     def _last(self, fd: int) -> dict[str, Any] | None:
         line = read_last_line(fd)

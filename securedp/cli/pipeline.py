@@ -36,8 +36,10 @@ from securedp.accounting.session import Session
 from securedp.audit.log import AuditLog
 from securedp.audit.replay import read_seed
 from securedp.audit.signing import load_signing_key
+from securedp.cli.show import exact_text
 from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.source import RandomSource
+from securedp.mechanisms.record_schema import SchemaError
 from securedp.mechanisms.release import PreparedRelease, Release
 from securedp.reading.files import read_file
 
@@ -93,10 +95,36 @@ def preflight(args: argparse.Namespace, currency: Currency) -> Ledgers:
     log = _audit_log(args, None if store is None else store.ledger)
     if log is not None:
         log.check_appendable()
+        if store is not None:
+            check_not_behind(store, log)
     output = getattr(args, "output", None)
     if output is not None:
         check_writable(Path(output), "the output")
     return Ledgers(currency, store, log)
+
+
+def check_not_behind(store: BudgetFile, log: AuditLog) -> None:
+    """Raise :class:`Failure` if the budget file has spent less than the log's last record of its ledger says
+    it had: a file restored from an older copy (or put back by hand), whose releases would be charged to a
+    budget already spent. Only the log given is read; a file ahead of it is fine (its charges may be recorded
+    in another log, or kept beside this one)."""
+    try:
+        fields = BudgetFields.from_json(log.last_record_of(store.ledger) or {})
+    except SchemaError:
+        return  # not a record the verifier accepts: `securedp audit verify` names it
+    if fields is None:
+        return
+    with store.hold() as state:
+        spent, delta_spent = state.spent, state.delta_spent
+    behind = [f"spent {what} {exact_text(have)}, where the audit log's last record of its ledger says "
+              f"{exact_text(logged)}" for what, have, logged in (
+                  (state.currency.value, spent, fields.spent),
+                  ("delta", delta_spent, None if fields.delta is None else fields.delta.spent))
+              if logged is not None and have < logged]
+    if behind:
+        raise Failure(f"the budget file {store.path} is behind the audit log {log.path}: it has "
+                      f"{'; and '.join(behind)} (was it restored from an older copy?); nothing was read, drawn "
+                      "or charged")
 
 
 def check_writable(path: Path, what: str) -> None:

@@ -226,7 +226,17 @@ def _cells_or_series(column: Any, name: str, role: str) -> pl.Series | list[Any]
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             raise refused_type(name, role, dtype) from None
     if module == "pyarrow":
-        read = pl.from_arrow(arrow_text(column))
+        import pyarrow as pa
+
+        kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+        if pa.types.is_decimal(kind) and not pa.types.is_decimal128(kind):  # Polars panics on decimal256
+            if kind.precision > 38:
+                return column.to_pylist()  # type: ignore[no-any-return]  # by cell
+            column = column.cast(pa.decimal128(kind.precision, kind.scale))  # exact: every value fits
+        try:
+            read = pl.from_arrow(arrow_text(column))
+        except (pl.exceptions.PolarsError, pl.exceptions.PanicException, pa.ArrowException):
+            raise refused_type(name, role, column.type) from None  # a type Polars cannot take (by the type only)
         assert isinstance(read, pl.Series)
         return read.alias(name)
     if isinstance(column, np.ndarray):

@@ -282,3 +282,36 @@ def test_a_writer_killed_at_any_moment_leaves_a_valid_prefix(tmp_path: Path) -> 
     report = verify_log(path)
     assert report.valid >= 20
     assert report.ok or report.torn_tail
+
+
+@pytest.mark.parametrize("chunk", [3, 64, 1 << 16])
+@pytest.mark.parametrize("tail", [b"", b'{"torn'])
+def test_lines_backwards_gives_every_complete_line_last_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              chunk: int, tail: bytes) -> None:
+    import os
+
+    import securedp.audit.log as log_module
+
+    monkeypatch.setattr(log_module, "_TAIL_READ", chunk)
+    lines = [b"x" * (i % 5) + str(i).encode() for i in range(40)]
+    path = tmp_path / "f"
+    path.write_bytes(b"".join(line + b"\n" for line in lines) + tail)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert list(log_module.lines_backwards(fd)) == lines[::-1]
+    finally:
+        os.close(fd)
+
+
+def test_last_record_of_a_writer_skips_other_writers_and_altered_lines(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    mine, other = AuditLog(path, writer="a" * 32), AuditLog(path, writer="b" * 32)
+    assert mine.last_record_of("a" * 32) is None  # no log yet
+    mine.append({"n": 1})
+    mine.append({"n": 2})
+    other.append({"n": 3})
+    assert mine.last_record_of("a" * 32) == {"n": 2} and mine.last_record_of("b" * 32) == {"n": 3}
+    assert mine.last_record_of("c" * 32) is None
+    text = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([*text[:1], text[1].replace('"n":2', '"n":9'), *text[2:]]) + "\n", encoding="utf-8")
+    assert mine.last_record_of("a" * 32) == {"n": 1}  # the altered line's hash is wrong: not taken

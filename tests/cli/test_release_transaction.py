@@ -129,6 +129,33 @@ def test_an_output_that_cannot_be_written_refuses_before_anything_is_read_or_dra
     assert len(Path("log.jsonl").read_text(encoding="utf-8").splitlines()) == 1
 
 
+@pytest.mark.parametrize("verb", sorted(VERBS))
+def test_a_budget_file_restored_from_an_older_copy_refuses_before_anything_is_read_or_drawn(
+        verb: str, work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    older = ledger(capsys)  # spent 1 of 10
+    argv = [*VERBS[verb], "--epsilon", "1", "--budget-file", "b.json", "--audit-log", "log.jsonl"]
+    assert run(capsys, *argv)[0] == 0  # the log's last record of the ledger: spent 2
+    newer = Path("b.json").read_text(encoding="utf-8")
+    Path("b.json").write_text(older, encoding="utf-8")  # the copy of before the second release
+    spy = Spy(monkeypatch)
+    status, out, err = run(capsys, *argv)
+    assert status == 1 and out == "" and err.count("\n") == 1, err
+    assert "is behind the audit log log.jsonl: it has spent epsilon 1, where the audit log's last record of its " \
+           "ledger says 2" in err and "nothing was read, drawn or charged" in err
+    assert (spy.reads, spy.draws) == (0, 0) and Path("b.json").read_text(encoding="utf-8") == older
+    Path("b.json").write_text(newer, encoding="utf-8")  # the current file is accepted again
+    assert run(capsys, *argv)[0] == 0 and verify_log("log.jsonl").ok
+
+
+def test_a_budget_file_ahead_of_the_log_is_accepted(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ledger(capsys)
+    # another log takes this budget file's next release: the first log is then behind the file, which is fine
+    argv = ["release", "d.csv", *COLUMN, "--epsilon", "1", "--budget-file", "b.json"]
+    assert run(capsys, *argv, "--audit-log", "other.jsonl")[0] == 0
+    assert run(capsys, *argv, "--audit-log", "log.jsonl")[0] == 0
+    assert json.loads(Path("b.json").read_text(encoding="utf-8"))["spent"] == "3"
+
+
 # --- after the draw: each write fails once ------------------------------------------------------------------
 
 class Injected(OSError):
