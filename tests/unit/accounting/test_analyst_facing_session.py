@@ -225,14 +225,17 @@ def test_a_failure_in_the_noise_step_is_refunded_only_before_the_first_bit(
     expected = securedp.DataRefused if analyst_facing else RuntimeError
     with pytest.raises(expected):
         NUMERIC[release](session, BASE)
-    assert len(calls) == fail_on and len(log) == records  # no record of a release that failed
     # every release draws its salt before its noise: the first bit is read before the noise step fails, so the
-    # charge stands (a refund before the first bit: tests/security/test_charge_after_draw.py)
+    # charge stands (a refund before the first bit: tests/security/test_charge_after_draw.py), and its record
+    # says so: a charge with nothing released, naming the error the caller got (never its message)
+    assert len(calls) == fail_on and len(log) == records + 1
+    assert (log[-1]["kind"], log[-1]["error"], log[-1]["charged"]) == ("unreleased", expected.__name__, "1/4")
+    assert "value" not in log[-1] and "injected" not in str(log[-1])
     assert session.spent == before + Fraction(1, 4)
     monkeypatch.setattr(noise_module, "discrete_laplace", real)
     after = session.spent
     NUMERIC["sum"](session, BASE)  # the session goes on, charged exactly
-    assert session.spent == after + Fraction(1, 4) and len(log) == records + 1
+    assert session.spent == after + Fraction(1, 4) and len(log) == records + 2
 
 
 # --- property: no record makes an analyst-facing release raise ------------------------------------
