@@ -86,6 +86,9 @@ class Replayed:
     """True when the input commitment matched the data, False when it did not, None without a commitment."""
     earlier: bool = False
     """The record is of an earlier format, which this version does not reproduce (see the module docstring)."""
+    unchecked_commitment: bool = False
+    """The record carries an input commitment of an earlier format (another input encoding), which this version
+    cannot check: ``data_matches`` is then None although a commitment is there."""
 
 
 def read_seed(path: str | Path) -> bytes:
@@ -193,6 +196,7 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
             data_matches = again_commitment == committed
     except (ValueError, TypeError) as exc:
         return Replayed(line, statistic, False, f"cannot re-run the release: {exc}")
+    unchecked = written != FORMAT and record.get("input_commitment") is not None
     compared = COMPARED if written == FORMAT else EARLIER_COMPARED
     output = next(
         (f"{name} differs: logged {record.get(name)!r}, replayed {again.get(name)!r}"
@@ -209,7 +213,7 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
         return Replayed(line, statistic, False, problem, data_matches=False)
     if output is not None:
         return Replayed(line, statistic, False, output, data_matches=data_matches)
-    return Replayed(line, statistic, True, data_matches=data_matches)
+    return Replayed(line, statistic, True, data_matches=data_matches, unchecked_commitment=unchecked)
 
 
 def replay_log(

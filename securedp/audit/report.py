@@ -167,6 +167,8 @@ def replay_line(entry: Entry, report: ReviewReport) -> str:
         return f"<p>Replay: nothing to re-derive ({what}).</p>"
     data = {True: "input commitment matches the data", False: "input commitment does NOT match the data",
             None: "no input commitment"}[r.data_matches]
+    if r.unchecked_commitment:
+        data = "input commitment of an earlier record format: NOT CHECKED by this version (another input encoding)"
     status = '<span class="ok">reproduced exactly</span>' if r.ok else f'<span class="bad">{e(r.problem)}</span>'
     return f"<p>Replay: {status}; {e(data)}.</p>"
 

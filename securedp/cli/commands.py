@@ -199,7 +199,9 @@ def replay(args: argparse.Namespace) -> int:
         if result.skipped:
             print(f"line {result.line}: {result.statistic}: skipped (a budget charge, not a release)")
         elif result.ok:
-            data = "" if result.data_matches is None else ", input commitment matches the data"
+            data = ("" if result.data_matches is None and not result.unchecked_commitment else
+                    ", its input commitment (of an earlier record format) NOT CHECKED" if result.data_matches is None
+                    else ", input commitment matches the data")
             print(f"line {result.line}: {result.statistic}: reproduced exactly{data}")
         else:
             differs = ("DATA DIFFERS" if result.data_matches is False else
@@ -210,7 +212,7 @@ def replay(args: argparse.Namespace) -> int:
         raise Failure(f"{args.log}: line {bad.line}: {bad.problem}")
     releases = sum(not r.skipped for r in results)
     skipped = len(results) - releases
-    note = f" ({counted(skipped, 'partition record')} skipped)" if skipped else ""
+    note = f" ({counted(skipped, 'budget charge')} that release nothing skipped)" if skipped else ""
     every = "the one release" if releases == 1 else f"all {releases:,} releases"
     print(f"{args.log}: {every} reproduced exactly from the seed and {args.data}{note}")
     return 0

@@ -195,3 +195,32 @@ def test_the_input_encoding_is_pinned() -> None:
     encoded = encode_input("kat", parts)
     assert len(encoded) == 278
     assert hashlib.sha256(encoded).hexdigest() == "8543c6115247cda2a8fcf6700b610cba740f81f925846ba5b60a0b7a65f36ecf"
+
+
+def test_a_record_rewritten_to_an_earlier_format_says_its_commitment_is_not_checked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by review: rewriting a record's ``format`` to 1 (and the chain after it: an unsigned log) made replay
+    skip the input commitment silently, so changed data replayed as "reproduced exactly". The commitment of an
+    earlier format cannot be checked (another input encoding), but replay and the report now say so."""
+    from securedp.audit.log import GENESIS, canonical, entry_hash
+    from securedp.audit.report import render_report
+    from securedp.audit.report_model import build_report
+    from securedp.cli.main import main
+
+    data = write_csv(tmp_path / "d.csv", list(range(100)))
+    logged_release(tmp_path / "a.jsonl", data, MEDIAN)
+    entry = __import__("json").loads((tmp_path / "a.jsonl").read_text(encoding="utf-8"))
+    entry["record"]["format"] = 1
+    entry["prev"] = GENESIS
+    entry["hash"] = entry_hash(entry)
+    (tmp_path / "b.jsonl").write_bytes(canonical(entry) + b"\n")
+    changed = write_csv(tmp_path / "e.csv", [*range(99), 98])  # one value far above the median: the output holds
+    (result,) = replay_log(tmp_path / "b.jsonl", SEED, changed)
+    assert result.ok and result.unchecked_commitment and result.data_matches is None
+    (tmp_path / "seed").write_bytes(SEED)
+    main(["audit", "replay", str(tmp_path / "b.jsonl"), "--seed-file", str(tmp_path / "seed"), "--data", str(changed)])
+    assert "input commitment (of an earlier record format) NOT CHECKED" in capsys.readouterr().out
+    page = render_report(build_report(tmp_path / "b.jsonl", seed=SEED, data=changed))
+    assert "NOT CHECKED by this version" in page
+    (fresh,) = replay_log(tmp_path / "a.jsonl", SEED, data)
+    assert not fresh.unchecked_commitment and fresh.data_matches is True
