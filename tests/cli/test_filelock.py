@@ -91,8 +91,9 @@ def test_without_fcntl_the_windows_lock_guards_the_budget_file_and_the_audit_log
     offset = (1 << 40) + (1 << 31) - 16
     assert calls and all(position == offset and nbytes == 1 for _, position, nbytes in calls)
     modes = [mode for mode, _, _ in calls]
-    assert modes.count(1) == 5  # a lock per budget charge, per audit append, and per check (before the draw) that
-    #                             the existing log can take a record
+    assert modes.count(1) == 6  # a lock per budget charge, per audit append, per check (before the draw) that
+    #                             the existing log can take a record, and on the budget file while it is compared
+    #                             with the log's last record of its ledger (the second release: there is a log)
     assert modes.count(0) >= 2  # the budget's locks are released explicitly
     assert json.loads((tmp_path / "b.json").read_text())["spent"] == "1/2"
     assert len((tmp_path / "a.jsonl").read_text().splitlines()) == 2
