@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, ParamSpec
@@ -60,9 +59,10 @@ import numpy as np
 
 from securedp.accounting.boundary import data_boundary
 from securedp.accounting.budget import RHO, Budget
-from securedp.accounting.errors import RecordNotAppended
 from securedp.accounting.methods import session_method
 from securedp.accounting.partition import Part, declared_parts, read_parts, select_rows
+from securedp.accounting.recording import APPEND_ATTEMPTS as APPEND_ATTEMPTS
+from securedp.accounting.recording import append_record, error_name
 from securedp.accounting.schema import (
     BudgetFields,
     BudgetState,
@@ -101,8 +101,6 @@ from securedp.tables.table import TableRelease, prepare_table
 
 P = ParamSpec("P")
 
-APPEND_ATTEMPTS = 3
-"""How many times an audit append that fails with an I/O error is tried (:meth:`Session.release`)."""
 
 
 class Session:
@@ -285,17 +283,19 @@ class Session:
         # order). Both charges stand once the execution has read its first random bit, whatever fails after
         # it (Budget.charging); executing reads the data, so an analyst-facing failure is DataRefused.
         with self._budget.charging(amount, delta) as state, watching_draws() as draws:
+            handed = False  # whether the record was handed to _append, which then answers for it
             try:
                 release = data_boundary(self._analyst_facing, lambda: prepared.execute(self._rng), reading=True)
+                if self._audit is not None:
+                    record = ChargedRelease.of(release, self._fields(state, amount, delta, query), query).to_json()
+                    handed = True
+                    self._append(release, record)
             except BaseException as failure:
-                if self._audit is not None and draws.used:  # the charge stands (Budget.charging): record it
+                if self._audit is not None and draws.used and not handed:  # the charge stands: record it
                     fields = self._fields(state, amount, delta, query, charged=True)
-                    unreleased = UnreleasedRecord(prepared.statistic, cost, type(failure).__name__, fields, query)
+                    unreleased = UnreleasedRecord(prepared.statistic, cost, error_name(failure), fields, query)
                     self._append(None, unreleased.to_json())
                 raise
-            if self._audit is not None:
-                fields = self._fields(state, amount, delta, query)
-                self._append(release, ChargedRelease.of(release, fields, query).to_json())
         return release
 
     def _fields(
@@ -314,14 +314,7 @@ class Session:
         return dataclasses.replace(fields, delta=state.delta_fields(delta))
 
     def _append(self, release: Release | None, record: dict[str, Json]) -> None:
-        """Append ``record`` to the audit, trying an I/O failure again (see :meth:`release`)."""
-        for attempt in range(1, APPEND_ATTEMPTS + 1):
-            failure = _appended(self._audit, record)
-            if failure is None:
-                return
-            if not isinstance(failure, OSError) or attempt == APPEND_ATTEMPTS:  # trying again cannot help
-                raise RecordNotAppended(release, record, f"{type(failure).__name__}: {failure}") from failure
-            time.sleep(0.05 * attempt)
+        append_record(self._audit, release, record)
 
     count = session_method(prepare_count)
     sum = session_method(prepare_sum)
@@ -362,23 +355,23 @@ class Session:
         # A failure hands out no part; it is refunded only before the salt is drawn, else recorded
         with self._budget.charging(charge) as state, watching_draws() as draws:
             fields = BudgetFields.charged_to(state, charge, SessionPath(self._path, self._partition_id))
-            if rule is not None:
-                try:
+            handed = False  # as in release()
+            try:
+                if rule is not None:
                     inside = np.flatnonzero(where >= 0)
                     where[inside[~rule.kept(draw_salt(self._rng))]] = -1
-                except BaseException as failure:
-                    if self._audit is not None and draws.used:  # the charge stands (Budget.charging)
-                        cost = Cost(self._budget.currency, charge)
-                        self._append(None, UnreleasedRecord("partition", cost, type(failure).__name__,
-                                                            fields).to_json())
-                    raise
-            if self._audit is not None:
-                parts = tuple(jsonable(key) for key in keys)
-                record = PartitionRecord(fields, share, k, parts, opens).to_json()
-                if rule is None:  # nothing drawn yet: a failed append refunds the charge (and appended nothing)
-                    self._audit.append(record)
-                else:  # the salt is drawn: the charge stands, and its record is tried again like a release's
-                    self._append(None, record)
+                if self._audit is not None:
+                    record = PartitionRecord(fields, share, k, tuple(jsonable(key) for key in keys), opens).to_json()
+                    handed = True
+                    if rule is None:  # nothing drawn yet: a failed append refunds the charge (and appended nothing)
+                        self._audit.append(record)
+                    else:  # the salt is drawn: the charge stands, and its record is tried again like a release's
+                        self._append(None, record)
+            except BaseException as failure:
+                if self._audit is not None and draws.used and not handed:  # the charge stands: record it
+                    cost = Cost(self._budget.currency, charge)
+                    self._append(None, UnreleasedRecord("partition", cost, error_name(failure), fields).to_json())
+                raise
         out: dict[Any, Part] = {}
         for i, key in enumerate(keys):
             mask = where == i
@@ -392,12 +385,3 @@ class Session:
                 ),
             )
         return out
-
-
-def _appended(audit: Any, record: dict[str, Json]) -> Exception | None:
-    """``audit.append(record)``, and the exception it raised (or ``None``)."""
-    try:
-        audit.append(record)
-    except Exception as error:
-        return error
-    return None

@@ -100,34 +100,31 @@ def read_last_line(fd: int) -> bytes | None:
         return None
     if os.pread(fd, 1, size - 1) != b"\n":
         raise AuditLogError("the last record of the audit log is incomplete (torn tail); run `securedp audit verify`")
-    chunk = b""
-    start = size
-    while start > 0:
-        step = min(_TAIL_READ, start)
-        start -= step
-        chunk = os.pread(fd, step, start) + chunk
-        cut = chunk.rfind(b"\n", 0, len(chunk) - 1)
-        if cut >= 0:
-            return chunk[cut + 1 : -1]
-    return chunk[:-1]
+    return next(lines_backwards(fd))
 
 
 def lines_backwards(fd: int) -> Iterator[bytes]:
     """The complete lines of the file open at ``fd``, last first, without their newlines (a torn tail, the
-    bytes after the last newline, is no line)."""
+    bytes after the last newline, is no line). Each byte is read once, so a long line costs its length."""
     end = os.fstat(fd).st_size
-    tail, torn = b"", True  # torn: ``tail`` lies after the last newline read so far
+    pieces: list[bytes] = []  # the bytes after the earliest newline read so far, latest chunk first
+    torn = True  # the bytes in ``pieces`` lie after the file's last newline
     while end > 0:
         step = min(_TAIL_READ, end)
         end -= step
-        lines = (os.pread(fd, step, end) + tail).split(b"\n")
-        tail = lines[0]  # it may go on in the chunk before
-        if len(lines) > 1:
-            complete = lines[1:-1] if torn else lines[1:]
-            torn = False
-            yield from (line for line in reversed(complete) if line)
-    if tail and not torn:
-        yield tail
+        chunk = os.pread(fd, step, end)
+        if b"\n" not in chunk:
+            pieces.append(chunk)
+            continue
+        lines = chunk.split(b"\n")
+        pieces.append(lines[-1])
+        if not torn:
+            yield b"".join(reversed(pieces))
+        torn = False
+        yield from reversed(lines[1:-1])
+        pieces = [lines[0]]
+    if not torn:
+        yield b"".join(reversed(pieces))
 
 
 class AuditLog:
@@ -225,7 +222,21 @@ class AuditLog:
         """Undo a failed append: cut the file back to ``end`` bytes and put back the head file's ``head`` bytes
         (``None``: there was none), so that a caller may try again without writing the record twice. If that
         fails too, raise :class:`AuditLogError`, which no caller retries (the log may end in part of a record,
-        which the next append refuses and ``securedp audit verify`` reports)."""
+        which the next append refuses and ``securedp audit verify`` reports). An interrupt meanwhile is held
+        back until the undo is done (each of its steps may be taken again)."""
+        interrupt: BaseException | None = None
+        while True:
+            try:
+                self._undo(fd, end, head)
+                break
+            except Exception:
+                raise
+            except BaseException as late:  # an interrupt (KeyboardInterrupt, SystemExit): undo, then raise it
+                interrupt = interrupt or late
+        if interrupt is not None:
+            raise interrupt
+
+    def _undo(self, fd: int, end: int, head: bytes | None) -> None:
         try:
             os.ftruncate(fd, end)  # what every later read and append sees at once
             with contextlib.suppress(OSError):  # the fsync that failed may fail again; the cut stands in memory
@@ -274,14 +285,14 @@ class AuditLog:
             raise AuditLogError(f"the last record of {self.path} does not match its hash (the log was altered); "
                                 "run `securedp audit verify`; nothing was read, drawn or charged")
 
-    def last_record_of(self, writer: str) -> dict[str, Any] | None:
-        """The record of the last line ``writer`` wrote to this log (read from the end), or ``None`` if there is
-        none or the log does not exist. A line whose ``hash`` is not the hash of its fields, or that is not an
-        audit record, is not taken as the writer's (``securedp audit verify`` reports it)."""
+    def records_of(self, writer: str) -> Iterator[dict[str, Any]]:
+        """The records of the lines ``writer`` wrote to this log, last first (read from the end; none if the log
+        does not exist). A line whose ``hash`` is not the hash of its fields, or that is not an audit record,
+        is not taken as the writer's (``securedp audit verify`` reports it)."""
         try:
             fd = os.open(self.path, os.O_RDONLY)
         except FileNotFoundError:
-            return None
+            return
         mark = b'"writer":"' + writer.encode("ascii") + b'"'
         try:
             for line in lines_backwards(fd):
@@ -293,8 +304,7 @@ class AuditLog:
                     continue
                 if (isinstance(entry, dict) and entry.get("writer") == writer and isinstance(entry.get("record"), dict)
                         and entry.get("hash") == entry_hash(entry)):
-                    return dict(entry["record"])
-            return None
+                    yield dict(entry["record"])
         finally:
             os.close(fd)
 

@@ -108,10 +108,7 @@ def check_not_behind(store: BudgetFile, log: AuditLog) -> None:
     it had: a file restored from an older copy (or put back by hand), whose releases would be charged to a
     budget already spent. Only the log given is read; a file ahead of it is fine (its charges may be recorded
     in another log, or kept beside this one)."""
-    try:
-        fields = BudgetFields.from_json(log.last_record_of(store.ledger) or {})
-    except SchemaError:
-        return  # not a record the verifier accepts: `securedp audit verify` names it
+    fields = _last_top_fields(log, store.ledger)
     if fields is None:
         return
     with store.hold() as state:
@@ -125,6 +122,20 @@ def check_not_behind(store: BudgetFile, log: AuditLog) -> None:
         raise Failure(f"the budget file {store.path} is behind the audit log {log.path}: it has "
                       f"{'; and '.join(behind)} (was it restored from an older copy?); nothing was read, drawn "
                       "or charged")
+
+
+def _last_top_fields(log: AuditLog, ledger: str) -> BudgetFields | None:
+    """The budget fields of the last record of ``ledger`` in ``log`` that is charged to the budget itself (not to
+    a partition's part) and that the verifier's schema accepts, or ``None``."""
+    for record in log.records_of(ledger):
+        try:
+            fields = BudgetFields.from_json(record)
+        except (SchemaError, ValueError, ArithmeticError):  # not a record verify accepts (it says so): go on
+            continue
+        if fields is not None and (fields.session is None or (not fields.session.path and
+                                                              fields.session.partition_id is None)):
+            return fields
+    return None
 
 
 def check_writable(path: Path, what: str) -> None:

@@ -303,15 +303,15 @@ def test_lines_backwards_gives_every_complete_line_last_first(tmp_path: Path, mo
         os.close(fd)
 
 
-def test_last_record_of_a_writer_skips_other_writers_and_altered_lines(tmp_path: Path) -> None:
+def test_the_records_of_a_writer_skip_other_writers_and_altered_lines(tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
     mine, other = AuditLog(path, writer="a" * 32), AuditLog(path, writer="b" * 32)
-    assert mine.last_record_of("a" * 32) is None  # no log yet
+    assert list(mine.records_of("a" * 32)) == []  # no log yet
     mine.append({"n": 1})
     mine.append({"n": 2})
     other.append({"n": 3})
-    assert mine.last_record_of("a" * 32) == {"n": 2} and mine.last_record_of("b" * 32) == {"n": 3}
-    assert mine.last_record_of("c" * 32) is None
+    assert list(mine.records_of("a" * 32)) == [{"n": 2}, {"n": 1}] and list(mine.records_of("b" * 32)) == [{"n": 3}]
+    assert list(mine.records_of("c" * 32)) == []
     text = path.read_text(encoding="utf-8").splitlines()
     path.write_text("\n".join([*text[:1], text[1].replace('"n":2', '"n":9'), *text[2:]]) + "\n", encoding="utf-8")
-    assert mine.last_record_of("a" * 32) == {"n": 1}  # the altered line's hash is wrong: not taken
+    assert list(mine.records_of("a" * 32)) == [{"n": 1}]  # the altered line's hash is wrong: not taken

@@ -147,6 +147,49 @@ def test_a_budget_file_restored_from_an_older_copy_refuses_before_anything_is_re
     assert run(capsys, *argv)[0] == 0 and verify_log("log.jsonl").ok
 
 
+def test_a_restored_budget_file_is_refused_when_the_ledger_ends_in_a_part(
+        work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by review: a session on the budget file (its log written with the file's ledger as writer) whose
+    last record was a partition's part (its ``spent`` the part's) let a restored file pass."""
+    import shutil
+
+    from securedp import ChaChaSource
+    from securedp.accounting.budget import Budget
+
+    store = BudgetFile("b.json", 4)
+    session = Session(budget=Budget("epsilon", store=store), audit=AuditLog("log.jsonl", writer=store.ledger),
+                      rng=ChaChaSource(bytes(32)))
+    session.count([1] * 50, epsilon="1/4")
+    shutil.copy("b.json", "b.old")
+    parts = session.partition([1, 2, 3, 4] * 10, by=["a", "b"] * 20, parts=["a", "b"], budget=2)
+    parts["a"].session.count(parts["a"].data, epsilon="1/8")  # the ledger's last line: spent 1/8, the part's
+    shutil.copy("b.old", "b.json")
+    status, _, err = run(capsys, "release", "d.csv", *COLUMN, "--epsilon", "1", "--budget-file", "b.json",
+                         "--audit-log", "log.jsonl")
+    assert status == 1 and "it has spent epsilon 0.25, where the audit log's last record of its ledger says 2.25" \
+        in err, err
+
+
+@pytest.mark.parametrize("odd", ["1/0", "9" * 5000, "1/" + "9" * 5000, "x"])
+def test_an_unreadable_last_record_of_the_ledger_gives_way_to_the_one_before(
+        odd: str, work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by review: a last line of the ledger whose fields the schema refuses turned the check off, and a
+    rational of more than 4,300 digits refused every release with Python's digit-limit message."""
+    from securedp.audit.log import canonical, entry_hash
+
+    older = ledger(capsys)  # spent 1
+    argv = ["release", "d.csv", *COLUMN, "--epsilon", "1", "--budget-file", "b.json", "--audit-log", "log.jsonl"]
+    assert run(capsys, *argv)[0] == 0  # spent 2
+    lines = Path("log.jsonl").read_text(encoding="utf-8").splitlines()
+    entry = json.loads(lines[-1])
+    entry["record"]["spent"] = odd
+    entry["hash"] = entry_hash(entry)
+    Path("log.jsonl").write_bytes(b"".join(line.encode() + b"\n" for line in lines[:-1]) + canonical(entry) + b"\n")
+    Path("b.json").write_text(older, encoding="utf-8")  # restored; the last readable record of the ledger: 1
+    status, _, err = run(capsys, *argv)
+    assert status == 0, err  # the earlier record (spent 1) is not ahead of the restored file (spent 1)
+
+
 def test_a_budget_file_ahead_of_the_log_is_accepted(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ledger(capsys)
     # another log takes this budget file's next release: the first log is then behind the file, which is fine

@@ -1,0 +1,66 @@
+"""How a session writes a record whose charge stands: durably, or not at all with the record in hand.
+
+Once a release (or a partition) has read its first random bit its charge stands, so its record must reach
+the audit. :func:`append_record` tries an append that fails with an I/O error again (:data:`APPEND_ATTEMPTS`
+in all), holds an interrupt back until the record is written, and otherwise raises
+:class:`~securedp.accounting.errors.RecordNotAppended` carrying the release and its record. An append that
+raises has appended nothing (:meth:`securedp.audit.log.AuditLog.append`), so trying it again never writes a
+record twice.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from securedp.accounting.errors import RecordNotAppended
+from securedp.mechanisms.record_schema import Json
+
+if TYPE_CHECKING:
+    from securedp.mechanisms.release import Release
+
+APPEND_ATTEMPTS = 3
+"""How many times an audit append that fails with an I/O error (or is interrupted) is tried."""
+
+
+def append_record(audit: Any, release: Release | None, record: dict[str, Json]) -> None:
+    """Append ``record`` to ``audit``, trying an I/O failure again (:meth:`securedp.Session.release`).
+
+    An interrupt (``KeyboardInterrupt``, ``SystemExit``) during the append or the wait between tries is
+    held back: the append (which has appended nothing if it raised) is tried again, and the interrupt is
+    raised once the record is durable, so that a charge that stands never loses its record to a Ctrl-C.
+    """
+    interrupt: BaseException | None = None
+    failure: BaseException | None = None
+    for attempt in range(1, APPEND_ATTEMPTS + 1):
+        try:
+            failure = _appended(audit, record)
+            if failure is None:
+                break
+            if isinstance(failure, Exception) and not isinstance(failure, OSError):
+                break  # trying again cannot help
+            if not isinstance(failure, Exception):
+                interrupt = interrupt or failure
+            if attempt < APPEND_ATTEMPTS:
+                time.sleep(0.05 * attempt)
+        except BaseException as late:  # an interrupt in the wait
+            interrupt = interrupt or late
+    if failure is not None:
+        raise RecordNotAppended(release, record, f"{type(failure).__name__}: {failure}") from failure
+    if interrupt is not None:
+        raise interrupt
+
+
+def _appended(audit: Any, record: dict[str, Json]) -> BaseException | None:
+    """``audit.append(record)``, and the exception it raised, an interrupt included (or ``None``)."""
+    try:
+        audit.append(record)
+    except BaseException as error:
+        return error
+    return None
+
+
+def error_name(error: BaseException) -> str:
+    """The name an unreleased record gives ``error``: its type's, or its nearest base's that is an identifier
+    (a type may be built with any name)."""
+    return next(kind.__name__ for kind in type(error).__mro__ if kind.__name__.isidentifier())
