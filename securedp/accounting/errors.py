@@ -33,11 +33,24 @@ class DataRefused(ValueError):
 class RecordNotAppended(RuntimeError):
     """A release was charged and drawn, but its audit record could not be appended (after retries).
 
-    The charge stands (its noise was drawn); the release and its record are carried here, so that the
-    caller still gets the value and can keep the record (the command writes it beside the log and says
-    where): a charge is never left without its record."""
+    The charge stands (its noise was drawn); the release (``None`` for a charge that released nothing:
+    an unreleased or partition record) and its record are carried here, so that the caller still gets
+    the value and can keep the record (the command writes it beside the log and says where): a charge is
+    never left without its record."""
 
     def __init__(self, release: object, record: dict[str, Any], reason: str) -> None:
         super().__init__(f"the release was charged and drawn, but its audit record could not be appended: {reason}")
         self.release = release
         self.record = record
+
+
+class InterruptedAfterAppend(BaseException):
+    """An interrupt (``KeyboardInterrupt``, ``SystemExit``) that arrived once an audit append was durable.
+
+    Raised by :meth:`securedp.audit.log.AuditLog.append` in its place, so that a caller that tries a failed
+    append again (:func:`securedp.accounting.recording.append_record`) knows the record is written and only
+    ``interrupt`` is left to raise. A ``BaseException``, like the interrupt it carries."""
+
+    def __init__(self, interrupt: BaseException) -> None:
+        super().__init__(f"interrupted after the record was appended ({type(interrupt).__name__})")
+        self.interrupt = interrupt

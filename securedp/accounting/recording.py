@@ -11,9 +11,9 @@ record twice.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from securedp.accounting.errors import RecordNotAppended
+from securedp.accounting.errors import InterruptedAfterAppend, RecordNotAppended
 from securedp.mechanisms.record_schema import Json
 
 if TYPE_CHECKING:
@@ -23,18 +23,30 @@ APPEND_ATTEMPTS = 3
 """How many times an audit append that fails with an I/O error (or is interrupted) is tried."""
 
 
-def append_record(audit: Any, release: Release | None, record: dict[str, Json]) -> None:
+class Audit(Protocol):
+    """What a session appends its records to: an :class:`~securedp.audit.log.AuditLog`, or any object with
+    ``append(record)`` (a list, a test double)."""
+
+    def append(self, record: dict[str, Json], /) -> Any: ...
+
+
+def append_record(audit: Audit, release: Release | None, record: dict[str, Json]) -> None:
     """Append ``record`` to ``audit``, trying an I/O failure again (:meth:`securedp.Session.release`).
 
     An interrupt (``KeyboardInterrupt``, ``SystemExit``) during the append or the wait between tries is
     held back: the append (which has appended nothing if it raised) is tried again, and the interrupt is
     raised once the record is durable, so that a charge that stands never loses its record to a Ctrl-C.
+    An append that was durable before the interrupt says so (:class:`InterruptedAfterAppend`) and is not
+    tried again. Python gives no atomic step: an interrupt between an append's return and the note of
+    its success (one bytecode) is the one left that can write a record twice, which ``verify`` reports.
     """
     interrupt: BaseException | None = None
-    failure: BaseException | None = None
+    failure: BaseException | None = _UNTRIED
     for attempt in range(1, APPEND_ATTEMPTS + 1):
         try:
             failure = _appended(audit, record)
+            if isinstance(failure, InterruptedAfterAppend):
+                interrupt, failure = interrupt or failure.interrupt, None
             if failure is None:
                 break
             if isinstance(failure, Exception) and not isinstance(failure, OSError):
@@ -43,15 +55,21 @@ def append_record(audit: Any, release: Release | None, record: dict[str, Json]) 
                 interrupt = interrupt or failure
             if attempt < APPEND_ATTEMPTS:
                 time.sleep(0.05 * attempt)
-        except BaseException as late:  # an interrupt in the wait
+        except BaseException as late:  # an interrupt in the wait, or once the append had returned
             interrupt = interrupt or late
+        if failure is None:
+            break
     if failure is not None:
         raise RecordNotAppended(release, record, f"{type(failure).__name__}: {failure}") from failure
     if interrupt is not None:
         raise interrupt
 
 
-def _appended(audit: Any, record: dict[str, Json]) -> BaseException | None:
+_UNTRIED = RuntimeError("not tried")
+"""The outcome of an append not yet tried (never raised)."""
+
+
+def _appended(audit: Audit, record: dict[str, Json]) -> BaseException | None:
     """``audit.append(record)``, and the exception it raised, an interrupt included (or ``None``)."""
     try:
         audit.append(record)

@@ -47,6 +47,8 @@ from securedp.mechanisms.record_schema import (
     ReleaseRecord,
     SchemaError,
     hex_digits,
+    nonempty_text,
+    parse_cost,
     parse_rational,
     positive_int,
     require,
@@ -219,13 +221,18 @@ class ChargedRelease:
             record.update(self.budget.to_json())
         return record
 
+    @property
+    def cost(self) -> Cost:
+        """The release's exact cost: its ``epsilon`` or ``rho``, and the ``delta`` among its parameters (or
+        :class:`~securedp.mechanisms.record_schema.SchemaError` naming ``parameters.delta``)."""
+        release = self.release
+        stated = {"epsilon": release.epsilon, "rho": release.rho}
+        return parse_cost({k: None if v is None else jsonable(v) for k, v in stated.items()},
+                          release.parameters.get("delta"), "parameters.delta")
+
     @classmethod
     def from_json(cls, record: Mapping[str, Any]) -> ChargedRelease:
-        release = ReleaseRecord.from_json(record)
-        query = record.get("query")
-        if "query" in record and not isinstance(query, dict):
-            raise SchemaError("query", "must be an object")
-        return cls(release, BudgetFields.from_json(record), query)
+        return cls(ReleaseRecord.from_json(record), BudgetFields.from_json(record), _query(record))
 
 
 PARTITION_FIELDS = (
@@ -296,16 +303,6 @@ class UnreleasedRecord:
     budget: BudgetFields | None = None
     query: dict[str, Json] | None = None
 
-    @property
-    def currency(self) -> Currency:
-        """The release's own unit: epsilon or rho."""
-        return self.cost.currency
-
-    @property
-    def amount(self) -> Fraction:
-        """The privacy cost in the release's own unit."""
-        return self.cost.amount
-
     def to_json(self) -> dict[str, Json]:
         record: dict[str, Json] = {
             "kind": "unreleased", "statistic": self.statistic, "epsilon": jsonable(self.cost.epsilon),
@@ -323,29 +320,14 @@ class UnreleasedRecord:
     @classmethod
     def from_json(cls, record: Mapping[str, Any]) -> UnreleasedRecord:
         require(record, UNRELEASED_FIELDS)
-        statistic, error = record["statistic"], record["error"]
-        if not isinstance(statistic, str) or not statistic:
-            raise SchemaError("statistic", "must be a non-empty string")
+        error = record["error"]
         if not isinstance(error, str) or not error.isidentifier():
             raise SchemaError("error", "must name an exception type")
-        eps, rho = record["epsilon"], record["rho"]
-        if (eps is None) == (rho is None):
-            raise SchemaError("epsilon", "exactly one of epsilon and rho must be set")
-        name = "epsilon" if eps is not None else "rho"
-        amount = parse_rational(eps if eps is not None else rho, name)
-        if amount <= 0:
-            raise SchemaError(name, "must be > 0")
-        delta = None if "delta" not in record else parse_rational(record["delta"], "delta")
-        if delta is not None and not 0 < delta < 1:
-            raise SchemaError("delta", "must be in (0, 1)")
-        query = record.get("query")
-        if "query" in record and not isinstance(query, dict):
-            raise SchemaError("query", "must be an object")
+        cost = parse_cost(record, record.get("delta"))
         budget = BudgetFields.from_json(record)
         if budget is not None and budget.charged is None:
             raise SchemaError("charged", "an unreleased charge states what it charged")
-        currency = Currency.EPSILON if eps is not None else Currency.RHO
-        return cls(statistic, Cost(currency, amount, delta), error, budget, query)
+        return cls(nonempty_text(record["statistic"], "statistic"), cost, error, budget, _query(record))
 
 
 AuditRecord: TypeAlias = ChargedRelease | PartitionRecord | UnreleasedRecord
@@ -362,6 +344,14 @@ def parse_record(record: object) -> AuditRecord:
             return UnreleasedRecord.from_json(record)
         raise SchemaError("kind", f"unknown record kind {record['kind']!r}")
     return ChargedRelease.from_json(record)
+
+
+def _query(record: Mapping[str, Any]) -> dict[str, Json] | None:
+    """The command's ``query`` of ``record`` (an object), or ``None`` without one."""
+    query = record.get("query")
+    if "query" in record and not isinstance(query, dict):
+        raise SchemaError("query", "must be an object")
+    return query
 
 
 def _currency(value: object) -> Currency:

@@ -61,7 +61,6 @@ from securedp.accounting.boundary import data_boundary
 from securedp.accounting.budget import RHO, Budget
 from securedp.accounting.methods import session_method
 from securedp.accounting.partition import Part, declared_parts, read_parts, select_rows
-from securedp.accounting.recording import APPEND_ATTEMPTS as APPEND_ATTEMPTS
 from securedp.accounting.recording import append_record, error_name
 from securedp.accounting.schema import (
     BudgetFields,
@@ -256,7 +255,9 @@ class Session:
         and its ``delta``, if it has one, to the delta ledger) are made at
         once under the budget's lock, refused before anything is drawn if
         either would overspend (:meth:`~securedp.accounting.budget.Budget.charging`).
-        The record given to the audit is :class:`~securedp.accounting.schema.ChargedRelease`:
+        The record given to the audit is :class:`~securedp.accounting.schema.ChargedRelease` (or, for an
+        execution that fails after its first random bit, :class:`~securedp.accounting.schema.UnreleasedRecord`
+        with the same budget fields, ``charged`` always stated):
 
         * without ``query`` (a session's release): the budget fields of a
           session, ``budget_kind``, ``charged``, ``spent``, ``remaining``,
@@ -273,8 +274,9 @@ class Session:
         **A release is a transaction.** Once its first random bit is read the charge stands, and its
         record is appended: an append that fails with an I/O error is tried again (three times in all);
         if it still fails, :class:`~securedp.accounting.errors.RecordNotAppended` is raised carrying the
-        release (its value reaches the caller) and its record, so that a charge is never left without a
-        record anyone can keep.
+        release (its value reaches the caller; ``None`` for an unreleased record) and its record, so that a
+        charge is never left without a record anyone can keep; an interrupt meanwhile is raised once the
+        record is durable (:mod:`securedp.accounting.recording`).
         """
         cost = prepared.cost
         amount, delta = cost.in_currency(self._budget.currency), cost.delta
@@ -289,12 +291,12 @@ class Session:
                 if self._audit is not None:
                     record = ChargedRelease.of(release, self._fields(state, amount, delta, query), query).to_json()
                     handed = True
-                    self._append(release, record)
+                    append_record(self._audit, release, record)
             except BaseException as failure:
                 if self._audit is not None and draws.used and not handed:  # the charge stands: record it
                     fields = self._fields(state, amount, delta, query, charged=True)
                     unreleased = UnreleasedRecord(prepared.statistic, cost, error_name(failure), fields, query)
-                    self._append(None, unreleased.to_json())
+                    append_record(self._audit, None, unreleased.to_json())
                 raise
         return release
 
@@ -312,9 +314,6 @@ class Session:
         else:
             return None
         return dataclasses.replace(fields, delta=state.delta_fields(delta))
-
-    def _append(self, release: Release | None, record: dict[str, Json]) -> None:
-        append_record(self._audit, release, record)
 
     count = session_method(prepare_count)
     sum = session_method(prepare_sum)
@@ -366,11 +365,12 @@ class Session:
                     if rule is None:  # nothing drawn yet: a failed append refunds the charge (and appended nothing)
                         self._audit.append(record)
                     else:  # the salt is drawn: the charge stands, and its record is tried again like a release's
-                        self._append(None, record)
+                        append_record(self._audit, None, record)
             except BaseException as failure:
                 if self._audit is not None and draws.used and not handed:  # the charge stands: record it
                     cost = Cost(self._budget.currency, charge)
-                    self._append(None, UnreleasedRecord("partition", cost, error_name(failure), fields).to_json())
+                    unreleased = UnreleasedRecord("partition", cost, error_name(failure), fields)
+                    append_record(self._audit, None, unreleased.to_json())
                 raise
         out: dict[Any, Part] = {}
         for i, key in enumerate(keys):

@@ -46,7 +46,7 @@ from securedp.accounting.schema import (
     UnreleasedRecord,
 )
 from securedp.audit.problem import Bad
-from securedp.mechanisms.record_schema import SchemaError, parse_rational
+from securedp.mechanisms.record_schema import SchemaError
 from securedp.privacy.cost import Cost
 
 _Ledger = tuple[str, "str | None", str]
@@ -71,17 +71,12 @@ def stated_charge(cost: Cost, fields: BudgetFields) -> Fraction:
 
 
 def own_cost(record: ChargedRelease | UnreleasedRecord) -> Cost:
-    """The cost a release record states (its ``epsilon`` or ``rho``, and the ``delta`` among its parameters), or
-    an unreleased charge's."""
-    if isinstance(record, UnreleasedRecord):
-        return record.cost
-    release = record.release
-    stated = release.parameters.get("delta")
+    """The cost ``record`` states (:attr:`~securedp.accounting.schema.ChargedRelease.cost`, or an unreleased
+    charge's), or :class:`~securedp.audit.problem.Bad` naming the field that breaks its rule."""
     try:
-        delta = None if stated is None else parse_rational(stated, "record.parameters.delta")
+        return record.cost
     except SchemaError as error:
-        raise Bad(error.field, error.message) from None
-    return Cost(release.currency, release.cost, delta)
+        raise Bad("record." + error.field, error.message) from None
 
 
 class Ledgers:

@@ -4,8 +4,9 @@ Verification is parsing: a record is accepted exactly when
 :func:`securedp.accounting.schema.parse_record` turns it into a
 :class:`~securedp.accounting.schema.ChargedRelease` (the rules of
 :mod:`securedp.mechanisms.record_schema` for the release's fields and of
-:mod:`securedp.accounting.schema` for the budget fields) or a
-:class:`~securedp.accounting.schema.PartitionRecord`. Nothing is checked by
+:mod:`securedp.accounting.schema` for the budget fields), a
+:class:`~securedp.accounting.schema.PartitionRecord` or an
+:class:`~securedp.accounting.schema.UnreleasedRecord`. Nothing is checked by
 hand here; this module only names the failing field as a field of the log
 line (``"record.source.seed_commitment"``).
 """

@@ -51,12 +51,13 @@ import hashlib
 import os
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from securedp._version import __version__
+from securedp.accounting.errors import InterruptedAfterAppend
 from securedp.audit.canonical import NotCanonical, canonical, parse_canonical
 from securedp.audit.signing import (
     KeyLike,
@@ -78,6 +79,8 @@ ENTRY_FIELDS = frozenset({"format", "seq", "time", "version", "writer", "record"
 SIGNATURE_FIELDS = frozenset({"signer", "sig"})
 HEAD_SUFFIX = ".head"
 _TAIL_READ = 1 << 16
+_UNDO_TRIES = 3
+"""How many times the undo of a failed append is tried when interrupts keep arriving."""
 
 
 class AuditLogError(Exception):
@@ -212,29 +215,42 @@ class AuditLog:
                 except BaseException:
                     self._take_back(fd, end, head)  # an append that raises has appended nothing
                     raise
-            finally:
+            except BaseException:
                 os.close(fd)  # closing releases the flock
-        if created:
-            _fsync_directory(self.path.parent)
-        return entry
+                raise
+            # The line is durable: from here on nothing may raise as if it had not been appended (a caller
+            # would append it again). A failed close or directory sync is not the record's; an interrupt is
+            # raised as InterruptedAfterAppend, once both are done.
+            return _finished(fd, self.path.parent if created else None, entry)
 
     def _take_back(self, fd: int, end: int, head: bytes | None) -> None:
         """Undo a failed append: cut the file back to ``end`` bytes and put back the head file's ``head`` bytes
         (``None``: there was none), so that a caller may try again without writing the record twice. If that
         fails too, raise :class:`AuditLogError`, which no caller retries (the log may end in part of a record,
         which the next append refuses and ``securedp audit verify`` reports). An interrupt meanwhile is held
-        back until the undo is done (each of its steps may be taken again)."""
+        back until the undo is done (each of its steps may be taken again, up to :data:`_UNDO_TRIES` times
+        in all), then raised; an undo that fails after an interrupt raises its error with the interrupt as
+        its context."""
         interrupt: BaseException | None = None
-        while True:
-            try:
-                self._undo(fd, end, head)
+        for _ in range(_UNDO_TRIES):
+            late = self._undo_or_interrupt(fd, end, head, interrupt)
+            if late is None:
                 break
-            except Exception:
-                raise
-            except BaseException as late:  # an interrupt (KeyboardInterrupt, SystemExit): undo, then raise it
-                interrupt = interrupt or late
+            interrupt = interrupt or late
         if interrupt is not None:
             raise interrupt
+
+    def _undo_or_interrupt(self, fd: int, end: int, head: bytes | None,
+                           interrupt: BaseException | None) -> BaseException | None:
+        try:
+            self._undo(fd, end, head)
+        except Exception as error:
+            if interrupt is not None:
+                error.__context__ = interrupt  # its cause (the failed step) stays
+            raise
+        except BaseException as late:  # an interrupt (KeyboardInterrupt, SystemExit): undo again, then raise it
+            return late
+        return None
 
     def _undo(self, fd: int, end: int, head: bytes | None) -> None:
         try:
@@ -326,6 +342,28 @@ class AuditLog:
     def __repr__(self) -> str:
         signed = "" if self.signer is None else f", signer={self.signer!r}"
         return f"AuditLog({str(self.path)!r}{signed})"
+
+
+def _finished(fd: int, new_folder: Path | None, entry: dict[str, Any]) -> dict[str, Any]:
+    """Close ``fd`` and sync ``new_folder`` (the folder of a log this append created), best effort: the line
+    is durable already. An interrupt meanwhile becomes :class:`InterruptedAfterAppend`, after both."""
+    interrupt = _quietly(lambda: os.close(fd))
+    if new_folder is not None:
+        interrupt = _quietly(lambda: _fsync_directory(new_folder)) or interrupt
+    if interrupt is not None:
+        raise InterruptedAfterAppend(interrupt) from interrupt
+    return entry
+
+
+def _quietly(step: Callable[[], None]) -> BaseException | None:
+    """Run ``step``; an ``OSError`` is let go (the line it follows is durable), an interrupt returned."""
+    try:
+        step()
+    except OSError:
+        pass
+    except BaseException as interrupt:
+        return interrupt
+    return None
 
 
 def _read_bytes(path: Path | None) -> bytes | None:

@@ -206,7 +206,7 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     if output is not None and written != FORMAT:
         problem = (f"a record of format {written} (securedp 0.1), which this version derives by another route "
                    f"(CHANGELOG 0.2.0, Seeded output): replay it with securedp 0.1 ({output})")
-        return Replayed(line, statistic, False, problem, earlier=True)
+        return Replayed(line, statistic, False, problem, earlier=True, unchecked_commitment=unchecked)
     if data_matches is False:
         hidden = "the output is reproduced all the same (the noise hides the change)" if output is None else output
         problem = f"data differs: the input commitment does not match this data; {hidden}"

@@ -15,7 +15,8 @@ bytes no parser should see, is a :class:`Problem`). For each line, in order:
    into the typed classes of the one record schema
    (:mod:`securedp.mechanisms.record_schema`,
    :mod:`securedp.accounting.schema`): a release record, with the budget
-   fields of a session or of the command, or a partition record;
+   fields of a session or of the command, a partition record, or an
+   unreleased charge (a charge that stood with nothing released);
 3. **ledger** (:mod:`securedp.audit.check_ledger`): per ledger (a writer,
    and within it a sub-session opened by a partition), each charge is the
    one the budget's currency implies (:mod:`securedp.accounting.budget`,

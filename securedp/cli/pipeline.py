@@ -126,7 +126,7 @@ def check_not_behind(store: BudgetFile, log: AuditLog) -> None:
 
 def _last_top_fields(log: AuditLog, ledger: str) -> BudgetFields | None:
     """The budget fields of the last record of ``ledger`` in ``log`` that is charged to the budget itself (not to
-    a partition's part) and that the verifier's schema accepts, or ``None``."""
+    a partition's part) and whose budget fields the schema accepts, or ``None``."""
     for record in log.records_of(ledger):
         try:
             fields = BudgetFields.from_json(record)

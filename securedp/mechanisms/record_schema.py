@@ -43,7 +43,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from securedp.mechanisms.release import COMMITMENT_SCHEME, jsonable
-from securedp.privacy.cost import Currency
+from securedp.privacy.cost import Cost, Currency
 
 if TYPE_CHECKING:
     from securedp.mechanisms.release import Release
@@ -83,6 +83,22 @@ def parse_rational(value: object, name: str) -> Fraction:
     raise SchemaError(name, f"must be an integer or a \"num/den\" string, got {value!r}")
 
 
+def parse_cost(record: Mapping[str, Any], delta: object = None, delta_name: str = "delta") -> Cost:
+    """The exact cost a record states: exactly one of its ``epsilon`` and ``rho`` (a rational > 0), and
+    ``delta`` (``None``, or a rational in ``(0, 1)``, named ``delta_name`` in an error)."""
+    eps, rho = record["epsilon"], record["rho"]
+    if (eps is None) == (rho is None):
+        raise SchemaError("epsilon", "exactly one of epsilon and rho must be set")
+    name = "epsilon" if eps is not None else "rho"
+    amount = parse_rational(eps if eps is not None else rho, name)
+    if amount <= 0:
+        raise SchemaError(name, "must be > 0")
+    spent = None if delta is None else parse_rational(delta, delta_name)
+    if spent is not None and not 0 < spent < 1:
+        raise SchemaError(delta_name, "must be in (0, 1)")
+    return Cost(Currency.EPSILON if eps is not None else Currency.RHO, amount, spent)
+
+
 def require(record: Mapping[str, object], names: tuple[str, ...]) -> None:
     """Raise :class:`SchemaError` naming the first of ``names`` that ``record`` lacks."""
     for name in names:
@@ -104,7 +120,8 @@ def hex_digits(value: object, digits: int, name: str) -> str:
     return value
 
 
-def _text(value: object, name: str) -> str:
+def nonempty_text(value: object, name: str) -> str:
+    """``value`` if it is a non-empty string, else :class:`SchemaError` naming ``name``."""
     if not isinstance(value, str) or not value:
         raise SchemaError(name, "must be a non-empty string")
     return value
@@ -230,17 +247,11 @@ class ReleaseRecord:
         written = record.get("format", 1)
         if type(written) is not int or not 1 <= written <= FORMAT:
             raise SchemaError("format", f"must be a record format from 1 to {FORMAT}, got {written!r}")
-        statistic = _text(record["statistic"], "statistic")
-        mechanism = _text(record["mechanism"], "mechanism")
+        statistic = nonempty_text(record["statistic"], "statistic")
+        mechanism = nonempty_text(record["mechanism"], "mechanism")
         if not isinstance(record["parameters"], dict):
             raise SchemaError("parameters", "must be an object")
-        eps, rho = record["epsilon"], record["rho"]
-        if (eps is None) == (rho is None):
-            raise SchemaError("epsilon", "exactly one of epsilon and rho must be set")
-        name = "epsilon" if eps is not None else "rho"
-        cost = parse_rational(eps if eps is not None else rho, name)
-        if cost <= 0:
-            raise SchemaError(name, "must be > 0")
+        cost = parse_cost(record)
         k = positive_int(record["max_contributions"], "max_contributions")
         source = _source(record["source"])
         commitment = None
@@ -255,8 +266,8 @@ class ReleaseRecord:
             labels=record.get("labels"),
             mechanism=mechanism,
             parameters=record["parameters"],
-            epsilon=cost if eps is not None else None,
-            rho=cost if eps is None else None,
+            epsilon=cost.epsilon,
+            rho=cost.rho,
             max_contributions=k,
             source=source,
             input_commitment=commitment,

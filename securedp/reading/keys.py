@@ -233,8 +233,9 @@ def _cells_or_series(column: Any, name: str, role: str) -> pl.Series | list[Any]
             if kind.precision > 38:
                 return column.to_pylist()  # type: ignore[no-any-return]  # by cell
             column = column.cast(pa.decimal128(kind.precision, kind.scale))  # exact: every value fits
+        text = arrow_text(column)
         try:
-            read = pl.from_arrow(arrow_text(column))
+            read = pl.from_arrow(text)
         except (pl.exceptions.PolarsError, pl.exceptions.PanicException, pa.ArrowException):
             raise refused_type(name, role, column.type) from None  # a type Polars cannot take (by the type only)
         assert isinstance(read, pl.Series)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import hmac
+import json
 import random as stdlib_random  # test data only: shuffling rows
 from fractions import Fraction
 from pathlib import Path
@@ -209,7 +210,7 @@ def test_a_record_rewritten_to_an_earlier_format_says_its_commitment_is_not_chec
 
     data = write_csv(tmp_path / "d.csv", list(range(100)))
     logged_release(tmp_path / "a.jsonl", data, MEDIAN)
-    entry = __import__("json").loads((tmp_path / "a.jsonl").read_text(encoding="utf-8"))
+    entry = json.loads((tmp_path / "a.jsonl").read_text(encoding="utf-8"))
     entry["record"]["format"] = 1
     entry["prev"] = GENESIS
     entry["hash"] = entry_hash(entry)

@@ -10,7 +10,7 @@ import pytest
 
 from securedp import AuditLog, BudgetExceeded, ChaChaSource, Session, verify_log
 from securedp.accounting.errors import RecordNotAppended
-from securedp.accounting.session import APPEND_ATTEMPTS
+from securedp.accounting.recording import APPEND_ATTEMPTS
 from securedp.audit.log import GENESIS, canonical, entry_hash
 from securedp.audit.replay import replay_log
 

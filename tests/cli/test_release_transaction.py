@@ -174,20 +174,22 @@ def test_a_restored_budget_file_is_refused_when_the_ledger_ends_in_a_part(
 def test_an_unreadable_last_record_of_the_ledger_gives_way_to_the_one_before(
         odd: str, work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Found by review: a last line of the ledger whose fields the schema refuses turned the check off, and a
-    rational of more than 4,300 digits refused every release with Python's digit-limit message."""
+    rational of more than 4,300 digits refused every release with Python's digit-limit message. The record
+    before it is read instead: a file restored to before both is refused by it."""
     from securedp.audit.log import canonical, entry_hash
 
     older = ledger(capsys)  # spent 1
     argv = ["release", "d.csv", *COLUMN, "--epsilon", "1", "--budget-file", "b.json", "--audit-log", "log.jsonl"]
     assert run(capsys, *argv)[0] == 0  # spent 2
+    assert run(capsys, *argv)[0] == 0  # spent 3: this line is made unreadable
     lines = Path("log.jsonl").read_text(encoding="utf-8").splitlines()
     entry = json.loads(lines[-1])
     entry["record"]["spent"] = odd
     entry["hash"] = entry_hash(entry)
     Path("log.jsonl").write_bytes(b"".join(line.encode() + b"\n" for line in lines[:-1]) + canonical(entry) + b"\n")
-    Path("b.json").write_text(older, encoding="utf-8")  # restored; the last readable record of the ledger: 1
+    Path("b.json").write_text(older, encoding="utf-8")  # restored to spent 1: behind the readable record's 2
     status, _, err = run(capsys, *argv)
-    assert status == 0, err  # the earlier record (spent 1) is not ahead of the restored file (spent 1)
+    assert status == 1 and "it has spent epsilon 1, where the audit log's last record of its ledger says 2" in err, err
 
 
 def test_a_budget_file_ahead_of_the_log_is_accepted(work: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from fractions import Fraction
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -54,8 +55,7 @@ def test_an_interrupt_in_the_append_is_raised_once_the_record_is_durable(
     monkeypatch.undo()
     assert [r.get("statistic") for r in _records(path)] == ["count", "mean"]  # the release's own record, once
     session.count([1, 2, 3], epsilon="1/4")
-    assert verify_log(path).ok and session.spent == sum(
-        __import__("fractions").Fraction(r["charged"]) for r in _records(path))
+    assert verify_log(path).ok and session.spent == sum(Fraction(r["charged"]) for r in _records(path))
 
 
 def test_an_interrupt_at_every_try_leaves_the_record_in_hand(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,3 +112,27 @@ def test_an_error_that_cannot_help_is_not_tried_again() -> None:
 def test_an_error_type_is_named_by_an_identifier() -> None:
     odd = type("Data error", (ValueError,), {})
     assert error_name(odd("x")) == "ValueError" and error_name(KeyboardInterrupt()) == "KeyboardInterrupt"
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, OSError])
+def test_a_failure_once_the_line_is_durable_does_not_write_it_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: type[BaseException]) -> None:
+    """Found by review: the sync of a new log's folder (after the line's own fsync) raised, and the append was
+    tried again: two records of one charge, and a log that failed ``verify``."""
+    path = tmp_path / "log.jsonl"
+    real = log_module._fsync_directory
+
+    def fails(folder: Path) -> None:
+        raise error("after the line")
+
+    monkeypatch.setattr(log_module, "_fsync_directory", fails)
+    session = Session(epsilon=1, audit=AuditLog(path), rng=ChaChaSource(bytes(32)))
+    if error is KeyboardInterrupt:
+        with pytest.raises(KeyboardInterrupt):
+            session.count([1, 2, 3], epsilon="1/4")
+    else:
+        session.count([1, 2, 3], epsilon="1/4")  # the line is durable: a failed folder sync is not the record's
+    monkeypatch.setattr(log_module, "_fsync_directory", real)
+    assert len(_records(path)) == 1
+    session.count([1, 2, 3], epsilon="1/4")
+    assert len(_records(path)) == 2 and verify_log(path).ok
