@@ -165,8 +165,23 @@ class AuditLog:
             fd = os.open(self.path, os.O_RDONLY)
             try:
                 self._last(fd)
+            except AuditLogError:
+                self._last_locked()  # a writer may be mid-line: a tail still torn under the lock is torn
             finally:
                 os.close(fd)
+
+    def _last_locked(self) -> None:
+        """Read the last line again under the log's lock (and raise as :meth:`_last` does)."""
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            lock_file(fd)
+            reader = os.open(self.path, os.O_RDONLY)
+            try:
+                self._last(reader)
+            finally:
+                os.close(reader)
+        finally:
+            os.close(fd)
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """Chain ``record`` onto the log durably and return the full line written (as a dict).
