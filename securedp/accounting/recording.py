@@ -10,10 +10,14 @@ record twice.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from securedp.accounting.errors import InterruptedAfterAppend, RecordNotAppended
+from securedp.hazmat.bits.source import watching_draws
 from securedp.mechanisms.record_schema import Json
 
 if TYPE_CHECKING:
@@ -47,17 +51,13 @@ def append_record(audit: Audit, release: Release | None, record: dict[str, Json]
             failure = _appended(audit, record)
             if isinstance(failure, InterruptedAfterAppend):
                 interrupt, failure = interrupt or failure.interrupt, None
-            if failure is None:
-                break
-            if isinstance(failure, Exception) and not isinstance(failure, OSError):
-                break  # trying again cannot help
-            if not isinstance(failure, Exception):
+            elif failure is not None and not isinstance(failure, Exception):
                 interrupt = interrupt or failure
-            if attempt < APPEND_ATTEMPTS:
+            if _worth_again(failure) and attempt < APPEND_ATTEMPTS:
                 time.sleep(0.05 * attempt)
         except BaseException as late:  # an interrupt in the wait, or once the append had returned
             interrupt = interrupt or late
-        if failure is None:
+        if not _worth_again(failure):
             break
     if failure is not None:
         raise RecordNotAppended(release, record, f"{type(failure).__name__}: {failure}") from failure
@@ -65,8 +65,37 @@ def append_record(audit: Audit, release: Release | None, record: dict[str, Json]
         raise interrupt
 
 
-_UNTRIED = RuntimeError("not tried")
-"""The outcome of an append not yet tried (never raised)."""
+_UNTRIED = OSError("not tried")
+"""The outcome of an append not yet tried (never raised; tried again like an I/O error)."""
+
+
+def _worth_again(failure: BaseException | None) -> bool:
+    """Whether an append that ended in ``failure`` is tried again: an I/O error or an interrupt, not success
+    nor an error that trying again cannot help."""
+    return failure is not None and (isinstance(failure, OSError) or not isinstance(failure, Exception))
+
+
+@dataclass
+class Handing:
+    """Whether a record has been handed to :func:`append_record` (which then answers for it)."""
+
+    handed: bool = False
+
+
+@contextlib.contextmanager
+def unreleased_on_failure(audit: Audit | None, unreleased: Callable[[str], dict[str, Json]]) -> Iterator[Handing]:
+    """Run the body of a charge that stands once it reads a random bit: if it fails after that, and before its
+    own record was handed to :func:`append_record`, append ``unreleased(error_name(failure))`` (the record of
+    a charge with nothing released) before the failure propagates. The body sets ``handed`` on what it yields
+    just before it hands its record over."""
+    handing = Handing()
+    with watching_draws() as draws:
+        try:
+            yield handing
+        except BaseException as failure:
+            if audit is not None and draws.used and not handing.handed:
+                append_record(audit, None, unreleased(error_name(failure)))
+            raise
 
 
 def _appended(audit: Audit, record: dict[str, Json]) -> BaseException | None:

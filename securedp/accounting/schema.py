@@ -49,6 +49,7 @@ from securedp.mechanisms.record_schema import (
     hex_digits,
     nonempty_text,
     parse_cost,
+    parse_delta,
     parse_rational,
     positive_int,
     require,
@@ -226,9 +227,7 @@ class ChargedRelease:
         """The release's exact cost: its ``epsilon`` or ``rho``, and the ``delta`` among its parameters (or
         :class:`~securedp.mechanisms.record_schema.SchemaError` naming ``parameters.delta``)."""
         release = self.release
-        stated = {"epsilon": release.epsilon, "rho": release.rho}
-        return parse_cost({k: None if v is None else jsonable(v) for k, v in stated.items()},
-                          release.parameters.get("delta"), "parameters.delta")
+        return Cost(release.currency, release.cost, parse_delta(release.parameters.get("delta"), "parameters.delta"))
 
     @classmethod
     def from_json(cls, record: Mapping[str, Any]) -> ChargedRelease:
@@ -323,7 +322,7 @@ class UnreleasedRecord:
         error = record["error"]
         if not isinstance(error, str) or not error.isidentifier():
             raise SchemaError("error", "must name an exception type")
-        cost = parse_cost(record, record.get("delta"))
+        cost = parse_cost(record, parse_delta(record.get("delta")))
         budget = BudgetFields.from_json(record)
         if budget is not None and budget.charged is None:
             raise SchemaError("charged", "an unreleased charge states what it charged")

@@ -61,7 +61,7 @@ from securedp.accounting.boundary import data_boundary
 from securedp.accounting.budget import RHO, Budget
 from securedp.accounting.methods import session_method
 from securedp.accounting.partition import Part, declared_parts, read_parts, select_rows
-from securedp.accounting.recording import append_record, error_name
+from securedp.accounting.recording import append_record, unreleased_on_failure
 from securedp.accounting.schema import (
     BudgetFields,
     BudgetState,
@@ -72,7 +72,7 @@ from securedp.accounting.schema import (
 )
 from securedp.bounding.messages import draw_salt
 from securedp.hazmat.bits.default import resolve_source
-from securedp.hazmat.bits.source import RandomSource, watching_draws
+from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational, positive_rational
 from securedp.mechanisms.contributions import (
     check_max_contributions,
@@ -284,20 +284,16 @@ class Session:
         # in the order of its charges, even from several threads or processes (the verifier checks that
         # order). Both charges stand once the execution has read its first random bit, whatever fails after
         # it (Budget.charging); executing reads the data, so an analyst-facing failure is DataRefused.
-        with self._budget.charging(amount, delta) as state, watching_draws() as draws:
-            handed = False  # whether the record was handed to _append, which then answers for it
-            try:
-                release = data_boundary(self._analyst_facing, lambda: prepared.execute(self._rng), reading=True)
-                if self._audit is not None:
-                    record = ChargedRelease.of(release, self._fields(state, amount, delta, query), query).to_json()
-                    handed = True
-                    append_record(self._audit, release, record)
-            except BaseException as failure:
-                if self._audit is not None and draws.used and not handed:  # the charge stands: record it
-                    fields = self._fields(state, amount, delta, query, charged=True)
-                    unreleased = UnreleasedRecord(prepared.statistic, cost, error_name(failure), fields, query)
-                    append_record(self._audit, None, unreleased.to_json())
-                raise
+        def unreleased(error: str) -> dict[str, Json]:  # the record of a failure after the first random bit
+            fields = self._fields(state, amount, delta, query, charged=True)
+            return UnreleasedRecord(prepared.statistic, cost, error, fields, query).to_json()
+
+        with self._budget.charging(amount, delta) as state, unreleased_on_failure(self._audit, unreleased) as handing:
+            release = data_boundary(self._analyst_facing, lambda: prepared.execute(self._rng), reading=True)
+            if self._audit is not None:
+                record = ChargedRelease.of(release, self._fields(state, amount, delta, query), query).to_json()
+                handing.handed = True
+                append_record(self._audit, release, record)
         return release
 
     def _fields(
@@ -352,26 +348,21 @@ class Session:
         charge = share * k
         opens = os.urandom(16).hex()
         # A failure hands out no part; it is refunded only before the salt is drawn, else recorded
-        with self._budget.charging(charge) as state, watching_draws() as draws:
+        def unreleased(error: str) -> dict[str, Json]:  # the record of a failure once the salt is drawn
+            return UnreleasedRecord("partition", Cost(self._budget.currency, charge), error, fields).to_json()
+
+        with self._budget.charging(charge) as state, unreleased_on_failure(self._audit, unreleased) as handing:
             fields = BudgetFields.charged_to(state, charge, SessionPath(self._path, self._partition_id))
-            handed = False  # as in release()
-            try:
-                if rule is not None:
-                    inside = np.flatnonzero(where >= 0)
-                    where[inside[~rule.kept(draw_salt(self._rng))]] = -1
-                if self._audit is not None:
-                    record = PartitionRecord(fields, share, k, tuple(jsonable(key) for key in keys), opens).to_json()
-                    handed = True
-                    if rule is None:  # nothing drawn yet: a failed append refunds the charge (and appended nothing)
-                        self._audit.append(record)
-                    else:  # the salt is drawn: the charge stands, and its record is tried again like a release's
-                        append_record(self._audit, None, record)
-            except BaseException as failure:
-                if self._audit is not None and draws.used and not handed:  # the charge stands: record it
-                    cost = Cost(self._budget.currency, charge)
-                    unreleased = UnreleasedRecord("partition", cost, error_name(failure), fields)
-                    append_record(self._audit, None, unreleased.to_json())
-                raise
+            if rule is not None:
+                inside = np.flatnonzero(where >= 0)
+                where[inside[~rule.kept(draw_salt(self._rng))]] = -1
+            if self._audit is not None:
+                record = PartitionRecord(fields, share, k, tuple(jsonable(key) for key in keys), opens).to_json()
+                handing.handed = True
+                if rule is None:  # nothing drawn yet: a failed append refunds the charge (and appended nothing)
+                    self._audit.append(record)
+                else:  # the salt is drawn: the charge stands, and its record is tried again like a release's
+                    append_record(self._audit, None, record)
         out: dict[Any, Part] = {}
         for i, key in enumerate(keys):
             mask = where == i

@@ -118,7 +118,8 @@ class Ledgers:
             return
         else:
             fields = record.budget
-            charge = stated_charge(own_cost(record), fields)
+            cost = own_cost(record)
+            charge = stated_charge(cost, fields)
         path = list(fields.session.path) if fields.session is not None else []
         pid = fields.session.partition_id if fields.session is not None else None
         ledger = (writer, pid, json.dumps(path or None, sort_keys=True))
@@ -141,7 +142,7 @@ class Ledgers:
                 raise Bad("record.spent", "is not the previous spent plus this record's charge")
         self._state[ledger] = (fields.spent, total, fields.currency)
         if not isinstance(record, PartitionRecord):
-            self._check_delta(ledger, own_cost(record).delta, fields)
+            self._check_delta(ledger, cost.delta, fields)
         if isinstance(record, PartitionRecord):
             if (writer, record.opens) in self._opened:
                 raise Bad("record.opens", "reuses the id of an earlier partition")

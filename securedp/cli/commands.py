@@ -199,9 +199,9 @@ def replay(args: argparse.Namespace) -> int:
         if result.skipped:
             print(f"line {result.line}: {result.statistic}: skipped (a budget charge, not a release)")
         elif result.ok:
-            data = ("" if result.data_matches is None and not result.unchecked_commitment else
-                    ", its input commitment (of an earlier record format) NOT CHECKED" if result.data_matches is None
-                    else ", input commitment matches the data")
+            data = (", input commitment matches the data" if result.data_matches else
+                    ", its input commitment (of an earlier record format) NOT CHECKED" if result.unchecked_commitment
+                    else "")
             print(f"line {result.line}: {result.statistic}: reproduced exactly{data}")
         else:
             differs = ("DATA DIFFERS" if result.data_matches is False else

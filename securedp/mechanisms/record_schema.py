@@ -83,9 +83,9 @@ def parse_rational(value: object, name: str) -> Fraction:
     raise SchemaError(name, f"must be an integer or a \"num/den\" string, got {value!r}")
 
 
-def parse_cost(record: Mapping[str, Any], delta: object = None, delta_name: str = "delta") -> Cost:
-    """The exact cost a record states: exactly one of its ``epsilon`` and ``rho`` (a rational > 0), and
-    ``delta`` (``None``, or a rational in ``(0, 1)``, named ``delta_name`` in an error)."""
+def parse_cost(record: Mapping[str, Any], delta: Fraction | None = None) -> Cost:
+    """The exact cost a record states: exactly one of its ``epsilon`` and ``rho`` (a rational > 0), with
+    ``delta`` (read by :func:`parse_delta`)."""
     eps, rho = record["epsilon"], record["rho"]
     if (eps is None) == (rho is None):
         raise SchemaError("epsilon", "exactly one of epsilon and rho must be set")
@@ -93,10 +93,15 @@ def parse_cost(record: Mapping[str, Any], delta: object = None, delta_name: str 
     amount = parse_rational(eps if eps is not None else rho, name)
     if amount <= 0:
         raise SchemaError(name, "must be > 0")
-    spent = None if delta is None else parse_rational(delta, delta_name)
-    if spent is not None and not 0 < spent < 1:
-        raise SchemaError(delta_name, "must be in (0, 1)")
-    return Cost(Currency.EPSILON if eps is not None else Currency.RHO, amount, spent)
+    return Cost(Currency.EPSILON if eps is not None else Currency.RHO, amount, delta)
+
+
+def parse_delta(value: object, name: str = "delta") -> Fraction | None:
+    """A record's ``delta``: ``None``, or a rational in ``(0, 1)``."""
+    delta = None if value is None else parse_rational(value, name)
+    if delta is not None and not 0 < delta < 1:
+        raise SchemaError(name, "must be in (0, 1)")
+    return delta
 
 
 def require(record: Mapping[str, object], names: tuple[str, ...]) -> None:
