@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from securedp.bounding.digest import canonical_text, field, message_digests, message_heads
+from securedp.bounding.heads import heads as cpu_heads
 from securedp.bounding.messages import run_keys, run_starts, salt_text
 from securedp.engines.polars.pair_codes import PAIR, PairCodes
 from securedp.reading.collect import collect
@@ -55,12 +56,17 @@ def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _heads(salt: bytes, prefixes: pl.Series, prefix_of: np.ndarray, tails: pl.Series,
            tail_of: np.ndarray) -> tuple[pl.Series, Callable[[], pl.Series]]:
     """Digest heads of the messages ``hex(salt) || prefixes[prefix_of[i]] || tails[tail_of[i]]``
-    (netstring fields built once per distinct value, gathered inside the streaming query so that
-    each morsel's messages are built in parallel), and a function giving their full hex digests."""
+    (netstring fields built once per distinct value), and a function giving their full hex digests.
+
+    The heads come from the CPU's SHA instructions (:mod:`securedp.bounding.heads`) where securedp's C
+    extension is built, else from polars-hash, the messages gathered inside one streaming query so that
+    each morsel's are built in parallel: the same bytes, so the same heads."""
     parts = pl.DataFrame({"_prefix": prefix_of, "_tail": tail_of})
     text = pl.concat_str([pl.lit(salt_text(salt)), pl.lit(prefixes).gather(pl.col("_prefix")),
                           pl.lit(tails).gather(pl.col("_tail"))])
-    return message_heads(parts, text), lambda: message_digests(parts, text)
+    by_cpu = cpu_heads(salt_text(salt).encode("utf-8"), prefixes, prefix_of, tails, tail_of)
+    leading = message_heads(parts, text) if by_cpu is None else pl.Series("_head", by_cpu)
+    return leading, lambda: message_digests(parts, text)
 
 
 def _field_texts(values: pl.Series | pl.DataFrame) -> pl.Series:

@@ -1,0 +1,127 @@
+"""The SHA-256 heads of the C extension (securedp.bounding.heads) against hashlib, its checks, and the
+bounding pass with and without it: the same rows kept."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_bounding import SALT, engine, frame, reference
+
+from securedp.bounding import heads as heads_module
+from securedp.bounding.heads import PARALLEL_FROM, available, heads
+
+
+def _cpu_has_sha() -> bool:
+    cpuinfo = Path("/proc/cpuinfo")
+    return cpuinfo.exists() and "sha_ni" in cpuinfo.read_text().split()
+
+
+needs_extension = pytest.mark.skipif(not available(), reason="the C extension is not built or the CPU lacks SHA-NI")
+
+
+def expected(prefix: bytes, middles: list[str], middle_of: list[int], tails: list[str],
+             tail_of: list[int]) -> list[int]:
+    return [int.from_bytes(hashlib.sha256(prefix + middles[a].encode() + tails[b].encode()).digest()[:8], "big")
+            for a, b in zip(middle_of, tail_of, strict=True)]
+
+
+def test_the_extension_is_there_wherever_the_cpu_has_sha_ni() -> None:
+    """A build that silently failed would fall back to polars-hash: correct, but this test says so."""
+    if platform.machine() not in ("x86_64", "AMD64") or not _cpu_has_sha():
+        pytest.skip("no x86 SHA extensions on this CPU")
+    assert available()
+
+
+@needs_extension
+def test_every_length_across_the_block_boundaries() -> None:
+    middles = ["é" * (n // 2) + "a" * (n % 2) for n in range(260)]  # 0 .. 259 bytes, two-byte characters too
+    tails = ["", "x", "z" * 55, "w" * 64]
+    middle_of = [i for i in range(len(middles)) for _ in tails]
+    tail_of = list(range(len(tails))) * len(middles)
+    prefix = SALT.hex().encode()
+    got = heads(prefix, pl.Series(middles), np.array(middle_of), pl.Series(tails), np.array(tail_of))
+    assert got is not None and got.dtype == np.uint64
+    assert got.tolist() == expected(prefix, middles, middle_of, tails, tail_of)
+    empty = heads(b"", pl.Series([""]), np.array([0]), pl.Series([""]), np.array([0]))
+    assert empty is not None and int(empty[0]) == int.from_bytes(hashlib.sha256(b"").digest()[:8], "big")
+
+
+@needs_extension
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=80), st.lists(st.text(max_size=70), min_size=1, max_size=8),
+       st.lists(st.text(max_size=70), min_size=1, max_size=8), st.data())
+def test_heads_equal_hashlib(prefix: bytes, middles: list[str], tails: list[str], data: st.DataObject) -> None:
+    n = data.draw(st.integers(0, 30))
+    middle_of = data.draw(st.lists(st.integers(0, len(middles) - 1), min_size=n, max_size=n))
+    tail_of = data.draw(st.lists(st.integers(0, len(tails) - 1), min_size=n, max_size=n))
+    got = heads(prefix, pl.Series(middles, dtype=pl.String), np.array(middle_of, dtype=np.int64),
+                pl.Series(tails, dtype=pl.String), np.array(tail_of, dtype=np.int64))
+    assert got is not None and got.tolist() == expected(prefix, middles, middle_of, tails, tail_of)
+
+
+@needs_extension
+def test_sliced_chunked_and_parallel_inputs() -> None:
+    """A sliced Series (its Arrow offsets start past 0), a Series of several chunks, and enough
+    messages to be split over threads."""
+    middles = pl.concat([pl.Series([f"m{i}" for i in range(50)]), pl.Series([f"n{i}" for i in range(70)])],
+                        rechunk=False).slice(5)
+    tails = pl.Series([f"{i}:t{i}," for i in range(300)]).slice(17, 200)
+    n = PARALLEL_FROM + 123
+    rng = np.random.default_rng(5)  # test data only
+    middle_of, tail_of = rng.integers(0, middles.len(), n), rng.integers(0, tails.len(), n)
+    got = heads(b"salt", middles, middle_of, tails, tail_of)
+    assert got is not None
+    want = expected(b"salt", middles.to_list(), middle_of.tolist(), tails.to_list(), tail_of.tolist())
+    assert got.tolist() == want
+
+
+@needs_extension
+@pytest.mark.parametrize(("middle_of", "tail_of", "error"), [
+    ([2], [0], IndexError), ([-1], [0], IndexError), ([0], [1], IndexError), ([0, 1], [0], ValueError),
+])
+def test_an_index_outside_its_table_is_refused(middle_of: list[int], tail_of: list[int], error: type) -> None:
+    with pytest.raises(error):
+        heads(b"", pl.Series(["a", "b"]), np.array(middle_of), pl.Series(["t"]), np.array(tail_of))
+
+
+@needs_extension
+def test_inconsistent_offsets_are_refused_before_a_byte_is_read() -> None:
+    extension = heads_module._EXTENSION
+    out = np.zeros(1, dtype=np.uint64)
+    one = np.zeros(1, dtype=np.int64)
+    for offsets in ([0, 5], [3, 1], [-1, 0], []):  # past the data, decreasing, negative, not even an end
+        with pytest.raises(ValueError):
+            extension.heads(b"", b"abc", np.array(offsets, dtype=np.int64), one, b"", np.zeros(2, dtype=np.int64),
+                            one, out)
+    with pytest.raises(ValueError):  # offsets that are not whole int64 values
+        extension.heads(b"", b"abc", b"\0" * 12, one, b"", np.zeros(2, dtype=np.int64), one, out)
+    with pytest.raises(IndexError):  # a table of no text
+        extension.heads(b"", b"abc", np.zeros(1, dtype=np.int64), one, b"", np.zeros(2, dtype=np.int64), one, out)
+
+
+def test_a_missing_part_is_refused() -> None:
+    if not available():
+        pytest.skip("the C extension is not built")
+    with pytest.raises(ValueError, match="missing"):
+        heads(b"", pl.Series(["a", None]), np.array([0]), pl.Series(["t"]), np.array([0]))
+
+
+def test_bounding_keeps_the_same_rows_without_the_extension(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Group heads and row heads by the CPU, by polars-hash and by hashlib: the same kept rows, the
+    documented rule's."""
+    import securedp.bounding.digest as digest
+    import securedp.engines.polars.smallest as smallest
+
+    rows = [(f"p{i % 7}é", (i * 7) % 11, (i * 31) % 19 - 9) for i in range(700)]
+    by_cpu = engine(frame(rows), 2, 3)
+    monkeypatch.setattr(smallest, "cpu_heads", lambda *_: None)
+    by_plugin = engine(frame(rows), 2, 3)
+    monkeypatch.setattr(digest, "_polars_hash", None)
+    assert engine(frame(rows), 2, 3) == by_plugin == by_cpu == reference(rows, 2, 3, SALT)
