@@ -144,7 +144,7 @@ def by_api(data: object, source: ChaChaSource, private: bool) -> tuple[Clock | N
 
 def run_case(case: str, rows: int) -> dict[str, Any]:
     """One case, in this process: its stage times, peak RSS and random bytes."""
-    hashing = timed(smallest, "message_heads")  # group and row digests
+    hashing = timed(smallest, "_heads")  # group and row digests (by the CPU extension or by polars-hash)
     level, kind, *keys = case.split()
     engine = timed(bounding, "bound_and_aggregate") if level == "bounding" else \
         timed(PolarsEngine, "counts", "column", "unit_counts")  # the engine's calls that bound and aggregate
