@@ -61,12 +61,15 @@ def _heads(salt: bytes, prefixes: pl.Series, prefix_of: np.ndarray, tails: pl.Se
     The heads come from the CPU's SHA instructions (:mod:`securedp.bounding.heads`) where securedp's C
     extension is built, else from polars-hash, the messages gathered inside one streaming query so that
     each morsel's are built in parallel: the same bytes, so the same heads."""
-    parts = pl.DataFrame({"_prefix": prefix_of, "_tail": tail_of})
-    text = pl.concat_str([pl.lit(salt_text(salt)), pl.lit(prefixes).gather(pl.col("_prefix")),
-                          pl.lit(tails).gather(pl.col("_tail"))])
+    def messages() -> tuple[pl.DataFrame, pl.Expr]:
+        """The indices as a frame and the message as a Polars expression over it (for polars-hash)."""
+        text = pl.concat_str([pl.lit(salt_text(salt)), pl.lit(prefixes).gather(pl.col("_prefix")),
+                              pl.lit(tails).gather(pl.col("_tail"))])
+        return pl.DataFrame({"_prefix": prefix_of, "_tail": tail_of}), text
+
     by_cpu = cpu_heads(salt_text(salt).encode("utf-8"), prefixes, prefix_of, tails, tail_of)
-    leading = message_heads(parts, text) if by_cpu is None else pl.Series("_head", by_cpu)
-    return leading, lambda: message_digests(parts, text)
+    leading = message_heads(*messages()) if by_cpu is None else pl.Series("_head", by_cpu)
+    return leading, lambda: message_digests(*messages())
 
 
 def _field_texts(values: pl.Series | pl.DataFrame) -> pl.Series:

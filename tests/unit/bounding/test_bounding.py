@@ -134,14 +134,23 @@ def test_one_pass_over_several_columns_keeps_each_columns_own_rows(rows: list[tu
         assert (agg.total_squares is None) == (not squares)
 
 
-def test_equal_digest_heads_fall_back_to_the_full_digest(monkeypatch: pytest.MonkeyPatch) -> None:
-    """When two candidates of one person share their first 64 bits, the full digest decides."""
+@pytest.mark.parametrize("heads_by", ["cpu", "polars-hash"])
+def test_equal_digest_heads_fall_back_to_the_full_digest(monkeypatch: pytest.MonkeyPatch, heads_by: str) -> None:
+    """When two candidates of one person share their first 64 bits, the full digest decides (the heads
+    made equal on the path that computes them: the CPU extension, or polars-hash without it)."""
+    import numpy as np
+
     import securedp.engines.polars.smallest as smallest
 
     def zeros(frame: pl.DataFrame, *_: object) -> pl.Series:
         return pl.Series("_head", [0] * frame.height, dtype=pl.UInt64)
 
-    monkeypatch.setattr(smallest, "message_heads", zeros)  # keys of one person, rows of one (person, key)
+    def cpu_zeros(_prefix: bytes, _middles: pl.Series, middle_of: np.ndarray, *_: object) -> np.ndarray:
+        return np.zeros(len(middle_of), dtype=np.uint64)
+
+    # keys of one person, rows of one (person, key)
+    monkeypatch.setattr(smallest, "cpu_heads", cpu_zeros if heads_by == "cpu" else lambda *_: None)
+    monkeypatch.setattr(smallest, "message_heads", zeros)
     rows = [(f"p{i % 3}", (i * 5) % 7, (i * 31) % 13 - 6) for i in range(90)]
     assert engine(frame(rows), 2, 2) == reference(rows, 2, 2, SALT)
     ints = [(i % 3 - 2**62, (i * 5) % 7, (i * 31) % 13 - 6) for i in range(90)]
@@ -324,11 +333,14 @@ def test_pyarrow_table_input() -> None:
 
 
 def test_without_polars_hash_hashlib_keeps_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without the optional plugin every digest (group heads, row heads, full digests) comes from hashlib."""
+    """Without the optional plugin (and without the CPU extension) every digest (group heads, row heads,
+    full digests) comes from hashlib."""
     import securedp.bounding.digest as digest
+    import securedp.engines.polars.smallest as smallest
 
     rows = [(i % 5, (i * 7) % 9, (i * 31) % 17 - 8) for i in range(300)]
     with_plugin = engine(int_frame(rows), 2, 2)
+    monkeypatch.setattr(smallest, "cpu_heads", lambda *_: None)
     monkeypatch.setattr(digest, "_polars_hash", None)
     assert engine(int_frame(rows), 2, 2) == with_plugin == reference(rows, 2, 2, SALT)
 
