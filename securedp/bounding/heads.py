@@ -52,9 +52,7 @@ def _table(texts: pl.Series) -> tuple[Any, np.ndarray]:
     """The UTF-8 bytes of ``texts`` (no nulls) as one buffer, and the ``len + 1`` int64 offsets of each text in it."""
     if texts.has_nulls():
         raise ValueError("a message part is missing")
-    array = texts.cast(pl.String).to_arrow().cast(pa.large_string())
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks()
+    array = texts.cast(pl.String).to_arrow().cast(pa.large_string())  # to_arrow rechunks: one array
     _, offset_buffer, data = array.buffers()
     offsets = np.frombuffer(offset_buffer, dtype=np.int64)[array.offset:array.offset + len(array) + 1]
     return (memoryview(b"") if data is None else memoryview(data)), np.ascontiguousarray(offsets)
