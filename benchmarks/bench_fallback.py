@@ -26,6 +26,7 @@ import math
 import sys
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -65,31 +66,47 @@ DATASETS = {**bu.DATASETS,
                                  (0, 200_000), True, lambda: _skewed((1, 5)))}
 
 
-def cell_mse(values: np.ndarray, bounds: tuple[int, int], rate: Fraction, truth: float,
-             probabilities: list[Fraction]) -> list[float]:
-    """The expected squared error of one cell's median at each fallback probability, from its exact law."""
+def cell_entries(values: np.ndarray, bounds: tuple[int, int], probability: Fraction) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray, float, Any]:
+    """One cell's law, entry by entry, from the library's own window of it (every entry built, the fallback entry
+    last when ``probability > 0``): each entry's number of lattice points, its score and the mean squared distance
+    from ``truth`` (given later, in steps) of its points is ``spread + (centre - truth)**2``; returned as
+    ``(widths, scores, centres, step, window)`` with ``centres`` and the window's spreads in steps."""
     lo, hi = bounds
     lattice = securedp.Lattice.for_bounds(lo, hi, resolution=QUANTILE_RESOLUTION)
     lo_u, hi_u = lattice.bounds_units(lo, hi)
-    step = float(lattice.step)
     units = np.clip([lattice.units(Fraction(float(v))) for v in values], lo_u, hi_u)
     points, counts = np.unique(units, return_counts=True)
-    t = truth / step
+    weight = fallback_weight(probability, hi_u - lo_u + 1) if probability else 0
+    window = Window(points, counts, lo_u, hi_u, HALF, 10**18, weight)  # far above every score: every entry
+    widths = np.asarray(window.widths, dtype=np.float64)
+    scores = np.asarray(window.scores, dtype=np.float64)
+    gaps = len(widths) - (1 if weight else 0)
+    starts = np.array([window.start(i) for i in range(gaps)], dtype=np.float64)
+    centres = np.concatenate([starts + (widths[:gaps] - 1) / 2, [window.fallback_point] if weight else []])
+    return widths, scores, centres, float(lattice.step), window
+
+
+def squared_errors(widths: np.ndarray, centres: np.ndarray, truth_steps: float, fallback: bool) -> np.ndarray:
+    """Each entry's mean squared distance to the truth (in steps²): a gap's points are uniform, the fallback entry
+    is one point."""
+    spread = (widths ** 2 - 1) / 12
+    if fallback:
+        spread[-1] = 0.0
+    return spread + (centres - truth_steps) ** 2
+
+
+def cell_mse(values: np.ndarray, bounds: tuple[int, int], rate: Fraction, truth: float,
+             probabilities: list[Fraction]) -> list[float]:
+    """The expected squared error of one cell's median at each fallback probability, from its exact law."""
     out = []
     for p in probabilities:
-        weight = fallback_weight(p, hi_u - lo_u + 1)
-        window = Window(points, counts, lo_u, hi_u, HALF, 10**18, weight)  # far above every score: every entry
-        widths = np.asarray(window.widths, dtype=np.float64)
-        scores = np.asarray(window.scores, dtype=np.float64)
-        starts = np.array([window.start(i) for i in range(len(widths) - (1 if weight else 0))], dtype=np.float64)
-        mean = starts + (widths[:len(starts)] - 1) / 2
-        squared = list((widths[:len(starts)] ** 2 - 1) / 12 + (mean - t) ** 2)
-        if weight:
-            squared.append((window.fallback_point - t) ** 2)
+        widths, scores, centres, step, _ = cell_entries(values, bounds, p)
+        squared = squared_errors(widths, centres, truth / step, bool(p))
         with np.errstate(divide="ignore"):
             log_weight = np.log(widths) - float(rate) * scores
         share = np.exp(log_weight - log_weight.max())
-        out.append(float(share @ np.array(squared)) / float(share.sum()) * step * step)
+        out.append(float(share @ squared) / float(share.sum()) * step * step)
     return out
 
 
