@@ -1,10 +1,17 @@
-"""securedp's one C extension; everything else is declared in pyproject.toml.
+"""securedp's C extensions; everything else is declared in pyproject.toml.
 
-``securedp.bounding._sha256_heads``: the leading 64 bits of SHA-256 with the x86 SHA instructions
-(:mod:`securedp.bounding.heads`). It is optional: where no C compiler is found, or the build fails,
-securedp installs without it and computes the same digests with polars-hash or hashlib.
+Both are optional: where no C compiler is found, or a build fails, securedp installs without it and computes the
+same results in Python and Polars.
+
+* ``securedp.bounding._sha256_heads``: the leading 64 bits of SHA-256 with the x86 SHA instructions
+  (:mod:`securedp.bounding.heads`); without it, polars-hash or hashlib.
+* ``securedp.engines.polars._hash_codes``: dense codes of a text column's keyed hashes
+  (:mod:`securedp.engines.polars.pair_codes`); without it, a Polars join.
 """
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("securedp.bounding._sha256_heads", ["securedp/bounding/_sha256_heads.c"], optional=True)])
+setup(ext_modules=[
+    Extension("securedp.bounding._sha256_heads", ["securedp/bounding/_sha256_heads.c"], optional=True),
+    Extension("securedp.engines.polars._hash_codes", ["securedp/engines/polars/_hash_codes.c"], optional=True),
+])

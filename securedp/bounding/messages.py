@@ -91,5 +91,7 @@ def run_keys(run: np.ndarray, heads: np.ndarray) -> np.ndarray:
     its digest's leading bits (``heads``, UInt64) below, so that sorting the keys orders each run by
     digest. Two equal keys in one run mean the leading bits tie: then the full digest must decide."""
     bits = max(int(run[-1]).bit_length(), 1)
-    keys: np.ndarray = (run.astype(np.uint64) << np.uint64(64 - bits)) | (heads.astype(np.uint64) >> np.uint64(bits))
+    keys: np.ndarray = run.astype(np.uint64)
+    keys <<= np.uint64(64 - bits)
+    keys |= heads.astype(np.uint64, copy=False) >> np.uint64(bits)
     return keys

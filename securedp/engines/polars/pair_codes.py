@@ -13,9 +13,13 @@ runs of one array instead of window functions.
   the position of the value among them (a cast to a Polars ``Enum`` of those texts, exact, about a
   third of the time of the next case);
 * any other text column: a keyed 64-bit hash of each value (Polars ``hash``, its seed
-  fresh from the OS for each call), the distinct hashes numbered by a join on
-  UInt64, *checked*: every value must equal the value its code decodes to (one
-  gather and one comparison), so two texts sharing a hash can never share a code.
+  fresh from the OS for each call), the distinct hashes numbered by securedp's C extension
+  ``_hash_codes`` (a radix partition by the top 8 bits, then a hash table per partition small
+  enough for the cache, codes in order of first appearance: 0.35-0.37 s for 10**7 shuffled ids,
+  where the join with the scatter back to row order took 0.81-0.94 s) or, where it is not built,
+  by a join on UInt64 (codes in no particular order), *checked*: every
+  value must equal the value its code decodes to (one gather and one comparison), so two texts
+  sharing a hash can never share a code.
   If they do (for distinct texts about ``n**2 / 2**65``, for ``n`` distinct values,
   with an unpredictable seed), the column is coded as the next case instead. These
   codes are in no particular order (a join on strings costs 2 to 3 times as much);
@@ -39,6 +43,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -165,18 +170,53 @@ def keyed_hash(column: pl.Expr, seed: int) -> pl.Expr:
     return column.hash(seed)
 
 
-def _hashed_codes(column: pl.Series, seed: int) -> tuple[pl.Series, pl.Series] | None:
-    """Int64 codes of a text column by :func:`keyed_hash` and its distinct values in code order, or
-    None if two distinct values share a hash (see the module)."""
-    hashes = column.to_frame().lazy().select(keyed_hash(pl.col(column.name), seed).alias("_hash")).with_row_index("_at")
+def _extension() -> Any:
+    """The C extension numbering hashes (:mod:`securedp.engines.polars._hash_codes`), or None where it was not
+    built."""
+    try:
+        from securedp.engines.polars import _hash_codes
+    except ImportError:  # pragma: no cover - depends on the installation
+        return None
+    return _hash_codes
+
+
+_EXTENSION = _extension()
+
+
+def dense_codes(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """A code ``0 .. d - 1`` of each ``uint64`` hash (equal hashes, equal codes; codes in order of first
+    appearance) and the first row holding each code, by the C extension (a radix partition and small hash tables:
+    0.35-0.37 s on 10**7 shuffled hashes, against 0.81-0.94 s for the join of :func:`_joined_codes`); None where
+    it was not built."""
+    if _EXTENSION is None:
+        return None
+    flat = np.ascontiguousarray(hashes, dtype=np.uint64)
+    codes, first = np.empty(flat.size, dtype=np.int64), np.empty(flat.size, dtype=np.int64)
+    distinct = _EXTENSION.codes(flat, codes, first)
+    return codes, first[:distinct]
+
+
+def _joined_codes(hashes: pl.LazyFrame, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """What :func:`dense_codes` computes, by Polars: the distinct hashes numbered (in no particular order) and
+    joined back."""
+    hashes = hashes.with_row_index("_at")
     distinct = hashes.unique("_hash", keep="any").with_row_index("_code")  # "_at": a row holding each hash
     coded = hashes.join(distinct.select("_hash", "_code"), on="_hash", how="inner")  # rows in any order
     # One query plan: Polars computes ``distinct`` once for both results (a common subplan). Were it computed
-    # twice, in two orders, the check below would fail and the caller would rank instead: never a wrong code.
+    # twice, in two orders, the check of the caller would fail and it would rank instead: never a wrong code.
     joined, at = pl.collect_all([coded.select("_at", "_code"), distinct.select("_at")])
-    positions = np.empty(column.len(), dtype=np.int64)
+    positions = np.empty(rows, dtype=np.int64)
     positions[joined["_at"].to_numpy()] = joined["_code"].to_numpy()  # back in row order
-    codes, values = pl.Series("_code", positions), column.gather(at.to_series())
+    return positions, at.to_series().to_numpy().astype(np.int64)
+
+
+def _hashed_codes(column: pl.Series, seed: int) -> tuple[pl.Series, pl.Series] | None:
+    """Int64 codes of a text column by :func:`keyed_hash` and its distinct values in code order, or
+    None if two distinct values share a hash (see the module)."""
+    hashes = column.to_frame().lazy().select(keyed_hash(pl.col(column.name), seed).alias("_hash"))
+    coded = dense_codes(collect(hashes, column.len()).to_series().to_numpy()) if _EXTENSION is not None else None
+    positions, at = coded if coded is not None else _joined_codes(hashes, column.len())
+    codes, values = pl.Series("_code", positions), column.gather(at)
     decodes = (pl.lit(values).gather(pl.col("_code")) == pl.col("_value")).all()
     if not collect(pl.DataFrame([column.alias("_value"), codes]).lazy().select(decodes), column.len()).item():
         return None

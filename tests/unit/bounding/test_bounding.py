@@ -215,7 +215,20 @@ def test_two_key_columns_match_the_reference(rows: list[tuple], limits: tuple[in
     assert ours == reference([(p, (k1, k2), u) for p, k1, k2, u in rows], k, m, SALT)
 
 
-def test_hashed_text_codes_decode_to_their_texts_or_are_refused() -> None:
+@pytest.fixture(params=["extension", "join"])
+def numbering(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each hashed-codes test on both paths: the C extension's numbering (skipped where it is not built) and the
+    Polars join that stands in for it."""
+    import securedp.engines.polars.pair_codes as pair_codes
+
+    if request.param == "join":
+        monkeypatch.setattr(pair_codes, "_EXTENSION", None)
+    elif pair_codes._EXTENSION is None:
+        pytest.skip("the C extension is not built")
+    return str(request.param)
+
+
+def test_hashed_text_codes_decode_to_their_texts_or_are_refused(numbering: str) -> None:
     """The checked hash codes of a text column: each code decodes to its row's text, one code per
     distinct text; a hash shared by distinct texts gives no codes (the caller ranks instead)."""
     from securedp.engines.polars.pair_codes import _hashed_codes
@@ -235,7 +248,7 @@ def test_hashed_text_codes_decode_to_their_texts_or_are_refused() -> None:
 
 
 @pytest.mark.parametrize("where", [0, 150_000, 299_999])
-def test_one_shared_hash_anywhere_in_a_long_column_is_found(where: int) -> None:
+def test_one_shared_hash_anywhere_in_a_long_column_is_found(where: int, numbering: str) -> None:
     """The check runs in morsels on Polars' streaming engine: a single row whose text shares its hash
     with another text, at the start, the middle or the very end of 300,000 rows, still refuses the codes."""
     import securedp.engines.polars.pair_codes as pair_codes
