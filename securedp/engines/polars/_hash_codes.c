@@ -20,8 +20,13 @@ typedef struct {
     int64_t row;
 } entry;
 
-/* Writes codes[0 .. n) and first[0 .. distinct); returns the number of distinct hashes, or -1 when out of memory. */
+/* Writes codes[0 .. n) and first[0 .. distinct); returns the number of distinct hashes, -1 when out of memory, or -2
+ * when the buffers changed during the call (another thread writing them while the GIL is released): every index read
+ * back from memory the caller can write is checked, so such a race gives an error, never a write out of bounds. */
 static int64_t dense_codes(const uint64_t *hashes, int64_t n, int64_t *codes, int64_t *first) {
+    if ((uint64_t)n > SIZE_MAX / sizeof(entry) / 2) {
+        return -1;
+    }
     int64_t start[257] = {0};
     for (int64_t i = 0; i < n; i++) {
         start[(hashes[i] >> 56) + 1]++;
@@ -35,7 +40,7 @@ static int64_t dense_codes(const uint64_t *hashes, int64_t n, int64_t *codes, in
     }
     uint64_t room = 2;
     while (room < 2 * (uint64_t)widest) {
-        room <<= 1;
+        room <<= 1; /* room <= 4 n: no overflow below (n checked above) */
     }
     entry *parts = malloc((size_t)(n > 0 ? n : 1) * sizeof(entry));
     uint64_t *keys = malloc((size_t)room * sizeof(uint64_t));
@@ -50,22 +55,35 @@ static int64_t dense_codes(const uint64_t *hashes, int64_t n, int64_t *codes, in
     }
     memcpy(next, start, 256 * sizeof(int64_t));
     for (int64_t i = 0; i < n; i++) {
-        int64_t at = next[hashes[i] >> 56]++;
-        parts[at].hash = hashes[i];
+        uint64_t hash = ((const volatile uint64_t *)hashes)[i]; /* read once */
+        int b = (int)(hash >> 56);
+        int64_t at = next[b]++;
+        if (at >= start[b + 1]) { /* more rows in this partition than were counted: the hashes changed */
+            free(parts);
+            free(keys);
+            free(slots);
+            free(next);
+            return -2;
+        }
+        parts[at].hash = hash;
         parts[at].row = i;
     }
     int64_t distinct = 0;
     for (int b = 0; b < 256; b++) {
         int64_t lo = start[b], hi = start[b + 1];
         uint64_t size = 2;
+        int shift = 63;
         while (size < 2 * (uint64_t)(hi - lo)) {
             size <<= 1;
+            shift--;
         }
         uint64_t mask = size - 1;
         memset(slots, 0xff, (size_t)size * sizeof(int64_t)); /* -1: empty */
         for (int64_t p = lo; p < hi; p++) {
             uint64_t key = parts[p].hash;
-            uint64_t s = (key * UINT64_C(0x9E3779B97F4A7C15)) >> 8 & mask; /* the top bits are the partition's */
+            /* Fibonacci hashing: the product's top bits depend on every bit of the key (its low bits only on the key's
+             * low bits, so keys sharing their low bits would share a slot and the probing turn quadratic). */
+            uint64_t s = (key * UINT64_C(0x9E3779B97F4A7C15)) >> shift;
             while (slots[s] >= 0 && keys[s] != key) {
                 s = (s + 1) & mask;
             }
@@ -88,14 +106,26 @@ static int64_t dense_codes(const uint64_t *hashes, int64_t n, int64_t *codes, in
         free(parts);
         return -1;
     }
+    memset(renumber, 0xff, (size_t)distinct * sizeof(int64_t)); /* -1: not met */
     int64_t order = 0;
     for (int64_t i = 0; i < n; i++) {
-        if (first[codes[i]] == i) {
-            renumber[codes[i]] = order++;
+        int64_t c = codes[i];
+        if ((uint64_t)c >= (uint64_t)distinct) {
+            goto changed;
+        }
+        if (first[c] == i && renumber[c] < 0) {
+            renumber[c] = order++;
         }
     }
+    if (order != distinct) {
+        goto changed;
+    }
     for (int64_t i = 0; i < n; i++) {
-        codes[i] = renumber[codes[i]];
+        int64_t c = codes[i];
+        if ((uint64_t)c >= (uint64_t)distinct) {
+            goto changed;
+        }
+        codes[i] = renumber[c];
     }
     int64_t *moved = (int64_t *)parts; /* n entries of 16 bytes: room for the distinct first rows */
     for (int64_t c = 0; c < distinct; c++) {
@@ -105,23 +135,79 @@ static int64_t dense_codes(const uint64_t *hashes, int64_t n, int64_t *codes, in
     free(renumber);
     free(parts);
     return distinct;
+changed:
+    free(renumber);
+    free(parts);
+    return -2;
+}
+
+/* 1 when two buffers share a byte. */
+static int overlap(const Py_buffer *a, const Py_buffer *b) {
+    uintptr_t a0 = (uintptr_t)a->buf, b0 = (uintptr_t)b->buf;
+    return a->len > 0 && b->len > 0 && a0 < b0 + (uintptr_t)b->len && b0 < a0 + (uintptr_t)a->len;
+}
+
+/* 1 when a buffer holds native 8-byte integers (signed only if ``signed_only``), 8-byte aligned. */
+static int native_int64(const Py_buffer *view, int signed_only) {
+    const char *f = view->format;
+    if (f == NULL || view->itemsize != 8 || ((uintptr_t)view->buf & 7) != 0) {
+        return 0;
+    }
+    if (*f == '@' || *f == '=' || (*f == '<' && PY_LITTLE_ENDIAN) || ((*f == '>' || *f == '!') && !PY_LITTLE_ENDIAN)) {
+        f++;
+    }
+    return f[1] == '\0' && (f[0] == 'q' || f[0] == 'l' || (!signed_only && (f[0] == 'Q' || f[0] == 'L')));
+}
+
+/* A C-contiguous buffer of ``obj`` (writable if asked), a TypeError if it has none. */
+static int get_buffer(PyObject *obj, Py_buffer *view, int writable, int position) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "argument %d must be a C-contiguous%s buffer", position,
+                     writable ? " writable" : "");
+        return -1;
+    }
+    return 0;
 }
 
 static PyObject *codes(PyObject *self, PyObject *args) {
     (void)self;
+    PyObject *h, *o, *f;
+    if (!PyArg_ParseTuple(args, "OOO", &h, &o, &f)) {
+        return NULL;
+    }
     Py_buffer hashes, out, first;
-    if (!PyArg_ParseTuple(args, "y*w*w*", &hashes, &out, &first)) {
+    if (get_buffer(h, &hashes, 0, 1) < 0) {
+        return NULL;
+    }
+    if (get_buffer(o, &out, 1, 2) < 0) {
+        PyBuffer_Release(&hashes);
+        return NULL;
+    }
+    if (get_buffer(f, &first, 1, 3) < 0) {
+        PyBuffer_Release(&hashes);
+        PyBuffer_Release(&out);
         return NULL;
     }
     PyObject *result = NULL;
-    if (hashes.len % 8 != 0 || out.len != hashes.len || first.len != hashes.len) {
-        PyErr_SetString(PyExc_ValueError, "give one uint64 hash, one int64 code and one int64 row place per row");
+    if (hashes.len % 8 != 0 || out.len != hashes.len || first.len != hashes.len || !native_int64(&hashes, 0) ||
+        !native_int64(&out, 1) || !native_int64(&first, 1)) {
+        PyErr_SetString(PyExc_ValueError, "give one uint64 hash, one int64 code and one int64 row place per row "
+                                          "(native 8-byte integers, aligned)");
+        goto done;
+    }
+    if (overlap(&hashes, &out) || overlap(&hashes, &first) || overlap(&out, &first)) {
+        PyErr_SetString(PyExc_ValueError, "the hashes, the codes and the rows must not share memory");
         goto done;
     }
     int64_t n = (int64_t)(hashes.len / 8), distinct;
     Py_BEGIN_ALLOW_THREADS
     distinct = dense_codes((const uint64_t *)hashes.buf, n, (int64_t *)out.buf, (int64_t *)first.buf);
     Py_END_ALLOW_THREADS
+    if (distinct == -2) {
+        PyErr_SetString(PyExc_RuntimeError, "the buffers changed during the call");
+        goto done;
+    }
     if (distinct < 0) {
         PyErr_NoMemory();
         goto done;

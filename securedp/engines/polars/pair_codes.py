@@ -190,7 +190,7 @@ def dense_codes(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     it was not built."""
     if _EXTENSION is None:
         return None
-    flat = np.ascontiguousarray(hashes, dtype=np.uint64)
+    flat = np.require(hashes, np.uint64, ["C_CONTIGUOUS", "ALIGNED"])  # the extension refuses misaligned buffers
     codes, first = np.empty(flat.size, dtype=np.int64), np.empty(flat.size, dtype=np.int64)
     distinct = _EXTENSION.codes(flat, codes, first)
     return codes, first[:distinct]
