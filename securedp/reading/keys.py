@@ -29,7 +29,8 @@ anything else (bool, dates, ...)   refused, naming the column: a schema, not a c
 **Person ids are never negative integers.** ``pandas.factorize`` codes every missing id as ``-1``, and
 one "person" of all the rows without an id would let one added person *replace* another's row where the
 sensitivity allows only an addition; so an integer id below 0 (in any column type) is unusable, like a
-blank one. Text is never read as a number: the text ``"-1"`` is a person. Group keys may be negative.
+blank one; a signed integer column of 128 bits (read as text) and one declared ``"text"`` are judged by their
+integers too. Text is never read as a number: the text ``"-1"`` is a person. Group keys may be negative.
 
 **Declared types** (``schema={"pid": "int"}``, ``--schema pid:int``) read a column as the caller says:
 ``"int"`` makes text cells that are an optional sign and decimal digits, within ``int64``, that integer
@@ -149,12 +150,14 @@ def refused_type(name: str, role: str, dtype: Any) -> TypeError:
                      "(cast it to integers or strings)")
 
 
-def _text_values(series: pl.Series) -> KeyColumn:
+def _text_values(series: pl.Series, cell: Callable[[int], Any] | None = None) -> KeyColumn:
+    """A text column: each text itself, unusable when missing, blank or undecodable; ``cell`` shows a cell in an
+    error (the text's own by default; a 128-bit integer column's, its integer)."""
     text = pl.col("_text")
     verdicts = collect(series.alias("_text").to_frame().lazy().select(
         (text.is_null() | text.str.contains(UNUSABLE_TEXT)).fill_null(True)), series.len())
     unusable = verdicts.to_series().alias(series.name)
-    return KeyColumn(series.set(unusable, None) if unusable.any() else series, unusable, series.__getitem__)
+    return KeyColumn(series.set(unusable, None) if unusable.any() else series, unusable, cell or series.__getitem__)
 
 
 _FLOAT_EXACT = 2.0**53
@@ -258,7 +261,7 @@ def _typed(series: pl.Series, name: str, role: str) -> KeyColumn:
     if dtype in _INTEGERS:
         return KeyColumn(series, series.is_null(), series.__getitem__)
     if dtype in (pl.Int128, pl.UInt128):
-        return _text_values(series.cast(pl.String))
+        return _text_values(series.cast(pl.String), series.__getitem__)
     if dtype.is_float():
         return _integral_values(series)
     if isinstance(dtype, pl.Decimal):
@@ -288,9 +291,13 @@ def _declared_text(read: KeyColumn) -> KeyColumn:
 
 
 def _nonnegative(read: KeyColumn, given: pl.Series | list[Any]) -> KeyColumn:
-    """Person ids: an integer below 0 (an integer cell, or an integral number, in any column) is unusable."""
+    """Person ids: an integer below 0 (an integer cell, or an integral number, in any column) is unusable: judged on
+    the column as given when its type is a signed integer (128 bits included, whose cells are read as text, and
+    whatever the declared type), else on the integers read."""
     values = read.values
-    if values.dtype in _INTEGERS and values.dtype.is_signed_integer():
+    if isinstance(given, pl.Series) and given.dtype.is_signed_integer():
+        negative = (given < 0).fill_null(False)
+    elif values.dtype in _INTEGERS and values.dtype.is_signed_integer():
         negative = (values < 0).fill_null(False)
     elif isinstance(given, list) and values.dtype == pl.String:
         negative = pl.Series([isinstance(c, (int, np.integer, float, np.floating, decimal.Decimal, numbers.Rational))
