@@ -233,7 +233,11 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery, data: Callable[[],
     if args.dry_run:
         raise Failure("--dry-run plans from public bounds: give COLUMN:LO,HI (the auto bounds are a release)")
     epsilon = positive_rational(args.auto_epsilon, "--auto-epsilon")
-    price_table(**placeholder_bounds(query).public(), epsilon=query.epsilon, rho=query.rho)
+    placeholder = placeholder_bounds(query)
+    price_table(**placeholder.public(), epsilon=query.epsilon, rho=query.rho)
+    columns = list(dict.fromkeys(a.column for a in auto if a.column is not None))
+    _check_room_for_all(pipeline.preflight(args, query.currency), query, epsilon * len(columns))
+    placeholder.prepare(data())  # the table's columns and cells, read and checked as the table reads them
     rows = query.max_groups * query.max_rows if query.id_column is not None else 1
     chosen: dict[str, tuple[Fraction, Fraction]] = {}
     for a in auto:
@@ -251,6 +255,23 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery, data: Callable[[],
     resolved = tuple(dataclasses.replace(a, bounds=chosen[a.column], auto=False) if a.auto and a.column else a
                      for a in query.aggregations)
     return dataclasses.replace(query, aggregations=resolved)
+
+
+def _check_room_for_all(ledgers: pipeline.Ledgers, query: TableQuery, bounds_cost: Fraction) -> None:
+    """Raise :class:`Failure` unless the budget file holds the bounds releases' ``bounds_cost`` and the table's own
+    cost together, before the first bounds release: a table refused for its cost never follows a bounds release
+    that was charged. (The bounds are priced in epsilon: a budget file in rho refuses them in their own preflight.)"""
+    store = ledgers.store
+    if store is None or query.epsilon is None:
+        return
+    with store.hold() as state:
+        remaining, total = state.remaining, state.total
+    needed = bounds_cost + query.epsilon
+    if needed > remaining:
+        raise Failure(f"budget exhausted: the auto bounds (epsilon {display_rational(bounds_cost)}) and the table "
+                      f"(epsilon {display_rational(query.epsilon)}) need epsilon {display_rational(needed)} but only "
+                      f"{display_rational(remaining)} of {display_rational(total)} remains; nothing was read, drawn "
+                      "or charged")
 
 
 def release_table(args: argparse.Namespace) -> int:

@@ -129,6 +129,34 @@ def test_an_output_that_cannot_be_written_refuses_before_anything_is_read_or_dra
     assert len(Path("log.jsonl").read_text(encoding="utf-8").splitlines()) == 1
 
 
+AUTO_REFUSALS = {  # a table refused for its options or its schema, or (the data holder's) a cell of its own
+    "the table's cost and the bounds' exceed what remains": (["--epsilon", "9"], "budget exhausted: the auto bounds "
+                                                             "(epsilon 0.5) and the table (epsilon 9) need epsilon "
+                                                             "9.5 but only 9 of 10 remains"),
+    "a column not in the file": (["--epsilon", "1", "--mean", "nosuch:0,10"], "column(s) ['nosuch'] are not in"),
+    "a blank cell of another column": (["--epsilon", "1", "--mean", "w:0,10"], "column 'w', line 9: blank cell"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AUTO_REFUSALS))
+def test_a_table_refused_is_refused_before_its_auto_bounds_are_drawn(
+        case: str, work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``COLUMN:auto`` is a bounds release of its own, made before the table: a table that is then refused for
+    what its options, the file's columns or (in the data holder's mode) its cells say was refused after that
+    release had been charged and recorded (a fourth review). It is now refused before any bound is drawn."""
+    rows = "".join(f"{i},{'ab'[i % 2]},{i % 9},{'' if i == 7 else i % 5},{i * 3}\n" for i in range(30))
+    (work / "d.csv").write_text("id,g,v,w,u\n" + rows, encoding="utf-8")
+    before = ledger(capsys)
+    logged = Path("log.jsonl").read_bytes()
+    extra, message = AUTO_REFUSALS[case]
+    spy = Spy(monkeypatch)
+    status, out, err = run(capsys, "release", "d.csv", *TABLE, "--sum", "u:auto", "--auto-epsilon", "1/2", *extra,
+                           "--budget-file", "b.json", "--audit-log", "log.jsonl", "--seed-file", "seed")
+    assert status == 1 and out == "" and message in err, err
+    assert spy.draws == 0 and Path("b.json").read_text(encoding="utf-8") == before
+    assert Path("log.jsonl").read_bytes() == logged
+
+
 @pytest.mark.parametrize("verb", sorted(VERBS))
 def test_a_budget_file_restored_from_an_older_copy_refuses_before_anything_is_read_or_drawn(
         verb: str, work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
