@@ -59,6 +59,7 @@ import numpy as np
 
 from securedp.accounting.boundary import data_boundary
 from securedp.accounting.budget import RHO, Budget
+from securedp.accounting.errors import InterruptedAfterAppend
 from securedp.accounting.methods import session_method
 from securedp.accounting.partition import Part, declared_parts, read_parts, select_rows
 from securedp.accounting.recording import append_record, unreleased_on_failure
@@ -288,6 +289,7 @@ class Session:
             fields = self._fields(state, amount, delta, query, charged=True)
             return UnreleasedRecord(prepared.statistic, cost, error, fields, query).to_json()
 
+        self._check_appendable()
         with self._budget.charging(amount, delta) as state, unreleased_on_failure(self._audit, unreleased) as handing:
             release = data_boundary(self._analyst_facing, lambda: prepared.execute(self._rng), reading=True)
             if self._audit is not None:
@@ -295,6 +297,15 @@ class Session:
                 handing.handed = True
                 append_record(self._audit, release, record)
         return release
+
+    def _check_appendable(self) -> None:
+        """Refuse, before anything is charged or drawn, a release whose record the audit could not take now (an
+        :class:`~securedp.audit.log.AuditLog` whose file, folder or signed head cannot be written, or whose last
+        line is torn or altered: :meth:`~securedp.audit.log.AuditLog.check_appendable`); other audits (a list, a
+        test double) are not asked."""
+        check = getattr(self._audit, "check_appendable", None)
+        if callable(check):
+            check()
 
     def _fields(
         self, state: BudgetState, amount: Fraction, delta: Fraction | None, query: dict[str, Json] | None, *,
@@ -351,6 +362,8 @@ class Session:
         def unreleased(error: str) -> dict[str, Json]:  # the record of a failure once the salt is drawn
             return UnreleasedRecord("partition", Cost(self._budget.currency, charge), error, fields).to_json()
 
+        self._check_appendable()
+        interrupt: BaseException | None = None  # one that arrived once the record was durable
         with self._budget.charging(charge) as state, unreleased_on_failure(self._audit, unreleased) as handing:
             fields = BudgetFields.charged_to(state, charge, SessionPath(self._path, self._partition_id))
             if rule is not None:
@@ -360,9 +373,14 @@ class Session:
                 record = PartitionRecord(fields, share, k, tuple(jsonable(key) for key in keys), opens).to_json()
                 handing.handed = True
                 if rule is None:  # nothing drawn yet: a failed append refunds the charge (and appended nothing)
-                    self._audit.append(record)
+                    try:
+                        self._audit.append(record)
+                    except InterruptedAfterAppend as late:  # the record is durable: so is its charge
+                        interrupt = late.interrupt
                 else:  # the salt is drawn: the charge stands, and its record is tried again like a release's
                     append_record(self._audit, None, record)
+        if interrupt is not None:
+            raise interrupt
         out: dict[Any, Part] = {}
         for i, key in enumerate(keys):
             mask = where == i

@@ -28,12 +28,13 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line)["record"] for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def _interrupting(times: int, real: Callable[..., Any]) -> Callable[..., Any]:
+def _interrupting(times: int, real: Callable[..., Any], after: int = 0) -> Callable[..., Any]:
+    """``real``, interrupted at ``times`` calls after the first ``after``."""
     calls = {"n": 0}
 
     def call(*args: Any) -> Any:
         calls["n"] += 1
-        if calls["n"] <= times:
+        if after < calls["n"] <= after + times:
             raise KeyboardInterrupt
         return real(*args)
 
@@ -46,8 +47,8 @@ def test_an_interrupt_in_the_append_is_raised_once_the_record_is_durable(
     path = tmp_path / "log.jsonl"
     session = Session(epsilon=1, audit=AuditLog(path), rng=ChaChaSource(bytes(32)))
     session.count([1, 2, 3], epsilon="1/4")
-    if step == "lock":
-        monkeypatch.setattr(log_module, "lock_file", _interrupting(1, log_module.lock_file))
+    if step == "lock":  # the append's lock: the release's check that the log can take a record locks it first
+        monkeypatch.setattr(log_module, "lock_file", _interrupting(1, log_module.lock_file, after=1))
     else:
         monkeypatch.setattr(log_module.os, step, _interrupting(1, getattr(os, step)))
     with pytest.raises(KeyboardInterrupt):
@@ -136,3 +137,71 @@ def test_a_failure_once_the_line_is_durable_does_not_write_it_twice(
     assert len(_records(path)) == 1
     session.count([1, 2, 3], epsilon="1/4")
     assert len(_records(path)) == 2 and verify_log(path).ok
+
+
+def _head_a_folder(tmp_path: Path) -> AuditLog:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    (tmp_path / "log.jsonl.head").mkdir()
+    return AuditLog(tmp_path / "log.jsonl", signing_key=Ed25519PrivateKey.generate())
+
+
+def _torn(tmp_path: Path) -> AuditLog:
+    """A log torn after it was opened (opening a torn log is refused already)."""
+    path = tmp_path / "log.jsonl"
+    log = AuditLog(path)
+    Session(epsilon=1, audit=log, rng=ChaChaSource(bytes(32))).count([1, 2], epsilon="1/4")
+    path.write_bytes(path.read_bytes()[:-5])
+    return log
+
+
+UNUSABLE = {
+    "a folder for its signed head": (_head_a_folder, "is not a file"),
+    "in a missing folder": (lambda tmp_path: AuditLog(tmp_path / "missing" / "log.jsonl"), "cannot create"),
+    "a torn last line": (_torn, "incomplete"),
+}
+
+
+@pytest.mark.parametrize("call", ["count", "table", "partition", "partition with ids"])
+@pytest.mark.parametrize("case", sorted(UNUSABLE))
+def test_a_session_refuses_before_any_charge_a_release_its_log_cannot_take(
+        tmp_path: Path, case: str, call: str) -> None:
+    """The command checked the log before drawing; a Python session charged and drew, then lost the record
+    (a fourth review: a charge without a record). Every release and partition now asks the log first."""
+    make, message = UNUSABLE[case]
+    log = make(tmp_path)
+    before = log.path.read_bytes() if log.path.is_file() else None
+    session = Session(epsilon=1, audit=log, rng=ChaChaSource(bytes(32)))
+    calls = {
+        "count": lambda: session.count([1, 2, 3], epsilon="1/4"),
+        "table": lambda: session.table({"g": ["a", "b"], "v": [1, 2]}, group_by=["g"], keys=["a", "b"], epsilon="1/4"),
+        "partition": lambda: session.partition([1, 2], by=["a", "b"], parts=["a", "b"], budget="1/4"),
+        "partition with ids": lambda: session.partition([1, 2], by=["a", "b"], parts=["a", "b"], budget="1/4",
+                                                        ids=[7, 8]),
+    }
+    with pytest.raises(log_module.AuditLogError, match=message):
+        calls[call]()
+    assert session.spent == 0
+    assert (log.path.read_bytes() if log.path.is_file() else None) == before
+
+
+def test_an_interrupt_once_a_partition_record_is_durable_keeps_its_charge(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A partition without ids draws nothing, so a failed append refunds it; but an interrupt that arrives once
+    its record is durable (the folder's sync of a new log) refunded it too, leaving a record without a charge and
+    the ledger's next record failing ``verify`` (a fourth review). The charge now stands with its record."""
+    path = tmp_path / "log.jsonl"
+    session = Session(epsilon=1, audit=AuditLog(path), rng=ChaChaSource(bytes(32)))
+    real = log_module._fsync_directory
+
+    def interrupted(folder: Any) -> None:
+        real(folder)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(log_module, "_fsync_directory", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        session.partition([1, 2, 3, 4], by=["a", "b", "a", "b"], parts=["a", "b"], budget="1/2")
+    monkeypatch.undo()
+    assert [r.get("kind") for r in _records(path)] == ["partition"] and session.spent == Fraction(1, 2)
+    session.count([1, 2, 3], epsilon="1/4")
+    assert verify_log(path).ok and session.spent == Fraction(3, 4)
