@@ -165,13 +165,19 @@ class Budget:
         let an analyst retry for free and learn from each failure.
 
         The new state is saved before the body runs, so a crash never
-        under-counts; other charges wait until the body is done (so, for
+        under-counts; a save that raises (an interrupt may arrive just after a
+        file was replaced) puts the state before it back; other charges wait until the body is done (so, for
         instance, the audit records of one budget are appended in the order
         of their charges).
         """
         with self._store.hold() as state:
             after = self._charged(state, amount, delta)
-            self._store.save(after)
+            try:
+                self._store.save(after)
+            except BaseException:  # an interrupt may arrive once the new state is in place: nothing is drawn yet
+                with contextlib.suppress(Exception):  # if even this fails, the store over-counts (the safe side)
+                    self._store.save(state)
+                raise
             with watching_draws() as draws:
                 try:
                     yield after

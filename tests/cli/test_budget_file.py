@@ -207,6 +207,34 @@ def test_a_failing_body_restores_the_previous_state(tmp_path: Path) -> None:
     assert json.loads(path.read_text())["spent"] == "1/4"
 
 
+@pytest.mark.parametrize("when", ["before the replace", "after the replace"])
+def test_an_interrupted_save_leaves_the_state_before_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        when: str) -> None:
+    """A Ctrl-C that lands just after the atomic replace made the save raise with the charge in place: the body
+    never ran, so nothing refunded it and nothing recorded it (a fourth review: the budget file charged without a
+    record, and the next record failing ``verify``). The state before the charge is put back."""
+    import securedp.accounting.budget_file as backend
+
+    path = tmp_path / "b.json"
+    write(path)
+    real, calls = os.replace, []
+
+    def interrupted(src: str, dst: object) -> None:  # the first replace only: one Ctrl-C
+        calls.append(src)
+        if when == "after the replace" or len(calls) > 1:
+            real(src, dst)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(backend.os, "replace", interrupted)
+    ran = []
+    with pytest.raises(KeyboardInterrupt), BudgetFile(path).charge(Fraction(1, 8)):
+        ran.append(True)
+    monkeypatch.undo()
+    assert not ran and json.loads(path.read_text())["spent"] == "1/4"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json", "b.json.lock"]  # no temporary file left
+
+
 def test_the_file_is_a_store_of_the_one_budget_implementation(tmp_path: Path) -> None:
     """The charging rules are the session's: the same price (epsilon**2 / 2 on rho), refusal message and refund."""
     from securedp.accounting.budget import Budget
