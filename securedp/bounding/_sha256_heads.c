@@ -5,8 +5,9 @@
  * instructions (available() says so); everywhere else the caller uses polars-hash or hashlib,
  * which give the same digests. The input is two tables of byte strings in Arrow's layout (one
  * buffer of bytes, int64 offsets) and, per message, the index of its middle and of its tail; every
- * index and offset is checked before a byte is read. The running time of one message depends on its
- * length only (the number of 64-byte blocks), as for any SHA-256.
+ * index and offset is checked before a byte is read, and read once and checked again where it is used (the GIL
+ * is released, so another thread may rewrite the buffers); the output may share no memory with an input. The
+ * running time of one message depends on its length only (the number of 64-byte blocks), as for any SHA-256.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,10 +23,10 @@
 #define HAVE_X86 0
 #endif
 
+#if HAVE_X86
 static const uint32_t INITIAL[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
 
-#if HAVE_X86
 static const uint32_t K[64] __attribute__((aligned(16))) = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -104,48 +105,112 @@ static uint64_t head_of(uint8_t *message, size_t len) {
 }
 #endif
 
-static int valid_table(const Py_buffer *data, const Py_buffer *offsets, Py_ssize_t *count) {
-    if (offsets->len % 8 != 0 || offsets->len < 8) {
+/* 1 when two buffers share a byte. */
+static int overlap(const Py_buffer *a, const Py_buffer *b) {
+    uintptr_t a0 = (uintptr_t)a->buf, b0 = (uintptr_t)b->buf;
+    return a->len > 0 && b->len > 0 && a0 < b0 + (uintptr_t)b->len && b0 < a0 + (uintptr_t)a->len;
+}
+
+/* 1 when a buffer holds native 8-byte integers of one of the struct codes in ``codes``, 8-byte aligned. */
+static int native_words(const Py_buffer *view, const char *codes) {
+    const char *f = view->format;
+    if (f == NULL || view->itemsize != 8 || view->len % 8 != 0 || ((uintptr_t)view->buf & 7) != 0) {
+        return 0;
+    }
+    if (*f == '@' || *f == '=' || (*f == '<' && PY_LITTLE_ENDIAN) || ((*f == '>' || *f == '!') && !PY_LITTLE_ENDIAN)) {
+        f++;
+    }
+    return f[0] != '\0' && f[1] == '\0' && strchr(codes, f[0]) != NULL;
+}
+
+/* One read of an int64 that another thread may be writing (the GIL is released): the compiler may not read it
+ * again after it was checked. */
+static inline int64_t read_once(const int64_t *at) { return *(const volatile int64_t *)at; }
+
+/* A table of byte strings in Arrow's layout: count strings, string k at data[offsets[k] .. offsets[k + 1]). */
+typedef struct {
+    const uint8_t *data;
+    const int64_t *offsets;
+    int64_t data_len, count, longest;
+} table;
+
+/* Checks offsets: at least one, the first >= 0, non-decreasing, the last within the data; sets the count and the
+ * longest string. */
+static int valid_table(const Py_buffer *data, const Py_buffer *offsets, table *t) {
+    if (offsets->len < 8) {
         return 0;
     }
     const int64_t *o = (const int64_t *)offsets->buf;
-    Py_ssize_t n = offsets->len / 8 - 1;
-    if (o[0] < 0) {
+    int64_t n = (int64_t)(offsets->len / 8) - 1, most = 0, previous = read_once(&o[0]);
+    if (previous < 0) {
         return 0;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (o[i + 1] < o[i]) {
+    for (int64_t i = 0; i < n; i++) {
+        int64_t next = read_once(&o[i + 1]);
+        if (next < previous) {
             return 0;
         }
+        if (next - previous > most) {
+            most = next - previous;
+        }
+        previous = next;
     }
-    if (o[n] > data->len) {
+    if (previous > (int64_t)data->len) {
         return 0;
     }
-    *count = n;
+    t->data = (const uint8_t *)data->buf;
+    t->offsets = o;
+    t->data_len = (int64_t)data->len;
+    t->count = n;
+    t->longest = most;
     return 1;
 }
 
-static int64_t longest(const Py_buffer *offsets, Py_ssize_t n) {
-    const int64_t *o = (const int64_t *)offsets->buf;
-    int64_t most = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (o[i + 1] - o[i] > most) {
-            most = o[i + 1] - o[i];
-        }
+#if HAVE_X86
+/* String ``index`` of ``t``, every value read once and checked where it is used (the buffers may have changed since
+ * valid_table): 0 if it is outside the table, the data or the room counted for the longest string. */
+static int string_of(const table *t, int64_t index, const uint8_t **start, size_t *len) {
+    if ((uint64_t)index >= (uint64_t)t->count) {
+        return 0;
     }
-    return most;
+    int64_t a = read_once(&t->offsets[index]), b = read_once(&t->offsets[index + 1]);
+    if (a < 0 || b < a || b > t->data_len || b - a > t->longest) {
+        return 0;
+    }
+    *start = t->data + a;
+    *len = (size_t)(b - a);
+    return 1;
 }
+#endif
+
+/* A C-contiguous buffer of ``obj`` (with its format; writable if asked), a TypeError if it has none. */
+static int get_buffer(PyObject *obj, Py_buffer *view, int writable, int position) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "argument %d must be a C-contiguous%s buffer", position,
+                     writable ? " writable" : "");
+        return -1;
+    }
+    return 0;
+}
+
+enum { PREFIX, MID, MID_OFFSETS, MID_OF, TAIL, TAIL_OFFSETS, TAIL_OF, OUT, ARGS };
 
 static PyObject *heads(PyObject *self, PyObject *args) {
     (void)self;
-    Py_buffer prefix, mid, mid_offsets, mid_of, tail, tail_offsets, tail_of, out;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*w*", &prefix, &mid, &mid_offsets, &mid_of, &tail, &tail_offsets,
-                          &tail_of, &out)) {
+    PyObject *objects[ARGS];
+    if (!PyArg_ParseTuple(args, "OOOOOOOO", &objects[0], &objects[1], &objects[2], &objects[3], &objects[4],
+                          &objects[5], &objects[6], &objects[7])) {
         return NULL;
     }
+    Py_buffer views[ARGS];
+    memset(views, 0, sizeof views); /* PyBuffer_Release of a view never taken does nothing */
     PyObject *result = NULL;
-    Py_ssize_t mids = 0, tails = 0;
-    Py_ssize_t n = out.len / 8;
+    for (int k = 0; k < ARGS; k++) {
+        if (get_buffer(objects[k], &views[k], k == OUT, k + 1) < 0) {
+            goto done;
+        }
+    }
 #if HAVE_X86
     if (!has_sha_extensions()) {
         PyErr_SetString(PyExc_RuntimeError, "this CPU has no SHA extensions");
@@ -155,53 +220,68 @@ static PyObject *heads(PyObject *self, PyObject *args) {
     PyErr_SetString(PyExc_RuntimeError, "built without the x86 SHA extensions");
     goto done;
 #endif
-    if (out.len % 8 != 0 || mid_of.len != out.len || tail_of.len != out.len ||
-        !valid_table(&mid, &mid_offsets, &mids) || !valid_table(&tail, &tail_offsets, &tails)) {
-        PyErr_SetString(PyExc_ValueError, "inconsistent tables, indices or output");
+    table mid, tail;
+    if (!native_words(&views[MID_OFFSETS], "qlQL") || !native_words(&views[TAIL_OFFSETS], "qlQL") ||
+        !native_words(&views[MID_OF], "ql") || !native_words(&views[TAIL_OF], "ql") ||
+        !native_words(&views[OUT], "QL") || views[MID_OF].len != views[OUT].len ||
+        views[TAIL_OF].len != views[OUT].len || !valid_table(&views[MID], &views[MID_OFFSETS], &mid) ||
+        !valid_table(&views[TAIL], &views[TAIL_OFFSETS], &tail)) {
+        PyErr_SetString(PyExc_ValueError, "inconsistent tables, indices or output (native aligned 8-byte integers: "
+                                          "int64 offsets and indices, a uint64 output)");
         goto done;
     }
-    const int64_t *mo = (const int64_t *)mid_of.buf, *to = (const int64_t *)tail_of.buf;
+    for (int k = 0; k < OUT; k++) {
+        if (overlap(&views[OUT], &views[k])) {
+            PyErr_SetString(PyExc_ValueError, "the output must not share memory with an input");
+            goto done;
+        }
+    }
+    Py_ssize_t n = views[OUT].len / 8;
+    const int64_t *mo = (const int64_t *)views[MID_OF].buf, *to = (const int64_t *)views[TAIL_OF].buf;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (mo[i] < 0 || mo[i] >= mids || to[i] < 0 || to[i] >= tails) {
+        int64_t a = read_once(&mo[i]), b = read_once(&to[i]);
+        if (a < 0 || a >= mid.count || b < 0 || b >= tail.count) {
             PyErr_SetString(PyExc_IndexError, "an index is outside its table");
             goto done;
         }
     }
 #if HAVE_X86
     {
-        size_t room = (size_t)prefix.len + (size_t)longest(&mid_offsets, mids) + (size_t)longest(&tail_offsets, tails) + 72;
+        size_t at = (size_t)views[PREFIX].len, room = at + (size_t)mid.longest + (size_t)tail.longest + 72;
         uint8_t *buffer = malloc(room);
         if (buffer == NULL) {
             PyErr_NoMemory();
             goto done;
         }
-        const uint8_t *md = (const uint8_t *)mid.buf, *td = (const uint8_t *)tail.buf;
-        const int64_t *mof = (const int64_t *)mid_offsets.buf, *tof = (const int64_t *)tail_offsets.buf;
-        uint64_t *heads_out = (uint64_t *)out.buf;
-        memcpy(buffer, prefix.buf, (size_t)prefix.len);
+        uint64_t *heads_out = (uint64_t *)views[OUT].buf;
+        memcpy(buffer, views[PREFIX].buf, at);
+        int changed = 0;
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t i = 0; i < n; i++) {
-            size_t at = (size_t)prefix.len;
-            size_t ml = (size_t)(mof[mo[i] + 1] - mof[mo[i]]), tl = (size_t)(tof[to[i] + 1] - tof[to[i]]);
-            memcpy(buffer + at, md + mof[mo[i]], ml);
-            memcpy(buffer + at + ml, td + tof[to[i]], tl);
+            const uint8_t *m, *t;
+            size_t ml, tl;
+            if (!string_of(&mid, read_once(&mo[i]), &m, &ml) || !string_of(&tail, read_once(&to[i]), &t, &tl)) {
+                changed = 1; /* another thread rewrote an index or an offset since the checks */
+                break;
+            }
+            memcpy(buffer + at, m, ml);
+            memcpy(buffer + at + ml, t, tl);
             heads_out[i] = head_of(buffer, at + ml + tl);
         }
         Py_END_ALLOW_THREADS
         free(buffer);
+        if (changed) {
+            PyErr_SetString(PyExc_RuntimeError, "the indices or offsets changed during the call");
+            goto done;
+        }
     }
     result = Py_None;
     Py_INCREF(result);
 #endif
 done:
-    PyBuffer_Release(&prefix);
-    PyBuffer_Release(&mid);
-    PyBuffer_Release(&mid_offsets);
-    PyBuffer_Release(&mid_of);
-    PyBuffer_Release(&tail);
-    PyBuffer_Release(&tail_offsets);
-    PyBuffer_Release(&tail_of);
-    PyBuffer_Release(&out);
+    for (int k = 0; k < ARGS; k++) {
+        PyBuffer_Release(&views[k]);
+    }
     return result;
 }
 

@@ -55,7 +55,7 @@ def _table(texts: pl.Series) -> tuple[Any, np.ndarray]:
     array = texts.cast(pl.String).to_arrow().cast(pa.large_string())  # to_arrow rechunks: one array
     _, offset_buffer, data = array.buffers()
     offsets = np.frombuffer(offset_buffer, dtype=np.int64)[array.offset:array.offset + len(array) + 1]
-    return (memoryview(b"") if data is None else memoryview(data)), np.ascontiguousarray(offsets)
+    return (memoryview(b"") if data is None else memoryview(data)), np.require(offsets, np.int64, ["C", "A"])
 
 
 def heads(prefix: bytes, middles: pl.Series, middle_of: np.ndarray, tails: pl.Series,
@@ -63,12 +63,16 @@ def heads(prefix: bytes, middles: pl.Series, middle_of: np.ndarray, tails: pl.Se
     """The first 64 bits (big-endian, ``uint64``) of SHA-256 of ``prefix || middles[middle_of[i]] ||
     tails[tail_of[i]]`` (UTF-8) for each ``i``, or ``None`` where the extension is not available.
 
-    Raises ``IndexError`` if an index is outside its table, ``ValueError`` if the index arrays differ in length.
+    Raises ``IndexError`` if an index is outside its table, ``ValueError`` if the index arrays differ in length,
+    ``TypeError`` if they are not integers.
     """
     if _EXTENSION is None:
         return None
-    mid_of = np.ascontiguousarray(middle_of, dtype=np.int64)
-    end_of = np.ascontiguousarray(tail_of, dtype=np.int64)
+    mid_of, end_of = (np.asarray(indices) for indices in (middle_of, tail_of))
+    if any(indices.size and indices.dtype.kind not in "iu" for indices in (mid_of, end_of)):
+        raise TypeError("the indices must be integers")  # a float index was truncated to an integer
+    # native, aligned, contiguous int64 (the extension refuses anything else)
+    mid_of, end_of = np.require(mid_of, np.int64, ["C", "A"]), np.require(end_of, np.int64, ["C", "A"])
     if mid_of.shape != end_of.shape or mid_of.ndim != 1:
         raise ValueError("give one middle and one tail index per message")
     mid_data, mid_offsets = _table(middles)

@@ -156,7 +156,7 @@ static int native_int64(const Py_buffer *view, int signed_only) {
     if (*f == '@' || *f == '=' || (*f == '<' && PY_LITTLE_ENDIAN) || ((*f == '>' || *f == '!') && !PY_LITTLE_ENDIAN)) {
         f++;
     }
-    return f[1] == '\0' && (f[0] == 'q' || f[0] == 'l' || (!signed_only && (f[0] == 'Q' || f[0] == 'L')));
+    return f[0] != '\0' && f[1] == '\0' && (f[0] == 'q' || f[0] == 'l' || (!signed_only && (f[0] == 'Q' || f[0] == 'L')));
 }
 
 /* A C-contiguous buffer of ``obj`` (writable if asked), a TypeError if it has none. */

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import platform
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -125,3 +128,116 @@ def test_bounding_keeps_the_same_rows_without_the_extension(monkeypatch: pytest.
     by_plugin = engine(frame(rows), 2, 3)
     monkeypatch.setattr(digest, "_polars_hash", None)
     assert engine(frame(rows), 2, 3) == by_plugin == by_cpu == reference(rows, 2, 3, SALT)
+
+
+def _run_alone(code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter, so that a crash fails this test instead of killing the test run."""
+    prelude = ("import numpy as np, threading\nimport polars as pl\n"
+               "from securedp.bounding import heads as heads_module\next = heads_module._EXTENSION\n")
+    return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True, text=True,
+                          timeout=300)
+
+
+@needs_extension
+def test_an_output_sharing_memory_with_an_input_is_refused() -> None:
+    """A head written over an index or an offset not read yet became an index or a length: a read out of bounds,
+    and a copy of ~2**63 bytes into the message buffer (both crashed the interpreter)."""
+    run = _run_alone("""
+        n = 1000
+        words = np.zeros(n + 1, np.int64)
+        offsets = np.array([0, 4, 4], np.int64)
+        zeros, two = np.zeros(n, np.int64), np.zeros(2, np.int64)
+        for mid_offsets, mid_of, tail_of, out in [
+                (np.array([0, 4], np.int64), words[:-1], zeros, words[1:].view(np.uint64)),  # out one index ahead
+                (offsets, two, two, offsets[1:].view(np.uint64)),  # out over the offsets
+                (np.array([0, 4], np.int64), zeros, zeros, zeros.view(np.uint64))]:  # out is the tail indices
+            try:
+                ext.heads(b"", b"abcd", mid_offsets, mid_of, b"", np.zeros(2, np.int64), tail_of, out)
+            except ValueError:
+                continue
+            raise SystemExit("accepted")
+        print("refused")
+    """)
+    assert run.returncode == 0 and "refused" in run.stdout, (run.returncode, run.stdout, run.stderr[-2000:])
+
+
+@needs_extension
+@pytest.mark.parametrize("target", ["offsets", "indices", "public"])
+def test_inputs_rewritten_during_the_call_never_read_or_write_out_of_bounds(target: str) -> None:
+    """The GIL is released while hashing, and the indices and offsets were read again after their checks: another
+    thread setting one to 2**40 in between made a read, and a copy into the message buffer, out of bounds (it
+    crashed). The call may now fail with RuntimeError; it must not crash. ``public`` goes through heads(), whose
+    int64 index arrays are the caller's own (not copied)."""
+    run = _run_alone(f"""
+        target = {target!r}
+        n = 1 << 20
+        offsets, mid_of, tail_of = np.array([0, 1], np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64)
+        out = np.empty(n, np.uint64)
+        words, where = (offsets, 1) if target == "offsets" else (mid_of, n // 2)
+        good = int(words[where])
+        stop = False
+        def flip():
+            while not stop:
+                words[where] = 1 << 40
+                words[where] = good
+        flipper = threading.Thread(target=flip)
+        flipper.start()
+        try:
+            for _ in range(15):
+                try:
+                    if target == "public":
+                        heads_module.heads(b"p", pl.Series(["a"]), mid_of, pl.Series(["b"]), tail_of)
+                    else:
+                        ext.heads(b"p", b"a" * 16, offsets, mid_of, b"", np.zeros(2, np.int64), tail_of, out)
+                except (ValueError, IndexError, RuntimeError):
+                    pass
+        finally:
+            stop = True
+            flipper.join()
+        print("survived")
+    """)
+    assert run.returncode == 0 and "survived" in run.stdout, (run.returncode, run.stdout, run.stderr[-2000:])
+
+
+def _unaligned(values: list[int]) -> memoryview:
+    raw = memoryview(bytearray(8 * len(values) + 1))[1:]
+    raw[:] = np.array(values, np.int64).tobytes()
+    return raw.cast("q")
+
+
+_GOOD = {"mid": b"ab", "mid_offsets": np.array([0, 1, 2], np.int64), "mid_of": np.zeros(1, np.int64),
+         "tail": b"b", "tail_offsets": np.array([0, 1], np.int64), "tail_of": np.zeros(1, np.int64)}
+
+
+@needs_extension
+@pytest.mark.parametrize("name, value", [
+    ("mid_of", np.zeros(1, np.float64)),  # 0.0 has the bits of index 0: accepted
+    ("out", np.zeros(1, np.float64)),  # a head written as the bits of a float
+    ("out", np.zeros(1, np.dtype(">u8"))),  # a head in the wrong byte order
+    ("mid_offsets", np.array([0, 0, 1, 0], np.int32)),  # 4-byte offsets, the same bytes as int64 [0, 1]
+    ("mid_offsets", _unaligned([0, 1, 2])),  # misaligned 8-byte loads: undefined behaviour in C
+    ("out", memoryview(bytearray(9))[1:].cast("Q")),  # a misaligned 8-byte store
+], ids=["float64 indices", "float64 out", "big-endian out", "int32 offsets", "unaligned offsets", "unaligned out"])
+def test_buffers_of_another_type_are_refused(name: str, value: object) -> None:
+    """Only byte lengths were checked: indices and offsets of any type, and heads written as floats or in the wrong
+    byte order, or at a misaligned address, were accepted."""
+    arguments = {**_GOOD, "out": np.zeros(1, np.uint64), name: value}
+    with pytest.raises(ValueError, match="native aligned"):
+        heads_module._EXTENSION.heads(b"", *arguments.values())
+
+
+@needs_extension
+def test_float_indices_are_refused() -> None:
+    """heads() cast its indices to int64 unsafely: 1.9 was silently message 1."""
+    with pytest.raises(TypeError, match="integers"):
+        heads(b"", pl.Series(["a", "b"]), np.array([1.9]), pl.Series(["t"]), np.array([0]))
+
+
+@needs_extension
+def test_a_misaligned_index_array_is_still_hashed() -> None:
+    """heads() hands the extension aligned copies of misaligned arrays (a view at an odd offset of a byte buffer),
+    which the extension itself refuses."""
+    middle_of = np.frombuffer(bytearray(8 * 3 + 1), np.int64, count=3, offset=1)
+    middle_of[:] = [1, 0, 1]
+    got = heads(b"s", pl.Series(["a", "b"]), middle_of, pl.Series(["t"]), np.zeros(3, np.int64))
+    assert got is not None and got.tolist() == expected(b"s", ["a", "b"], [1, 0, 1], ["t"], [0, 0, 0])
