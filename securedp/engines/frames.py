@@ -31,7 +31,7 @@ objects), pyarrow (``decimal128``) or Polars (for Polars input and for files).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -41,7 +41,7 @@ import polars as pl
 import pyarrow as pa
 
 from securedp.hazmat.exact.rational import format_rational
-from securedp.reading.columns import value_column
+from securedp.reading.columns import column_values, value_column
 from securedp.reading.keys import key_column
 from securedp.reading.tables import table_source
 
@@ -96,14 +96,16 @@ def row_positions(height: int) -> np.ndarray:
 
 def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence[str],
                values: Sequence[str] = (), drop_bad_keys: bool = False, drop_missing_keys: bool = False,
-               schema: Mapping[str, str] | None = None) -> Frames:
+               schema: Mapping[str, str] | None = None, labels: Collection[str] = ()) -> Frames:
     """The table with a person column named ``person``, checked group columns, and the value columns' records.
 
     Every column is taken as the caller holds it (:func:`securedp.reading.tables.table_source`): ids and
     keys are read by the one rule of :mod:`securedp.reading.keys` (by the column's declared type, or
     ``schema[column]``), and each value column exactly from the caller's own column, so a column the release
     does not name is never converted and a value column holding ``10**400``, a ``Fraction`` or a stray
-    string reaches the lattice screen as it is.
+    string reaches the lattice screen as it is. A column in ``labels`` (a histogram's declared categories)
+    is read as its records (:func:`~securedp.reading.columns.column_values`): text stays text, whatever the
+    other cells hold, where a value column of integer text is read as those integers.
 
     An unusable id or key raises naming its column and the place of the first (``line 72``), or with
     ``drop_bad_keys`` (analyst-facing sessions) drops its row, so that no error depends on the data;
@@ -132,7 +134,7 @@ def read_table(data: Any, person: str, id_column: str | None, group_by: Sequence
     # are dropped). The frame is built from the columns themselves (no copy; a select's query plan took 0.1 ms).
     columns = {c: frame.get_column(c) for c in group_by}
     columns[person] = frame.get_column(id_column if id_column is not None else ROW)
-    records = {c: value_column(source.columns[c]) for c in values}
+    records = {c: (column_values if c in labels else value_column)(source.columns[c]) for c in values}
     return Frames(pl.DataFrame({**columns, ROW: frame.get_column(ROW)}), source.kind, records, source.where)
 
 

@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol
 
 from securedp.lattice import screen_units
-from securedp.mechanisms.histogram import Derivation
+from securedp.mechanisms.histogram import Categories, Derivation
 from securedp.reading.columns import refuse_unordered
 
 if TYPE_CHECKING:  # the interchange types name the frames engines hand over; no engine or frame library runs here
@@ -107,6 +107,12 @@ class ColumnSpec:
     derivation: Derivation | None = None
     """A histogram's rule turning each record into the index of its category or bin (its canonical integer),
     or ``None``: the record's lattice units."""
+
+    @property
+    def labels(self) -> bool:
+        """The records are compared with declared labels (a histogram's categories): read as they are, text as
+        text (:func:`securedp.engines.frames.read_table`)."""
+        return isinstance(self.derivation, Categories)
 
     def keeps_every_row(self, missing: str) -> bool:
         """Whether reading the column keeps every row whatever the data (so that every such column of a

@@ -20,10 +20,9 @@ pandas Series, extension dtype         ``Int*``/``UInt*`` without a missing valu
 ``boolean``, ``string``, Arrow)        ``boolean``, text, Arrow types): Python objects with ``None``
                                        for a missing value (``to_numpy(dtype=object, na_value=None)``)
 Polars Series                          integers of at most 64 bits or booleans without a null, and
-                                       floats: ``to_numpy()``; text whose every cell is a decimal
-                                       integer of at most 18 digits: those integers, exactly; anything
-                                       else (a null in an integer column, 128-bit integers, decimals,
-                                       other text): Python objects (``to_list()``), read record by record
+                                       floats: ``to_numpy()``; anything else (a null in an integer
+                                       column, 128-bit integers, decimals, text): Python objects
+                                       (``to_list()``), read record by record: text stays text
 any other iterable                     ``list(...)``
 =====================================  ============================================================
 
@@ -35,7 +34,9 @@ A value column that a release screens onto the lattice is read by :func:`value_c
 except that an integer (of at most 64 bits) or float column with a missing cell, from pandas (nullable
 dtypes), Polars or pyarrow, is a NumPy masked array instead of Python objects: its own values at their own
 dtype, 0 in each missing cell, and the mask of the missing cells, the records :func:`column_values` reads as
-``None``; and a pandas ``Float32``/``Float64`` column without a missing cell is its values as ``float64``
+``None``; a Polars text column whose every cell is a decimal integer of at most 18 digits is those integers
+(the numbers its cells read as one by one: :data:`_INTEGER_TEXT`); and a pandas ``Float32``/``Float64``
+column without a missing cell is its values as ``float64``
 (exactly: ``float64`` holds every ``float32``). The lattice screen reads either in one vectorised pass (a
 column of 10**6 took about 130 ms as Python objects, with or without a missing value).
 """
@@ -122,8 +123,6 @@ def _polars_values(series: Any) -> np.ndarray | list[Any]:
     wide = dtype in (pl.Int128, pl.UInt128)  # NumPy holds no 128-bit integer: Python ints, null or not
     if dtype.is_float() or ((dtype.is_integer() or dtype == pl.Boolean) and not wide and series.null_count() == 0):
         return np.asarray(series.to_numpy())
-    if dtype == pl.String and series.null_count() == 0 and series.str.contains(r"^-?[0-9]{1,18}$").all():
-        return np.asarray(series.cast(pl.Int64).to_numpy())  # text of integers (a CSV column): parsed exactly at once
     return list(series.to_list())
 
 
@@ -155,6 +154,12 @@ def column_values(data: Any) -> np.ndarray | list[Any]:
     return data if isinstance(data, list) else list(data)
 
 
+_INTEGER_TEXT = r"^-?[0-9]{1,18}$"
+"""A value column of Polars text whose every cell matches this is read as those integers at once: each is the number
+its text reads as record by record (the same values, sooner). Only for values: a label is its text
+(a histogram's categories, a partition's keys), whatever the other cells hold."""
+
+
 def value_column(data: Any) -> np.ndarray | list[Any]:
     """The records of a value column (see the module docstring): :func:`column_values`, or a masked array of
     an integer or float column with a missing cell, or a pandas ``Float*`` column's values as ``float64``."""
@@ -180,6 +185,8 @@ def _numeric_values(data: Any) -> np.ndarray | None:
     if module == "polars" and type(data).__name__ == "Series":
         import polars as pl  # loaded already: ``data`` is a Polars Series
 
+        if data.dtype == pl.String and data.null_count() == 0 and data.str.contains(_INTEGER_TEXT).all():
+            return np.asarray(data.cast(pl.Int64).to_numpy())  # text of integers (a CSV column), parsed at once
         numeric = data.dtype.is_float() or (data.dtype.is_integer() and data.dtype not in (pl.Int128, pl.UInt128))
         if not numeric or data.null_count() == 0:
             return None

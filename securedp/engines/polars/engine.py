@@ -37,7 +37,7 @@ class PolarsEngine:
                  public: PublicKeys | None, missing: str, fill: Any) -> None:
         frames = read_table(data, PERSON, id_column, bounds.group_by, [c.column for c in columns],
                             drop_bad_keys=bounds.analyst_facing, drop_missing_keys=bounds.drop_missing_keys,
-                            schema=bounds.schema)
+                            schema=bounds.schema, labels=[c.column for c in columns if c.labels])
         # The group columns take the engine's own names (``_securedp_key0`` ...): see key_names.
         names = key_names(bounds.group_by)
         self.group_names = list(bounds.group_by)
