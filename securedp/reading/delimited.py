@@ -165,9 +165,10 @@ def header_of(text: str, delimiter: str = ",") -> list[str]:
 
 def _simple(body: str, delimiter: str, width: int) -> bool:
     """Whether ``body`` (the text after the header) reads alike in Polars: no quote, no lone ``\\r``, a first
-    line that is not empty (Polars counts the cells of every line by it), and every non-empty line with exactly
-    ``width`` cells (a vectorised count of delimiters per line)."""
-    if '"' in body or body.count("\r") != body.count("\r\n") or not delimiter.isascii():
+    line that is not empty (Polars counts the cells of every line by it), no U+FEFF opening it (Polars drops one
+    there, as a byte-order mark; here it is the first cell's text, as on the other path), and every non-empty
+    line with exactly ``width`` cells (a vectorised count of delimiters per line)."""
+    if '"' in body or body.count("\r") != body.count("\r\n") or not delimiter.isascii() or body.startswith("\ufeff"):
         return False
     if not body.strip("\r\n"):  # empty lines only (Polars then sees one column): each a record of blank cells
         return not body
