@@ -137,6 +137,8 @@ def too_large(cell: Any) -> bool:
             return False
         if cell.adjusted() >= ID_BITS:
             return True
+        if cell.adjusted() < 0:  # below 1 in magnitude (``1E-999999999`` would be a billion-digit denominator)
+            return False
         numerator, denominator = cell.as_integer_ratio()
         return denominator == 1 and abs(numerator).bit_length() > ID_BITS
     if isinstance(cell, numbers.Rational) and not isinstance(cell, (bool, np.bool_, np.timedelta64)):
@@ -192,6 +194,8 @@ def _cell_text(cell: Any) -> str | None:
         return None if is_unusable_text(cell) else python_text(cell)
     if is_missing(cell):
         return None
+    if isinstance(cell, decimal.Decimal) and cell.is_finite() and cell.adjusted() < 0:
+        return "0" if cell.is_zero() else None  # below 1 in magnitude: 0 or a fraction, judged by its exponent
     if isinstance(cell, (float, np.floating, decimal.Decimal)):
         try:
             numerator, denominator = cell.as_integer_ratio()  # exact, for every float width and for Decimal
@@ -219,7 +223,8 @@ def _cells_or_series(column: Any, name: str, role: str) -> pl.Series | list[Any]
     if module == "pandas":
         dtype = column.dtype
         if dtype.kind == "O" or str(dtype).startswith(("str", "string")):  # object, text, categorical: by cell
-            return list(column.to_numpy(dtype=object, na_value=None))
+            # pandas' own missing-value test raises on a signalling NaN (``Decimal("sNaN")``): each cell is judged here
+            return [None if is_missing(cell) else cell for cell in column.to_numpy(dtype=object)]
         if dtype.kind == "b":
             raise refused_type(name, role, dtype)
         import pyarrow as pa

@@ -116,6 +116,41 @@ def test_negative_ids_are_refused_in_every_signed_integer_type(width: str, decla
     assert released[0] == released[1]
 
 
+@pytest.mark.parametrize("form", ["pandas object column", "list"])
+def test_a_signalling_nan_id_is_a_blank_id_like_a_quiet_one(form: str) -> None:
+    """pandas' missing-value test raises ``InvalidOperation`` on ``Decimal("sNaN")``: a raw error for the data
+    holder and ``DataRefused`` for an analyst, where ``Decimal("NaN")`` is a blank id (a fourth review)."""
+    outcomes = []
+    for nan in (decimal.Decimal("NaN"), decimal.Decimal("sNaN")):
+        ids: Any = [*range(10), nan]
+        if form != "list":
+            ids = pd.Series(ids, dtype=object)
+        with pytest.raises(ValueError, match=r"^column 'ids', row 10: blank id \(1 row\(s\)") as refused:
+            securedp.count([0] * 11, ids=ids, epsilon=1)
+        session = Session(epsilon=1, rng=ChaChaSource(SEED), analyst_facing=True)
+        outcomes.append((str(refused.value), session.count([0] * 11, ids=ids, epsilon="1/2").value))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_a_decimal_id_of_a_tiny_exponent_is_judged_by_it() -> None:
+    """``Decimal("1E-999999999")`` was turned into the ratio ``1 / 10**999999999`` to see whether it held an
+    integer: one id cell hung the release (a fourth review). It is a fraction, unusable, at once (run in a
+    subprocess so that the old behaviour fails by its timeout instead of hanging the run)."""
+    import subprocess
+    import sys
+
+    code = ("import decimal, securedp\n"
+            "from securedp import ChaChaSource, Session\n"
+            "s = Session(epsilon=1, rng=ChaChaSource(bytes(32)), analyst_facing=True)\n"
+            "ids = [*range(5), decimal.Decimal('1E-999999999'), decimal.Decimal('-0E-999999999')]\n"
+            "print(s.count([0] * 7, ids=ids, epsilon='1/2').value)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr[-2000:]
+    expected = Session(epsilon=1, rng=ChaChaSource(bytes(32)), analyst_facing=True).count(
+        [0] * 6, ids=[*range(5), 0], epsilon="1/2").value  # -0E-999999999 is the id 0; the other row is dropped
+    assert int(run.stdout) == expected
+
+
 def test_the_merge_the_old_code_made() -> None:
     """Two people without ids: a merged "person" keeps one row; each must be a person or be refused."""
     ids = pd.factorize(pd.Series(["ann", None, None]))[0]
