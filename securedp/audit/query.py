@@ -23,7 +23,8 @@ from securedp.hazmat.exact.rational import format_rational, positive_rational, p
 from securedp.mechanisms.release import PreparedRelease
 from securedp.mechanisms.trimmed_mean import DEFAULT_TRIM
 from securedp.privacy.cost import Cost, Currency
-from securedp.reading.files import TableFile
+from securedp.reading.delimited import MissingColumns
+from securedp.reading.files import TableFile, column_names
 from securedp.reading.types import declared_schema
 from securedp.tables.one_column import POINTS, one_cell, request
 
@@ -120,6 +121,10 @@ class Query:
     def prepare(self, data: Any) -> PreparedRelease:
         """The priced, not yet drawn, release of this query on ``data``: the file's path (read with this query's
         encoding, only the needed columns), or a table. It is the one-cell table of the column."""
+        if self.statistic == "count" and isinstance(data, (str, Path)):  # a count reads no cell of its column:
+            names = column_names(data)  # the file's header (its schema) must still hold it
+            if self.column not in names:
+                raise MissingColumns([self.column], names)
         table = TableFile(data, encoding=self.encoding) if isinstance(data, (str, Path)) else data
         levels = None if self.q is None else (probability(self.q, "q"),)
         cell, aggregations = request(self.statistic, self.column, bounds=self.bounds, lattice=self.lattice,

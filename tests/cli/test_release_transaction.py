@@ -129,6 +129,21 @@ def test_an_output_that_cannot_be_written_refuses_before_anything_is_read_or_dra
     assert len(Path("log.jsonl").read_text(encoding="utf-8").splitlines()) == 1
 
 
+@pytest.mark.parametrize("stat", [["count"], ["sum", "--bounds", "0,10"]], ids=["count", "sum"])
+def test_a_column_not_in_the_file_is_refused_for_a_count_too(
+        stat: list[str], work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A count reads no cell of its column, so a typo in ``--column`` was charged and recorded as the count of a
+    column the file lacks (a fourth review); every other statistic refused it. The header decides, for both."""
+    before = ledger(capsys)
+    logged = Path("log.jsonl").read_bytes()
+    spy = Spy(monkeypatch)
+    status, out, err = run(capsys, "release", "d.csv", "--column", "vv", "--stat", *stat, "--epsilon", "1",
+                           "--budget-file", "b.json", "--audit-log", "log.jsonl")
+    assert (status, out) == (1, "") and "column(s) ['vv'] are not in the table (it has ['id', 'g', 'v'])" in err, err
+    assert spy.draws == 0 and Path("b.json").read_text(encoding="utf-8") == before
+    assert Path("log.jsonl").read_bytes() == logged
+
+
 AUTO_REFUSALS = {  # a table refused for its options or its schema, or (the data holder's) a cell of its own
     "the table's cost and the bounds' exceed what remains": (["--epsilon", "9"], "budget exhausted: the auto bounds "
                                                              "(epsilon 0.5) and the table (epsilon 9) need epsilon "
