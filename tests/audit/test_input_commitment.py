@@ -225,3 +225,27 @@ def test_a_record_rewritten_to_an_earlier_format_says_its_commitment_is_not_chec
     assert "NOT CHECKED by this version" in page
     (fresh,) = replay_log(tmp_path / "a.jsonl", SEED, data)
     assert not fresh.unchecked_commitment and fresh.data_matches is True
+
+
+def test_a_record_that_cannot_be_re_run_is_reported_and_the_replay_goes_on(tmp_path: Path) -> None:
+    """A (re-hashed) record whose query names an encoding Python has as a codec but not as a text encoding raised
+    ``LookupError`` out of the replay: no line was reported, the genuine one before it included (a fourth
+    review). Each line gets its verdict."""
+    import json
+
+    from securedp.audit.log import GENESIS, canonical, entry_hash
+
+    data = write_csv(tmp_path / "d.csv", list(range(100)))
+    for i in range(3):
+        logged_release(tmp_path / "a.jsonl", data, SUM, f"release-{i}")
+    entries = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    entries[1]["record"]["query"]["encoding"] = "rot13"
+    previous, out = GENESIS, b""
+    for entry in entries:
+        entry["prev"] = previous
+        entry["hash"] = previous = entry_hash(entry)
+        out += canonical(entry) + b"\n"
+    (tmp_path / "a.jsonl").write_bytes(out)
+    results = replay_log(tmp_path / "a.jsonl", SEED, data)
+    assert [r.ok for r in results] == [True, False, True]
+    assert results[1].problem.startswith("cannot re-run the release: LookupError: ")
