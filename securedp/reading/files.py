@@ -174,6 +174,12 @@ def _read_parquet(file: pathlib.Path, columns: list[str] | None) -> Any:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    schema = pq.read_schema(file)
+    wide = [f.name for f in schema if (columns is None or f.name in columns) and pa.types.is_decimal(f.type)
+            and f.type.precision > 38]
+    if wide:  # Polars holds no decimal of more than 38 digits (in memory, pyarrow's are read cell by cell)
+        raise ValueError(f"{file}: column {wide[0]!r} is a decimal of more than 38 digits, which securedp cannot read "
+                         "from a Parquet file: write it as decimal(38) or narrower, or as text")
     try:
         return pl.read_parquet(file, columns=columns)
     except pl.exceptions.ComputeError as error:

@@ -133,3 +133,22 @@ def test_a_line_with_more_fields_than_the_header_is_named_not_an_internal_error(
     path.write_text("job\nCraftsmen, Foremen\nSales\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"line 2: not a CSV record: it has 2 cells, the header 1.*must be quoted"):
         securedp.table(str(path), group_by=["job"], keys=["Sales"], epsilon=1)
+
+
+def test_a_parquet_decimal_wider_than_38_digits_is_refused_naming_its_column(tmp_path: Path) -> None:
+    """Polars raised its own ``InvalidOperationError`` for a decimal256 column of a Parquet file (a fourth review):
+    the schema decides, and the refusal names the column; a narrower decimal beside it is read as before."""
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from securedp.reading.files import read_file
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"narrow": pa.array([decimal.Decimal("1.25")], pa.decimal128(10, 2)),
+                             "wide": pa.array([decimal.Decimal("1.25")], pa.decimal256(60, 4))}), path)
+    assert read_file(path, ["narrow"]).frame["narrow"].to_list() == [decimal.Decimal("1.25")]
+    for columns in (["wide"], None):
+        with pytest.raises(ValueError, match=r"column 'wide' is a decimal of more than 38 digits"):
+            read_file(path, columns)
