@@ -99,7 +99,9 @@ def _partial_sum(t: int, a: Fraction, prec: int, rounding: Any, terms: int | Non
     """``sum_{t <= z < t + L} w(z)``, ``w(t + L)`` and ``r(t + L)`` rounded in direction ``rounding``, and ``L``.
 
     ``w(z) = exp(-a z**2)``. With ``terms=None``, ``L`` is the first count whose geometric tail bound is
-    below ``2**-(prec/2)`` of the sum (a stopping rule only: any ``L`` gives valid bounds).
+    below ``2**-(prec/2)`` of the sum, or whose term no longer shrinks (rounded up, a term below the least
+    positive number stays that number: the tail of a variance of ``10**-6`` at ``t = 10**4`` is
+    ``exp(-10**14)``, and the loop never ended); a stopping rule only: any ``L`` gives valid bounds.
     """
     with rounding_context(prec, rounding):
         w, r, c = _exp_neg(a * t * t), _exp_neg(a * (2 * t + 1)), _exp_neg(2 * a)
@@ -107,7 +109,10 @@ def _partial_sum(t: int, a: Fraction, prec: int, rounding: Any, terms: int | Non
         while count != terms:
             if terms is None and gmpy2.mul_2exp(w, prec // 2) <= total * (1 - r):
                 break
-            total, w, r, count = total + w, w * r, r * c, count + 1
+            shrunk = w * r
+            if terms is None and count and shrunk >= w:
+                break
+            total, w, r, count = total + w, shrunk, r * c, count + 1
         return total, w, r, count
 
 

@@ -176,8 +176,21 @@ def _decimal(q: Fraction, up: bool) -> str:
     return f"{units // 10**6}.{units % 10**6:06d}"
 
 
+_TINY = -4096
+"""An end of an enclosure below ``2**_TINY`` is widened outward to ``0`` or ``2**_TINY``: the discrete Gaussian's
+tail at a tiny variance (rho 10**6) is about ``exp(-10**12)``, whose exact rational has a denominator of 10**12
+bits (converting it hung the table's plan)."""
+
+
+def _end(value: Any, up: bool) -> Fraction:
+    """An mpfr end of an enclosure as a rational bound in its direction (widened below ``2**_TINY``)."""
+    if value > 0 and gmpy2.get_exp(value) < _TINY:
+        return Fraction(1, 1 << -_TINY) if up else Fraction(0)
+    return Fraction(*gmpy2.mpq(value).as_integer_ratio())
+
+
 def _interval_fraction(interval: Interval) -> tuple[Fraction, Fraction]:
-    low, high = (Fraction(*gmpy2.mpq(v).as_integer_ratio()) for v in (interval.lo, interval.hi))
+    low, high = _end(interval.lo, False), _end(interval.hi, True)
     return max(low, Fraction(0)), min(high, Fraction(1))
 
 

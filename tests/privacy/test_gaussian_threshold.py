@@ -152,3 +152,42 @@ def test_reference_points() -> None:
 def test_bad_parameters_are_refused(rho, delta, k, error) -> None:
     with pytest.raises(error):
         gaussian_threshold(rho, delta, k)
+
+
+@pytest.mark.parametrize("t", [1, 10])
+def test_the_tails_of_a_tiny_variance_are_enclosed(t: int) -> None:
+    """The tails of the variance of rho 10**6 (``exp(-10**6)``, ``exp(-10**8)``): valid and tight enclosures (the
+    tail beyond the least positive number is checked in a subprocess below: the old code never ended there)."""
+    variance = Fraction(1, 2 * 10**6)
+    tail = weight_tail(t, variance, 128)
+    assert 0 <= tail.lo <= tail.hi and tail.hi > 0
+    if t == 1:  # exp(-10**6) (and exp(-4 * 10**6) after it ...) is representable: the enclosure is tight
+        with gmpy2.context(precision=256, round=gmpy2.RoundDown):
+            below = gmpy2.exp(gmpy2.mpfr(-10**6))  # S(1) >= its first term
+        with gmpy2.context(precision=256, round=gmpy2.RoundUp):
+            above = gmpy2.exp(gmpy2.mpfr(-10**6)) * (1 + gmpy2.mpfr(2) ** -100)  # the rest is below 2**-100 of it
+        assert tail.lo <= above and below <= tail.hi and tail.hi - tail.lo <= below * gmpy2.mpfr(2) ** -60
+
+
+def test_a_table_at_a_huge_rho_is_planned_and_released_at_once() -> None:
+    """At rho 10**6 the tail at 10**4 is about exp(-10**14): rounded up, each term stayed the least positive number
+    and the sum never ended (a fourth review: a table at rho 10**6 hung while it was planned); and the plan's
+    release probabilities (tails of exp(-10**12)) are widened outward below 2**-4096 instead of turned into
+    rationals of 10**12 bits. Run in a subprocess: the old code hung."""
+    import subprocess
+    import sys
+
+    code = ("import securedp\n"
+            "from fractions import Fraction\n"
+            "from securedp.mechanisms.gaussian_threshold import weight_tail\n"
+            "tail = weight_tail(10_000, Fraction(1, 2 * 10**6), 128)\n"  # exp(-10**14): below every mpfr number
+            "assert 0 <= tail.lo <= tail.hi and tail.hi > 0\n"
+            "from securedp import ChaChaSource\n"
+            "from securedp.tables import Count\n"
+            "data = {'g': [f'k{i % 20}' for i in range(2000)], 'pid': list(range(2000))}\n"
+            "r = securedp.table(data, group_by=['g'], id_column='pid', aggregations=[Count()], rho=10**6, "
+            "delta='1e-6', rng=ChaChaSource(bytes(32)))\n"
+            "print(sorted(r.frame['count'].to_list()))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == str([100] * 20)  # noise of variance 1/(2 * 10**6) is 0 but with tiny probability
