@@ -134,6 +134,12 @@ class Budget:
             )
         return dataclasses.replace(state, spent=state.spent + amount, delta_spent=state.delta_spent + delta)
 
+    def check(self, amount: Fraction, delta: Fraction | None = None) -> None:
+        """Raise what :meth:`charging` would raise for ``amount`` (and ``delta``) now, and change nothing (a plan of
+        several releases checked before the first: the command's ``COLUMN:auto`` bounds and their table)."""
+        with self._store.hold() as state:
+            self._charged(state, amount, delta)
+
     def charge(self, amount: Fraction) -> BudgetState:
         """Add ``amount`` to the spent budget and return the state just after, or raise
         :class:`BudgetExceeded` and change nothing."""

@@ -121,8 +121,8 @@ class Query:
     def prepare(self, data: Any) -> PreparedRelease:
         """The priced, not yet drawn, release of this query on ``data``: the file's path (read with this query's
         encoding, only the needed columns), or a table. It is the one-cell table of the column."""
-        if self.statistic == "count" and isinstance(data, (str, Path)):  # a count reads no cell of its column:
-            names = column_names(data)  # the file's header (its schema) must still hold it
+        if self.statistic == "count" and isinstance(data, (str, Path)) and Path(data).is_file():  # a count reads
+            names = column_names(data, encoding=self.encoding)  # no cell of its column: the header must hold it
             if self.column not in names:
                 raise MissingColumns([self.column], names)
         table = TableFile(data, encoding=self.encoding) if isinstance(data, (str, Path)) else data

@@ -259,19 +259,19 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery, data: Callable[[],
 
 def _check_room_for_all(ledgers: pipeline.Ledgers, query: TableQuery, bounds_cost: Fraction) -> None:
     """Raise :class:`Failure` unless the budget file holds the bounds releases' ``bounds_cost`` and the table's own
-    cost together, before the first bounds release: a table refused for its cost never follows a bounds release
-    that was charged. (The bounds are priced in epsilon: a budget file in rho refuses them in their own preflight.)"""
-    store = ledgers.store
-    if store is None or query.epsilon is None:
+    cost together (its delta too), before the first bounds release, by the budget's own rule: a table refused for
+    its cost never follows a bounds release that was charged. (The bounds are priced in epsilon: a budget file in
+    rho refuses them in their own preflight.)"""
+    from securedp.accounting.budget import Budget
+    from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
+
+    if ledgers.store is None or query.epsilon is None:
         return
-    with store.hold() as state:
-        remaining, total = state.remaining, state.total
-    needed = bounds_cost + query.epsilon
-    if needed > remaining:
-        raise Failure(f"budget exhausted: the auto bounds (epsilon {display_rational(bounds_cost)}) and the table "
-                      f"(epsilon {display_rational(query.epsilon)}) need epsilon {display_rational(needed)} but only "
-                      f"{display_rational(remaining)} of {display_rational(total)} remains; nothing was read, drawn "
-                      "or charged")
+    try:
+        Budget(query.currency.value, store=ledgers.store).check(bounds_cost + query.epsilon, query.delta)
+    except (BudgetExceeded, IncompatibleCost) as refused:
+        raise Failure(f"{refused} (the auto bounds, epsilon {display_rational(bounds_cost)}, and the table, epsilon "
+                      f"{display_rational(query.epsilon)}, together); nothing was read, drawn or charged") from None
 
 
 def release_table(args: argparse.Namespace) -> int:

@@ -153,17 +153,27 @@ def read_csv_bytes(data: bytes, columns: Sequence[str] | None, *, where: str = "
     return FileTable(frame, where, parsed.lines, parsed.rows)
 
 
-def column_names(path: str | pathlib.Path, *, delimiter: str = ",") -> list[str]:
-    """The column names of the CSV (its header, decoded leniently: names are public) or Parquet file."""
+def column_names(path: str | pathlib.Path, *, delimiter: str = ",", encoding: str = _UTF8) -> list[str]:
+    """The column names of the CSV (its header in ``encoding``, decoded leniently: names are public) or Parquet
+    file. The CSV is read until its first line break (or its end), 64 KiB at a time."""
     import polars as pl
 
     file = pathlib.Path(path)
     if file.suffix.lower() in (".parquet", ".pq"):
         return list(pl.read_parquet_schema(file))
+    encoding = check_encoding(encoding)
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+    text, first = "", True
     with open(file, "rb") as handle:
-        head = handle.read(1 << 16)
-    head = head[len(codecs.BOM_UTF8):] if head.startswith(codecs.BOM_UTF8) else head
-    return header_of(head.decode(_UTF8, errors="replace"), delimiter)
+        while True:
+            chunk = handle.read(1 << 16)
+            if first and encoding == _UTF8 and chunk.startswith(codecs.BOM_UTF8):
+                chunk = chunk[len(codecs.BOM_UTF8):]
+            first = False
+            text += decoder.decode(chunk, final=not chunk)
+            if not chunk or "\n" in text or "\r" in text:
+                break
+    return header_of(text, delimiter)
 
 
 def _read_parquet(file: pathlib.Path, columns: list[str] | None) -> Any:

@@ -144,10 +144,27 @@ def test_a_column_not_in_the_file_is_refused_for_a_count_too(
     assert Path("log.jsonl").read_bytes() == logged
 
 
+@pytest.mark.parametrize("encoding", ["latin-1", "utf-16"])
+def test_the_count_check_reads_the_header_in_the_files_encoding(
+        encoding: str, work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The header is read in ``--encoding``: a real column named ``prénom`` of a latin-1 file was refused (a second
+    reader of the fix above)."""
+    (work / "e.csv").write_bytes("prénom,v\na,1\nb,2\n".encode(encoding))
+    status, out, err = run(capsys, "release", "e.csv", "--column", "prénom", "--stat", "count", "--epsilon", "1",
+                           "--encoding", encoding)
+    assert status == 0 and "count of column 'prénom'" in out, err
+    status, _, err = run(capsys, "release", "e.csv", "--column", "nom", "--stat", "count", "--epsilon", "1",
+                         "--encoding", encoding)
+    assert status == 1 and "column(s) ['nom'] are not in the table (it has ['prénom', 'v'])" in err, err
+
+
+PRIVATE_KEYS = [a for a in TABLE if a not in ("--keys", "a,b")]
 AUTO_REFUSALS = {  # a table refused for its options or its schema, or (the data holder's) a cell of its own
-    "the table's cost and the bounds' exceed what remains": (["--epsilon", "9"], "budget exhausted: the auto bounds "
-                                                             "(epsilon 0.5) and the table (epsilon 9) need epsilon "
-                                                             "9.5 but only 9 of 10 remains"),
+    "the table's cost and the bounds' exceed what remains": (["--epsilon", "9"], "budget exhausted: this release "
+                                                             "needs epsilon 19/2 but only 9 of 10 remains (the auto "
+                                                             "bounds, epsilon 0.5, and the table, epsilon 9, "
+                                                             "together)"),
+    "a private-keys table's delta, with no delta ledger": (["--epsilon", "1", "--delta", "1e-6"], "spends delta"),
     "a column not in the file": (["--epsilon", "1", "--mean", "nosuch:0,10"], "column(s) ['nosuch'] are not in"),
     "a blank cell of another column": (["--epsilon", "1", "--mean", "w:0,10"], "column 'w', line 9: blank cell"),
 }
@@ -165,7 +182,8 @@ def test_a_table_refused_is_refused_before_its_auto_bounds_are_drawn(
     logged = Path("log.jsonl").read_bytes()
     extra, message = AUTO_REFUSALS[case]
     spy = Spy(monkeypatch)
-    status, out, err = run(capsys, "release", "d.csv", *TABLE, "--sum", "u:auto", "--auto-epsilon", "1/2", *extra,
+    table = PRIVATE_KEYS if "--delta" in extra else TABLE
+    status, out, err = run(capsys, "release", "d.csv", *table, "--sum", "u:auto", "--auto-epsilon", "1/2", *extra,
                            "--budget-file", "b.json", "--audit-log", "log.jsonl", "--seed-file", "seed")
     assert status == 1 and out == "" and message in err, err
     assert spy.draws == 0 and Path("b.json").read_text(encoding="utf-8") == before
