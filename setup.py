@@ -11,7 +11,10 @@ same results in Python and Polars.
 
 from setuptools import Extension, setup
 
+SHARED = {"include_dirs": ["securedp"], "depends": ["securedp/_buffers.h"]}  # the buffer checks both share
+
 setup(ext_modules=[
-    Extension("securedp.bounding._sha256_heads", ["securedp/bounding/_sha256_heads.c"], optional=True),
-    Extension("securedp.engines.polars._hash_codes", ["securedp/engines/polars/_hash_codes.c"], optional=True),
+    Extension("securedp.bounding._sha256_heads", ["securedp/bounding/_sha256_heads.c"], optional=True, **SHARED),
+    Extension("securedp.engines.polars._hash_codes", ["securedp/engines/polars/_hash_codes.c"], optional=True,
+              **SHARED),
 ])

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_buffers.h" /* securedp/_buffers.h: the buffer checks both extensions share */
+
 #if defined(__x86_64__) || defined(_M_X64)
 #define HAVE_X86 1
 #include <cpuid.h>
@@ -105,28 +107,6 @@ static uint64_t head_of(uint8_t *message, size_t len) {
 }
 #endif
 
-/* 1 when two buffers share a byte. */
-static int overlap(const Py_buffer *a, const Py_buffer *b) {
-    uintptr_t a0 = (uintptr_t)a->buf, b0 = (uintptr_t)b->buf;
-    return a->len > 0 && b->len > 0 && a0 < b0 + (uintptr_t)b->len && b0 < a0 + (uintptr_t)a->len;
-}
-
-/* 1 when a buffer holds native 8-byte integers of one of the struct codes in ``codes``, 8-byte aligned. */
-static int native_words(const Py_buffer *view, const char *codes) {
-    const char *f = view->format;
-    if (f == NULL || view->itemsize != 8 || view->len % 8 != 0 || ((uintptr_t)view->buf & 7) != 0) {
-        return 0;
-    }
-    if (*f == '@' || *f == '=' || (*f == '<' && PY_LITTLE_ENDIAN) || ((*f == '>' || *f == '!') && !PY_LITTLE_ENDIAN)) {
-        f++;
-    }
-    return f[0] != '\0' && f[1] == '\0' && strchr(codes, f[0]) != NULL;
-}
-
-/* One read of an int64 that another thread may be writing (the GIL is released): the compiler may not read it
- * again after it was checked. */
-static inline int64_t read_once(const int64_t *at) { return *(const volatile int64_t *)at; }
-
 /* A table of byte strings in Arrow's layout: count strings, string k at data[offsets[k] .. offsets[k + 1]). */
 typedef struct {
     const uint8_t *data;
@@ -182,17 +162,6 @@ static int string_of(const table *t, int64_t index, const uint8_t **start, size_
     return 1;
 }
 #endif
-
-/* A C-contiguous buffer of ``obj`` (with its format; writable if asked), a TypeError if it has none. */
-static int get_buffer(PyObject *obj, Py_buffer *view, int writable, int position) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "argument %d must be a C-contiguous%s buffer", position,
-                     writable ? " writable" : "");
-        return -1;
-    }
-    return 0;
-}
 
 enum { PREFIX, MID, MID_OFFSETS, MID_OF, TAIL, TAIL_OFFSETS, TAIL_OF, OUT, ARGS };
 

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_buffers.h" /* securedp/_buffers.h: the buffer checks both extensions share */
+
 typedef struct {
     uint64_t hash;
     int64_t row;
@@ -141,35 +143,6 @@ changed:
     return -2;
 }
 
-/* 1 when two buffers share a byte. */
-static int overlap(const Py_buffer *a, const Py_buffer *b) {
-    uintptr_t a0 = (uintptr_t)a->buf, b0 = (uintptr_t)b->buf;
-    return a->len > 0 && b->len > 0 && a0 < b0 + (uintptr_t)b->len && b0 < a0 + (uintptr_t)a->len;
-}
-
-/* 1 when a buffer holds native 8-byte integers (signed only if ``signed_only``), 8-byte aligned. */
-static int native_int64(const Py_buffer *view, int signed_only) {
-    const char *f = view->format;
-    if (f == NULL || view->itemsize != 8 || ((uintptr_t)view->buf & 7) != 0) {
-        return 0;
-    }
-    if (*f == '@' || *f == '=' || (*f == '<' && PY_LITTLE_ENDIAN) || ((*f == '>' || *f == '!') && !PY_LITTLE_ENDIAN)) {
-        f++;
-    }
-    return f[0] != '\0' && f[1] == '\0' && (f[0] == 'q' || f[0] == 'l' || (!signed_only && (f[0] == 'Q' || f[0] == 'L')));
-}
-
-/* A C-contiguous buffer of ``obj`` (writable if asked), a TypeError if it has none. */
-static int get_buffer(PyObject *obj, Py_buffer *view, int writable, int position) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "argument %d must be a C-contiguous%s buffer", position,
-                     writable ? " writable" : "");
-        return -1;
-    }
-    return 0;
-}
-
 static PyObject *codes(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *h, *o, *f;
@@ -190,8 +163,8 @@ static PyObject *codes(PyObject *self, PyObject *args) {
         return NULL;
     }
     PyObject *result = NULL;
-    if (hashes.len % 8 != 0 || out.len != hashes.len || first.len != hashes.len || !native_int64(&hashes, 0) ||
-        !native_int64(&out, 1) || !native_int64(&first, 1)) {
+    if (hashes.len % 8 != 0 || out.len != hashes.len || first.len != hashes.len || !native_words(&hashes, "qlQL") ||
+        !native_words(&out, "ql") || !native_words(&first, "ql")) {
         PyErr_SetString(PyExc_ValueError, "give one uint64 hash, one int64 code and one int64 row place per row "
                                           "(native 8-byte integers, aligned)");
         goto done;
