@@ -223,8 +223,6 @@ class ExpCategorical:
         every partial sum is an integer below ``2**53``. No temporary is larger than a block.
         """
         counts = self.counts
-        if counts is not None and counts.dtype == object:  # their sum is below 2**53 here: exact in int64
-            counts = counts.astype(np.int64)
         slot_of = np.empty(self.size, dtype=np.int32)
         tally = Tally(far_from + 1, weighted=counts is not None)
         for start in range(0, self.size, BLOCK):
@@ -256,8 +254,6 @@ class ExpCategorical:
         """Sum of the counts per group index in ``[0, size)``, exactly (float64 sums of integers below ``2**53``);
         ``keep_blocks``: ``group`` lists every entry in order, so each block's counts locate a point."""
         if counts is None or int(counts.sum()) < 1 << 53:
-            if counts is not None and counts.dtype == object:  # each count is below the sum: exact in int64
-                counts = counts.astype(np.int64)
             tally = Tally(size, weighted=counts is not None)
             for start in range(0, len(group), BLOCK):
                 tally.add(group[start:start + BLOCK], None if counts is None else counts[start:start + BLOCK])

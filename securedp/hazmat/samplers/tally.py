@@ -58,7 +58,11 @@ class Tally:
         """Each block's counts of every value (``None`` for a large ``size``)."""
 
     def add(self, values: np.ndarray, weights: np.ndarray | None = None) -> None:
-        """Count the next block of integers ``values`` (each in ``[0, size)``), or add their ``weights``."""
+        """Count the next block of integers ``values`` (each in ``[0, size)``), or add their ``weights`` (an int64,
+        float64 or object array of integers: an object array, from a range wider than int64, is cast to int64,
+        exactly, since its sum is below ``2**53``; ``np.bincount`` refuses object weights)."""
+        if weights is not None and weights.dtype == object:
+            weights = weights.astype(np.int64)
         index = _index_buffer()[:len(values)]
         np.multiply(values, self.lanes, out=index, dtype=np.intp, casting="unsafe")  # in intp: exact, any dtype
         index += self._lane_of[:len(values)]
