@@ -223,8 +223,9 @@ def _cells_or_series(column: Any, name: str, role: str) -> pl.Series | list[Any]
     if module == "pandas":
         dtype = column.dtype
         if dtype.kind == "O" or str(dtype).startswith(("str", "string")):  # object, text, categorical: by cell
-            # pandas' own missing-value test raises on a signalling NaN (``Decimal("sNaN")``): each cell is judged here
-            return [None if is_missing(cell) else cell for cell in column.to_numpy(dtype=object)]
+            # the cells as they are: each is judged by the object rule (pandas' own missing-value test, na_value=,
+            # raises on a signalling NaN, ``Decimal("sNaN")``)
+            return list(column.to_numpy(dtype=object))
         if dtype.kind == "b":
             raise refused_type(name, role, dtype)
         import pyarrow as pa
