@@ -27,7 +27,8 @@ import polars as pl
 from securedp.engines.frames import exact_frame
 from securedp.engines.protocol import KeyAggregates
 from securedp.hazmat.bits import ChaChaSource
-from securedp.tables.cells import Aggregates, Column, cells_of, release_cells
+from securedp.privacy.cost import Cost
+from securedp.tables.cells import Aggregates, Column, cells_of, definitions, release_cells
 from securedp.tables.spec import Count, Mean, Sum
 
 K, M, WIDTH = 3, 5, 200_000
@@ -68,15 +69,17 @@ def run(keys: int) -> list[Clock]:
     engine: Any = SyntheticEngine(keys)
     public = pl.DataFrame({"group": np.arange(keys)})
 
-    def part(_name: str) -> tuple[Fraction | None, Fraction | None]:
-        return Fraction(1, 3), None
+    def part(_name: str) -> Cost:
+        return Cost.of(epsilon=Fraction(1, 3))
+
+    defined = definitions(aggregations, part, K, M)
 
     best = [(float("inf"), float("inf"))] * 3
     for _ in range(3):
         aggregates = Aggregates(engine, columns, b"salt", same_rows=True)
         cells = cells_of(aggregates.counts, public, ["group"])
         start = clock()
-        names, rows, steps = release_cells(cells, aggregates.counts, aggregates, columns, aggregations, part, K, M,
+        names, rows, steps = release_cells(cells, aggregates.counts, aggregates, columns, aggregations, defined, None,
                                            Fraction(1, 20), ChaChaSource(bytes(32)), {}, ["group"], {})
         times = [since(start)]
         for kind in ("polars", "pandas"):
