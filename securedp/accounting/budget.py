@@ -154,6 +154,12 @@ class Budget:
             _settled(self._store, state, None)
             self._store.save(dataclasses.replace(state, spent=state.spent - amount))
 
+    def settle(self, settle: Callable[[Pending], None]) -> None:
+        """Give the pending record the store holds, if any, to ``settle`` (which makes sure the audit log has it),
+        then remove it, under the store's lock: what :meth:`charging` does before each charge."""
+        with self._store.hold() as state:
+            _settled(self._store, state, settle)
+
     @contextlib.contextmanager
     def charging(self, amount: Fraction, delta: Fraction | None = None, *,
                  pending: Callable[[BudgetState], Pending] | None = None,

@@ -145,17 +145,26 @@ def settle(audit: Any, pending: Pending) -> None:
     its unreleased record, or a recovery's). Called under the budget's lock, so no other charge of the budget
     is being recorded meanwhile. An append that still fails raises :class:`RecordPending`: nothing is charged.
     """
-    expected = BudgetFields.from_json(pending.record)
-    assert expected is not None  # a pending record states its budget (checked when it is read)
-    for writer in dict.fromkeys((pending.writer, audit.writer)):
-        last = last_budget_fields(audit.records_of(writer))
-        if last is not None and last.spent == expected.spent and _delta_spent(last) == _delta_spent(expected):
-            return
+    if holds(audit.records_of, pending, (pending.writer, audit.writer)):
+        return
     try:
         append_record(audit, None, pending.record)
     except RecordNotAppended as failure:
         raise RecordPending(f"the record of an earlier charge, kept with the budget until it reaches the audit log, "
                             f"could not be appended ({failure.__cause__!r}); nothing was drawn or charged") from failure
+
+
+def holds(records_of: Callable[[str], Iterable[dict[str, Any]]], pending: Pending, writers: Iterable[str]) -> bool:
+    """Whether a log, read by ``records_of(writer)`` (a writer's records, last first), holds the record of the
+    charge ``pending`` was kept with: the last record charged to the budget itself of one of ``writers`` states
+    its ``spent`` and delta spent (see :func:`settle`)."""
+    expected = BudgetFields.from_json(pending.record)
+    assert expected is not None  # a pending record states its budget (checked when it is read)
+    for writer in dict.fromkeys(writers):
+        last = last_budget_fields(records_of(writer))
+        if last is not None and last.spent == expected.spent and _delta_spent(last) == _delta_spent(expected):
+            return True
+    return False
 
 
 def _delta_spent(fields: BudgetFields) -> object:

@@ -46,7 +46,7 @@ KILLER = textwrap.dedent('''
         if step == "before the charge" and len(writes) == 1:
             die()
         write(self, state)
-        if (step == "after the charge" and len(writes) == 1) or (step == "after the last budget write"):
+        if (step == "after the charge" and len(writes) == 1) or (step == "after the last budget write" and len(writes) == 2):
             die()
     BudgetFile._write = budget_write
 
