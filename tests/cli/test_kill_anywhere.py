@@ -46,7 +46,7 @@ KILLER = textwrap.dedent('''
         if step == "before the charge" and len(writes) == 1:
             die()
         write(self, state)
-        if (step == "after the charge" and len(writes) == 1) or (step == "after the last budget write" and len(writes) == 2):
+        if (step, len(writes)) in (("after the charge", 1), ("after the last budget write", 2)):
             die()
     BudgetFile._write = budget_write
 
@@ -189,3 +189,17 @@ def test_a_python_session_over_a_budget_file_recovers_too(work: Path) -> None:
     assert report.ok, report.problem
     assert [r.get("error") for r in records()] == [None, "OutcomeLost", None]
     assert Fraction(str(records()[-1]["spent"])) == spent() == 3
+
+
+def test_a_pending_record_refuses_a_release_without_an_audit_log(work: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert release(capsys)[0] == 0
+    assert killed("after the draw").returncode == 137
+    before = Path("b.json").read_bytes()
+    capsys.readouterr()
+    status = main(["release", "d.csv", *COLUMN, "--epsilon", "1", "--budget-file", "b.json"])
+    err = capsys.readouterr().err
+    assert status == 1 and "holds the record of a charge" in err and err.count("\n") == 1
+    assert Path("b.json").read_bytes() == before
+    capsys.readouterr()
+    assert main(["budget", "b.json"]) == 0 and "pending" in capsys.readouterr().out
