@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _ledger_cli import ledger_work
 
 from securedp.audit.log import AuditLog
 from securedp.audit.verify import verify_log
@@ -23,11 +24,7 @@ LEDGER = ["--budget-file", "b.json", "--budget", "10", "--audit-log", "log.jsonl
 
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    rows = "".join(f"{i},{'ab'[i % 2]},{i % 9}\n" for i in range(30))
-    (tmp_path / "d.csv").write_text("id,g,v\n" + rows, encoding="utf-8")
-    (tmp_path / "seed").write_text("42" * 32, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return ledger_work(tmp_path, monkeypatch)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

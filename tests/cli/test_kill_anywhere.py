@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _ledger_cli import ledger_work
 
 from securedp.audit.verify import verify_log
 from securedp.cli.main import main
@@ -89,12 +90,9 @@ STEPS = ["before the charge", "after the charge", "after the draw", "before the 
 
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    rows = "".join(f"{i},{'ab'[i % 2]},{i % 9}\n" for i in range(30))
-    (tmp_path / "d.csv").write_text("id,g,v\n" + rows, encoding="utf-8")
-    (tmp_path / "seed").write_text("42" * 32, encoding="utf-8")
-    (tmp_path / "killer.py").write_text(KILLER, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    work = ledger_work(tmp_path, monkeypatch)
+    (work / "killer.py").write_text(KILLER, encoding="utf-8")
+    return work
 
 
 def release(capsys: pytest.CaptureFixture[str], *extra: str, shape: list[str] = COLUMN) -> tuple[int, str]:
