@@ -332,13 +332,13 @@ def _parse(real: Path, path: Path) -> BudgetState:
         ledger = data["ledger"]
         if not isinstance(ledger, str) or _LEDGER.fullmatch(ledger) is None:
             raise ValueError(f"'ledger' must be 32 lowercase hex digits, got {str(ledger)[:40]!r}")
-        pending = None if "pending" not in data else _pending(data["pending"], spent, delta_spent)
+        pending = None if "pending" not in data else _pending(data["pending"], total, spent, delta_spent)
     except (OSError, ValueError, TypeError, RecursionError) as exc:
         raise BudgetError(f"{path} is not a valid budget file ({exc})") from None
     return BudgetState(total, spent, ledger, Currency(currency), delta_total, delta_spent, pending)
 
 
-def _pending(value: object, spent: Fraction, delta_spent: Fraction) -> Pending:
+def _pending(value: object, total: Fraction, spent: Fraction, delta_spent: Fraction) -> Pending:
     """The ``pending`` field: a writer and the unreleased record of the file's last charge, just after it."""
     if not isinstance(value, dict) or set(value) != {"writer", "record"}:
         raise ValueError("'pending' must be an object with exactly 'writer' and 'record'")
@@ -352,6 +352,7 @@ def _pending(value: object, spent: Fraction, delta_spent: Fraction) -> Pending:
     if not isinstance(record, UnreleasedRecord) or record.error != OUTCOME_LOST or record.budget is None:
         raise ValueError(f"'pending.record' must be an unreleased record with error {OUTCOME_LOST!r} and budget fields")
     fields = record.budget
-    if fields.spent != spent or (fields.delta.spent if fields.delta is not None else delta_spent) != delta_spent:
+    if (fields.spent, fields.spent + fields.remaining) != (spent, total) or \
+            (fields.delta.spent if fields.delta is not None else delta_spent) != delta_spent:
         raise ValueError("'pending.record' does not state this file's spent budget: the file was edited by hand")
     return Pending(writer, value["record"])

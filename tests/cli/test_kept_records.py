@@ -91,3 +91,14 @@ def test_a_kept_record_the_ledger_no_longer_takes_is_left_and_reported(
     assert status == 0, said
     assert "log.jsonl.unappended" in said  # said, not appended
     assert stale not in logged() and len(verify_log("log.jsonl").kept) == 1
+
+
+def test_the_review_report_says_a_kept_record_is_not_in_the_log(
+        work: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from securedp.audit.report_model import build_report
+
+    kept_after_a_failed_append(capsys, monkeypatch)
+    report = build_report("log.jsonl")
+    assert not report.ok and "1 record kept beside the log (log.jsonl.unappended" in report.headline
+    assert run(capsys, "release", "d.csv", *COLUMN, *LEDGER)[0] == 0
+    assert build_report("log.jsonl").ok

@@ -127,7 +127,7 @@ def test_a_session_that_cannot_settle_a_pending_record_is_refused(tmp_path: Path
     assert (tmp_path / "b.json").read_bytes() == before
 
 
-@pytest.mark.parametrize("edit", ["spent", "writer", "error", "extra"])
+@pytest.mark.parametrize("edit", ["spent", "total", "writer", "error", "extra"])
 def test_a_hand_edited_pending_record_is_refused(tmp_path: Path, edit: str, monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as patch:
         _interrupted_after_the_draw(patch)
@@ -137,6 +137,8 @@ def test_a_hand_edited_pending_record_is_refused(tmp_path: Path, edit: str, monk
     pending = data["pending"]
     if edit == "spent":
         pending["record"]["spent"], pending["record"]["remaining"] = 2, 8
+    elif edit == "total":
+        pending["record"]["remaining"] = 10
     elif edit == "writer":
         pending["writer"] = "X" * 32
     elif edit == "error":
