@@ -110,7 +110,7 @@ def preflight(args: argparse.Namespace, currency: Currency) -> Ledgers:
     else:
         store = BudgetFile(args.budget_file, args.budget, currency.value, getattr(args, "budget_delta", None))
         store.ledger  # noqa: B018 - reads the file and checks it against the options, before anything is drawn
-        check_writable(Path(args.budget_file), "the budget file")  # and its lock file beside it
+        check_writable(store.real, "the budget file")  # and its lock file beside it (links followed)
         cut_if_pending(store, args.audit_log)
     log = _audit_log(args, None if store is None else store.ledger)
     if log is not None:
