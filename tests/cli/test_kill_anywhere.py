@@ -201,3 +201,26 @@ def test_a_pending_record_refuses_a_release_without_an_audit_log(work: Path,
     assert Path("b.json").read_bytes() == before
     capsys.readouterr()
     assert main(["budget", "b.json"]) == 0 and "pending" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_kill_9_at_random_moments_never_leaves_a_charge_without_its_record(
+        work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+    import random
+    import signal
+    import time
+
+    assert release(capsys)[0] == 0
+    chooser = random.Random(40)  # a fixed seed: the same moments on every run
+    argv = [sys.executable, "-m", "securedp", "release", "d.csv", *COLUMN, "--epsilon", "1/100", *LEDGER]
+    for _ in range(12):  # each release recovers what the kill before it left
+        child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(chooser.uniform(0.3, 2.0))
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=120)
+    status, err = release(capsys)
+    assert status == 0, err
+    report = verify_log("log.jsonl")
+    assert report.ok, report.problem
+    assert Fraction(str(records()[-1]["spent"])) == spent()
