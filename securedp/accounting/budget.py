@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any, Protocol
 
-from securedp.accounting.errors import BudgetExceeded, IncompatibleCost, RecordPending
+from securedp.accounting.errors import BudgetExceeded, IncompatibleCost, RecordNotAppended, RecordPending
 from securedp.accounting.schema import BudgetState, Currency, Pending
 from securedp.hazmat.bits.source import watching_draws
 from securedp.hazmat.exact.rational import format_rational, positive_rational
@@ -193,7 +193,9 @@ class Budget:
         not be appended) is first given to ``settle``, which makes sure the audit log holds that charge's
         record, and saved without it; without ``settle`` the charge is refused (:class:`RecordPending`).
         A refund removes the pending record with the charge; a failure after the first bit leaves it, for
-        the next charge's ``settle`` (which finds the record the failure appended, if it did).
+        the next charge's ``settle`` (which finds the record the failure appended, if it did); a record that
+        could not be appended (:class:`RecordNotAppended`) takes its place, value and all, so that the next
+        charge appends the record itself.
         """
         with self._store.hold() as held:
             state = _settled(self._store, held, settle)
@@ -209,9 +211,13 @@ class Budget:
             with watching_draws() as draws:
                 try:
                     yield after
-                except BaseException:
+                except BaseException as failure:
                     if not draws.used:
                         self._store.save(state)
+                    elif written.pending is not None and isinstance(failure, RecordNotAppended):
+                        with contextlib.suppress(Exception):  # a record too long to keep: the pending one stays
+                            self._store.save(dataclasses.replace(
+                                after, pending=Pending(written.pending.writer, failure.record)))
                     raise
             if written is not after:  # the body returned: its record is durable, so the pending one goes
                 with contextlib.suppress(Exception):  # if it stays, the next settle finds the record in the log

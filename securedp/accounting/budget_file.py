@@ -46,8 +46,9 @@ grant extra budget).
 
 ``pending`` (optional) is the record of the last charge, written with the charge in one atomic replacement
 before the release reads its first random bit, and removed once the release's own record is in the audit
-log: ``{"writer": "<32 hex>", "record": {...}}``, where ``record`` is the unreleased record (error
-``"OutcomeLost"``, :mod:`securedp.accounting.schema`) whose budget fields are this file's state. A file
+log: ``{"writer": "<32 hex>", "record": {...}}``, where ``record`` is an audit record whose budget fields
+are this file's state: the unreleased record of the charge (error ``"OutcomeLost"``,
+:mod:`securedp.accounting.schema`), or, once the release's own record could not be appended, that record. A file
 holding one tells that a release died (or could not append its record) after its charge: the next release
 with an audit log first makes sure that log holds the charge's record, appending this one if it does not
 (:func:`securedp.accounting.recording.settle`). A version without this field refuses such a file (unknown
@@ -84,7 +85,7 @@ from typing import Any
 
 from securedp.accounting.budget import Budget, delta_rational
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
-from securedp.accounting.schema import OUTCOME_LOST, BudgetState, Currency, Pending, UnreleasedRecord, parse_record
+from securedp.accounting.schema import BudgetState, Currency, Pending, parse_record
 from securedp.hazmat.bits.filelock import locked
 from securedp.hazmat.exact.rational import format_rational, positive_rational
 from securedp.mechanisms.record_schema import SchemaError
@@ -349,9 +350,9 @@ def _pending(value: object, total: Fraction, spent: Fraction, delta_spent: Fract
         record = parse_record(value["record"])
     except SchemaError as error:
         raise ValueError(f"'pending.record.{error.field}': {error.message}") from None
-    if not isinstance(record, UnreleasedRecord) or record.error != OUTCOME_LOST or record.budget is None:
-        raise ValueError(f"'pending.record' must be an unreleased record with error {OUTCOME_LOST!r} and budget fields")
     fields = record.budget
+    if fields is None:
+        raise ValueError("'pending.record' must state the budget it was charged to")
     if (fields.spent, fields.spent + fields.remaining) != (spent, total) or \
             (fields.delta.spent if fields.delta is not None else delta_spent) != delta_spent:
         raise ValueError("'pending.record' does not state this file's spent budget: the file was edited by hand")

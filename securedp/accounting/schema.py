@@ -98,7 +98,8 @@ class Pending:
 
     Written in the same atomic replacement as the charge, before the first random bit; cleared once the
     release's record is durable. ``record`` is the :class:`UnreleasedRecord` (error :data:`OUTCOME_LOST`)
-    that recovery appends if the process died first; ``writer`` is the audit log writer that was to record it.
+    that recovery appends if the process died first (or the release's own record, once its append failed);
+    ``writer`` is the audit log writer that was to record it.
     """
 
     writer: str
