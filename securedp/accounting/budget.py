@@ -33,12 +33,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any, Protocol
 
-from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
-from securedp.accounting.schema import BudgetState, Currency
+from securedp.accounting.errors import BudgetExceeded, IncompatibleCost, RecordNotAppended, RecordPending
+from securedp.accounting.schema import BudgetState, Currency, Pending
 from securedp.hazmat.bits.source import watching_draws
 from securedp.hazmat.exact.rational import format_rational, positive_rational
 
@@ -114,7 +114,9 @@ class Budget:
         return self.currency.value
 
     def _charged(self, state: BudgetState, amount: Fraction, delta: Fraction | None = None) -> BudgetState:
-        """``state`` after charging ``amount`` and ``delta``, or the refusal (nothing is changed)."""
+        """``state`` after charging ``amount`` and ``delta`` (with no pending record), or the refusal (nothing is
+        changed)."""
+        state = dataclasses.replace(state, pending=None)
         if delta is not None and state.delta_total is None:
             raise IncompatibleCost(
                 f"this release spends delta {format_rational(delta)} (partition selection): {self._store.delta_hint}")
@@ -142,19 +144,26 @@ class Budget:
 
     def charge(self, amount: Fraction) -> BudgetState:
         """Add ``amount`` to the spent budget and return the state just after, or raise
-        :class:`BudgetExceeded` and change nothing."""
-        with self._store.hold() as state:
-            after = self._charged(state, amount)
-            self._store.save(after)
-        return after
+        :class:`BudgetExceeded` (or :class:`RecordPending`) and change nothing."""
+        with self.charging(amount) as after:
+            return after
 
     def refund(self, amount: Fraction) -> None:
         """Give back a charge whose release failed before returning."""
         with self._store.hold() as state:
+            _settled(self._store, state, None)
             self._store.save(dataclasses.replace(state, spent=state.spent - amount))
 
+    def settle(self, settle: Callable[[Pending], None]) -> None:
+        """Give the pending record the store holds, if any, to ``settle`` (which makes sure the audit log has it),
+        then remove it, under the store's lock: what :meth:`charging` does before each charge."""
+        with self._store.hold() as state:
+            _settled(self._store, state, settle)
+
     @contextlib.contextmanager
-    def charging(self, amount: Fraction, delta: Fraction | None = None) -> Iterator[BudgetState]:
+    def charging(self, amount: Fraction, delta: Fraction | None = None, *,
+                 pending: Callable[[BudgetState], Pending] | None = None,
+                 settle: Callable[[Pending], None] | None = None) -> Iterator[BudgetState]:
         """Charge ``amount`` (and ``delta``, to the delta ledger) and run the body with the store still held.
 
         Refused before anything is changed or drawn: a charge that would
@@ -175,11 +184,26 @@ class Budget:
         file was replaced) puts the state before it back; other charges wait until the body is done (so, for
         instance, the audit records of one budget are appended in the order
         of their charges).
+
+        **The charge and its record are one transaction** for a stored budget with a ledger (a budget file):
+        ``pending(after)`` gives the record to keep with the charge (:class:`~securedp.accounting.schema.Pending`,
+        the unreleased record of a charge whose outcome is lost), saved in the same write as the charge,
+        before the body can read a bit, and removed by one more save once the body has returned (its record
+        is then in the log). A state that still holds a pending record (its release died, or its record could
+        not be appended) is first given to ``settle``, which makes sure the audit log holds that charge's
+        record, and saved without it; without ``settle`` the charge is refused (:class:`RecordPending`).
+        A refund removes the pending record with the charge; a failure after the first bit leaves it, for
+        the next charge's ``settle`` (which finds the record the failure appended, if it did); a record that
+        could not be appended (:class:`RecordNotAppended`) takes its place, value and all, so that the next
+        charge appends the record itself.
         """
-        with self._store.hold() as state:
+        with self._store.hold() as held:
+            state = _settled(self._store, held, settle)
             after = self._charged(state, amount, delta)
+            written = after if pending is None or after.ledger is None else dataclasses.replace(
+                after, pending=pending(after))
             try:
-                self._store.save(after)
+                self._store.save(written)
             except BaseException:  # an interrupt may arrive once the new state is in place: nothing is drawn yet
                 with contextlib.suppress(Exception):  # if even this fails, the store over-counts (the safe side)
                     self._store.save(state)
@@ -187,10 +211,17 @@ class Budget:
             with watching_draws() as draws:
                 try:
                     yield after
-                except BaseException:
+                except BaseException as failure:
                     if not draws.used:
                         self._store.save(state)
+                    elif written.pending is not None and isinstance(failure, RecordNotAppended):
+                        with contextlib.suppress(Exception):  # a record too long to keep: the pending one stays
+                            self._store.save(dataclasses.replace(
+                                after, pending=Pending(written.pending.writer, failure.record)))
                     raise
+            if written is not after:  # the body returned: its record is durable, so the pending one goes
+                with contextlib.suppress(Exception):  # if it stays, the next settle finds the record in the log
+                    self._store.save(after)
 
     @property
     def total(self) -> Fraction:
@@ -218,6 +249,22 @@ class Budget:
         """The exact sum of the deltas charged so far (0 without a delta ledger)."""
         with self._store.hold() as state:
             return state.delta_spent
+
+
+def _settled(store: BudgetStore, state: BudgetState, settle: Callable[[Pending], None] | None) -> BudgetState:
+    """``state`` without its pending record, once ``settle`` has made sure the audit log holds it (and the store
+    has saved it so), or :class:`RecordPending` when there is one and no ``settle``."""
+    if state.pending is None:
+        return state
+    if settle is None:
+        raise RecordPending(
+            "this budget holds the record of a charge that may not be in its audit log yet (a release died after "
+            "its charge, or could not append its record): release with that audit log first, which appends the "
+            "record if it is missing; nothing was drawn or charged")
+    settle(state.pending)
+    settled = dataclasses.replace(state, pending=None)
+    store.save(settled)
+    return settled
 
 
 def delta_rational(value: Any, name: str = "delta") -> Fraction:

@@ -44,6 +44,21 @@ lowercase hex digits. A file that needs a hand edit to be read is thus
 never silently reinterpreted (for example a negative ``spent`` that would
 grant extra budget).
 
+``pending`` (optional) is the record of the last charge, written with the charge in one atomic replacement
+before the release reads its first random bit, and removed once the release's own record is in the audit
+log: ``{"writer": "<32 hex>", "record": {...}}``, where ``record`` is an audit record whose budget fields
+are this file's state: the unreleased record of the charge (error ``"OutcomeLost"``,
+:mod:`securedp.accounting.schema`), or, once the release's own record could not be appended, that record. A file
+holding one tells that a release died (or could not append its record) after its charge: the next release
+with an audit log first makes sure that log holds the charge's record, appending this one if it does not
+(:func:`securedp.accounting.recording.settle`). A version without this field refuses such a file (unknown
+field), and reads every other file as before.
+
+**Links.** The path is resolved (``os.path.realpath``) each time the file is read or written, so that a
+symbolic link is followed: the lock, the temporary file and the replacement are those of the file it points
+to, and the link stays a link. A file with more than one hard link is refused: a replacement gives a new
+file to one name only, so the other names would keep a budget of their own.
+
 **Locking and atomic writes.** :meth:`BudgetFile.hold` holds an exclusive
 lock on ``FILE.lock`` (``flock`` on POSIX, ``msvcrt.locking`` on Windows:
 :mod:`securedp.hazmat.bits.filelock`) while it reads the file;
@@ -70,13 +85,15 @@ from typing import Any
 
 from securedp.accounting.budget import Budget, delta_rational
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
-from securedp.accounting.schema import BudgetState, Currency
+from securedp.accounting.schema import BudgetState, Currency, Pending, parse_record
 from securedp.hazmat.bits.filelock import locked
 from securedp.hazmat.exact.rational import format_rational, positive_rational
+from securedp.mechanisms.record_schema import SchemaError
 
 FORMAT = "securedp-budget/1"
-FIELDS = frozenset({"format", "currency", "total", "spent", "remaining", "delta_total", "delta_spent", "ledger"})
-OPTIONAL = frozenset({"currency", "remaining", "delta_total", "delta_spent"})
+FIELDS = frozenset({"format", "currency", "total", "spent", "remaining", "delta_total", "delta_spent", "ledger",
+                    "pending"})
+OPTIONAL = frozenset({"currency", "remaining", "delta_total", "delta_spent", "pending"})
 _RATIONAL = re.compile(r"-?(0|[1-9][0-9]{0,999})(/[1-9][0-9]{0,999})?")
 _LEDGER = re.compile(r"[0-9a-f]{32}")
 _MAX_BYTES = 1 << 16
@@ -128,9 +145,14 @@ class BudgetFile:
     @contextlib.contextmanager
     def hold(self) -> Iterator[BudgetState]:
         """The stored state (a new one if ``total`` creates the file), under the exclusive lock on ``FILE.lock``."""
-        lock_path = self.path.with_name(self.path.name + ".lock")
-        with open(lock_path, "a") as lock, locked(lock.fileno()):
+        real = self.real
+        with open(real.with_name(real.name + ".lock"), "a") as lock, locked(lock.fileno()):
             yield self._read()
+
+    @property
+    def real(self) -> Path:
+        """The file the path names, symbolic links followed (the one locked, read and replaced)."""
+        return Path(os.path.realpath(self.path))
 
     def save(self, state: BudgetState) -> None:
         """Replace the stored state atomically (call only inside :meth:`hold`)."""
@@ -157,13 +179,13 @@ class BudgetFile:
             yield state
 
     def _read(self) -> BudgetState:
-        if not self.path.exists():
+        if not self.real.exists():
             if self.total is None:
                 raise BudgetError(f"{self.path} does not exist; create it by passing --budget TOTAL")
             if self._ledger is None:
                 self._ledger = os.urandom(16).hex()
             return BudgetState(self.total, Fraction(0), self._ledger, self.currency, self.delta)
-        state = _parse(self.path)
+        state = _parse(self.real, self.path)
         if self._ledger is None:
             self._ledger = state.ledger
         elif state.ledger != self._ledger:
@@ -199,14 +221,20 @@ class BudgetFile:
             fields["delta_total"] = format_rational(state.delta_total)
             fields["delta_spent"] = format_rational(state.delta_spent)
         fields["ledger"] = state.ledger
+        if state.pending is not None:
+            fields["pending"] = {"writer": state.pending.writer, "record": state.pending.record}
         text = json.dumps(fields, indent=1)
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", dir=self.path.parent or ".")
+        if len(text.encode("utf-8")) >= _MAX_BYTES:
+            raise BudgetError(f"the record of this release is too long to be kept with its charge in {self.path} "
+                              f"(a budget file holds at most {_MAX_BYTES} bytes); nothing was drawn or charged")
+        real = self.real
+        fd, tmp = tempfile.mkstemp(prefix=real.name + ".", dir=real.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.replace(tmp, self.path)
+            os.replace(tmp, real)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -220,7 +248,7 @@ def read_budget(path: str | os.PathLike[str]) -> BudgetState:
     file = Path(path)
     if not file.exists():
         raise BudgetError(f"no such budget file: {file}")
-    return _parse(file)
+    return _parse(Path(os.path.realpath(file)), file)
 
 
 def _reject_constant(name: str) -> Any:
@@ -249,10 +277,16 @@ def _canonical_rational(data: dict[str, Any], field: str) -> Fraction:
     return value
 
 
-def _parse(path: Path) -> BudgetState:
-    """The budget stored at ``path``, checked strictly; :class:`BudgetError` naming the field otherwise."""
+def _parse(real: Path, path: Path) -> BudgetState:
+    """The budget stored at ``real`` (the file ``path`` names), checked strictly; :class:`BudgetError` naming
+    ``path`` and the field otherwise."""
     try:
-        with open(path, "rb") as handle:
+        with open(real, "rb") as handle:
+            links = os.fstat(handle.fileno()).st_nlink
+            if links > 1:
+                raise ValueError(f"it has {links} hard links: a budget file must have one name, since every charge "
+                                 "replaces it and its other names would keep a budget of their own; remove the "
+                                 "other links (or use a symbolic link)")
             raw = handle.read(_MAX_BYTES + 1)
         if len(raw) > _MAX_BYTES:
             raise ValueError(f"larger than {_MAX_BYTES} bytes")
@@ -299,6 +333,27 @@ def _parse(path: Path) -> BudgetState:
         ledger = data["ledger"]
         if not isinstance(ledger, str) or _LEDGER.fullmatch(ledger) is None:
             raise ValueError(f"'ledger' must be 32 lowercase hex digits, got {str(ledger)[:40]!r}")
+        pending = None if "pending" not in data else _pending(data["pending"], total, spent, delta_spent)
     except (OSError, ValueError, TypeError, RecursionError) as exc:
         raise BudgetError(f"{path} is not a valid budget file ({exc})") from None
-    return BudgetState(total, spent, ledger, Currency(currency), delta_total, delta_spent)
+    return BudgetState(total, spent, ledger, Currency(currency), delta_total, delta_spent, pending)
+
+
+def _pending(value: object, total: Fraction, spent: Fraction, delta_spent: Fraction) -> Pending:
+    """The ``pending`` field: a writer and the unreleased record of the file's last charge, just after it."""
+    if not isinstance(value, dict) or set(value) != {"writer", "record"}:
+        raise ValueError("'pending' must be an object with exactly 'writer' and 'record'")
+    writer = value["writer"]
+    if not isinstance(writer, str) or _LEDGER.fullmatch(writer) is None:
+        raise ValueError("'pending.writer' must be 32 lowercase hex digits")
+    try:
+        record = parse_record(value["record"])
+    except SchemaError as error:
+        raise ValueError(f"'pending.record.{error.field}': {error.message}") from None
+    fields = record.budget
+    if fields is None:
+        raise ValueError("'pending.record' must state the budget it was charged to")
+    if (fields.spent, fields.spent + fields.remaining) != (spent, total) or \
+            (fields.delta.spent if fields.delta is not None else delta_spent) != delta_spent:
+        raise ValueError("'pending.record' does not state this file's spent budget: the file was edited by hand")
+    return Pending(writer, value["record"])

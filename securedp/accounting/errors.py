@@ -9,6 +9,12 @@ class BudgetExceeded(RuntimeError):
     """A release would spend more than the remaining budget; nothing was drawn or charged."""
 
 
+class RecordPending(RuntimeError):
+    """A stored budget holds the record of a charge that may not be in its audit log (a release died after its
+    charge, or could not append its record), and this release has no audit log to settle it with; nothing was
+    drawn or charged (:meth:`securedp.accounting.budget.Budget.charging`)."""
+
+
 
 DATA_REFUSED = ("the data could not be used for this release; in an analyst-facing session the reason is "
                 "withheld, because it may depend on the data")

@@ -6,19 +6,24 @@ in all), holds an interrupt back until the record is written, and otherwise rais
 :class:`~securedp.accounting.errors.RecordNotAppended` carrying the release and its record. An append that
 raises has appended nothing (:meth:`securedp.audit.log.AuditLog.append`), so trying it again never writes a
 record twice.
+
+A charge to a stored budget with a ledger (a budget file) keeps its record with it until that record is in
+the log (:class:`~securedp.accounting.schema.Pending`, :meth:`~securedp.accounting.budget.Budget.charging`);
+:func:`settle` is how the next charge makes sure of it, whatever instant the process died at.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from securedp.accounting.errors import InterruptedAfterAppend, RecordNotAppended
+from securedp.accounting.errors import InterruptedAfterAppend, RecordNotAppended, RecordPending
+from securedp.accounting.schema import BudgetFields, BudgetState, Pending
 from securedp.hazmat.bits.source import watching_draws
-from securedp.mechanisms.record_schema import Json
+from securedp.mechanisms.record_schema import Json, SchemaError
 
 if TYPE_CHECKING:
     from securedp.mechanisms.release import Release
@@ -111,3 +116,70 @@ def error_name(error: BaseException) -> str:
     """The name an unreleased record gives ``error``: its type's, or its nearest base's that is an identifier
     (a type may be built with any name)."""
     return next(kind.__name__ for kind in type(error).__mro__ if kind.__name__.isidentifier())
+
+
+def transaction(audit: object, record: Callable[[BudgetState], dict[str, Json]]) -> dict[str, Any]:
+    """The hooks of :meth:`~securedp.accounting.budget.Budget.charging` that make a charge and its record one
+    transaction, for an ``audit`` that :func:`settles`: ``pending`` keeps ``record(state just after the charge)``
+    (the unreleased record of the charge, error :data:`~securedp.accounting.schema.OUTCOME_LOST`) with the
+    charge, and ``settle`` appends an earlier one that the log is missing; none for other audits."""
+    if not settles(audit):
+        return {}
+    writer: str = audit.writer  # type: ignore[attr-defined]  # settles() checked it
+    return {"pending": lambda after: Pending(writer, record(after)), "settle": lambda kept: settle(audit, kept)}
+
+
+def settles(audit: object) -> bool:
+    """Whether ``audit`` can settle a pending record (:func:`settle`): an :class:`~securedp.audit.log.AuditLog`, or
+    an object with its ``writer`` and ``records_of(writer)``."""
+    return isinstance(getattr(audit, "writer", None), str) and callable(getattr(audit, "records_of", None))
+
+
+def settle(audit: Any, pending: Pending) -> None:
+    """Make sure ``audit`` holds the record of the charge that ``pending`` was kept with, appending
+    ``pending.record`` (the unreleased record of a charge whose outcome is lost) if it does not.
+
+    It holds it when the last record charged to the budget itself (:func:`last_budget_fields`) of the writer
+    that was to record it, or of ``audit``'s own writer (a recovery appends as that one), states the same
+    ``spent`` and delta spent: a budget's spent only grows, so that record is this charge's (the release's own,
+    its unreleased record, or a recovery's). Called under the budget's lock, so no other charge of the budget
+    is being recorded meanwhile. An append that still fails raises :class:`RecordPending`: nothing is charged.
+    """
+    if holds(audit.records_of, pending, (pending.writer, audit.writer)):
+        return
+    try:
+        append_record(audit, None, pending.record)
+    except RecordNotAppended as failure:
+        raise RecordPending(f"the record of an earlier charge, kept with the budget until it reaches the audit log, "
+                            f"could not be appended ({failure.__cause__!r}); nothing was drawn or charged") from failure
+
+
+def holds(records_of: Callable[[str], Iterable[dict[str, Any]]], pending: Pending, writers: Iterable[str]) -> bool:
+    """Whether a log, read by ``records_of(writer)`` (a writer's records, last first), holds the record of the
+    charge ``pending`` was kept with: the last record charged to the budget itself of one of ``writers`` states
+    its ``spent`` and delta spent (see :func:`settle`)."""
+    expected = BudgetFields.from_json(pending.record)
+    assert expected is not None  # a pending record states its budget (checked when it is read)
+    for writer in dict.fromkeys(writers):
+        last = last_budget_fields(records_of(writer))
+        if last is not None and last.spent == expected.spent and _delta_spent(last) == _delta_spent(expected):
+            return True
+    return False
+
+
+def _delta_spent(fields: BudgetFields) -> object:
+    return None if fields.delta is None else fields.delta.spent
+
+
+def last_budget_fields(records: Iterable[dict[str, Any]]) -> BudgetFields | None:
+    """The budget fields of the first of ``records`` (a writer's, last first) that is charged to the budget itself
+    (not to a partition's part) and whose budget fields the schema accepts, or ``None``."""
+    for record in records:
+        try:
+            fields = BudgetFields.from_json(record)
+        except (SchemaError, ValueError, ArithmeticError):  # not a record verify accepts (it says so): go on
+            continue
+        if fields is not None and (fields.session is None or (not fields.session.path and
+                                                              fields.session.partition_id is None)):
+            return fields
+    return None

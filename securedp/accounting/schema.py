@@ -67,7 +67,8 @@ class BudgetState:
     """A budget at one moment: exact ``total`` and ``spent`` in ``currency``; ``ledger`` names a stored budget.
 
     ``delta_total`` and ``delta_spent``: its delta ledger (the delta that releases selected by partition
-    selection may spend, and have spent); ``delta_total`` is ``None`` for a budget without one.
+    selection may spend, and have spent); ``delta_total`` is ``None`` for a budget without one. ``pending``: the
+    record of the last charge while that record is not known to be in its audit log (:class:`Pending`).
     """
 
     total: Fraction
@@ -76,6 +77,7 @@ class BudgetState:
     currency: Currency = Currency.EPSILON
     delta_total: Fraction | None = None
     delta_spent: Fraction = Fraction(0)
+    pending: Pending | None = None
 
     @property
     def remaining(self) -> Fraction:
@@ -88,6 +90,20 @@ class BudgetState:
             return None
         assert self.delta_total is not None  # a budget without a delta ledger refuses a delta charge
         return DeltaFields(charged, self.delta_spent, self.delta_total - self.delta_spent)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The record a stored budget keeps with a charge until that charge's own record is in the audit log.
+
+    Written in the same atomic replacement as the charge, before the first random bit; cleared once the
+    release's record is durable. ``record`` is the :class:`UnreleasedRecord` (error :data:`OUTCOME_LOST`)
+    that recovery appends if the process died first (or the release's own record, once its append failed);
+    ``writer`` is the audit log writer that was to record it.
+    """
+
+    writer: str
+    record: dict[str, Json]
 
 
 @dataclass(frozen=True)
@@ -283,6 +299,9 @@ class PartitionRecord:
 
 
 UNRELEASED_FIELDS = ("statistic", "epsilon", "rho", "error")
+OUTCOME_LOST = "OutcomeLost"
+"""The ``error`` of the unreleased record that recovery appends for a charge whose own record never reached the
+log (the process died after the charge, or its record could not be appended and was not kept)."""
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,9 @@ from securedp.accounting.budget import RHO, Budget
 from securedp.accounting.errors import InterruptedAfterAppend
 from securedp.accounting.methods import session_method
 from securedp.accounting.partition import Part, declared_parts, read_parts, select_rows
-from securedp.accounting.recording import append_record, unreleased_on_failure
+from securedp.accounting.recording import append_record, transaction, unreleased_on_failure
 from securedp.accounting.schema import (
+    OUTCOME_LOST,
     BudgetFields,
     BudgetState,
     ChargedRelease,
@@ -75,9 +76,7 @@ from securedp.bounding.messages import draw_salt
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational, positive_rational
-from securedp.mechanisms.contributions import (
-    check_max_contributions,
-)
+from securedp.mechanisms.contributions import check_max_contributions
 from securedp.mechanisms.exponential import prepare_exponential_mechanism
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max
 from securedp.mechanisms.permute_and_flip import prepare_permute_and_flip
@@ -277,20 +276,22 @@ class Session:
         if it still fails, :class:`~securedp.accounting.errors.RecordNotAppended` is raised carrying the
         release (its value reaches the caller; ``None`` for an unreleased record) and its record, so that a
         charge is never left without a record anyone can keep; an interrupt meanwhile is raised once the
-        record is durable (:mod:`securedp.accounting.recording`).
+        record is durable (:mod:`securedp.accounting.recording`). A charge to a budget file keeps its record
+        with it until its own is durable, and the next charge appends it if a kill left the log without it.
         """
         cost = prepared.cost
         amount, delta = cost.in_currency(self._budget.currency), cost.delta
-        # The budget is held from the charge to the audit append, so the records of a ledger reach the log
-        # in the order of its charges, even from several threads or processes (the verifier checks that
-        # order). Both charges stand once the execution has read its first random bit, whatever fails after
-        # it (Budget.charging); executing reads the data, so an analyst-facing failure is DataRefused.
-        def unreleased(error: str) -> dict[str, Json]:  # the record of a failure after the first random bit
-            fields = self._fields(state, amount, delta, query, charged=True)
+        # The budget is held from the charge to the audit append, so a ledger's records reach the log in the order
+        # of its charges, even from several processes. Both charges stand once the execution has read its first
+        # random bit (Budget.charging); executing reads the data, so an analyst-facing failure is DataRefused.
+        def unreleased(error: str, at: BudgetState | None = None) -> dict[str, Json]:  # a failure after the first bit
+            fields = self._fields(state if at is None else at, amount, delta, query, charged=True)
             return UnreleasedRecord(prepared.statistic, cost, error, fields, query).to_json()
 
         self._check_appendable()
-        with self._budget.charging(amount, delta) as state, unreleased_on_failure(self._audit, unreleased) as handing:
+        kept = transaction(self._audit, lambda at: unreleased(OUTCOME_LOST, at))  # the record kept with the charge
+        with self._budget.charging(amount, delta, **kept) as state, \
+                unreleased_on_failure(self._audit, unreleased) as handing:
             release = data_boundary(self._analyst_facing, lambda: prepared.execute(self._rng), reading=True)
             if self._audit is not None:
                 record = ChargedRelease.of(release, self._fields(state, amount, delta, query), query).to_json()
@@ -358,14 +359,17 @@ class Session:
             self._analyst_facing, lambda: read_parts(data, by, ids, position, unknown, k))
         charge = share * k
         opens = os.urandom(16).hex()
+        here = SessionPath(self._path, self._partition_id)
         # A failure hands out no part; it is refunded only before the salt is drawn, else recorded
-        def unreleased(error: str) -> dict[str, Json]:  # the record of a failure once the salt is drawn
+        def unreleased(error: str, at: BudgetState | None = None) -> dict[str, Json]:  # once the salt is drawn
+            fields = BudgetFields.charged_to(state if at is None else at, charge, here)
             return UnreleasedRecord("partition", Cost(self._budget.currency, charge), error, fields).to_json()
 
         self._check_appendable()
         interrupt: BaseException | None = None  # one that arrived once the record was durable
-        with self._budget.charging(charge) as state, unreleased_on_failure(self._audit, unreleased) as handing:
-            fields = BudgetFields.charged_to(state, charge, SessionPath(self._path, self._partition_id))
+        kept = transaction(self._audit, lambda at: unreleased(OUTCOME_LOST, at))
+        with self._budget.charging(charge, **kept) as state, unreleased_on_failure(self._audit, unreleased) as handing:
+            fields = BudgetFields.charged_to(state, charge, here)
             if rule is not None:
                 inside = np.flatnonzero(where >= 0)
                 where[inside[~rule.kept(draw_salt(self._rng))]] = -1

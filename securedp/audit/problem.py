@@ -40,7 +40,10 @@ class Report:
     every valid line was checked against it (``authenticated``);
     ``head_records`` is the record count of a signed head that was checked
     and matched (``None`` if none was given). :attr:`trust` says in one line
-    what the outcome is worth.
+    what the outcome is worth. ``kept`` holds the lines of ``LOG.unappended``
+    (records of charges that stand, kept beside the log when their append
+    failed: :mod:`securedp.audit.kept`) whose record is not in the log: the
+    log may be sound and still miss them.
     """
 
     valid: int
@@ -50,6 +53,7 @@ class Report:
     signed: int = 0
     key: str | None = None
     head_records: int | None = None
+    kept: tuple[str, ...] = ()
 
     @property
     def authenticated(self) -> bool:

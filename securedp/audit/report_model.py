@@ -144,11 +144,19 @@ class ReviewReport:
     @property
     def ok(self) -> bool:
         """True when every line verifies and, if the log was replayed, every release reproduced exactly."""
-        return self.verification.ok and self.replay_error is None and not self.not_reproduced
+        return (self.verification.ok and self.replay_error is None and not self.not_reproduced
+                and not self.verification.kept)
 
     @property
     def headline(self) -> str:
-        """The report's outcome in one sentence (shown red on the page unless :attr:`ok`)."""
+        """The report's outcome in one sentence (shown red on the page unless :attr:`ok`), and the records kept
+        beside the log that are not in it (charges whose append failed: the log misses them)."""
+        kept = len(self.verification.kept)
+        return self._outcome + ("" if not kept else f"; but {kept} record{'s' * (kept != 1)} kept beside the log "
+                                f"({Path(self.log).name}.unappended: charges whose append failed) not in it")
+
+    @property
+    def _outcome(self) -> str:
         v = self.verification
         if not v.ok:
             return f"the log does not verify ({v.valid} lines before the problem do); problem: {v.problem}"

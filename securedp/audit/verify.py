@@ -22,6 +22,9 @@ bytes no parser should see, is a :class:`Problem`). For each line, in order:
    one the budget's currency implies (:mod:`securedp.accounting.budget`,
    :mod:`securedp.privacy.conversions`) and ``spent`` adds up exactly.
 
+Records kept beside the log (``LOG.unappended``: charges whose append failed) that are not in it are listed
+in :attr:`Report.kept`, whatever the outcome of the checks.
+
 Deleting whole lines at the *end* of a log leaves a valid chain (and valid
 signatures). Pass a signed head statement (``head=``, checked with
 ``public_key``) to detect that: the log must hold at least the statement's
@@ -38,6 +41,7 @@ from typing import Any
 from securedp.audit.check_chain import check_end, check_signature, lines, read_entry, read_head
 from securedp.audit.check_ledger import Ledgers
 from securedp.audit.check_schema import parse_logged
+from securedp.audit.kept import unappended
 from securedp.audit.log import GENESIS
 from securedp.audit.problem import Bad, Problem, Report
 from securedp.audit.signing import PublicKeyLike, fingerprint, load_public_key
@@ -76,7 +80,9 @@ def verify_log(
     def report(problem: Problem | None, head_records: int | None = None) -> Report:
         prev = entries[-1]["hash"] if entries else GENESIS
         signed = sum("sig" in entry for entry in entries)
-        return Report(len(entries), prev, problem, entries, signed, fp if problem is None else None, head_records)
+        kept = tuple(unappended(path, (entry["record"] for entry in entries)))
+        return Report(len(entries), prev, problem, entries, signed, fp if problem is None else None, head_records,
+                      kept)
 
     for index, (offset, raw, complete) in enumerate(lines(data)):
         try:

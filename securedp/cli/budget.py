@@ -43,7 +43,9 @@ def budget_command(args: argparse.Namespace) -> int:
             fields.update(delta_total=format_rational(state.delta_total),
                           delta_spent=format_rational(state.delta_spent),
                           delta_remaining=format_rational(state.delta_total - state.delta_spent))
-        print(json.dumps({**fields, "ledger": state.ledger}, indent=1))
+        pending = {} if state.pending is None else {"pending": {"writer": state.pending.writer,
+                                                                "record": state.pending.record}}
+        print(json.dumps({**fields, "ledger": state.ledger, **pending}, indent=1))
         return 0
     lines = [f"{args.file}: a budget in {state.currency} ({FORMAT}, ledger {state.ledger})",
              f"  total      {display_rational(state.total)}",
@@ -55,5 +57,8 @@ def budget_command(args: argparse.Namespace) -> int:
         lines.append(f"  delta      total {display_rational(state.delta_total)}, spent "
                      f"{display_rational(state.delta_spent)}, remaining "
                      f"{display_rational(state.delta_total - state.delta_spent)}")
+    if state.pending is not None:
+        lines.append("  pending    the record of the last charge may not be in its audit log yet (a release is in "
+                     "progress, or died after its charge): the next release with that log appends it if it is missing")
     print("\n".join(lines))
     return 0

@@ -7,7 +7,10 @@ import json
 from fractions import Fraction
 from typing import Any
 
+from securedp.accounting.budget_file import read_budget
+from securedp.accounting.recording import holds
 from securedp.accounting.schema import Currency
+from securedp.audit.kept import kept_path
 from securedp.audit.query import STATISTICS, Query
 from securedp.audit.replay import read_seed, replay_log
 from securedp.audit.signing import load_public_key, load_signing_key, make_head, write_key_pair
@@ -157,11 +160,22 @@ def _head_options(args: argparse.Namespace) -> dict[str, Any]:
 def verify(args: argparse.Namespace) -> int:
     """``securedp audit verify``: report the first bad record, or the head hash and what the log is worth."""
     report = verify_log(args.log, **_head_options(args))
+    missing = [f"{counted(len(report.kept), 'record')} kept in {kept_path(args.log)} (a charge that stands, whose "
+               "append failed) not in the log"] if report.kept else []
+    if getattr(args, "budget_file", None) is not None:
+        pending = read_budget(args.budget_file).pending
+        if pending is not None and not holds(lambda writer: (e["record"] for e in reversed(report.entries)
+                                                             if e["writer"] == writer), pending, [pending.writer]):
+            missing.append(f"the budget file {args.budget_file} holds a charge whose record is not in the log (a "
+                           "release died after its charge, or could not append its record)")
     if not report.ok:
-        raise Failure(f"{args.log}: {report.problem}")
+        raise Failure("; ".join([f"{args.log}: {report.problem}", *missing]))
     print(f"{args.log}: OK, {counted(report.valid, 'record')}, chain intact, budget arithmetic exact")
     print(report.trust)
     print(f"head {report.head}")
+    if missing:
+        raise Failure(f"{args.log} is incomplete: {'; '.join(missing)}; the next release with this log and budget "
+                      "file appends them (securedp audit verify lists what it cannot)")
     return 0
 
 

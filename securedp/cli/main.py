@@ -129,6 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("log")
     verify.add_argument("--public-key", help=key_help)
     verify.add_argument("--head", help=head_help)
+    verify.add_argument("--budget-file", help="a budget file whose ledger this log records: a charge it holds whose "
+                        "record is not in the log (its release died) is reported")
     verify.set_defaults(run=commands.verify)
     replay = audit_sub.add_parser("replay", help="re-derive every release from the seed and the data")
     replay.add_argument("log")

@@ -16,6 +16,14 @@ and the bounds of ``COLUMN:auto``) goes through :func:`preflight` then :func:`re
    ``LOG.unappended`` beside the log, and the command says so (:func:`release`); the value is shown
    all the same. A release that fails once a bit is drawn (an interrupt, an output that cannot be built)
    releases nothing, and its charge stands with a record of its own (``"kind": "unreleased"``).
+
+**A kill at any instant.** The charge to the budget file is written together with its record (the budget
+file's ``pending`` field, :mod:`securedp.accounting.budget_file`), before the first random bit, and that
+record is removed once the release's own is durable. :func:`preflight` therefore starts by recovering what a
+release killed before that left (:func:`recover`): a torn last line is moved to ``LOG.torn``, the kept
+records the ledger takes next are appended from ``LOG.unappended``, and the pending record is appended
+unless the log holds the charge's record already; a budget file holding a pending record refuses a release
+without ``--audit-log``.
 """
 
 from __future__ import annotations
@@ -24,22 +32,24 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from securedp.accounting.budget import Budget
-from securedp.accounting.budget_file import BudgetFile
+from securedp.accounting.budget_file import BudgetFile, read_budget
 from securedp.accounting.errors import RecordNotAppended
+from securedp.accounting.recording import last_budget_fields, settle
 from securedp.accounting.schema import BudgetFields, BudgetState, Currency
 from securedp.accounting.session import Session
+from securedp.audit.kept import TORN_SUFFIX, append_kept, cut_torn_tail, keep, kept_lines, kept_path
 from securedp.audit.log import AuditLog
 from securedp.audit.replay import read_seed
 from securedp.audit.signing import load_signing_key
-from securedp.cli.show import exact_text
+from securedp.cli.show import counted, exact_text
 from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.record_schema import SchemaError
 from securedp.mechanisms.release import PreparedRelease, Release
 from securedp.reading.files import read_file
 
@@ -60,6 +70,15 @@ class Recorder:
     def append(self, record: dict[str, Any]) -> None:
         self.record = record
         self.entry = None if self.log is None else self.log.append(record)
+
+    @property
+    def writer(self) -> str | None:
+        """The log's writer (``None`` without a log: then no record is kept with a charge)."""
+        return None if self.log is None else self.log.writer
+
+    def records_of(self, writer: str) -> Iterator[dict[str, Any]]:
+        """The records of ``writer`` in the log, last first (:meth:`~securedp.audit.log.AuditLog.records_of`)."""
+        return iter(()) if self.log is None else self.log.records_of(writer)
 
     @property
     def budget(self) -> BudgetState | None:
@@ -91,11 +110,13 @@ def preflight(args: argparse.Namespace, currency: Currency) -> Ledgers:
     else:
         store = BudgetFile(args.budget_file, args.budget, currency.value, getattr(args, "budget_delta", None))
         store.ledger  # noqa: B018 - reads the file and checks it against the options, before anything is drawn
-        check_writable(Path(args.budget_file), "the budget file")  # and its lock file beside it
+        check_writable(store.real, "the budget file")  # and its lock file beside it (links followed)
+        cut_if_pending(store, args.audit_log)
     log = _audit_log(args, None if store is None else store.ledger)
     if log is not None:
         log.check_appendable()
         if store is not None:
+            recover(store, log)
             check_not_behind(store, log)
     output = getattr(args, "output", None)
     if output is not None:
@@ -103,12 +124,52 @@ def preflight(args: argparse.Namespace, currency: Currency) -> Ledgers:
     return Ledgers(currency, store, log)
 
 
+def cut_if_pending(store: BudgetFile, log: str | None) -> None:
+    """If the budget file holds a pending record (its last release died before its record was known to be
+    durable): refuse a release without an audit log, and move a torn last line of the log to ``LOG.torn``."""
+    if not _pending_seen(store):
+        return
+    if log is None:
+        with store.hold() as state:  # a release in progress holds one too: wait for it
+            if state.pending is None:
+                return
+        raise Failure(f"the budget file {store.path} holds the record of a charge that may not be in its audit log "
+                      "yet (a release died after its charge, or could not append its record): release with its "
+                      "--audit-log first, which appends the record if it is missing; nothing was read, drawn or "
+                      "charged")
+    moved = cut_torn_tail(log)
+    if moved:
+        print(f"securedp: note: the last line of {log} was torn ({moved} bytes: a release died while writing it); "
+              f"it was moved to {log}{TORN_SUFFIX}, and the record of its charge is appended", file=sys.stderr)
+
+
+def recover(store: BudgetFile, log: AuditLog) -> None:
+    """Before the release: append the kept records of ``LOG.unappended`` that the ledger takes next, then the
+    record the budget file keeps with its last charge if the log does not hold that charge's record
+    (:meth:`~securedp.accounting.budget.Budget.settle`); say which kept records are left beside the log."""
+    if not kept_lines(log.path) and not _pending_seen(store):
+        return  # the common case: nothing to recover, and no lock taken to see it
+    with store.hold() as state:
+        left = append_kept(log, state)
+    Budget(store.currency.value, store=store).settle(lambda pending: settle(log, pending))
+    if left:
+        print(f"securedp: note: {counted(len(left), 'record')} kept in {kept_path(log.path)} "
+              "not appended: the ledger does not take them next (securedp audit verify lists them)", file=sys.stderr)
+
+
+def _pending_seen(store: BudgetFile) -> bool:
+    """Whether the budget file holds a pending record, read without the lock (the file is only ever replaced
+    atomically): a release in progress holds one too, so what is seen is settled under the lock, or refused
+    there (:meth:`~securedp.accounting.budget.Budget.charging`)."""
+    return store.real.exists() and read_budget(store.path).pending is not None
+
+
 def check_not_behind(store: BudgetFile, log: AuditLog) -> None:
     """Raise :class:`Failure` if the budget file has spent less than the log's last record of its ledger says
     it had: a file restored from an older copy (or put back by hand), whose releases would be charged to a
     budget already spent. Only the log given is read; a file ahead of it is fine (its charges may be recorded
     in another log, or kept beside this one)."""
-    fields = _last_top_fields(log, store.ledger)
+    fields = last_budget_fields(log.records_of(store.ledger))
     if fields is None:
         return
     with store.hold() as state:
@@ -122,20 +183,6 @@ def check_not_behind(store: BudgetFile, log: AuditLog) -> None:
         raise Failure(f"the budget file {store.path} is behind the audit log {log.path}: it has "
                       f"{'; and '.join(behind)} (was it restored from an older copy?); nothing was read, drawn "
                       "or charged")
-
-
-def _last_top_fields(log: AuditLog, ledger: str) -> BudgetFields | None:
-    """The budget fields of the last record of ``ledger`` in ``log`` that is charged to the budget itself (not to
-    a partition's part) and whose budget fields the schema accepts, or ``None``."""
-    for record in log.records_of(ledger):
-        try:
-            fields = BudgetFields.from_json(record)
-        except (SchemaError, ValueError, ArithmeticError):  # not a record verify accepts (it says so): go on
-            continue
-        if fields is not None and (fields.session is None or (not fields.session.path and
-                                                              fields.session.partition_id is None)):
-            return fields
-    return None
 
 
 def check_writable(path: Path, what: str) -> None:
@@ -249,15 +296,12 @@ def holds_no_record(args: argparse.Namespace) -> bool:
 
 
 def _keep(log: AuditLog | None, record: dict[str, Any]) -> str:
-    """Write ``record`` to ``LOG.unappended`` (one JSON line), or to standard error if that fails too."""
-    text = json.dumps(record, sort_keys=True)
+    """Write ``record`` to ``LOG.unappended`` (:func:`~securedp.audit.kept.keep`), or to standard error if that
+    fails too."""
     if log is not None:
-        kept = Path(str(log.path) + ".unappended")
         try:
-            with open(kept, "a", encoding="utf-8") as handle:
-                handle.write(text + "\n")
-            return str(kept)
+            return str(keep(log.path, record))
         except OSError:
             pass
-    print(text, file=sys.stderr)
+    print(json.dumps(record, sort_keys=True), file=sys.stderr)
     return "standard error"

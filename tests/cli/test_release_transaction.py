@@ -20,6 +20,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from _ledger_cli import ledger_work
 
 from securedp.accounting.budget_file import BudgetFile
 from securedp.accounting.session import Session
@@ -34,11 +35,7 @@ COLUMN = ["--column", "v", "--stat", "sum", "--bounds", "0,10"]
 
 @pytest.fixture
 def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    rows = "".join(f"{i},{'ab'[i % 2]},{i % 9}\n" for i in range(30))
-    (tmp_path / "d.csv").write_text("id,g,v\n" + rows, encoding="utf-8")
-    (tmp_path / "seed").write_text("42" * 32, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return ledger_work(tmp_path, monkeypatch)
 
 
 class Spy:
