@@ -15,6 +15,7 @@ from securedp.audit.verify import verify_log
 from securedp.cli import pipeline
 from securedp.cli.pipeline import Failure
 from securedp.cli.show import counted, show_release
+from securedp.engines.protocol import MISSING_KEYS
 from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
 from securedp.mechanisms.release import PreparedRelease
 from securedp.reading.files import check_encoding
@@ -23,6 +24,13 @@ from securedp.tables.plan import ROWS, width_text
 
 STAT_CHOICES = frozenset(STATISTICS)
 __all__ = ["STAT_CHOICES", "Failure", "parse_schema"]
+
+
+def add_missing_keys_option(parser: argparse.ArgumentParser) -> None:
+    """``--missing-keys raise|drop``: one option, one spelling, for every command that reads group keys
+    (:data:`securedp.engines.protocol.MISSING_KEYS`)."""
+    parser.add_argument("--missing-keys", default="raise", choices=list(MISSING_KEYS),
+                        help="rows whose --group-by value is missing or blank: raise (default) or drop them")
 
 
 def parse_schema(text: str | None) -> dict[str, str]:

@@ -48,6 +48,7 @@ def add_commands(sub: Any) -> None:
     analyze.add_argument("--epsilon", help="analyse privately: release a contribution histogram at this epsilon")
     analyze.add_argument("--groups-cap", default="16", help="private: largest number of groups counted (default 16)")
     analyze.add_argument("--rows-cap", default="16", help="private: largest number of rows counted (default 16)")
+    commands.add_missing_keys_option(analyze)
     _release_options(analyze)
     analyze.set_defaults(run=analyze_command)
 
@@ -145,11 +146,12 @@ def analyze_command(args: argparse.Namespace) -> int:
                                    "releases nothing")
         named = [args.id_column, *group_by, *([] if args.column is None else [args.column])]
         data = read_file(args.data, list(dict.fromkeys(named)), encoding=encoding)  # cells as text
-        report = analyze_contributions(data, id_column=args.id_column, group_by=group_by, **options)
+        report = analyze_contributions(data, id_column=args.id_column, group_by=group_by,
+                                       missing_keys=args.missing_keys, **options)
     else:
         query = HistogramQuery(args.id_column, tuple(group_by), positive_rational(args.epsilon, "--epsilon"),
                                to_int(args.groups_cap, "--groups-cap"), to_int(args.rows_cap, "--rows-cap"), encoding,
-                               args.analyst)
+                               args.analyst, args.missing_keys)
         released = _run(args, query)
         report = plan.from_histogram(released.release)
         released.show((json.dumps(report.record(), indent=2) if args.json else show_report(report)) + "\n")

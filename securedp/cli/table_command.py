@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from securedp.cli import pipeline
 from securedp.cli.budget import budget_line
-from securedp.cli.commands import Failure, parse_schema
+from securedp.cli.commands import Failure, add_missing_keys_option, parse_schema
 from securedp.cli.progress import Stages
 from securedp.cli.table_output import write_table
 from securedp.engines.registry import DEFAULT, engine_named, engine_names
@@ -342,8 +342,7 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
                             "--count or --persons: laplace with --epsilon, gaussian with --rho)")
     table.add_argument("--alpha", default="0.05", help="confidence intervals at level 1 - alpha (default 0.05)")
     table.add_argument("--delimiter", default=",", help="CSV delimiter (default ,)")
-    table.add_argument("--missing-keys", default="raise", choices=["raise", "drop"],
-                       help="rows whose --group-by value is missing or blank: raise (default) or drop them")
+    add_missing_keys_option(table)
     table.add_argument("--target", action="append", metavar="OUTPUT:WIDTH",
                        help="with --dry-run: the half-width an output may have (count:50, income_sum:1000, "
                             "income_mean:2000 at --cell-rows, age_mean.centred_sum:500, age_median:20 rows; keys:40, "
