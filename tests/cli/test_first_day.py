@@ -61,3 +61,65 @@ def test_analyze_contributions_takes_missing_keys(data: Path) -> None:
     assert private.release is not None and private.release.parameters["missing_keys"] == "drop"
     with pytest.raises(ValueError, match="missing_keys must be 'raise' or 'drop'"):
         analyze_contributions(str(data), id_column="person", group_by="city", missing_keys="skip")
+
+
+PRIVATE_TABLE = ["--group-by", "city", "--count", "--id-column", "person", "--max-rows", "2", "--epsilon", "1/2",
+                 "--delta", "1e-6", "--missing-keys", "drop"]
+
+
+def test_bounds_creates_a_budget_file_with_a_delta_ledger_a_key_table_is_charged_to(
+        data: Path, tmp_path: Path, command: Command) -> None:
+    budget = str(tmp_path / "b.json")
+    status, _, err = command(["bounds", str(data), "--column", "income", "--epsilon", "1/4", "--missing", "drop",
+                              "--id-column", "person", "--max-contributions", "2", "--budget-file", budget,
+                              "--budget", "2", "--budget-delta", "1e-5"])
+    assert status == 0 and err == "", err
+    stored = json.loads(Path(budget).read_text())
+    assert (stored["total"], stored["spent"], stored["delta_total"], stored["delta_spent"]) == ("2", "1/4",
+                                                                                              "1/100000", "0")
+    status, _, err = command(["release", str(data), *PRIVATE_TABLE, "--budget-file", budget])
+    assert status == 0, err
+    assert json.loads(Path(budget).read_text())["delta_spent"] == "1/1000000"
+
+
+def test_private_analyze_creates_a_budget_file_with_a_delta_ledger(data: Path, tmp_path: Path,
+                                                                   command: Command) -> None:
+    budget = str(tmp_path / "b.json")
+    status, _, err = command(["analyze", str(data), "--id-column", "person", "--group-by", "city", "--missing-keys",
+                              "drop", "--epsilon", "1/4", "--budget-file", budget, "--budget", "1",
+                              "--budget-delta", "1e-6"])
+    assert status == 0 and err == "", err
+    assert json.loads(Path(budget).read_text())["delta_total"] == "1/1000000"
+
+
+def test_budget_create_makes_a_file_on_purpose_and_never_replaces_one(data: Path, tmp_path: Path,
+                                                                      command: Command) -> None:
+    budget = str(tmp_path / "b.json")
+    status, out, err = command(["budget", "create", budget, "--epsilon", "1", "--delta", "1e-6"])
+    assert status == 0 and err == "" and "remaining  1" in out, err
+    stored = json.loads(Path(budget).read_text())
+    assert (stored["currency"], stored["total"], stored["spent"], stored["delta_total"]) == ("epsilon", "1", "0",
+                                                                                             "1/1000000")
+    status, out, _ = command(["budget", budget])  # shown as before
+    assert status == 0 and "delta      total 0.000001" in out
+    status, _, err = command(["release", str(data), *PRIVATE_TABLE, "--budget-file", budget])
+    assert status == 0, err
+    before = Path(budget).read_bytes()
+    status, out, err = command(["budget", "create", budget, "--epsilon", "5", "--delta", "1e-3"])
+    assert status == 1 and out == "" and "already exists" in err and Path(budget).read_bytes() == before
+    status, _, err = command(["budget", "create", str(tmp_path / "z.json"), "--rho", "1/2"])
+    assert status == 0 and json.loads((tmp_path / "z.json").read_text())["currency"] == "rho"
+    for bad in (["--epsilon", "0"], ["--epsilon", "1", "--delta", "1"], ["--delta", "1e-6"],
+                ["--epsilon", "1", "--rho", "1"]):
+        status, _, err = command(["budget", "create", str(tmp_path / "n.json"), *bad])
+        assert status in (1, 2) and not (tmp_path / "n.json").exists(), bad
+    status, _, err = command(["budget", budget, "--epsilon", "1"])
+    assert status == 2 and "budget create" in err
+
+
+def test_a_file_without_a_delta_ledger_names_the_way_to_make_one(data: Path, tmp_path: Path,
+                                                                 command: Command) -> None:
+    budget = str(tmp_path / "b.json")
+    assert command(["budget", "create", budget, "--epsilon", "1"])[0] == 0
+    status, _, err = command(["release", str(data), *PRIVATE_TABLE, "--budget-file", budget])
+    assert status == 1 and "securedp budget create" in err
