@@ -26,7 +26,7 @@ STAT_CHOICES = frozenset(STATISTICS)
 __all__ = ["STAT_CHOICES", "Failure", "parse_schema"]
 
 
-def add_missing_keys_option(parser: argparse.ArgumentParser) -> None:
+def add_missing_keys_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """``--missing-keys raise|drop``: one option, one spelling, for every command that reads group keys
     (:data:`securedp.engines.protocol.MISSING_KEYS`)."""
     parser.add_argument("--missing-keys", default="raise", choices=list(MISSING_KEYS),
