@@ -169,7 +169,11 @@ def replay_line(entry: Entry, report: ReviewReport) -> str:
             None: "no input commitment"}[r.data_matches]
     if r.unchecked_commitment:
         data = "input commitment of an earlier record format: NOT CHECKED by this version (another input encoding)"
-    status = '<span class="ok">reproduced exactly</span>' if r.ok else f'<span class="bad">{e(r.problem)}</span>'
+    elif not r.replayable:
+        data = ("its input commitment is not checked (the release is not re-run)"
+                if entry.record.get("input_commitment") is not None else "no input commitment")
+    status = ('<span class="ok">reproduced exactly</span>' if r.ok else f'<span class="odd">{e(r.problem)}</span>'
+              if not r.replayable else f'<span class="bad">{e(r.problem)}</span>')
     return f"<p>Replay: {status}; {e(data)}.</p>"
 
 
@@ -285,7 +289,8 @@ def _verification(report: ReviewReport) -> str:
         good = sum(r.ok for r in done)
         replay = (f"<p>Replay from the seed and the data: {good} of {len(done)} releases reproduced exactly"
                   f"{'; ' + e(report.replay_error) if report.replay_error else ''}.</p>")
-    state = "ok" if report.ok else "bad"
+    state = "ok" if report.ok else "odd" if report.verification.ok and report.replay_error is None and \
+        not report.not_reproduced else "bad"
     return (f'<p class="headline {state}">{e(report.headline)}</p>'
             f"{fields('Signature and chain', [(e(a), b, c) for a, b, c in rows])}{replay}")
 

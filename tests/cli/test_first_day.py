@@ -123,3 +123,33 @@ def test_a_file_without_a_delta_ledger_names_the_way_to_make_one(data: Path, tmp
     assert command(["budget", "create", budget, "--epsilon", "1"])[0] == 0
     status, _, err = command(["release", str(data), *PRIVATE_TABLE, "--budget-file", budget])
     assert status == 1 and "securedp budget create" in err
+
+
+def test_a_python_sessions_seeded_releases_are_labelled_not_replayable_never_differs(
+        tmp_path: Path, command: Command, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pandas as pd
+
+    from securedp import AuditLog, ChaChaSource, Session
+    from securedp.cli.example_data import PATH
+    from securedp.tables import Count, Mean
+
+    monkeypatch.chdir(tmp_path)
+    Path("seed.bin").write_bytes(bytes(range(32)))
+    Path("data.csv").write_bytes(Path(PATH).read_bytes())
+    visits = pd.read_csv("data.csv")
+    session = Session(epsilon=2, rng=ChaChaSource(bytes(range(32))).substream("t"), audit=AuditLog("s.jsonl"))
+    session.table(visits, group_by=["region"], keys=["north", "south", "east", "west"],
+                  aggregations=[Count(), Mean("income", (0, 150000))], id_column="person_id", max_rows=2, epsilon=1)
+    session.count([1, 2, 3], epsilon="1/4")
+    assert command(["release", "data.csv", "--column", "age", "--stat", "mean", "--bounds", "18,90", "--epsilon",
+                    "1/4", "--id-column", "person_id", "--seed-file", "seed.bin", "--audit-log", "cli.jsonl"])[0] == 0
+    status, out, err = command(["audit", "replay", "s.jsonl", "--seed-file", "seed.bin", "--data", "data.csv"])
+    assert "DIFFERS" not in out and out.count("NOT REPLAYABLE (made by the Python API from data in memory") == 2
+    assert status == 1 and "2 not replayable, nothing differs" in err and "not written by" not in err
+    status, out, err = command(["audit", "report", "s.jsonl", "--seed-file", "seed.bin", "--data", "data.csv",
+                                "-o", "r.html"])
+    page = Path("r.html").read_text(encoding="utf-8")
+    assert "2 not replayable" in out and 'class="headline odd"' in page and 'class="headline bad"' not in page
+    assert "no input commitment" not in page and "its input commitment is not checked" in page
+    status, out, _ = command(["audit", "replay", "cli.jsonl", "--seed-file", "seed.bin", "--data", "data.csv"])
+    assert status == 0 and "reproduced exactly, input commitment matches the data" in out
