@@ -10,9 +10,9 @@ import shlex
 from pathlib import Path
 
 import pytest
+from test_documented_commands import ROOT, commands_in
 
 from securedp.cli.main import main
-from test_documented_commands import ROOT, commands_in
 
 PAGE = ROOT / "docs" / "first-day.md"
 
