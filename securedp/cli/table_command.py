@@ -277,7 +277,7 @@ def _check_room_for_all(ledgers: pipeline.Ledgers, query: TableQuery, bounds_cos
 def release_table(args: argparse.Namespace) -> int:
     """Validate and check the ledgers (:mod:`securedp.cli.pipeline`), then charge the budget file (epsilon or
     rho, and the delta of private keys), bound and aggregate, draw and log, and write the table."""
-    from securedp.audit.table_query import describe
+    from securedp.audit.table_query import describe, selection_line
     from securedp.tables.table import TableRelease
 
     query = table_query(args)
@@ -306,9 +306,12 @@ def release_table(args: argparse.Namespace) -> int:
     for note in result.notes:  # read from the released values only
         print(f"securedp: note: {note}", file=sys.stderr)
     entry = recorder.entry
-    if args.output is not None or entry is not None:
+    keys = selection_line(query, result.parameters, len(result.value))
+    if args.output is not None or entry is not None or keys is not None:
         for line in describe(query):
             print(f"  {line}", file=sys.stderr)
+    if keys is not None:  # stated at release time, whatever the output (the table itself is a plain frame)
+        print(f"  {keys}", file=sys.stderr)
         if entry is not None:
             print(f"  audit    record {entry['seq']} appended to {args.audit_log}", file=sys.stderr)
     if recorder.budget is not None:  # on standard error: standard output is the table

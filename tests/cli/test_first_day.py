@@ -153,3 +153,16 @@ def test_a_python_sessions_seeded_releases_are_labelled_not_replayable_never_dif
     assert "no input commitment" not in page and "its input commitment is not checked" in page
     status, out, _ = command(["audit", "replay", "cli.jsonl", "--seed-file", "seed.bin", "--data", "data.csv"])
     assert status == 0 and "reproduced exactly, input commitment matches the data" in out
+
+
+def test_a_private_key_table_states_its_threshold_level_and_cost(data: Path, tmp_path: Path,
+                                                                command: Command) -> None:
+    out_file = tmp_path / "t.csv"
+    for output in ([], ["--output", str(out_file)]):
+        status, out, err = command(["release", str(data), *PRIVATE_TABLE, *output])
+        assert status == 0
+        released = len(out.splitlines()) - 1 if not output else len(out_file.read_text().splitlines()) - 1
+        assert f"keys     private: {released} released; each reached the threshold " in err
+        assert "in its noisy count (selection: count)" in err and "intervals at level 0.95" in err
+        assert "how many were is not shown (that count is not private)" in err
+        assert "cost epsilon 0.5, delta 0.000001" in err
