@@ -35,6 +35,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from securedp.cli import pipeline
+from securedp.cli.auto_plan import auto_cost, auto_dry_run
 from securedp.cli.budget import budget_line
 from securedp.cli.commands import Failure, add_missing_keys_option, parse_schema
 from securedp.cli.progress import Stages
@@ -227,12 +228,7 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery, data: Callable[[],
     auto = [a for a in query.aggregations if a.auto]
     if not auto:
         return query
-    if args.auto_epsilon is None:
-        raise Failure(f"--{auto[0].kind} {auto[0].column}:auto chooses its bounds privately, a release of its own: "
-                      "give its cost with --auto-epsilon E (charged once per auto column, before the table)")
-    if args.dry_run:
-        raise Failure("--dry-run plans from public bounds: give COLUMN:LO,HI (the auto bounds are a release)")
-    epsilon = positive_rational(args.auto_epsilon, "--auto-epsilon")
+    epsilon = auto_cost(args, query)
     placeholder = placeholder_bounds(query)
     price_table(**placeholder.public(), epsilon=query.epsilon, rho=query.rho)
     columns = list(dict.fromkeys(a.column for a in auto if a.column is not None))
@@ -282,6 +278,9 @@ def release_table(args: argparse.Namespace) -> int:
 
     query = table_query(args)
     data = functools.cache(lambda: _data(args, placeholder_bounds(query)))  # read once (standard input!), when needed
+    if args.dry_run and any(a.auto for a in query.aggregations):  # the plan of what the auto bounds do not decide
+        print("\n".join(auto_dry_run(args, query, data, sorted({*ROWS, cell_rows(args)}), placeholder_bounds(query))))
+        return 0
     query = _auto_bounds(args, query, data)
     if args.target and not args.dry_run:
         raise Failure("--target plans a release before it is made: add --dry-run")

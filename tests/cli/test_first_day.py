@@ -166,3 +166,18 @@ def test_a_private_key_table_states_its_threshold_level_and_cost(data: Path, tmp
         assert "in its noisy count (selection: count)" in err and "intervals at level 0.95" in err
         assert "how many were is not shown (that count is not private)" in err
         assert "cost epsilon 0.5, delta 0.000001" in err
+
+
+def test_dry_run_plans_auto_bounds_with_their_own_cost(data: Path, tmp_path: Path, command: Command) -> None:
+    budget = tmp_path / "b.json"
+    argv = ["release", str(data), "--group-by", "city", "--count", "--mean", "income:auto", "--id-column", "person",
+            "--max-rows", "2", "--epsilon", "1", "--delta", "1e-6", "--missing-keys", "drop", "--missing", "drop",
+            "--auto-epsilon", "1/4", "--budget-file", str(budget), "--budget", "2", "--dry-run"]
+    status, out, err = command(argv)
+    assert status == 0 and err == "", err
+    assert out.startswith("table: dry run, nothing drawn, nothing charged")
+    assert "bounds   income: chosen privately before the table" in out and "whole run costs epsilon 1.25" in out
+    assert "count: discrete_laplace" in out and "income_mean: its accuracy depends on the bounds chosen" in out
+    assert not budget.exists()  # nothing charged, nothing created
+    status, _, err = command([a for a in argv if a not in ("--auto-epsilon", "1/4")])
+    assert status == 1 and "--auto-epsilon" in err
