@@ -54,3 +54,33 @@ def test_the_whole_job_runs_from_the_page(tmp_path: Path, monkeypatch: pytest.Mo
     assert table[0].startswith("region,count,") and "income_median" in table[0] and len(table) > 5
     budget = json.loads(Path("job-budget.json").read_text(encoding="utf-8"))
     assert (budget["spent"], budget["delta_spent"]) == ("9/4", "1/1000000")
+
+
+def test_the_api_tables_page_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 43.10: the grouped tables' API page shows a working example (its plan printed as text)."""
+    import re
+
+    page = (ROOT / "docs" / "api" / "tables.md").read_text(encoding="utf-8")
+    (code,) = re.findall(r"```python\n(.*?)```", page, re.S)
+    exec(compile(code, "docs/api/tables.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert out.startswith("cost     epsilon 1\n") and "region  count" in out and "Fraction(" not in out
+
+
+INTERNALS = ("input_bytes", "execution", "executed", "input_commitment", "output", "floats", "typed",
+             "lattice_column", "lattice_of", "default_lattice", "definition")
+
+
+def test_the_api_tables_page_lists_no_internals_and_formats_signatures(site: Path) -> None:
+    """Issue 43.10: the page's members are what a user calls; a long signature is one parameter a line."""
+    import html
+    import re
+
+    page = (site / "api" / "tables" / "index.html").read_text(encoding="utf-8")
+    ids = re.findall(r'<h[2-6] id="securedp\.([\w.]+)"', page)
+    assert "tables.PreparedTable.execute" in ids and "tables.TableRelease.frame" in ids
+    assert [i for i in ids if i.rsplit(".", 1)[-1] in INTERNALS] == []
+    signatures = [html.unescape(re.sub(r"<[^>]+>", "", s))
+                  for s in re.findall(r'<div class="doc-signature[^"]*">(.*?)</div>', page, re.S)]
+    signature = next(s for s in signatures if s.startswith("prepare_table("))
+    assert "\n    group_by: Sequence[str] = (),\n" in signature
