@@ -62,6 +62,7 @@ from securedp.hazmat.samplers import (
     geometric,
     uniform_below,
 )
+from securedp.mechanisms.generator_sampling import Sampling
 
 RESOLUTION_BITS = 12
 """The lattice step is between ``scale / 2**(RESOLUTION_BITS + 1)`` and ``scale / 2**RESOLUTION_BITS``."""
@@ -181,12 +182,13 @@ def _to_floats(units: Any, k: int) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
-class SecureGenerator:
+class SecureGenerator(Sampling):
     """Exact, CSPRNG-driven replacements for the noise methods of NumPy's ``Generator``.
 
     ``rng`` is the securedp source of randomness (default: the system
     source; a :class:`~securedp.ChaChaSource` for reproducible runs). Unlike
-    NumPy, ``scale`` must be > 0 and every parameter is read exactly.
+    NumPy, ``scale`` must be > 0 and every parameter is read exactly. ``random``, ``bytes``, ``choice``,
+    ``permutation`` and ``shuffle`` are NumPy's too, exact (:mod:`securedp.mechanisms.generator_sampling`).
     """
 
     def __init__(self, rng: RandomSource | None = None) -> None:
