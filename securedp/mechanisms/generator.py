@@ -62,7 +62,7 @@ from securedp.hazmat.samplers import (
     geometric,
     uniform_below,
 )
-from securedp.mechanisms.generator_sampling import Sampling
+from securedp.mechanisms.generator_sampling import Sampling, arrays_in
 
 RESOLUTION_BITS = 12
 """The lattice step is between ``scale / 2**(RESOLUTION_BITS + 1)`` and ``scale / 2**RESOLUTION_BITS``."""
@@ -240,6 +240,8 @@ class SecureGenerator(Sampling):
         Returns a float when ``size`` is ``None`` and ``loc`` is a scalar,
         else a float64 array of shape ``size`` (or of ``loc``'s shape).
         """
+        if arrays_in(scale):
+            return self.elementwise(self.laplace, size, np.float64, loc=loc, scale=scale)
         k, units_scale = _SCALES.get(scale)
         if size is None and not isinstance(loc, (list, tuple, np.ndarray)):
             return _scalar_to_float(_snap_one(loc, k) + discrete_laplace(units_scale, rng=self.source), k)
@@ -250,6 +252,8 @@ class SecureGenerator(Sampling):
 
         ``scale`` is the standard deviation. Shapes as in :meth:`laplace`.
         """
+        if arrays_in(scale):
+            return self.elementwise(self.normal, size, np.float64, loc=loc, scale=scale)
         k, sigma_units = _SCALES.get(scale)
         if size is None and not isinstance(loc, (list, tuple, np.ndarray)):
             return _scalar_to_float(_snap_one(loc, k) + discrete_gaussian(sigma_units, rng=self.source), k)
@@ -272,6 +276,10 @@ class SecureGenerator(Sampling):
         As in NumPy, ``integers(n)`` means ``[0, n)``. Returns an ``int`` when
         ``size`` is ``None``, else an array of ``dtype``.
         """
+        if arrays_in(low, high):
+            ends = {"low": low} if high is None else {"low": low, "high": high}
+            return self.elementwise(lambda **e: self.integers(**e, dtype=dtype, endpoint=endpoint), size, dtype,
+                                    **ends)
         lo, hi = (0, to_int(low, "low")) if high is None else (to_int(low, "low"), to_int(high, "high"))
         if endpoint:
             hi += 1
@@ -294,6 +302,8 @@ class SecureGenerator(Sampling):
         (memorylessness), so its tail is the exponential tail at every
         lattice point. Shapes and float output as in :meth:`laplace`.
         """
+        if arrays_in(scale):
+            return self.elementwise(self.exponential, size, np.float64, scale=scale)
         k, units_scale = _SCALES.get(scale)
         shape = check_size(size)
         if shape is None:
@@ -310,6 +320,8 @@ class SecureGenerator(Sampling):
         ``high`` is far from zero compared with the width, rounding can merge
         points and can return ``high`` itself.
         """
+        if arrays_in(low, high):
+            return self.elementwise(self.uniform, size, np.float64, low=low, high=high)
         lo, hi = to_rational(low, "low"), to_rational(high, "high")
         if hi <= lo:
             raise ValueError("high must be greater than low")

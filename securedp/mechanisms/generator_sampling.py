@@ -1,6 +1,8 @@
 """The sampling methods of NumPy's ``Generator`` that code swapping in :class:`~securedp.SecureGenerator` reaches
 for besides noise: ``random``, ``bytes``, ``choice``, ``permutation`` and ``shuffle``, each exact from the source's
-CSPRNG bits (mixed into :class:`~securedp.mechanisms.generator.SecureGenerator`).
+CSPRNG bits (mixed into :class:`~securedp.mechanisms.generator.SecureGenerator`), and the broadcasting of
+array-valued ``scale``, ``low`` and ``high`` (:meth:`Sampling.elementwise`: each element the scalar method's exact
+draw).
 
 * ``random``: ``j * 2**-53`` for ``j`` uniform in ``[0, 2**53)``, every value exactly a float64 (NumPy's law for
   its float64 ``random``); another ``dtype`` or ``out`` is refused.
@@ -29,10 +31,37 @@ from securedp.hazmat.samplers import check_size, uniform_below
 _FLOAT_BITS = 53
 
 
+def arrays_in(*params: Any) -> bool:
+    """Whether any of ``params`` is array-valued (a list, tuple or NumPy array), as NumPy broadcasts it."""
+    return any(isinstance(v, (list, tuple, np.ndarray)) for v in params)
+
+
 class Sampling:
     """NumPy ``Generator``'s sampling methods, exact (see the module docstring)."""
 
     source: RandomSource
+
+    def elementwise(self, method: Any, size: Any, dtype: Any, **params: Any) -> Any:
+        """``method`` (a scalar draw) at every element of ``params`` broadcast together, as NumPy broadcasts
+        array-valued parameters, into an array of ``size`` (which the parameters' shape must broadcast to) or of
+        their shape. Each element is the scalar method's exact draw, in C order."""
+        arrays = {name: np.asarray(value, dtype=object) for name, value in params.items()}
+        shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
+        given = check_size(size)
+        if given is not None:
+            target = (given,) if isinstance(given, int) else tuple(given)
+            try:
+                fits = np.broadcast_shapes(shape, target) == target
+            except ValueError:
+                fits = False
+            if not fits:
+                raise ValueError(f"size {target} cannot hold the parameters' broadcast shape {shape}")
+            shape = target
+        spread = {name: np.broadcast_to(a, shape) for name, a in arrays.items()}
+        out = np.empty(shape, dtype=dtype)
+        for index in np.ndindex(shape):
+            out[index] = method(**{name: a[index] for name, a in spread.items()})
+        return out
 
     def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
         """Uniform on the ``2**53`` points ``j * 2**-53`` of ``[0, 1)``, exactly (NumPy's float64 law)."""

@@ -91,3 +91,24 @@ def test_bytes_are_uniform_and_of_the_length_asked() -> None:
     assert fits(Counter(data), {b: Fraction(1, 256) for b in range(256)}, len(data)) > ALPHA
     with pytest.raises(ValueError):
         g.bytes(-1)
+
+
+@pytest.mark.parametrize("method, params, scalars", [
+    ("laplace", {"loc": [0.0, 100.0], "scale": [1.0, "1/3"]}, [{"loc": 0.0, "scale": 1.0},
+                                                              {"loc": 100.0, "scale": "1/3"}]),
+    ("normal", {"loc": 5, "scale": [2, 8]}, [{"loc": 5, "scale": 2}, {"loc": 5, "scale": 8}]),
+    ("exponential", {"scale": [1, 1000]}, [{"scale": 1}, {"scale": 1000}]),
+    ("uniform", {"low": [0, -7], "high": 1}, [{"low": 0, "high": 1}, {"low": -7, "high": 1}]),
+    ("integers", {"low": 3, "high": [4, 1000]}, [{"low": 3, "high": 4}, {"low": 3, "high": 1000}]),
+])
+def test_array_parameters_broadcast_and_each_element_is_the_scalar_draw(method: str, params: dict,
+                                                                        scalars: list[dict]) -> None:
+    """Broadcasting as NumPy does: the parameters' shape, or ``size`` they broadcast to; element by element, in
+    C order, the same exact draw as the scalar call on the same stream (whose law is tested on its own)."""
+    drawn = getattr(generator(6), method)(**params, size=(3, 2))
+    assert drawn.shape == (3, 2)
+    again = generator(6)
+    assert drawn.ravel().tolist() == [getattr(again, method)(**scalars[i % 2]) for i in range(6)]
+    assert getattr(generator(6), method)(**params).shape == (2,)
+    with pytest.raises(ValueError, match="cannot hold"):
+        getattr(generator(6), method)(**params, size=3)
