@@ -68,6 +68,8 @@ RESOLUTION_BITS = 12
 """The lattice step is between ``scale / 2**(RESOLUTION_BITS + 1)`` and ``scale / 2**RESOLUTION_BITS``."""
 
 _FLOAT_EXACT = 1 << 53
+_LOC_SCALE = {"loc": to_rational, "scale": positive_rational}
+"""How each element of an array-valued ``loc`` and ``scale`` is checked before anything is drawn."""
 
 
 def lattice_exponent(scale: Any) -> int:
@@ -241,7 +243,7 @@ class SecureGenerator(Sampling):
         else a float64 array of shape ``size`` (or of ``loc``'s shape).
         """
         if arrays_in(scale):
-            return self.elementwise(self.laplace, size, np.float64, loc=loc, scale=scale)
+            return self.elementwise(self.laplace, size, np.float64, _LOC_SCALE, loc=loc, scale=scale)
         k, units_scale = _SCALES.get(scale)
         if size is None and not isinstance(loc, (list, tuple, np.ndarray)):
             return _scalar_to_float(_snap_one(loc, k) + discrete_laplace(units_scale, rng=self.source), k)
@@ -253,7 +255,7 @@ class SecureGenerator(Sampling):
         ``scale`` is the standard deviation. Shapes as in :meth:`laplace`.
         """
         if arrays_in(scale):
-            return self.elementwise(self.normal, size, np.float64, loc=loc, scale=scale)
+            return self.elementwise(self.normal, size, np.float64, _LOC_SCALE, loc=loc, scale=scale)
         k, sigma_units = _SCALES.get(scale)
         if size is None and not isinstance(loc, (list, tuple, np.ndarray)):
             return _scalar_to_float(_snap_one(loc, k) + discrete_gaussian(sigma_units, rng=self.source), k)
@@ -279,7 +281,7 @@ class SecureGenerator(Sampling):
         if arrays_in(low, high):
             ends = {"low": low} if high is None else {"low": low, "high": high}
             return self.elementwise(lambda **e: self.integers(**e, dtype=dtype, endpoint=endpoint), size, dtype,
-                                    **ends)
+                                    {"low": to_int, "high": to_int}, **ends)
         lo, hi = (0, to_int(low, "low")) if high is None else (to_int(low, "low"), to_int(high, "high"))
         if endpoint:
             hi += 1
@@ -303,7 +305,7 @@ class SecureGenerator(Sampling):
         lattice point. Shapes and float output as in :meth:`laplace`.
         """
         if arrays_in(scale):
-            return self.elementwise(self.exponential, size, np.float64, scale=scale)
+            return self.elementwise(self.exponential, size, np.float64, _LOC_SCALE, scale=scale)
         k, units_scale = _SCALES.get(scale)
         shape = check_size(size)
         if shape is None:
@@ -321,7 +323,8 @@ class SecureGenerator(Sampling):
         points and can return ``high`` itself.
         """
         if arrays_in(low, high):
-            return self.elementwise(self.uniform, size, np.float64, low=low, high=high)
+            return self.elementwise(self.uniform, size, np.float64, {"low": to_rational, "high": to_rational},
+                                    low=low, high=high)
         lo, hi = to_rational(low, "low"), to_rational(high, "high")
         if hi <= lo:
             raise ValueError("high must be greater than low")

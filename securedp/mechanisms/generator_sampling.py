@@ -41,11 +41,15 @@ class Sampling:
 
     source: RandomSource
 
-    def elementwise(self, method: Any, size: Any, dtype: Any, **params: Any) -> Any:
+    def elementwise(self, method: Any, size: Any, dtype: Any, checks: dict[str, Any], **params: Any) -> Any:
         """``method`` (a scalar draw) at every element of ``params`` broadcast together, as NumPy broadcasts
         array-valued parameters, into an array of ``size`` (which the parameters' shape must broadcast to) or of
-        their shape. Each element is the scalar method's exact draw, in C order."""
+        their shape. Each element is the scalar method's exact draw, in C order; every element is first checked
+        by ``checks[name](value, name)``, so a bad one is refused, naming its parameter, before any draw."""
         arrays = {name: np.asarray(value, dtype=object) for name, value in params.items()}
+        for name, array in arrays.items():
+            for value in array.ravel().tolist():
+                checks[name](value, name)
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
         given = check_size(size)
         if given is not None:
