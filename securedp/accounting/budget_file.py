@@ -124,8 +124,9 @@ class BudgetFile:
         self.total = None if total is None else positive_rational(total, "budget")
         self.currency = Currency(currency)
         self.delta = None if delta is None else delta_rational(delta, "budget delta")
-        self.delta_hint = (f"{self.path} has no delta budget: a budget file gets one only when it is created, "
-                           "by --budget TOTAL --budget-delta D")
+        self.delta_hint = (f"{self.path} has no delta budget: a budget file gets one only when it is created, by "
+                           "`securedp budget create FILE --epsilon E --delta D` or, on its first release, "
+                           "--budget TOTAL --budget-delta D")
         self._ledger: str | None = None
 
     @property
@@ -153,6 +154,24 @@ class BudgetFile:
     def real(self) -> Path:
         """The file the path names, symbolic links followed (the one locked, read and replaced)."""
         return Path(os.path.realpath(self.path))
+
+    def create(self) -> BudgetState:
+        """Create the file of ``total`` (and ``delta``) with nothing spent, under the lock, and return its state.
+
+        A file that exists is refused, never replaced or extended: its ledger, its totals and what it has spent
+        stand (an audit log checks them), so a delta ledger is given to a new file only.
+        """
+        if self.total is None:
+            raise ValueError("a budget file is created with its total")
+        refusal = BudgetError(f"{self.path} already exists: a budget file is never replaced or extended (its "
+                              "ledger and what it has spent stand); create the new budget under another name")
+        if os.path.lexists(self.path):
+            raise refusal
+        with self.hold() as state:
+            if os.path.lexists(self.path):  # created by another process before the lock was taken
+                raise refusal
+            self.save(state)
+        return state
 
     def save(self, state: BudgetState) -> None:
         """Replace the stored state atomically (call only inside :meth:`hold`)."""

@@ -85,24 +85,27 @@ class HistogramQuery:
     rows_cap: int = 16
     encoding: str = "utf-8"
     analyst_facing: bool = False
+    missing_keys: str = "raise"
 
     def prepare(self, data: Any) -> PreparedRelease:
         """The release on ``data``: the file's path (read when the release reads its data), or a table."""
         table = TableFile(data, encoding=self.encoding) if isinstance(data, (str, Path)) else data
         return prepare_contribution_histogram(table, id_column=self.id_column, group_by=list(self.group_by),
                                               epsilon=self.epsilon, groups_cap=self.groups_cap,
-                                              rows_cap=self.rows_cap)
+                                              rows_cap=self.rows_cap, missing_keys=self.missing_keys)
 
     def to_json(self) -> dict[str, Any]:
         return {"statistic": "contribution_histogram", "id_column": self.id_column, "group_by": list(self.group_by),
                 "epsilon": format_rational(self.epsilon), "groups_cap": self.groups_cap, "rows_cap": self.rows_cap,
-                "encoding": self.encoding, **({"analyst_facing": True} if self.analyst_facing else {})}
+                "encoding": self.encoding, **({"analyst_facing": True} if self.analyst_facing else {}),
+                **({"missing_keys": self.missing_keys} if self.missing_keys != "raise" else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> HistogramQuery:
         return cls(str(data["id_column"]), tuple(str(c) for c in data["group_by"]),
                    positive_rational(data["epsilon"], "epsilon"), int(data["groups_cap"]), int(data["rows_cap"]),
-                   str(data["encoding"]), data.get("analyst_facing") is True)
+                   str(data["encoding"]), data.get("analyst_facing") is True,
+                   str(data.get("missing_keys", "raise")))
 
 
 def planning_query(data: dict[str, Any]) -> BoundsQuery | HistogramQuery:

@@ -44,6 +44,11 @@ there is nothing to re-derive: it is reported as skipped
 (``Replayed.skipped``, ``ok`` true) and not counted as a release. So is an
 unreleased charge (``"kind": "unreleased"``: an execution that failed after
 its first random bit, whose charge stands): it released nothing to compare.
+
+**Not replayable.** A release drawn from the system source, and a release made by the Python API (a
+:class:`~securedp.Session` over data in memory, whose record carries no query naming what to read from a file),
+cannot be re-derived from a seed and a file: each is reported as *not replayable* with its reason
+(``Replayed.replayable`` false), never as differing, since nothing was compared.
 """
 
 from __future__ import annotations
@@ -61,6 +66,11 @@ from securedp.mechanisms.release import PreparedRelease, commit_input
 from securedp.reading.mode import analyst_facing_scope
 from securedp.tables.one_column import POINTS
 
+NOT_REPLAYABLE = "not replayable"
+"""How a record that cannot be re-derived is labelled (never as differing: nothing was compared)."""
+NO_QUERY = (f"{NOT_REPLAYABLE}: made by the Python API from data in memory, so its record names no query (what to "
+            "read from a file); release it with `securedp release` to replay it from the file")
+"""Why a record without a query is not replayed (see the module docstring)."""
 PLANNING = ("bounds", "contribution_histogram")
 """The statistics of :mod:`securedp.audit.planning_query` (``securedp bounds``, ``securedp analyze --epsilon``)."""
 COMPARED = tuple(f.name for f in dataclasses.fields(ReleaseRecord) if f.name != "input_commitment")
@@ -89,6 +99,10 @@ class Replayed:
     unchecked_commitment: bool = False
     """The record carries an input commitment of an earlier format (another input encoding), which this version
     cannot check: ``data_matches`` is then None although a commitment is there."""
+    replayable: bool = True
+    """False: the record cannot be re-derived, and ``problem`` says why (drawn from the system source, or made by
+    the Python API from data in memory, which no logged query names): it is not reproduced, but nothing was found
+    to differ (:data:`NOT_REPLAYABLE`)."""
 
 
 def read_seed(path: str | Path) -> bytes:
@@ -173,11 +187,12 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     statistic = str(record.get("statistic"))
     source = record["source"]
     if source.get("kind") != "chacha20":
-        return Replayed(line, statistic, False, f"drawn from a {source.get('kind')!r} source, which cannot be replayed")
+        return Replayed(line, statistic, False, f"{NOT_REPLAYABLE}: drawn from a {source.get('kind')!r} source, "
+                        "whose noise no seed re-derives (by design)", replayable=False)
     if source.get("seed_commitment") != seed_commitment(seed):
         return Replayed(line, statistic, False, "the seed does not match the record's seed commitment (wrong seed)")
     if "query" not in record:
-        return Replayed(line, statistic, False, "the record has no query (not written by `securedp release`)")
+        return Replayed(line, statistic, False, NO_QUERY, replayable=False)
     stream = ChaChaSource(seed)
     for label in source["substream"]:
         stream = stream.substream(label)

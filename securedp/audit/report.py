@@ -52,6 +52,7 @@ from securedp.audit.report_words import (
     explain,
     fields,
     label_text,
+    number_text,
     odd,
     parameter_row,
     plain,
@@ -65,12 +66,15 @@ _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:72rem;padding:0 1rem;color:#1b1b1b}
 h1{font-size:1.6rem}h2{margin-top:2.2rem;border-bottom:1px solid #ccc}h3{margin-top:1.6rem}
 .scroll{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:.6rem 0}
+.scroll:has(table.released){max-height:32rem;overflow:auto}
+table.released th,table.released td{white-space:nowrap;overflow-wrap:normal}
+table.released td{font-family:ui-monospace,monospace;font-size:.9em;text-align:right}
 caption{text-align:left;font-weight:600;padding:.2rem 0}
 th,td{border:1px solid #bbb;padding:.2rem .5rem;text-align:left;vertical-align:top}td{overflow-wrap:anywhere}
 th{background:#f1f1f1;overflow-wrap:break-word}td.num,code{font-family:ui-monospace,monospace;font-size:.9em}
 .ok{color:#0a6b2b;font-weight:600}.bad{color:#a40000;font-weight:600}.odd{color:#8a4b00;font-weight:600}
 p.headline{font-size:1.15rem;padding:.4rem .7rem;border-left:6px solid}p.headline.ok{border-color:#0a6b2b}
-p.headline.bad{border-color:#a40000;background:#fbeaea}
+p.headline.bad{border-color:#a40000;background:#fbeaea}p.headline.odd{border-color:#8a4b00;background:#fdf3e6}
 svg{max-width:100%;height:auto;background:#fafafa;border:1px solid #ddd}figure{margin:1rem 0}
 section.release{border-left:4px solid #3a6ea5;padding-left:1rem;margin-top:1.5rem}
 """
@@ -140,8 +144,12 @@ def value_section(entry: Entry) -> str:
     if isinstance(labels, list) and isinstance(value, list) and rows:
         shown_rows = value[:_MAX_ROWS]
         more = f" (first {_MAX_ROWS} of {len(value)} rows)" if len(value) > _MAX_ROWS else "" if value else " (no rows)"
-        return table(caption + more, [e(plain(x)) for x in labels], [[e(plain(c)) for c in row] for row in shown_rows],
-                     "released")
+        parameters = entry.record.get("parameters")
+        keys = set(parameters.get("group_by") or ()) if isinstance(parameters, dict) else set()
+        numbers = [x not in keys for x in labels]  # a key stays as released ("1/2" is a key's text, not a half)
+        return table(caption + more, [e(plain(x)) for x in labels],
+                     [[e(number_text(c) if n else plain(c)) for c, n in zip(row, numbers, strict=False)]
+                      for row in shown_rows], "released")
     if isinstance(labels, list) and isinstance(value, list) and len(labels) == len(value):
         if entry.kind in ("histogram", "contribution_histogram") or len(value) > SHORT:
             parameters = entry.record.get("parameters")
@@ -169,7 +177,11 @@ def replay_line(entry: Entry, report: ReviewReport) -> str:
             None: "no input commitment"}[r.data_matches]
     if r.unchecked_commitment:
         data = "input commitment of an earlier record format: NOT CHECKED by this version (another input encoding)"
-    status = '<span class="ok">reproduced exactly</span>' if r.ok else f'<span class="bad">{e(r.problem)}</span>'
+    elif not r.replayable:
+        data = ("its input commitment is not checked (the release is not re-run)"
+                if entry.record.get("input_commitment") is not None else "no input commitment")
+    status = ('<span class="ok">reproduced exactly</span>' if r.ok else f'<span class="odd">{e(r.problem)}</span>'
+              if not r.replayable else f'<span class="bad">{e(r.problem)}</span>')
     return f"<p>Replay: {status}; {e(data)}.</p>"
 
 
@@ -285,7 +297,8 @@ def _verification(report: ReviewReport) -> str:
         good = sum(r.ok for r in done)
         replay = (f"<p>Replay from the seed and the data: {good} of {len(done)} releases reproduced exactly"
                   f"{'; ' + e(report.replay_error) if report.replay_error else ''}.</p>")
-    state = "ok" if report.ok else "bad"
+    state = "ok" if report.ok else "odd" if report.verification.ok and report.replay_error is None and \
+        not report.not_reproduced else "bad"
     return (f'<p class="headline {state}">{e(report.headline)}</p>'
             f"{fields('Signature and chain', [(e(a), b, c) for a, b, c in rows])}{replay}")
 

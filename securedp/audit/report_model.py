@@ -138,14 +138,21 @@ class ReviewReport:
 
     @property
     def not_reproduced(self) -> list[int]:
-        """The lines of the releases that a replay did not reproduce exactly."""
-        return [r.line for r in self.releases_replayed if not r.ok]
+        """The lines of the releases that a replay re-ran and did not reproduce exactly."""
+        return [r.line for r in self.releases_replayed if not r.ok and r.replayable]
+
+    @property
+    def not_replayable(self) -> list[int]:
+        """The lines of the releases that cannot be re-derived (each says why): nothing compared, nothing differs."""
+        return [r.line for r in self.releases_replayed if not r.replayable]
 
     @property
     def ok(self) -> bool:
-        """True when every line verifies and, if the log was replayed, every release reproduced exactly."""
+        """True when every line verifies, no kept record is missing from the log and, if the log was replayed, every
+        release reproduced exactly (a release that is not replayable is not reproduced: the page then says so, in amber
+        rather than red)."""
         return (self.verification.ok and self.replay_error is None and not self.not_reproduced
-                and not self.verification.kept)
+                and not self.not_replayable and not self.verification.kept)
 
     @property
     def headline(self) -> str:
@@ -168,6 +175,12 @@ class ReviewReport:
         if failed:
             lines = ", ".join(map(str, failed[:12])) + (", ..." if len(failed) > 12 else "")
             return f"every line verifies, but {len(failed)} of {len(done)} releases do not reproduce (lines {lines})"
+        if self.not_replayable:
+            unreplayable = self.not_replayable
+            lines = ", ".join(map(str, unreplayable[:12])) + (", ..." if len(unreplayable) > 12 else "")
+            return (f"every line verifies; {len(done) - len(unreplayable)} of {len(done)} releases reproduced exactly "
+                    f"from the seed and the data, {len(unreplayable)} not replayable (lines {lines}: each says why), "
+                    "nothing differs")
         return f"every line verifies; {len(done)} of {len(done)} releases reproduced exactly from the seed and the data"
 
 

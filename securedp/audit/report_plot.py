@@ -160,6 +160,8 @@ class Plot:
         y_texts = [exact_number(t) for t in y_ticks]
         left = int(28 + _CHAR * max(len(t) for t in y_texts))
         right = int(12 + _CHAR * max((len(text) for _, text, _, _ in self._right), default=0))
+        last = max((self.px(t) + _CHAR * len(exact_number(t)) / 2 - self.width for t in x_ticks), default=0)
+        right = max(right, int(6 + last))  # the last x tick's label is centred on its tick: room for its half
         top = 22 if self._top else 10
         bottom = 48 + _GAP * len(self.legend)
         body = [f'<g transform="translate({left},{top})">', *self.marks,

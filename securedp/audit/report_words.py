@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from securedp.audit.report_noise import DEFAULT_ALPHA, rational
+from securedp.hazmat.exact.rational import exact_text
 
 SHORT = 8
 """Lists longer than this are summarised, with the full list folded away."""
@@ -161,6 +162,14 @@ def plain(value: Any) -> str:
     if isinstance(value, dict):
         return "; ".join(f"{k}: {plain(v)}" for k, v in value.items())
     return str(value)
+
+
+def number_text(value: Any) -> str:
+    """A released number in the one style of the command's output, exactly: an integer as ``3``, a rational with a
+    finite decimal expansion as that expansion (``29929.5``, never ``59859/2``), any other as ``num/den``
+    (:func:`~securedp.hazmat.exact.rational.exact_text`); anything else as :func:`plain` writes it."""
+    number = None if isinstance(value, bool) else rational(value)
+    return plain(value) if number is None else exact_text(number)
 
 
 def shown(value: Any) -> str:

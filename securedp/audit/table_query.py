@@ -231,6 +231,21 @@ def parse_aggregation(kind: str, text: str | None) -> AggregationQuery:
     return AggregationQuery(kind, parts[0], pair, lattice, None, q)
 
 
+def selection_line(query: TableQuery, parameters: Mapping[str, Any], released: int) -> str | None:
+    """What a table with private keys did to its keys, from the query and the released record alone: the rule,
+    the threshold a key had to reach, the keys released, the interval level (``None`` for public keys). How many
+    keys were withheld is not stated: that number is a count of the data's keys, and is not private."""
+    if query.keys is not None:
+        return None
+    rule, threshold, counted = parameters.get("selection"), parameters.get("threshold"), parameters.get(
+        "selection_count")
+    reached = ("" if threshold is None else f"each reached the threshold {display_rational(threshold)} in its noisy "
+               f"{counted or 'count of persons'} (selection: {rule}); ")
+    level = display_rational(1 - query.alpha)
+    return (f"keys     private: {released} released; {reached}a key below the threshold is withheld, and how many "
+            f"were is not shown (that count is not private); intervals at level {level}")
+
+
 def describe(query: TableQuery) -> Sequence[str]:
     """A short description of the query, one line per fact, for the command's text output."""
     cost = (f"epsilon {display_rational(query.epsilon)}" if query.epsilon is not None

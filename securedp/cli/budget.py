@@ -1,5 +1,6 @@
 """The command's budget file (:mod:`securedp.accounting.budget_file`, re-exported under its former name), the
-line that states it after a release, and ``securedp budget FILE``, which shows it.
+line that states it after a release, ``securedp budget FILE``, which shows it, and ``securedp budget create FILE
+--epsilon E [--delta D]`` (or ``--rho R``), which creates one on purpose, with nothing spent.
 
 ``Budget`` here is the state of a budget file (:class:`~securedp.accounting.schema.BudgetState`).
 """
@@ -8,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
+from securedp.accounting.budget import delta_rational
 from securedp.accounting.budget_file import FORMAT, BudgetError, BudgetFile, read_budget
 from securedp.accounting.schema import BudgetState as Budget
-from securedp.hazmat.exact.rational import display_rational, format_rational
+from securedp.accounting.schema import Currency
+from securedp.hazmat.exact.rational import display_rational, format_rational, positive_rational
 
 __all__ = ["FORMAT", "Budget", "BudgetError", "BudgetFile", "add_command", "budget_line"]
 
@@ -25,15 +29,43 @@ def budget_line(budget: Budget) -> str:
 
 def add_command(sub: Any) -> None:
     """Register ``budget`` on the subparsers ``sub`` of the ``securedp`` command."""
-    show = sub.add_parser("budget", help="show a budget file: total, spent, remaining, its delta ledger")
-    show.add_argument("file", help="the budget file (--budget-file of the releases)")
+    show = sub.add_parser("budget", help="show a budget file: total, spent, remaining, its delta ledger (or create "
+                                         "one: budget create FILE --epsilon E --delta D)")
+    show.add_argument("file", nargs="+", metavar="[create] FILE",
+                      help="the budget file (--budget-file of the releases); `create FILE` makes a new one")
+    show.add_argument("--epsilon", help="create: the total epsilon, exact (1, 1/2, 0.5)")
+    show.add_argument("--rho", help="create: a zCDP budget of this total rho instead")
+    show.add_argument("--delta", help="create: also a delta ledger of this total, exact (1e-6), for the tables with "
+                                      "private keys (--delta)")
     show.add_argument("--json", action="store_true", help="print its fields exactly, as the file stores them")
     show.set_defaults(run=budget_command)
 
 
+def _usage(message: str) -> int:
+    print(f"securedp: error: {message} (see `securedp budget --help`)", file=sys.stderr)
+    return 2
+
+
 def budget_command(args: argparse.Namespace) -> int:
     """``securedp budget FILE``: the file, checked as a release checks it (a hand-edited file is refused),
-    shown; nothing is charged or written."""
+    shown; nothing is charged or written. ``securedp budget create FILE --epsilon E [--delta D]`` (or ``--rho``):
+    a new file of that total with nothing spent (:meth:`BudgetFile.create`: an existing file is refused)."""
+    words, given = args.file, [f for f, v in (("--epsilon", args.epsilon), ("--rho", args.rho),
+                                              ("--delta", args.delta)) if v is not None]
+    if words[0] == "create" and len(words) == 2:
+        if (args.epsilon is None) == (args.rho is None):
+            return _usage("budget create needs its total: exactly one of --epsilon E and --rho R")
+        currency = Currency.EPSILON if args.rho is None else Currency.RHO
+        total = positive_rational(args.epsilon if args.rho is None else args.rho, f"--{currency.value}")
+        delta = None if args.delta is None else delta_rational(args.delta, "--delta")
+        BudgetFile(words[1], total, currency.value, delta).create()
+        args.file = words[1]
+    elif len(words) != 1:
+        return _usage("give one budget file to show, or `create FILE --epsilon E [--delta D]`")
+    elif given:
+        return _usage(f"{given[0]} creates a budget file: securedp budget create FILE --epsilon E [--delta D]")
+    else:
+        args.file = words[0]
     state = read_budget(args.file)
     if args.json:
         fields: dict[str, Any] = {"currency": state.currency.value, "total": format_rational(state.total),

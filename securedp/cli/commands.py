@@ -12,12 +12,13 @@ from securedp.accounting.recording import holds
 from securedp.accounting.schema import Currency
 from securedp.audit.kept import kept_path
 from securedp.audit.query import STATISTICS, Query
-from securedp.audit.replay import read_seed, replay_log
+from securedp.audit.replay import NOT_REPLAYABLE, read_seed, replay_log
 from securedp.audit.signing import load_public_key, load_signing_key, make_head, write_key_pair
 from securedp.audit.verify import verify_log
 from securedp.cli import pipeline
 from securedp.cli.pipeline import Failure
 from securedp.cli.show import counted, show_release
+from securedp.engines.protocol import MISSING_KEYS
 from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
 from securedp.mechanisms.release import PreparedRelease
 from securedp.reading.files import check_encoding
@@ -26,6 +27,13 @@ from securedp.tables.plan import ROWS, width_text
 
 STAT_CHOICES = frozenset(STATISTICS)
 __all__ = ["STAT_CHOICES", "Failure", "parse_schema"]
+
+
+def add_missing_keys_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--missing-keys raise|drop``: one option, one spelling, for every command that reads group keys
+    (:data:`securedp.engines.protocol.MISSING_KEYS`)."""
+    parser.add_argument("--missing-keys", default="raise", choices=list(MISSING_KEYS),
+                        help="rows whose --group-by value is missing or blank: raise (default) or drop them")
 
 
 def parse_schema(text: str | None) -> dict[str, str]:
@@ -207,7 +215,8 @@ def head(args: argparse.Namespace) -> int:
 
 
 def replay(args: argparse.Namespace) -> int:
-    """``securedp audit replay``: re-derive every release; fail on the first difference."""
+    """``securedp audit replay``: re-derive every release; fail on the first difference (or, when nothing differs,
+    on the first release that cannot be re-derived, labelled not replayable with its reason)."""
     results = replay_log(args.log, read_seed(args.seed_file), args.data, **_head_options(args))
     for result in results:
         if result.skipped:
@@ -217,13 +226,21 @@ def replay(args: argparse.Namespace) -> int:
                     ", its input commitment (of an earlier record format) NOT CHECKED" if result.unchecked_commitment
                     else "")
             print(f"line {result.line}: {result.statistic}: reproduced exactly{data}")
+        elif not result.replayable:
+            why = str(result.problem).removeprefix(NOT_REPLAYABLE + ": ")
+            print(f"line {result.line}: {result.statistic}: NOT REPLAYABLE ({why})")
         else:
             differs = ("DATA DIFFERS" if result.data_matches is False else
                        "NOT REPRODUCED BY THIS VERSION (an earlier record format)" if result.earlier else "DIFFERS")
             print(f"line {result.line}: {result.statistic}: {differs}")
-    bad = next((r for r in results if not r.ok), None)
+    bad = next((r for r in results if not r.ok and r.replayable), None) or next((r for r in results if not r.ok),
+                                                                                  None)
     if bad is not None:
-        raise Failure(f"{args.log}: line {bad.line}: {bad.problem}")
+        reproduced = sum(r.ok and not r.skipped for r in results)
+        unreplayable = sum(not r.replayable for r in results)
+        tally = (f" ({reproduced} reproduced exactly, {unreplayable} not replayable, nothing differs)"
+                 if bad.replayable is False else "")
+        raise Failure(f"{args.log}: line {bad.line}: {bad.problem}{tally}")
     releases = sum(not r.skipped for r in results)
     skipped = len(results) - releases
     note = f" ({counted(skipped, 'budget charge')} that release nothing skipped)" if skipped else ""

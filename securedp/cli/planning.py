@@ -48,6 +48,7 @@ def add_commands(sub: Any) -> None:
     analyze.add_argument("--epsilon", help="analyse privately: release a contribution histogram at this epsilon")
     analyze.add_argument("--groups-cap", default="16", help="private: largest number of groups counted (default 16)")
     analyze.add_argument("--rows-cap", default="16", help="private: largest number of rows counted (default 16)")
+    commands.add_missing_keys_option(analyze)
     _release_options(analyze)
     analyze.set_defaults(run=analyze_command)
 
@@ -75,6 +76,8 @@ def _release_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--encoding", default="utf-8", help="the CSV file's text encoding (default utf-8)")
     parser.add_argument("--budget-file", help="JSON file persisting the total and spent epsilon")
     parser.add_argument("--budget", help="the total epsilon (creates --budget-file, must match it later)")
+    parser.add_argument("--budget-delta", help="with --budget, give the new --budget-file a delta ledger of this "
+                                               "total, exact (1e-6), for the tables with private keys (--delta)")
     parser.add_argument("--audit-log", help="append the release to this hash-chained JSON-lines log")
     parser.add_argument("--signing-key", help="sign the audit record with this Ed25519 key")
     parser.add_argument("--seed-file", help="32-byte seed (raw or hex) for a replayable ChaCha20 stream")
@@ -107,9 +110,9 @@ def _run(args: argparse.Namespace, query: BoundsQuery | HistogramQuery) -> pipel
     behind the analyst-facing error boundary. The caller shows the release, then calls ``finish()``."""
     import polars as pl
 
-    # the pipeline reads the mode and the delta ledger option of `securedp release`; these commands keep their
-    # own flag (main routes `analyst_facing` to the release command's checks) and spend no delta
-    options = argparse.Namespace(**{**vars(args), "analyst_facing": args.analyst, "budget_delta": None})
+    # the pipeline reads the mode of `securedp release`; these commands keep their own flag (main routes
+    # `analyst_facing` to the release command's checks); they spend no delta, but may create the file's ledger
+    options = argparse.Namespace(**{**vars(args), "analyst_facing": args.analyst})
 
     def release() -> pipeline.Released:
         ledgers = pipeline.preflight(options, Currency.EPSILON)
@@ -145,11 +148,12 @@ def analyze_command(args: argparse.Namespace) -> int:
                                    "releases nothing")
         named = [args.id_column, *group_by, *([] if args.column is None else [args.column])]
         data = read_file(args.data, list(dict.fromkeys(named)), encoding=encoding)  # cells as text
-        report = analyze_contributions(data, id_column=args.id_column, group_by=group_by, **options)
+        report = analyze_contributions(data, id_column=args.id_column, group_by=group_by,
+                                       missing_keys=args.missing_keys, **options)
     else:
         query = HistogramQuery(args.id_column, tuple(group_by), positive_rational(args.epsilon, "--epsilon"),
                                to_int(args.groups_cap, "--groups-cap"), to_int(args.rows_cap, "--rows-cap"), encoding,
-                               args.analyst)
+                               args.analyst, args.missing_keys)
         released = _run(args, query)
         report = plan.from_histogram(released.release)
         released.show((json.dumps(report.record(), indent=2) if args.json else show_report(report)) + "\n")

@@ -7,48 +7,10 @@ from typing import Any
 
 from securedp.audit.query import Query
 from securedp.cli.budget import Budget, budget_line
-from securedp.hazmat.exact.rational import display_rational, format_rational, rounded
+from securedp.hazmat.exact.rational import display_rational, exact_text, rounded
 from securedp.mechanisms.release import Release
 
-_MAX_DECIMALS = 40
-"""Longest exact decimal expansion printed; a longer one is printed as ``num/den``."""
-
-
-def exact_text(value: Any) -> str:
-    """A rational as a person would write it, exactly.
-
-    Integers as ``3`` or ``-12``; a rational whose decimal expansion is
-    finite (its reduced denominator is ``2**a * 5**b``, as on every decimal
-    or binary lattice) as that expansion, ``0.25`` or ``-1.5``, with no
-    trailing zeros and at most :data:`_MAX_DECIMALS` digits after the point;
-    any other rational as ``num/den`` (``1/3``). Other values (labels) as
-    ``str``. Never rounds.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, Fraction)):
-        return str(value)
-    q = Fraction(value)
-    if q.denominator == 1:
-        return str(q.numerator)
-    twos, fives, rest = _split_denominator(q.denominator)
-    digits = max(twos, fives)
-    if rest != 1 or digits > _MAX_DECIMALS:
-        return format_rational(q)
-    scaled = abs(q.numerator) * 10**digits // q.denominator  # exact: the denominator divides 10**digits
-    whole, frac = divmod(scaled, 10**digits)
-    sign = "-" if q < 0 else ""
-    return f"{sign}{whole}.{str(frac).rjust(digits, '0').rstrip('0')}"
-
-
-def _split_denominator(d: int) -> tuple[int, int, int]:
-    """``(a, b, r)`` with ``d == 2**a * 5**b * r`` and ``r`` prime to 10."""
-    twos = (d & -d).bit_length() - 1
-    d >>= twos
-    fives = 0
-    while d % 5 == 0:
-        d //= 5
-        fives += 1
-    return twos, fives, d
-
+__all__ = ["exact_text"]  # re-exported: its one definition is in securedp.hazmat.exact.rational
 
 def approximate(value: Fraction, digits: int = 6) -> str:
     """``value`` to ``digits`` significant digits, with decimal arithmetic (no float: no overflow)."""

@@ -35,8 +35,9 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from securedp.cli import pipeline
+from securedp.cli.auto_plan import auto_cost, auto_dry_run
 from securedp.cli.budget import budget_line
-from securedp.cli.commands import Failure, parse_schema
+from securedp.cli.commands import Failure, add_missing_keys_option, parse_schema
 from securedp.cli.progress import Stages
 from securedp.cli.table_output import write_table
 from securedp.engines.registry import DEFAULT, engine_named, engine_names
@@ -227,12 +228,7 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery, data: Callable[[],
     auto = [a for a in query.aggregations if a.auto]
     if not auto:
         return query
-    if args.auto_epsilon is None:
-        raise Failure(f"--{auto[0].kind} {auto[0].column}:auto chooses its bounds privately, a release of its own: "
-                      "give its cost with --auto-epsilon E (charged once per auto column, before the table)")
-    if args.dry_run:
-        raise Failure("--dry-run plans from public bounds: give COLUMN:LO,HI (the auto bounds are a release)")
-    epsilon = positive_rational(args.auto_epsilon, "--auto-epsilon")
+    epsilon = auto_cost(args, query)
     placeholder = placeholder_bounds(query)
     price_table(**placeholder.public(), epsilon=query.epsilon, rho=query.rho)
     columns = list(dict.fromkeys(a.column for a in auto if a.column is not None))
@@ -277,11 +273,14 @@ def _check_room_for_all(ledgers: pipeline.Ledgers, query: TableQuery, bounds_cos
 def release_table(args: argparse.Namespace) -> int:
     """Validate and check the ledgers (:mod:`securedp.cli.pipeline`), then charge the budget file (epsilon or
     rho, and the delta of private keys), bound and aggregate, draw and log, and write the table."""
-    from securedp.audit.table_query import describe
+    from securedp.audit.table_query import describe, selection_line
     from securedp.tables.table import TableRelease
 
     query = table_query(args)
     data = functools.cache(lambda: _data(args, placeholder_bounds(query)))  # read once (standard input!), when needed
+    if args.dry_run and any(a.auto for a in query.aggregations):  # the plan of what the auto bounds do not decide
+        print("\n".join(auto_dry_run(args, query, data, sorted({*ROWS, cell_rows(args)}), placeholder_bounds(query))))
+        return 0
     query = _auto_bounds(args, query, data)
     if args.target and not args.dry_run:
         raise Failure("--target plans a release before it is made: add --dry-run")
@@ -306,9 +305,12 @@ def release_table(args: argparse.Namespace) -> int:
     for note in result.notes:  # read from the released values only
         print(f"securedp: note: {note}", file=sys.stderr)
     entry = recorder.entry
-    if args.output is not None or entry is not None:
+    keys = selection_line(query, result.parameters, len(result.value))
+    if args.output is not None or entry is not None or keys is not None:
         for line in describe(query):
             print(f"  {line}", file=sys.stderr)
+    if keys is not None:  # stated at release time, whatever the output (the table itself is a plain frame)
+        print(f"  {keys}", file=sys.stderr)
         if entry is not None:
             print(f"  audit    record {entry['seq']} appended to {args.audit_log}", file=sys.stderr)
     if recorder.budget is not None:  # on standard error: standard output is the table
@@ -342,8 +344,7 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
                             "--count or --persons: laplace with --epsilon, gaussian with --rho)")
     table.add_argument("--alpha", default="0.05", help="confidence intervals at level 1 - alpha (default 0.05)")
     table.add_argument("--delimiter", default=",", help="CSV delimiter (default ,)")
-    table.add_argument("--missing-keys", default="raise", choices=["raise", "drop"],
-                       help="rows whose --group-by value is missing or blank: raise (default) or drop them")
+    add_missing_keys_option(table)
     table.add_argument("--target", action="append", metavar="OUTPUT:WIDTH",
                        help="with --dry-run: the half-width an output may have (count:50, income_sum:1000, "
                             "income_mean:2000 at --cell-rows, age_mean.centred_sum:500, age_median:20 rows; keys:40, "

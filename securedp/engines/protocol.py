@@ -151,6 +151,19 @@ class Engine(Protocol):
                steps: Mapping[str, Fraction | None]) -> Any: ...
 
 
+MISSING_KEYS = ("raise", "drop")
+"""What a reader does with a row whose group key is missing or blank: refuse it naming the first (``"raise"``,
+the default; dropped in an analyst-facing session) or drop it (``"drop"``, in either mode). One option for every
+reader of group keys (``prepare_table``, ``analyze_contributions``, the CLI's ``--missing-keys``)."""
+
+
+def drops_missing_keys(missing_keys: Any) -> bool:
+    """Whether ``missing_keys`` (one of :data:`MISSING_KEYS`) drops the rows of a missing or blank group key."""
+    if missing_keys not in MISSING_KEYS:
+        raise ValueError(f"missing_keys must be 'raise' or 'drop', got {missing_keys!r}")
+    return bool(missing_keys == "drop")
+
+
 @dataclass(frozen=True)
 class Bounds:
     """The per-person bounds and the grouping of one query."""

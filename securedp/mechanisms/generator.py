@@ -62,11 +62,14 @@ from securedp.hazmat.samplers import (
     geometric,
     uniform_below,
 )
+from securedp.mechanisms.generator_sampling import Sampling, arrays_in
 
 RESOLUTION_BITS = 12
 """The lattice step is between ``scale / 2**(RESOLUTION_BITS + 1)`` and ``scale / 2**RESOLUTION_BITS``."""
 
 _FLOAT_EXACT = 1 << 53
+_LOC_SCALE = {"loc": to_rational, "scale": positive_rational}
+"""How each element of an array-valued ``loc`` and ``scale`` is checked before anything is drawn."""
 
 
 def lattice_exponent(scale: Any) -> int:
@@ -181,12 +184,13 @@ def _to_floats(units: Any, k: int) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
-class SecureGenerator:
+class SecureGenerator(Sampling):
     """Exact, CSPRNG-driven replacements for the noise methods of NumPy's ``Generator``.
 
     ``rng`` is the securedp source of randomness (default: the system
     source; a :class:`~securedp.ChaChaSource` for reproducible runs). Unlike
-    NumPy, ``scale`` must be > 0 and every parameter is read exactly.
+    NumPy, ``scale`` must be > 0 and every parameter is read exactly. ``random``, ``bytes``, ``choice``,
+    ``permutation`` and ``shuffle`` are NumPy's too, exact (:mod:`securedp.mechanisms.generator_sampling`).
     """
 
     def __init__(self, rng: RandomSource | None = None) -> None:
@@ -238,6 +242,8 @@ class SecureGenerator:
         Returns a float when ``size`` is ``None`` and ``loc`` is a scalar,
         else a float64 array of shape ``size`` (or of ``loc``'s shape).
         """
+        if arrays_in(scale):
+            return self.elementwise(self.laplace, size, np.float64, _LOC_SCALE, loc=loc, scale=scale)
         k, units_scale = _SCALES.get(scale)
         if size is None and not isinstance(loc, (list, tuple, np.ndarray)):
             return _scalar_to_float(_snap_one(loc, k) + discrete_laplace(units_scale, rng=self.source), k)
@@ -248,6 +254,8 @@ class SecureGenerator:
 
         ``scale`` is the standard deviation. Shapes as in :meth:`laplace`.
         """
+        if arrays_in(scale):
+            return self.elementwise(self.normal, size, np.float64, _LOC_SCALE, loc=loc, scale=scale)
         k, sigma_units = _SCALES.get(scale)
         if size is None and not isinstance(loc, (list, tuple, np.ndarray)):
             return _scalar_to_float(_snap_one(loc, k) + discrete_gaussian(sigma_units, rng=self.source), k)
@@ -270,6 +278,10 @@ class SecureGenerator:
         As in NumPy, ``integers(n)`` means ``[0, n)``. Returns an ``int`` when
         ``size`` is ``None``, else an array of ``dtype``.
         """
+        if arrays_in(low, high):
+            ends = {"low": low} if high is None else {"low": low, "high": high}
+            return self.elementwise(lambda **e: self.integers(**e, dtype=dtype, endpoint=endpoint), size, dtype,
+                                    {"low": to_int, "high": to_int}, **ends)
         lo, hi = (0, to_int(low, "low")) if high is None else (to_int(low, "low"), to_int(high, "high"))
         if endpoint:
             hi += 1
@@ -292,6 +304,8 @@ class SecureGenerator:
         (memorylessness), so its tail is the exponential tail at every
         lattice point. Shapes and float output as in :meth:`laplace`.
         """
+        if arrays_in(scale):
+            return self.elementwise(self.exponential, size, np.float64, _LOC_SCALE, scale=scale)
         k, units_scale = _SCALES.get(scale)
         shape = check_size(size)
         if shape is None:
@@ -308,6 +322,9 @@ class SecureGenerator:
         ``high`` is far from zero compared with the width, rounding can merge
         points and can return ``high`` itself.
         """
+        if arrays_in(low, high):
+            return self.elementwise(self.uniform, size, np.float64, {"low": to_rational, "high": to_rational},
+                                    low=low, high=high)
         lo, hi = to_rational(low, "low"), to_rational(high, "high")
         if hi <= lo:
             raise ValueError("high must be greater than low")

@@ -57,7 +57,6 @@ counts of pairs by ``(g, r)`` and of persons by ``(g, largest r)``); each candid
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -69,7 +68,7 @@ import polars as pl
 from securedp.accounting.methods import session_method
 from securedp.accounting.session import Session
 from securedp.engines.frames import read_table
-from securedp.engines.protocol import group_columns, refuse_reserved
+from securedp.engines.protocol import drops_missing_keys, group_columns, refuse_reserved
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import display_rational, positive_rational
 from securedp.mechanisms.contributions import analyst_facing, positive_count
@@ -79,7 +78,7 @@ from securedp.planning.profiles import GROUPS, PERSON, ROWS, ExactProfile, Noisy
 from securedp.privacy.accuracy import check_alpha, laplace_halfwidth
 from securedp.privacy.cost import Cost
 from securedp.privacy.noise import Noise
-from securedp.reading.files import TableFile, column_names
+from securedp.reading.files import table_column_names
 from securedp.tables.spec import Sum
 
 NOT_PRIVATE = "not private: computed from the raw data, for the data holder only"
@@ -91,23 +90,12 @@ class AnalystFacingRefused(ValueError):
     """The exact (not private) analysis was asked for in an analyst-facing session or mode."""
 
 
-def _read_pairs(data: Any, id_column: str, group_by: list[str]) -> pl.DataFrame:
-    """Rows per (person, group) pair, with each person's number of groups ``g``: one row per pair."""
-    frames = read_table(data, PERSON, id_column, group_by, drop_bad_keys=analyst_facing())
+def _read_pairs(data: Any, id_column: str, group_by: list[str], drop_keys: bool) -> pl.DataFrame:
+    """Rows per (person, group) pair, with each person's number of groups ``g``: one row per pair (``drop_keys``:
+    the rows of a missing or blank group key are dropped, :data:`~securedp.engines.protocol.MISSING_KEYS`)."""
+    frames = read_table(data, PERSON, id_column, group_by, drop_bad_keys=analyst_facing(), drop_missing_keys=drop_keys)
     return (frames.frame.lazy().group_by([PERSON, *group_by]).agg(pl.len().alias(ROWS))
             .with_columns(pl.len().over(PERSON).alias(GROUPS)).collect())
-
-
-def _column_names(data: Any) -> list[str]:
-    """The column names of a table or file (names are public; no value is read)."""
-    if isinstance(data, (str, pathlib.Path)):
-        return column_names(data)
-    if isinstance(data, TableFile):
-        return column_names(data.path, delimiter=data.delimiter)
-    if isinstance(data, pl.LazyFrame):
-        return list(data.collect_schema().names())
-    names = getattr(data, "column_names", None)  # pyarrow
-    return [str(c) for c in (names if names is not None else data.columns)]
 
 
 def _check_public(id_column: Any, group_by: Any) -> list[str]:
@@ -302,7 +290,8 @@ class ReportPlan:
 
 
 def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Sequence[str] | str, epsilon: Any,
-                                   groups_cap: Any = 16, rows_cap: Any = 16) -> PreparedRelease:
+                                   groups_cap: Any = 16, rows_cap: Any = 16, missing_keys: str = "raise"
+                                   ) -> PreparedRelease:
     """Validate and price the contribution histogram, an ``epsilon``-DP release; nothing is drawn yet.
 
     Its value is a tuple of ``groups_cap + rows_cap + 1`` noisy integers, labelled in :attr:`Release.labels`:
@@ -319,9 +308,10 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
     Roughgarden and Sundararajan 2009, the discrete Laplace mechanism of Dwork, McSherry, Nissim and Smith
     2006), and the release is ``epsilon``-DP for adding or removing one person with any number of rows
     (basic composition of the three). The record's ``max_contributions`` is 1 (the field is a row bound);
-    the guarantee above needs none: it holds for a person with any number of rows.
+    the guarantee above needs none: it holds for a person with any number of rows. ``missing_keys="drop"``
+    drops the rows of a missing or blank group key first (a rule of each row alone), as a table does.
     """
-    groups = _check_public(id_column, group_by)
+    groups, drop_keys = _check_public(id_column, group_by), drops_missing_keys(missing_keys)
     cost = Cost.of(epsilon=epsilon)
     eps = cost.amount
     cap_g, cap_r = positive_count(groups_cap, "groups_cap"), positive_count(rows_cap, "rows_cap")
@@ -329,7 +319,7 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
                                                                                        HISTOGRAM_SHARES, strict=True)]
     scales = [noise.parameter for noise in noises]
     reading_data()
-    pairs = _read_pairs(data, id_column, groups)
+    pairs = _read_pairs(data, id_column, groups, drop_keys)
     persons = pairs.group_by(PERSON).agg(pl.col(GROUPS).first())
     a = np.bincount(np.minimum(persons[GROUPS].to_numpy(), cap_g) - 1, minlength=cap_g).astype(np.int64)
     light = pairs.filter(pl.col(GROUPS) <= cap_g)
@@ -338,7 +328,8 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
     labels = (*[f"groups={g}" for g in range(1, cap_g)], f"groups>={cap_g}",
               *[f"rows={r}" for r in range(1, cap_r)], f"rows>={cap_r}", "cells")
     parameters = {"id_column": id_column, "group_by": groups, "groups_cap": cap_g, "rows_cap": cap_r,
-                  "shares": list(HISTOGRAM_SHARES), "sensitivities": [1, cap_g, cap_g], "scales": scales}
+                  "shares": list(HISTOGRAM_SHARES), "sensitivities": [1, cap_g, cap_g], "scales": scales,
+                  **({"missing_keys": "drop"} if drop_keys else {})}
 
     def run(source: RandomSource) -> Release:
         noisy = [*(a + np.asarray(noises[0].draw(source, cap_g), dtype=object)).tolist(),
@@ -360,6 +351,7 @@ def analyze_contributions(
     data: Any, *, id_column: str, group_by: Sequence[str] | str, column: str | None = None, bounds: Any = None,
     candidates: Any = None, epsilon: Any = None, release_epsilon: Any = 1, alpha: Any = "0.05",
     groups_cap: Any = 16, rows_cap: Any = 16, session: Session | None = None, rng: RandomSource | None = None,
+    missing_keys: str = "raise",
 ) -> ContributionReport:
     """The contribution report of ``data`` (a pandas, Polars or pyarrow table, or a CSV or Parquet path).
 
@@ -368,14 +360,15 @@ def analyze_contributions(
     the table's epsilon. ``column`` and ``bounds`` add a sum's prediction (the column must be in
     ``data``; its values are not read: the bias bound uses the bounds alone). ``candidates``: the
     ``(max_groups, max_rows)`` pairs to evaluate (default: powers of two up to the largest value seen,
-    and that value).
+    and that value). ``missing_keys``: ``"raise"`` (default) refuses a missing or blank group key, ``"drop"``
+    drops its rows (:data:`~securedp.engines.protocol.MISSING_KEYS`, as :func:`securedp.prepare_table`).
 
     Without ``epsilon``: the exact report, refused (``ValueError``) in an analyst-facing session or mode.
     With ``epsilon``: the contribution histogram (:func:`prepare_contribution_histogram`, capped at
     ``groups_cap`` groups and ``rows_cap`` rows) is released, charged to ``session`` if given (in its error
     mode, audited), else drawn from ``rng``; the report is computed from it and carries it as ``release``.
     """
-    groups = _check_public(id_column, group_by)
+    groups, drop_keys = _check_public(id_column, group_by), drops_missing_keys(missing_keys)
     plan = ReportPlan.of(column=column, bounds=bounds, candidates=candidates, release_epsilon=release_epsilon,
                          alpha=alpha)
     if epsilon is None:
@@ -385,14 +378,13 @@ def analyze_contributions(
                 "holder; an analyst-facing session runs it with epsilon= (a private contribution histogram)")
         if session is not None or rng is not None:
             raise ValueError("session= and rng= go with the private analysis: give epsilon= too, or drop them")
-        if column is not None and column not in _column_names(data):
+        if column is not None and column not in table_column_names(data):
             raise ValueError(f"column {column!r} is not in the table")
-        pairs = _read_pairs(data, id_column, groups)
-        return plan.report(ExactProfile.of(pairs, groups), None)
+        return plan.report(ExactProfile.of(_read_pairs(data, id_column, groups, drop_keys), groups), None)
     if session is not None and rng is not None:
         raise ValueError("give session= (its source draws) or rng=, not both")
     options = {"id_column": id_column, "group_by": groups, "epsilon": epsilon, "groups_cap": groups_cap,
-               "rows_cap": rows_cap}
+               "rows_cap": rows_cap, "missing_keys": missing_keys}
     if session is not None:
         release = _charged(session, data, **options)
     else:

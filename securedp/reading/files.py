@@ -231,3 +231,16 @@ def read_file(path: str | pathlib.Path, columns: Sequence[str] | None, *, delimi
             return FileTable(pl.DataFrame(), str(file), rows=pq.ParquetFile(file).metadata.num_rows)
         return FileTable(_read_parquet(file, wanted), str(file))
     return read_csv_bytes(file.read_bytes(), columns, where=str(file), delimiter=delimiter, encoding=encoding)
+
+
+def table_column_names(data: Any) -> list[str]:
+    """The column names of a table (pandas, Polars, pyarrow) or a file (names are public; no value is read)."""
+    if isinstance(data, (str, pathlib.Path)):
+        return column_names(data)
+    if isinstance(data, TableFile):
+        return column_names(data.path, delimiter=data.delimiter)
+    collect_schema = getattr(data, "collect_schema", None)  # a Polars LazyFrame
+    if collect_schema is not None:
+        return list(collect_schema().names())
+    names = getattr(data, "column_names", None)  # pyarrow
+    return [str(c) for c in (names if names is not None else data.columns)]

@@ -116,6 +116,11 @@ class TablePlan:
     notes: tuple[str, ...] = ()
     """Where the release will not be useful, from the query alone (:func:`securedp.tables.notes.plan_notes`)."""
 
+    def __str__(self) -> str:
+        """The plan as the command's ``--dry-run`` prints it (:meth:`lines`): ``print(prepared.plan)`` reads as
+        text, where the dataclass's ``repr`` (kept for exactness) shows every ``Fraction``."""
+        return "\n".join(self.lines())
+
     def lines(self, rows: Sequence[int] = ROWS) -> list[str]:
         """The plan as text, one statement per line (the command's ``--dry-run``); a mean's or a variance's
         half-width in the column's units at each row count of ``rows``."""

@@ -204,8 +204,8 @@ def prepare_table(
     (:func:`securedp.reading.types.declared_schema`): how their cells are read, whatever the table's own
     types (a CSV file's cells are text: ``"int"`` keeps whole numbers whole, on step 1 by default).
     """
-    if missing_keys not in ("raise", "drop"):
-        raise ValueError(f"missing_keys must be 'raise' or 'drop', got {missing_keys!r}")
+    from securedp.engines.protocol import drops_missing_keys
+    drop_keys = drops_missing_keys(missing_keys)
     declared = declared_schema(schema)
     aggregations = aggregation_list(aggregations)
     texts = [a.column for a in aggregations if isinstance(a, ColumnAggregation) and declared.get(a.column) == "text"]
@@ -246,7 +246,7 @@ def prepare_table(
     check_engine(data, specs)
     reading_data()  # every public input is checked above; the table is read from here on
     missing = data_policy(missing)[0]  # analyst-facing: "raise" acts as "drop"
-    bounds = Bounds(group_by, k, m, analyst_facing(), missing_keys == "drop", declared)
+    bounds = Bounds(group_by, k, m, analyst_facing(), drop_keys, declared)
     engine = engine_for(data, id_column, bounds, specs, public, missing, fill)
     same_rows = bool(specs) and specs[0].keeps_every_row("drop" if analyst_facing() else missing)
 

@@ -250,3 +250,43 @@ def _power_of_ten(d: int) -> bool:
 def to_mpq(q: Fraction) -> Any:
     """The gmpy2 ``mpq`` equal to ``q`` (for arithmetic inside samplers)."""
     return gmpy2.mpq(q.numerator, q.denominator)
+
+
+_MAX_DECIMALS = 40
+"""Longest exact decimal expansion printed; a longer one is printed as ``num/den``."""
+
+
+def exact_text(value: Any) -> str:
+    """A rational as a person would write it, exactly.
+
+    Integers as ``3`` or ``-12``; a rational whose decimal expansion is
+    finite (its reduced denominator is ``2**a * 5**b``, as on every decimal
+    or binary lattice) as that expansion, ``0.25`` or ``-1.5``, with no
+    trailing zeros and at most :data:`_MAX_DECIMALS` digits after the point;
+    any other rational as ``num/den`` (``1/3``). Other values (labels) as
+    ``str``. Never rounds.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, Fraction)):
+        return str(value)
+    q = Fraction(value)
+    if q.denominator == 1:
+        return str(q.numerator)
+    twos, fives, rest = _split_denominator(q.denominator)
+    digits = max(twos, fives)
+    if rest != 1 or digits > _MAX_DECIMALS:
+        return format_rational(q)
+    scaled = abs(q.numerator) * 10**digits // q.denominator  # exact: the denominator divides 10**digits
+    whole, frac = divmod(scaled, 10**digits)
+    sign = "-" if q < 0 else ""
+    return f"{sign}{whole}.{str(frac).rjust(digits, '0').rstrip('0')}"
+
+
+def _split_denominator(d: int) -> tuple[int, int, int]:
+    """``(a, b, r)`` with ``d == 2**a * 5**b * r`` and ``r`` prime to 10."""
+    twos = (d & -d).bit_length() - 1
+    d >>= twos
+    fives = 0
+    while d % 5 == 0:
+        d //= 5
+        fives += 1
+    return twos, fives, d
