@@ -43,6 +43,11 @@ earlier versions ``epsilon**2 / 2``). The conversion a selection used is in its 
 parameters), so replay re-runs a record that states the earlier one by it
 (:func:`~securedp.mechanisms.quantile.conversion_scope`).
 
+**The delta of a threshold.** A table that thresholds its private keys charges the ``delta`` its integer
+threshold proves since securedp 0.3 (:mod:`securedp.mechanisms.threshold_delta`), recording the one asked as
+``delta_asked``; earlier records state only the ``delta`` asked, which they charged, so replay re-runs a record
+with a ``delta`` and no ``delta_asked`` within :func:`~securedp.mechanisms.threshold_delta.asked_delta_scope`.
+
 A partition record (``"kind": "partition"``, the charge of
 :meth:`securedp.Session.partition` to its parent) releases nothing (with
 person ids it draws only the salt that chooses each person's parts), so
@@ -65,6 +70,7 @@ from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
 from securedp.mechanisms.quantile import EARLIER_ZCDP_CONVERSION, ZCDP_CONVERSION, conversion_scope
 from securedp.mechanisms.record_schema import FORMAT, ReleaseRecord
 from securedp.mechanisms.release import PreparedRelease, commit_input
+from securedp.mechanisms.threshold_delta import asked_delta_scope
 from securedp.reading.mode import analyst_facing_scope
 from securedp.tables.one_column import POINTS
 
@@ -206,7 +212,10 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     query = _with_fallback(_with_rule(record["query"], record.get("parameters")), record.get("parameters"))
     mode = isinstance(query, dict) and query.get("analyst_facing") is True  # read the data as the release did
     try:
-        with analyst_facing_scope(mode), conversion_scope(_stated_conversion(record.get("parameters"))):
+        parameters = record.get("parameters")
+        earlier_delta = isinstance(parameters, dict) and "delta" in parameters and "delta_asked" not in parameters
+        with (analyst_facing_scope(mode), conversion_scope(_stated_conversion(parameters)),
+              asked_delta_scope(earlier_delta)):
             executed = _prepared(query, data).executed(stream)
             again = executed.release.record()
         committed = record.get("input_commitment") if written == FORMAT else None  # an earlier input encoding

@@ -234,3 +234,74 @@ def test_a_rho_median_of_the_earlier_rule_replays_by_it(tmp_path) -> None:
         AuditLog(tmp_path / "a.jsonl").append({**release.record(), "query": query.to_json()})
     results = replay_log(tmp_path / "a.jsonl", seed, data)
     assert [r.ok for r in results] == [True, True], [r.problem for r in results]
+
+
+def laplace_tail(epsilon: Fraction, k: int, s: int, t: int) -> gmpy2.mpfr:
+    """``P(Z >= t)`` for discrete Laplace of scale ``k s / epsilon``: the geometric sum, at 200 bits."""
+    with gmpy2.context(precision=200):
+        q = gmpy2.exp(-mp(epsilon / (k * s)))
+        return q**t / (1 + q)
+
+
+def gaussian_tail_sum(variance: Fraction, t: int) -> gmpy2.mpfr:
+    """``P(Z >= t)`` for the discrete Gaussian, its law enumerated far out (200 bits)."""
+    with gmpy2.context(precision=200):
+        v, reach = mp(variance), 60 * math.isqrt(int(variance) + 1) + 60
+        w = [gmpy2.exp(-mp(Fraction(z * z)) / (2 * v)) for z in range(-reach, reach + 1)]
+        return sum(w[reach + t:]) / sum(w)
+
+
+@pytest.mark.parametrize(("epsilon", "delta", "k", "s"), [(Fraction(1), Fraction(1, 10**9), 1, 1),
+                                                          (Fraction(1, 2), Fraction(1, 10**6), 3, 1),
+                                                          (Fraction(2), Fraction(1, 10**5), 10, 2)])
+def test_laplace_thresholding_charges_the_delta_its_threshold_proves(epsilon, delta, k, s) -> None:
+    from securedp.mechanisms.partition_selection import laplace_threshold
+
+    plan = laplace_threshold(epsilon, delta, k, s)
+    proven = k * laplace_tail(epsilon, k, s, plan.threshold - s)
+    assert proven <= mp(plan.delta_spent) <= proven * gmpy2.mpfr("1.001") and plan.delta_spent <= delta
+    assert k * laplace_tail(epsilon, k, s, plan.threshold - s - 1) > mp(delta) or plan.threshold == s  # minimal
+
+
+@pytest.mark.parametrize(("rho", "delta", "k", "ratio"), [(Fraction(1, 2), Fraction(1, 10**9), 1, 100),
+                                                          (Fraction(1, 10), Fraction(1, 10**6), 3, 1.4),
+                                                          (Fraction(2), Fraction(1, 10**5), 10, 1.3)])
+def test_gaussian_thresholding_charges_the_delta_its_threshold_proves(rho, delta, k, ratio) -> None:
+    from securedp.mechanisms.gaussian_threshold import gaussian_threshold
+
+    plan = gaussian_threshold(rho, delta, k)
+    proven = k * gaussian_tail_sum(plan.variance, plan.threshold - 1)
+    assert proven <= mp(plan.delta_spent) <= proven * gmpy2.mpfr("1.001")
+    assert float(delta / plan.delta_spent) > ratio  # x109 at rho 1/2, delta 1e-9
+
+
+def test_a_table_charges_the_delta_its_threshold_proves_and_an_earlier_record_replays(tmp_path, command) -> None:
+    session = Session(epsilon=2, delta=Fraction(1, 10**6))
+    table = session.table({"g": ["a"] * 40, "p": list(range(40))}, group_by=["g"], id_column="p", epsilon=1,
+                          delta=Fraction(1, 10**6))
+    assert session.delta_spent == table.delta < Fraction(1, 10**6)  # the saving stays in the session
+    from securedp.mechanisms.partition_selection import laplace_threshold
+    from securedp.mechanisms.threshold_delta import asked_delta_scope
+
+    data = tmp_path / "data.csv"
+    rows = [f"{i % 700},{['n', 's', 'e'][i % 3] if i % 500 else 'rare'}" for i in range(4000)]
+    data.write_text("person,g\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    (tmp_path / "seed.bin").write_bytes(bytes(32))
+    log = tmp_path / "log.jsonl"
+    common = ["release", str(data), "--seed-file", str(tmp_path / "seed.bin"), "--audit-log", str(log),
+              "--group-by", "g", "--id-column", "person", "--max-groups", "2", "--delta", "1e-6", "--persons",
+              "--epsilon", "1"]
+    with asked_delta_scope():
+        assert command(common)[0] == 0  # as securedp 0.2 charged: the delta asked
+    assert command(common)[0] == 0
+    import json
+
+    old, new = (json.loads(line)["record"] for line in log.read_text().splitlines())
+    plan = laplace_threshold(Fraction(1), Fraction(1, 10**6), 2)
+    assert old["parameters"]["delta"] == "1/1000000" and "delta_asked" not in old["parameters"]
+    assert new["parameters"]["delta_asked"] == "1/1000000"
+    assert Fraction(new["parameters"]["delta"]) == plan.delta_spent < Fraction(1, 10**6)
+    assert command(["audit", "verify", str(log)])[0] == 0
+    status, out, err = command(["audit", "replay", str(log), "--seed-file", str(tmp_path / "seed.bin"),
+                                "--data", str(data)])
+    assert status == 0 and out.count(": table: reproduced exactly") == 2, out + err
