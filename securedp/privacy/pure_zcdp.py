@@ -66,9 +66,9 @@ def pure_zcdp(epsilon: Fraction) -> Fraction:
     if epsilon < CERTIFIED_FROM:
         return classic
     best = renyi_upper(epsilon, _FIRST).upper  # bounds e(alpha) / alpha on (1, a_1]
-    a = _FIRST
+    a, ratio = _FIRST, Fraction(2)
     while epsilon / a > best:
-        ratio = Fraction(2)
+        ratio = min(Fraction(2), 2 * ratio - 1)  # try twice the last step's length first
         while True:
             b = Fraction(int(a * ratio * _GRID), _GRID)  # a point of the grid 2**-30, above a
             bound = renyi_upper(epsilon, b).upper / a
