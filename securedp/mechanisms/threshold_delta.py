@@ -9,7 +9,8 @@ probability that one of the at most ``k`` keys only the added person holds is re
 ``delta`` asked (x1.02 to x2.2 for Laplace, x3.9 to x109 for Gaussian thresholds on the cases of issue
 42). The plan therefore charges ``delta_spent = min(delta, up(k * P_hi))``, ``P_hi`` the upper end of
 an interval enclosure of ``P(Z >= tau - s)`` (directed rounding) and ``up`` rounding up to ``DIGITS = 4``
-significant decimal digits (at most 0.1 % above the proven value): a proven bound, depending only on the
+significant decimal digits (at most 0.1 % above the proven value), and never below ``FLOOR * delta``: a
+proven bound, depending only on the
 public ``(epsilon or rho, delta, k, s)``. The difference stays in the budget's delta ledger for later releases.
 
 Releases before securedp 0.3 charged (and recorded as ``parameters["delta"]``) the ``delta`` asked; their
@@ -27,6 +28,9 @@ from fractions import Fraction
 from securedp.hazmat.exact.interval import Interval
 
 DIGITS = 4
+FLOOR = Fraction(1, 10**30)
+"""A plan never charges less than ``FLOOR`` times the ``delta`` asked (a threshold far in the tail proves a
+delta beyond any use; the charge stays a short number)."""
 _ASKED: ContextVar[bool] = ContextVar("securedp_threshold_charges_asked_delta", default=False)
 
 
@@ -59,4 +63,4 @@ def charged_delta(asked: Fraction, max_groups: int, tail: Interval) -> Fraction:
     ``P(Z >= tau - s)`` (module docstring); ``asked`` itself within :func:`asked_delta_scope`."""
     if _ASKED.get():
         return asked
-    return min(asked, _round_up(max_groups * tail.upper))
+    return min(asked, _round_up(max(max_groups * tail.upper, asked * FLOOR)))

@@ -75,7 +75,7 @@ def test_shares_are_exact_visible_and_overridable():
     assert p.epsilon == 1
     private = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9")
     assert private.shares == {"count": Fraction(1)}  # the released count selects the keys: no separate share
-    assert private.delta == Fraction(1, 10**9)
+    assert private.delta == private.plan.selection.delta < Fraction(1, 10**9)  # what the threshold proves
     separate = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9", selection="laplace")
     assert separate.shares == {"partition_selection": Fraction(1, 2), "count": Fraction(1, 2)}
     shared = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9", selection_share="1/4")
@@ -96,7 +96,8 @@ def test_private_keys_release_only_well_populated_groups():
     r = seeded(frame, keys=None, delta="1e-9", aggregations=[Count()])
     regions = {row[0] for row in r.value}
     assert "rare" not in regions and regions <= {"north", "south", "east"}
-    assert r.parameters["threshold"] > 1 and r.delta == Fraction(1, 10**9)
+    assert r.parameters["threshold"] > 1 and r.delta == r.parameters["delta"] < Fraction(1, 10**9)
+    assert r.parameters["delta_asked"] == Fraction(1, 10**9)
 
 
 def test_rows_as_persons_without_an_id_column():
