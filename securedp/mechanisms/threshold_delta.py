@@ -7,11 +7,11 @@ A thresholding plan (Laplace, :mod:`securedp.mechanisms.partition_selection`; Ga
 probability that one of the at most ``k`` keys only the added person holds is released, which is at most
 ``k P(Z >= tau - s)``. The threshold is an integer, so that probability is usually well below the
 ``delta`` asked (x1.02 to x2.2 for Laplace, x3.9 to x109 for Gaussian thresholds on the cases of issue
-42). The plan therefore charges ``delta_spent = min(delta, up(k * P_hi))``, ``P_hi`` the upper end of
-an interval enclosure of ``P(Z >= tau - s)`` (directed rounding) and ``up`` rounding up to ``DIGITS = 4``
-significant decimal digits (at most 0.1 % above the proven value), and never below ``FLOOR * delta``: a
-proven bound, depending only on the
-public ``(epsilon or rho, delta, k, s)``. The difference stays in the budget's delta ledger for later releases.
+42). The plan therefore charges ``delta_spent = min(delta, up(max(k * P_hi, FLOOR * delta)))``, ``P_hi``
+the upper end of an interval enclosure of ``P(Z >= tau - s)`` (directed rounding) and ``up`` rounding up to
+``DIGITS = 4`` significant decimal digits (at most 0.1 % above the proven value): a proven bound, depending
+only on the public ``(epsilon or rho, delta, k, s)``. The difference stays in the budget's delta ledger for
+later releases.
 
 Releases before securedp 0.3 charged (and recorded as ``parameters["delta"]``) the ``delta`` asked; their
 records state no ``delta_asked``, and a replay re-runs them within :func:`asked_delta_scope`, where a plan

@@ -112,6 +112,17 @@ def _cks_alpha(objective: Callable[[float], float]) -> Fraction | None:
         return None
 
 
+def _near_optimal_alpha(amount: Fraction, delta: Fraction,
+                        objective: Callable[[float, float, float], float]) -> Fraction | None:
+    """The rational ``alpha`` minimising ``objective(t, amount, ln(1/delta))`` over ``alpha = 1 + e**t`` in
+    floating point, or ``None`` when ``amount`` or ``1/delta`` does not fit a float (then Bun-Steinke alone)."""
+    try:
+        amount_f, log_inv = _as_float(amount), math.log(_as_float(1 / delta))  # float-ok: only picks alpha
+    except OverflowError:
+        return None
+    return _cks_alpha(lambda t: objective(t, amount_f, log_inv))
+
+
 def _cks_offset_interval(alpha: Fraction, delta: Fraction) -> Interval:
     """An interval holding ``c(alpha)`` exactly (directed rounding)."""
     log_inv = Interval.exact(1 / delta, PRECISION).log()
@@ -143,11 +154,8 @@ def zcdp_to_approx_dp(rho: Any, delta: Any) -> Fraction:
     r = positive_rational(rho, "rho")
     d = _delta(delta)
     bound = _bun_steinke_epsilon(r, d)
-    try:
-        rf, log_inv = _as_float(r), math.log(_as_float(1 / d))  # float-ok: only picks alpha
-    except OverflowError:
-        return bound
-    alpha = _cks_alpha(lambda t: (1 + math.exp(t)) * rf + _cks_offset(log_inv, t))  # float-ok: only picks alpha
+    alpha = _near_optimal_alpha(r, d, lambda t, rf, log_inv: (1 + math.exp(t)) * rf  # float-ok: only picks alpha
+                                + _cks_offset(log_inv, t))
     if alpha is None:
         return bound
     cks = Interval.exact(alpha * r, PRECISION) + _cks_offset_interval(alpha, d)
@@ -176,11 +184,8 @@ def approx_dp_to_zcdp(epsilon: Any, delta: Any) -> Fraction:
     eps = positive_rational(epsilon, "epsilon")
     d = _delta(delta)
     best = _bun_steinke_rho(eps, d)
-    try:
-        ef, log_inv = _as_float(eps), math.log(_as_float(1 / d))  # float-ok: only picks alpha
-    except OverflowError:
-        return _round_down(best)
-    alpha = _cks_alpha(lambda t: -(ef - _cks_offset(log_inv, t)) / (1 + math.exp(t)))  # float-ok: only picks alpha
+    alpha = _near_optimal_alpha(eps, d, lambda t, ef, log_inv: -(ef - _cks_offset(log_inv, t))
+                                / (1 + math.exp(t)))  # float-ok: only picks alpha
     if alpha is not None:
         cks = ((Interval.exact(eps, PRECISION) - _cks_offset_interval(alpha, d)) / Interval.exact(
             alpha, PRECISION)).lower * (1 - _MARGIN)
