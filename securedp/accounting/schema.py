@@ -36,6 +36,7 @@ Whether the charges of a ledger add up is a check across records, made by
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from securedp.mechanisms.record_schema import (
     Json,
     ReleaseRecord,
     SchemaError,
+    bounded_range,
     hex_digits,
     nonempty_text,
     parse_cost,
@@ -243,7 +245,8 @@ class ChargedRelease:
         """The release's exact cost: its ``epsilon`` or ``rho``, and the ``delta`` among its parameters (or
         :class:`~securedp.mechanisms.record_schema.SchemaError` naming ``parameters.delta``)."""
         release = self.release
-        return Cost(release.currency, release.cost, parse_delta(release.parameters.get("delta"), "parameters.delta"))
+        return Cost(release.currency, release.cost, parse_delta(release.parameters.get("delta"), "parameters.delta"),
+                    release.epsilon is not None and bounded_range(release.statistic, release.mechanism))
 
     @classmethod
     def from_json(cls, record: Mapping[str, Any]) -> ChargedRelease:
@@ -328,6 +331,8 @@ class UnreleasedRecord:
         }
         if self.cost.delta is not None:
             record["delta"] = jsonable(self.cost.delta)
+        if self.cost.bounded_range:
+            record["bounded_range"] = True
         record["error"] = self.error
         if self.query is not None:
             record["query"] = self.query
@@ -342,6 +347,10 @@ class UnreleasedRecord:
         if not isinstance(error, str) or not error.isidentifier():
             raise SchemaError("error", "must name an exception type")
         cost = parse_cost(record, parse_delta(record.get("delta")))
+        if record.get("bounded_range", False) is not False:
+            if record["bounded_range"] is not True or cost.epsilon is None:
+                raise SchemaError("bounded_range", "is true (an epsilon release's) or absent")
+            cost = dataclasses.replace(cost, bounded_range=True)
         budget = BudgetFields.from_json(record)
         if budget is not None and budget.charged is None:
             raise SchemaError("charged", "an unreleased charge states what it charged")

@@ -7,10 +7,14 @@ with budget fields (:class:`~securedp.accounting.schema.BudgetFields`):
 
 * its **charge** is the one its budget's currency implies, by the rule of
   :meth:`securedp.privacy.cost.Cost.in_currency` (``epsilon`` on an epsilon
-  budget; on a rho budget ``rho``, or ``epsilon**2 / 2`` for a pure release,
-  from :mod:`securedp.privacy.conversions`; a rho release is never
-  charged to an epsilon budget). A record that states ``charged`` must
-  state exactly that; one without ``charged`` is charged its own
+  budget; on a rho budget ``rho``, or for a pure release the zCDP its
+  mechanism is proven to have, from :mod:`securedp.privacy.conversions`:
+  ``epsilon**2 / 8`` for an exponential mechanism, else the sharp bound of
+  every ``epsilon``-DP release; a rho release is never charged to an
+  epsilon budget). A record that states ``charged`` must state exactly
+  that, or ``epsilon**2 / 2``, the charge of a pure release in a rho budget
+  before securedp 0.3 (:meth:`~securedp.privacy.cost.Cost.accepted_charges`:
+  records carry what they were charged, and each rule is a proven bound); one without ``charged`` is charged its own
   ``epsilon`` or ``rho``, which must then be in the ``budget_kind``;
 * ``spent`` is the previous ``spent`` of the ledger plus the charge, and
   ``spent + remaining`` (its total) and ``budget_kind`` are those of the
@@ -62,10 +66,10 @@ def stated_charge(cost: Cost, fields: BudgetFields) -> Fraction:
         return cost.amount
     if fields.currency is not None:
         try:
-            expected = cost.in_currency(fields.currency)
+            accepted = cost.accepted_charges(fields.currency)
         except IncompatibleCost:
             raise Bad("record.charged", "a rho (zCDP) release cannot be charged to an epsilon budget") from None
-        if fields.charged != expected:
+        if fields.charged not in accepted:
             raise Bad("record.charged", f"is not the charge of this release to a {fields.currency} budget")
     return fields.charged
 

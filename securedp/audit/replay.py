@@ -37,6 +37,17 @@ CHANGELOG "Quantiles: a fallback point"; records written before state none). The
 is in its record (``"fallback"`` in each of its parameters; absent: none), so replay re-runs such a query with
 that probability.
 
+**The conversion.** A selection priced in ``rho`` runs at the ``epsilon`` its conversion allows, and the
+conversion has changed (securedp 0.3 prices an exponential mechanism ``epsilon**2 / 8``, by bounded range;
+earlier versions ``epsilon**2 / 2``). The conversion a selection used is in its record (``"conversion"`` in its
+parameters), so replay re-runs a record that states the earlier one by it
+(:func:`~securedp.mechanisms.quantile.conversion_scope`).
+
+**The delta of a threshold.** A table that thresholds its private keys charges the ``delta`` its integer
+threshold proves since securedp 0.3 (:mod:`securedp.mechanisms.threshold_delta`), recording the one asked as
+``delta_asked``; earlier records state only the ``delta`` asked, which they charged, so replay re-runs a record
+with a ``delta`` and no ``delta_asked`` within :func:`~securedp.mechanisms.threshold_delta.asked_delta_scope`.
+
 A partition record (``"kind": "partition"``, the charge of
 :meth:`securedp.Session.partition` to its parent) releases nothing (with
 person ids it draws only the salt that chooses each person's parts), so
@@ -61,8 +72,10 @@ from typing import Any
 from securedp.audit.query import Query
 from securedp.audit.verify import verify_log
 from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
+from securedp.mechanisms.quantile import EARLIER_ZCDP_CONVERSION, ZCDP_CONVERSION, conversion_scope
 from securedp.mechanisms.record_schema import FORMAT, ReleaseRecord
 from securedp.mechanisms.release import PreparedRelease, commit_input
+from securedp.mechanisms.threshold_delta import asked_delta_scope
 from securedp.reading.mode import analyst_facing_scope
 from securedp.tables.one_column import POINTS
 
@@ -166,6 +179,20 @@ def _with_fallback(query: Any, parameters: Any) -> Any:
     return query
 
 
+def _stated_conversion(parameters: Any) -> str:
+    """The conversion of a rho-priced selection that ``parameters`` state (anywhere in them: one column's, or each
+    aggregation's cells), or this version's when none is stated (see the module docstring)."""
+    if isinstance(parameters, dict):
+        if parameters.get("conversion") == EARLIER_ZCDP_CONVERSION:
+            return EARLIER_ZCDP_CONVERSION
+        parameters = list(parameters.values())
+    if isinstance(parameters, list):
+        for item in parameters:
+            if _stated_conversion(item) == EARLIER_ZCDP_CONVERSION:
+                return EARLIER_ZCDP_CONVERSION
+    return ZCDP_CONVERSION
+
+
 def _prepared(query: Any, data: str | Path) -> PreparedRelease:
     """The recorded query (one statistic of one column, or a grouped table) prepared again on ``data``."""
     if isinstance(query, dict) and query.get("statistic") in PLANNING:
@@ -200,9 +227,12 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     query = _with_fallback(_with_rule(record["query"], record.get("parameters")), record.get("parameters"))
     mode = isinstance(query, dict) and query.get("analyst_facing") is True  # read the data as the release did
     try:
-        with analyst_facing_scope(mode):
+        parameters = record.get("parameters")
+        earlier_delta = isinstance(parameters, dict) and "delta" in parameters and "delta_asked" not in parameters
+        with (analyst_facing_scope(mode), conversion_scope(_stated_conversion(parameters)),
+              asked_delta_scope(earlier_delta)):
             executed = _prepared(query, data).executed(stream)
-        again = executed.release.record()
+            again = executed.release.record()
         committed = record.get("input_commitment") if written == FORMAT else None  # an earlier input encoding
         data_matches = None
         if committed is not None and executed.input_bytes is not None:  # this execution's input: an aggregate

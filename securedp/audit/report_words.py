@@ -57,7 +57,9 @@ PARAMETERS = {
     "privacy_unit": "the column naming the person protected",
     "salt_commitment": "SHA-256 commitment to the secret salt that chose each person's kept rows",
     "shares": "the fraction of the cost each aggregation (and partition selection, with private keys) received",
-    "delta": "the delta of partition selection",
+    "delta": "the delta of partition selection: for a threshold, the delta its integer threshold proves "
+             "(charged; at most delta_asked)",
+    "delta_asked": "the delta asked of partition selection; the threshold proves, and the release charges, delta",
     "selection": "the partition selection rule that chose the private keys",
     "selection_count": "the released count whose noisy value, at least the threshold, chose the private keys",
     "delta_per_key": "delta / max_groups: the most likely a key that only one person holds was to appear",
@@ -119,7 +121,7 @@ AGGREGATION = {
 """Meanings within one aggregation's record, where they differ from the record's own parameters'."""
 MOMENT_PREFIXES = {"count_": "of the noisy count", "sum_of_squares_": "of the noisy centred sum of squares",
                    "sum_": "of the noisy sum (a mean's or variance's: centred)"}
-POSITIVE = ("lattice_step", "delta", "delta_per_key", "beta", "epsilon_each", "epsilon_cell")
+POSITIVE = ("lattice_step", "delta", "delta_asked", "delta_per_key", "beta", "epsilon_each", "epsilon_cell")
 """Parameters that must be positive rationals (as must every ``*scale_units``, ``*variance_units`` and
 ``*sensitivity_units``)."""
 RATIONALS = ("q", "threshold", "centre_units")

@@ -50,7 +50,9 @@ with ``k P(Z >= t*) <= delta``, found by doubling then bisection where every
 comparison ``P(Z >= t) <= delta / k`` is decided exactly
 (:func:`gaussian_tail_at_most`): ``P(Z >= tau - s) <= delta / k`` is proven
 (the stated ``delta`` is an upper bound) and, when ``t* > 0``,
-``P(Z >= tau - s - 1) > delta / k`` is proven (``tau`` is minimal). Unlike the Laplace tail, ``P(Z >= t)`` is a ratio of
+``P(Z >= tau - s - 1) > delta / k`` is proven (``tau`` is minimal). A release charges the smaller
+``delta_spent``, ``k P(Z >= tau - s)`` rounded up, for which the proof above holds as well
+(:mod:`securedp.mechanisms.threshold_delta`). Unlike the Laplace tail, ``P(Z >= t)`` is a ratio of
 infinite series in the transcendental ``exp(-1 / (2 sigma**2))``, and no
 theorem known to us rules out its equality with the rational ``delta / k``:
 a comparison the enclosures cannot settle by ``MAX_PRECISION`` bits raises
@@ -81,6 +83,7 @@ from securedp.mechanisms.partition_selection import (
     decide,
     noisy_counts,
 )
+from securedp.mechanisms.threshold_delta import charged_delta
 from securedp.privacy.noise import Law, Noise
 
 MAX_VARIANCE = Fraction(1 << 24)
@@ -161,9 +164,16 @@ class GaussianThreshold:
         return Noise(Law.GAUSSIAN, self.sensitivity, self.rho, self.max_groups)
 
     @property
+    def delta_spent(self) -> Fraction:
+        """The ``delta`` the threshold proves, ``k P(Z >= tau - s)`` rounded up, at most ``delta``
+        (:func:`~securedp.mechanisms.threshold_delta.charged_delta`): what a release charges."""
+        return charged_delta(self.delta, self.max_groups,
+                             gaussian_tail(self.threshold - self.sensitivity, self.variance, 256))
+
+    @property
     def delta_per_key(self) -> Fraction:
-        """``delta / k``: the proven bound on the probability that a key only one person holds is released."""
-        return self.delta / self.max_groups
+        """``delta_spent / k``: the proven bound on the probability that a key only one person holds is released."""
+        return self.delta_spent / self.max_groups
 
     def select(self, persons: Any, rng: RandomSource | None = None) -> ThresholdSelection:
         """Noisy counts ``c + Z`` of the keys with counts ``c = persons[i] >= 1``, kept iff ``>= tau``."""

@@ -25,6 +25,10 @@ index tie-break) on ``x``; on a neighbour ``x'``, ``Z_i >= r* + 2D``
 not, shift by equal integers. The discrete Laplace tail is log-concave, so
 ``P(Z >= t + s) >= exp(-s / b) P(Z >= t)`` for every integer ``t``, which
 gives the factor ``exp(-epsilon)``; the reverse direction is symmetric.
+Report-noisy-max with Laplace noise is not known to be ``epsilon``-bounded range (only Gumbel noise
+makes it the exponential mechanism; exponential noise makes it permute-and-flip, which is not: see
+:mod:`securedp.mechanisms.permute_and_flip`), so a rho budget charges it the bound of every
+``epsilon``-DP release (:func:`~securedp.privacy.conversions.pure_to_zcdp`), not ``epsilon**2 / 8``.
 Snapping costs utility below ``sensitivity / 8192`` per score, far below
 the noise (scale ``2 * sensitivity / epsilon``).
 

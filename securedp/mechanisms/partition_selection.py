@@ -26,7 +26,8 @@ with ``c = s`` is kept with probability above ``delta / k``; for ``s > 1`` a key
 less often).
 
 *Theorem.* The released keys and their noisy counts are ``(epsilon, delta)``-DP for adding or
-removing one person, for every ``delta >= k P(Z >= tau - s)``, so for the ``delta`` the plan states.
+removing one person, for every ``delta >= k P(Z >= tau - s)``, so for the ``delta`` the plan states, and
+for the smaller ``delta_spent`` it charges (:mod:`securedp.mechanisms.threshold_delta`).
 
 *Proof.* Let ``D'`` be ``D`` with one more person ``x``. Bounding chooses each person's keys and rows
 from that person's rows alone, so every other person's kept rows are the same in ``D`` and ``D'``.
@@ -101,6 +102,7 @@ from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.interval import Interval, floor_scaled, rounding_context
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
+from securedp.mechanisms.threshold_delta import charged_delta
 from securedp.privacy.noise import Law, Noise
 
 GRID_BITS = 96
@@ -236,9 +238,16 @@ class LaplaceThreshold:
         return self.noise.parameter
 
     @property
+    def delta_spent(self) -> Fraction:
+        """The ``delta`` the threshold proves, ``k P(Z >= tau - s)`` rounded up, at most ``delta``
+        (:func:`~securedp.mechanisms.threshold_delta.charged_delta`): what a release charges."""
+        q = (-Interval.exact(self.epsilon / (self.max_groups * self.sensitivity), _START_PREC)).exp()
+        return charged_delta(self.delta, self.max_groups, q ** (self.threshold - self.sensitivity) / (q + 1))
+
+    @property
     def delta_per_key(self) -> Fraction:
-        """``delta / k``: the proven bound on the probability that a key only one person holds is released."""
-        return self.delta / self.max_groups
+        """``delta_spent / k``: the proven bound on the probability that a key only one person holds is released."""
+        return self.delta_spent / self.max_groups
 
     def select(self, persons: Any, rng: RandomSource | None = None) -> ThresholdSelection:
         """Noisy counts ``c + Z`` of the keys with counts ``c = persons[i] >= 1``, kept iff ``>= tau``."""

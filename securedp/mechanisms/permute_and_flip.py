@@ -10,6 +10,15 @@ has ``p = 1``, so a candidate is always returned.
 Theorem 1); its expected score is never worse than the exponential
 mechanism's at the same ``epsilon`` (their Theorem 2).
 
+**Not bounded range: priced as any pure release in a rho budget.** Unlike the exponential mechanism,
+permute-and-flip is not ``epsilon``-bounded range (Steinke 2024, differentialprivacy.org, "Beyond the
+exponential mechanism"; it is report-noisy-max with exponential noise, Ding et al. 2021). Two candidates
+scored ``(0, 0)`` and, one person later, ``(1, -1)`` (sensitivity 1): the laws are ``(1/2, 1/2)`` and
+``(1 - e**-eps / 2, e**-eps / 2)``, whose privacy loss spans ``epsilon + ln(2 - e**-eps)`` (1.46 at
+``epsilon = 1``), and the exact zCDP of that pair exceeds ``epsilon**2 / 8``
+(``tests/unit/privacy/test_proven_loss.py``). So a rho budget charges it the bound of every ``epsilon``-DP
+release (:func:`~securedp.privacy.conversions.pure_to_zcdp`).
+
 **Algorithm.** All coins are flipped at once (exact fixed-width comparisons
 with ``p_i``, :class:`~securedp.hazmat.samplers.ExpCoins`)
 and the random order is given by i.i.d. uniform keys, each an infinite bit

@@ -46,11 +46,14 @@ time.
 ``epsilon / len(qs)`` (basic composition: the total is ``epsilon``-DP).
 
 **Priced in rho.** With ``rho=`` each level's selection runs at the largest
-``epsilon = j / 2**32`` with ``epsilon**2 / 2 <= rho / len(qs)``
-(:func:`selection_epsilon`: an ``epsilon``-DP mechanism is
-``epsilon**2 / 2``-zCDP), so the release is ``rho``-zCDP; in a table, where a
-person changes at most ``k`` cells, ``k * epsilon**2 / 2 <= rho / len(qs)``
-(and ``epsilon / k`` per cell for an ``epsilon`` table).
+``epsilon = j / 2**32`` with ``epsilon**2 / 8 <= rho / len(qs)``
+(:func:`selection_epsilon`: an ``epsilon``-DP exponential mechanism is ``epsilon``-bounded range, hence
+``epsilon**2 / 8``-zCDP, Cesar & Rogers 2021 with Durfee & Rogers 2019; the fallback atom and the monotone
+levels keep that, :mod:`securedp.mechanisms.exponential`), so the release is ``rho``-zCDP; in a table, where a
+person changes at most ``k`` cells, ``k * epsilon**2 / 8 <= rho / len(qs)``
+(and ``epsilon / k`` per cell for an ``epsilon`` table). Releases before securedp 0.3 ran at twice less
+``epsilon`` (``epsilon**2 / 2 <= rho / len(qs)``, the bound of every ``epsilon``-DP release); their records
+state that conversion (``"conversion"``), and a replay re-runs them by it (:func:`conversion_scope`).
 
 **Accuracy.** No interval of values is stated: the values at ranks
 ``q n -/+ r`` are the data's own order statistics, which no public number
@@ -73,7 +76,9 @@ the draws.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -138,26 +143,53 @@ def default_lattice(lattice: Any, bounds: Any) -> Any:
     return resolve_lattice(None, lo, hi)
 
 
-ZCDP_CONVERSION = "epsilon-DP is epsilon**2/2-zCDP (Bun and Steinke 2016, Prop. 1.4)"
+ZCDP_CONVERSION = ("the epsilon-DP exponential mechanism is epsilon-bounded range, hence epsilon**2/8-zCDP "
+                   "(Durfee and Rogers 2019; Cesar and Rogers 2021)")
+EARLIER_ZCDP_CONVERSION = "epsilon-DP is epsilon**2/2-zCDP (Bun and Steinke 2016, Prop. 1.4)"
+"""The conversion recorded by the rho-priced selections of securedp 0.2 and earlier."""
+_DIVISORS = {ZCDP_CONVERSION: 8, EARLIER_ZCDP_CONVERSION: 2}
+_CONVERSION: ContextVar[str] = ContextVar("securedp_selection_conversion", default=ZCDP_CONVERSION)
 _CELL_GRID = 1 << 32
+
+
+@contextmanager
+def conversion_scope(conversion: str) -> Iterator[None]:
+    """Within it, rho-priced selections convert by ``conversion`` (:data:`ZCDP_CONVERSION`, or
+    :data:`EARLIER_ZCDP_CONVERSION` to replay a record that states it); anything else raises."""
+    if conversion not in _DIVISORS:
+        raise ValueError(f"unknown selection conversion {conversion!r}")
+    token = _CONVERSION.set(conversion)
+    try:
+        yield
+    finally:
+        _CONVERSION.reset(token)
+
+
+def zcdp_of_selection(epsilon: Fraction) -> Fraction:
+    """The zCDP of one ``epsilon``-DP exponential-mechanism selection under the conversion in force:
+    ``epsilon**2 / 8`` (or ``epsilon**2 / 2`` within :func:`conversion_scope` of the earlier one)."""
+    return epsilon * epsilon / _DIVISORS[_CONVERSION.get()]
 
 
 def selection_epsilon(cost: Cost, k: int = 1) -> Fraction:
     """The ``epsilon`` of one exponential-mechanism selection costing ``cost``, in each of ``k`` cells a
     person can change: ``epsilon / k``; or for ``rho`` the largest ``j / 2**32`` with
-    ``k * (j / 2**32)**2 / 2 <= rho``, exactly ``j = isqrt(floor(2 * rho * 2**64 / k))`` (an
-    ``epsilon``-DP mechanism is ``epsilon**2 / 2``-zCDP, Bun and Steinke 2016, Prop. 1.4, and the ``k``
-    cells compose). Raises if ``rho`` is too small for any positive ``j``."""
+    ``k * (j / 2**32)**2 / 8 <= rho``, exactly ``j = isqrt(floor(8 * rho * 2**64 / k))`` (an
+    ``epsilon``-DP exponential mechanism is ``epsilon``-bounded range, hence ``epsilon**2 / 8``-zCDP:
+    :func:`~securedp.privacy.conversions.bounded_range_to_zcdp`; and the ``k`` cells compose), or ``2``
+    for ``8`` within :func:`conversion_scope` of :data:`EARLIER_ZCDP_CONVERSION`. Raises if ``rho`` is
+    too small for any positive ``j``."""
     if cost.epsilon is not None:
         return cost.epsilon / k
     rho = cost.rho
     assert rho is not None
-    j = math.isqrt((2 * rho.numerator * _CELL_GRID * _CELL_GRID) // (k * rho.denominator))
+    divisor = _DIVISORS[_CONVERSION.get()]
+    j = math.isqrt((divisor * rho.numerator * _CELL_GRID * _CELL_GRID) // (k * rho.denominator))
     if j == 0:
         raise ValueError(f"a selection's share of rho ({rho}) is too small for {k} cell(s) per person: its "
                          "exponential mechanism would run at epsilon 0")
     cell = Fraction(j, _CELL_GRID)
-    assert k * cell * cell / 2 <= rho < k * Fraction(j + 1, _CELL_GRID) ** 2 / 2
+    assert k * zcdp_of_selection(cell) <= rho < k * zcdp_of_selection(Fraction(j + 1, _CELL_GRID))
     return cell
 
 
@@ -256,7 +288,7 @@ class Quantiles(ColumnStatistic):
                                                           for q in self.levels]),
                           fallback_rows_bound=self.fallback_rows(alpha))
         if self.cost.rho is not None:
-            record.update(rho_cells=self.max_groups * law.epsilon * law.epsilon / 2, conversion=ZCDP_CONVERSION)
+            record.update(rho_cells=self.max_groups * zcdp_of_selection(law.epsilon), conversion=_CONVERSION.get())
         return record
 
     def _per_level(self, values: Sequence[Any]) -> Any:

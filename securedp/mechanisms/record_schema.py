@@ -83,6 +83,20 @@ def parse_rational(value: object, name: str) -> Fraction:
     raise SchemaError(name, f"must be an integer or a \"num/den\" string, got {value!r}")
 
 
+BOUNDED_RANGE_STATISTICS = frozenset({"selection", "median", "quantile", "quantiles", "iqr"})
+"""The statistics whose ``exponential`` releases are exponential mechanisms and nothing else."""
+
+
+def bounded_range(statistic: str, mechanism: str) -> bool:
+    """Whether a pure release of ``statistic`` by ``mechanism`` is ``epsilon``-bounded range, hence
+    ``epsilon**2 / 8``-zCDP (:func:`~securedp.privacy.conversions.bounded_range_to_zcdp`): the exponential
+    mechanism's selections (:mod:`securedp.mechanisms.exponential`, which proves it for the plain, monotone and
+    fallback laws), alone or several at shares of ``epsilon`` (their zCDP add up to at most
+    ``epsilon**2 / 8``). Report-noisy-max and permute-and-flip are not (see
+    :mod:`securedp.mechanisms.permute_and_flip`): they keep the bound of every ``epsilon``-DP release."""
+    return mechanism == "exponential" and statistic in BOUNDED_RANGE_STATISTICS
+
+
 def parse_cost(record: Mapping[str, Any], delta: Fraction | None = None) -> Cost:
     """The exact cost a record states: exactly one of its ``epsilon`` and ``rho`` (a rational > 0), with
     ``delta`` (read by :func:`parse_delta`)."""

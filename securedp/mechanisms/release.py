@@ -116,6 +116,9 @@ class PreparedRelease:
     execution (then :attr:`execution` gives it)."""
     delta: Fraction | None = field(default=None, kw_only=True)
     """The ``delta`` the release spends (partition selection of a table's private keys), else ``None``."""
+    bounded_range: bool = field(default=False, kw_only=True)
+    """An ``epsilon`` release that is ``epsilon``-bounded range
+    (:func:`~securedp.mechanisms.record_schema.bounded_range`), priced ``epsilon**2 / 8`` in a rho budget."""
     accuracy: Callable[[Any], Mapping[str, Fraction]] | None = field(default=None, kw_only=True)
     """The release's accuracy at level ``1 - alpha``, stated from its public parameters before anything
     is drawn: the half-width of each noisy integer in output units, or a selection's rank error bound
@@ -135,7 +138,7 @@ class PreparedRelease:
     def cost(self) -> Cost:
         """The release's exact price, its ``epsilon`` or ``rho`` and its ``delta``, as one
         :class:`~securedp.privacy.cost.Cost`."""
-        return Cost.of(self.epsilon, self.rho, self.delta)
+        return Cost.of(self.epsilon, self.rho, self.delta, bounded_range=self.bounded_range)
 
     def executed(self, source: RandomSource) -> Execution:
         """One execution on ``source``: the release and the input bytes of *this* execution.

@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from securedp.hazmat.bits.source import RandomSource
+from securedp.mechanisms.record_schema import bounded_range
 from securedp.mechanisms.release import PreparedRelease, Release, scores_input
 from securedp.mechanisms.scores import Scores, selection_inputs
 from securedp.privacy.cost import Cost
@@ -92,7 +93,7 @@ class Selection(ABC):
         """The selection of ``scores``, priced at ``epsilon``; nothing is drawn until ``.execute(rng)``."""
         draw = self.sampler(scores)
         return PreparedRelease(self.statistic, self.epsilon, None, lambda source: self.release(draw(source), source),
-                               scores_input(scores))
+                               scores_input(scores), bounded_range=bounded_range(self.statistic, self.mechanism))
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,13 @@ A release costs ``epsilon`` (pure DP) or ``rho`` (zCDP): exactly one of them, an
 ``> 0`` (:meth:`Cost.of`, the one place ``epsilon=`` / ``rho=`` arguments are checked), plus a
 ``delta`` for a release that spends one (a table whose keys are chosen by partition selection).
 A budget counts one :class:`Currency`; :meth:`Cost.in_currency` prices a cost in it: an
-``epsilon`` in an epsilon budget as itself, in a rho budget as ``epsilon**2 / 2`` (pure DP implies
-that zCDP, Bun & Steinke 2016, Prop. 1.4), and a ``rho`` never in an epsilon budget
-(:class:`IncompatibleCost`).
+``epsilon`` in an epsilon budget as itself; in a rho budget as the zCDP its mechanism is proven to have
+(:mod:`securedp.privacy.conversions`): ``epsilon**2 / 8`` for a ``bounded_range`` release (an exponential
+mechanism: ``epsilon``-bounded range, Cesar & Rogers 2021), else the sharp bound for every ``epsilon``-DP
+release (:func:`~securedp.privacy.conversions.pure_to_zcdp`, at most ``epsilon**2 / 2``), whichever is
+smaller; and a ``rho`` never in an epsilon budget (:class:`IncompatibleCost`). Earlier versions charged
+``epsilon**2 / 2`` (Bun & Steinke 2016, Prop. 1.4) for every pure release in a rho budget: also a proven
+bound, so a record charged that still verifies (:meth:`Cost.accepted_charges`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from securedp.hazmat.exact.rational import positive_rational
-from securedp.privacy.conversions import pure_to_zcdp
+from securedp.privacy.conversions import bounded_range_to_zcdp, pure_to_zcdp
 
 
 class IncompatibleCost(ValueError):
@@ -45,16 +49,20 @@ class Cost:
     currency: Currency
     amount: Fraction
     delta: Fraction | None = None
+    bounded_range: bool = False
+    """An ``epsilon`` release that is moreover ``epsilon``-bounded range (an exponential mechanism's
+    selections: :func:`securedp.mechanisms.record_schema.bounded_range`)."""
 
     @classmethod
-    def of(cls, epsilon: Any = None, rho: Any = None, delta: Fraction | None = None) -> Cost:
+    def of(cls, epsilon: Any = None, rho: Any = None, delta: Fraction | None = None,
+           bounded_range: bool = False) -> Cost:
         """Exactly one of ``epsilon`` (pure DP) or ``rho`` (zCDP), as an exact rational ``> 0`` (an int,
         ``Fraction``, decimal string, gmpy2 rational, or a float taken exactly); ``delta`` is the release's own,
-        already checked by whoever computed it."""
+        already checked by whoever computed it; ``bounded_range`` (an ``epsilon`` release only) as above."""
         if (epsilon is None) == (rho is None):
             raise TypeError("give exactly one of epsilon= (discrete Laplace) or rho= (discrete Gaussian, zCDP)")
         if epsilon is not None:
-            return cls(Currency.EPSILON, positive_rational(epsilon, "epsilon"), delta)
+            return cls(Currency.EPSILON, positive_rational(epsilon, "epsilon"), delta, bounded_range)
         return cls(Currency.RHO, positive_rational(rho, "rho"), delta)
 
     @property
@@ -80,6 +88,16 @@ class Cost:
         if currency is self.currency:
             return self.amount
         if currency is Currency.RHO:
-            return pure_to_zcdp(self.amount)
+            pure = pure_to_zcdp(self.amount)
+            return min(pure, bounded_range_to_zcdp(self.amount)) if self.bounded_range else pure
         raise IncompatibleCost("a zCDP (rho) release cannot be charged to a pure epsilon budget; "
                                "use Session(rho=...) or Session.from_approx_dp(epsilon, delta)")
+
+    def accepted_charges(self, currency: Currency) -> tuple[Fraction, ...]:
+        """The charges a record of this cost may state to a budget counting ``currency``: this version's
+        (:meth:`in_currency`) and, for an ``epsilon`` release in a rho budget, ``epsilon**2 / 2``, which
+        earlier versions charged (each a proven bound; see the module docstring)."""
+        charge = self.in_currency(currency)
+        if currency is self.currency:
+            return (charge,)
+        return (charge, self.amount * self.amount / 2)

@@ -35,6 +35,7 @@ from securedp.lattice.columns import ONE_COLUMN_HINT, NotOneColumnError
 from securedp.mechanisms.contributions import check_max_contributions
 from securedp.mechanisms.data_phase import check_shape
 from securedp.mechanisms.quantile import check_levels
+from securedp.mechanisms.record_schema import bounded_range
 from securedp.mechanisms.records import exact_value
 from securedp.mechanisms.release import Execution, PreparedRelease, Release
 from securedp.mechanisms.statistic import release_function
@@ -136,7 +137,7 @@ def one_cell(cell: OneCell, aggregations: Sequence[Aggregation], table: Any, id_
 
     return PreparedRelease(cell.statistic, prepared.epsilon, prepared.rho, lambda source: execution(source).release,
                            accuracy=_accuracy(prepared), value_halfwidth=definition.value_halfwidth,
-                           execution=execution)
+                           execution=execution, bounded_range=bounded_range(cell.statistic, mechanism))
 
 
 def _accuracy(table: PreparedTable) -> Callable[[Any], Mapping[str, Fraction]]:

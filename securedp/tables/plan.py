@@ -84,6 +84,16 @@ class SelectionPlan:
     """What ``n`` counts: ``"persons"``, or ``"rows"`` when the rule thresholds a count of rows (``max_rows > 1``)."""
     needed: dict[Fraction, int] = field(default_factory=dict)
     """For each level of :data:`NEEDED`, the least ``n`` whose release probability is proven at least that level."""
+    delta_asked: Fraction | None = None
+    """The ``delta`` asked, when the threshold proves (and charges) a smaller :attr:`delta`."""
+
+    @property
+    def delta_text(self) -> str:
+        """The ``delta`` charged, and the one asked when it is larger."""
+        charged = display_rational(self.delta)
+        if self.delta_asked is None or self.delta_asked == self.delta:
+            return charged
+        return f"{charged} (proven by the threshold; {display_rational(self.delta_asked)} asked)"
 
     def lines(self) -> list[str]:
         """The selection as text (the keys' part of :meth:`TablePlan.lines`)."""
@@ -127,7 +137,7 @@ class TablePlan:
         cost = f"epsilon {display_rational(self.epsilon)}" if self.epsilon is not None else \
             f"rho {display_rational(self.rho)}"  # type: ignore[arg-type]
         out = [f"cost     {cost}" + ("" if self.selection is None
-                                     else f", delta {display_rational(self.selection.delta)}"),
+                                     else f", delta {self.selection.delta_text}"),
                f"accuracy intervals at level 1 - {display_rational(self.alpha)}; nothing drawn, nothing charged"]
         for o in self.outputs:
             share = format_rational(self.shares[o.name])
@@ -243,7 +253,7 @@ def selection_plan(rule: str, plan: LaplaceThreshold | OptimalSelection | Gaussi
     rows = counted is not None and not isinstance(plan, OptimalSelection) and plan.sensitivity > 1
     return SelectionPlan(rule, delta, threshold, {n: release_probability(plan, n) for n in persons},
                          delta / plan.max_groups, counted, "rows" if rows else "persons",
-                         {level: least_needed(plan, level) for level in NEEDED})
+                         {level: least_needed(plan, level) for level in NEEDED}, plan.delta)
 
 
 def _value_halfwidth(d: Definition, alpha: Fraction) -> Callable[[int], Fraction] | None:

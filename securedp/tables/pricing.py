@@ -83,10 +83,19 @@ class PricedTable:
     thresholded: str | None = None
     """Rule ``"count"``: the name of the aggregation whose released count selects the keys."""
 
+    @property
+    def delta_charged(self) -> Fraction | None:
+        """The ``delta`` the release charges: a thresholding plan's ``delta_spent`` (what its threshold proves,
+        :mod:`securedp.mechanisms.threshold_delta`), else the ``delta`` asked (the optimal rule spends it)."""
+        if isinstance(self.selection, (LaplaceThreshold, GaussianThreshold)):
+            return self.selection.delta_spent
+        return self.delta
+
     def plan(self) -> TablePlan:
         """What the release will state before it draws (:mod:`securedp.tables.plan`)."""
-        selected = (None if self.selection is None or self.rule is None or self.delta is None
-                    else selection_plan(self.rule, self.selection, self.delta, counted=self.thresholded))
+        charged = self.delta_charged
+        selected = (None if self.selection is None or self.rule is None or charged is None
+                    else selection_plan(self.rule, self.selection, charged, counted=self.thresholded))
         return table_plan(self.aggregations, self.defined, self.alpha, self.cost.epsilon, self.cost.rho,
                           self.shares, selected)
 

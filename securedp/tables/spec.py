@@ -39,10 +39,10 @@ A quantile's sensitivity is that of its integer score ``g`` for ``q = a / b``
 Quantiles spend ``epsilon_a / k`` per cell (a person is in at most ``k``
 cells; each cell's selection is ``epsilon_a / k``-DP for ``m`` rows). In a
 table priced in ``rho``, each cell's selection runs at the largest
-``epsilon_cell = j / 2**32`` with ``k * epsilon_cell**2 / 2 <= rho_a``
+``epsilon_cell = j / 2**32`` with ``k * epsilon_cell**2 / 8 <= rho_a``
 (:func:`~securedp.mechanisms.quantile.selection_epsilon`): an ``epsilon``-DP
-mechanism is ``epsilon**2 / 2``-zCDP (Bun and Steinke 2016, Prop. 1.4), and
-the at most ``k`` cells one person changes compose to ``k * epsilon_cell**2 / 2``.
+exponential mechanism is ``epsilon``-bounded range, hence ``epsilon**2 / 8``-zCDP (Cesar and Rogers 2021), and
+the at most ``k`` cells one person changes compose to ``k * epsilon_cell**2 / 8``.
 
 **One definition.** An aggregation here is a *request* (which column, which
 bounds, which share of the budget); the statistic itself, its sensitivities,

@@ -80,6 +80,7 @@ from securedp.mechanisms.partition_selection import (
 from securedp.mechanisms.records import check_missing_policy
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import CellColumn, release_function
+from securedp.mechanisms.threshold_delta import asked_delta
 from securedp.privacy.noise import Law
 from securedp.reading.types import declared_schema, integer_columns
 from securedp.tables.cells import (
@@ -227,8 +228,8 @@ def prepare_table(
     refuse_reserved([*priced.group_by, *([id_column] if id_column is not None else []),
                      *(a.column for a in priced.aggregations if isinstance(a, ColumnAggregation))])
     cost, k, m, level, group_by = priced.cost, priced.k, priced.m, priced.alpha, priced.group_by
-    aggregations, private, rule, dlt, shares = (priced.aggregations, priced.private, priced.rule, priced.delta,
-                                                priced.shares)
+    aggregations, private, rule, dlt, shares = (priced.aggregations, priced.private, priced.rule,
+                                                priced.delta_charged, priced.shares)
     columns, defined, plan, selection_noise = priced.columns, priced.defined, priced.selection, priced.selection_noise
     thresholded = priced.thresholded
     from securedp.bounding.digest import draw_salt
@@ -282,6 +283,8 @@ def prepare_table(
         if plan is not None and rule is not None:
             parameters["selection"] = rule
             parameters["delta"] = dlt
+            if isinstance(plan, (LaplaceThreshold, GaussianThreshold)) and not asked_delta():
+                parameters["delta_asked"] = plan.delta  # the threshold's; it charges the delta it proves
             if isinstance(plan, (LaplaceThreshold, GaussianThreshold)):
                 parameters["threshold"] = plan.threshold
             if thresholded is not None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from securedp.audit.report import render_report
 from securedp.audit.report_model import build_report
 from securedp.audit.report_words import UNDESCRIBED
+from securedp.hazmat.exact.rational import format_rational
 from securedp.mechanisms.gaussian_threshold import gaussian_threshold
 from securedp.mechanisms.partition_selection import laplace_threshold
 
@@ -39,7 +40,8 @@ def test_the_count_rule_is_recorded_verified_replayed_and_explained(tmp_path: Pa
     records = [json.loads(line)["record"] for line in log.read_text().splitlines()]
     first, second, third = (r["parameters"] for r in records)
     assert (first["selection"], first["selection_count"], first["threshold"], first["delta_per_key"]) == \
-        ("count", "persons", laplace_threshold(Fraction(1, 2), "1e-6", 2).threshold, "1/2000000")
+        ("count", "persons", laplace_threshold(Fraction(1, 2), "1e-6", 2).threshold,
+         format_rational(laplace_threshold(Fraction(1, 2), "1e-6", 2).delta_per_key))  # the delta it proves
     assert (second["selection"], second["selection_count"], second["threshold"]) == \
         ("count", "count", gaussian_threshold("1/2", "1e-6", 2, 3).threshold)
     assert "rho-zCDP" in second["guarantee"]

@@ -25,7 +25,7 @@ from test_report_records import format_1_log
 import securedp
 from securedp import AuditLog, ChaChaSource, Session
 from securedp.audit.report import render_report, write_report
-from securedp.audit.report_model import build_report, noise_laws
+from securedp.audit.report_model import build_report, noise_laws, rational
 from securedp.privacy.accuracy import laplace_halfwidth
 from securedp.tables import Count, Mean, Median, Sum
 
@@ -60,7 +60,9 @@ def test_the_report_states_every_record_with_its_exact_budget(tmp_path: Path) ->
     assert kinds == ["count", "median", "mean", "table", "table", "partition", "count"]
     assert [e.budget("spent") for e in report.entries[:6]] == [Fraction(1, 4), Fraction(1, 2), Fraction(3, 4),
                                                                Fraction(5, 4), Fraction(7, 4), Fraction(2)]
-    assert report.entries[4].delta("spent") == Fraction(1, 10**9)
+    table = report.entries[4]  # charged the delta its threshold proves, below the 1e-9 asked
+    assert table.delta("spent") == table.delta("charged") == rational(table.record["parameters"]["delta"])
+    assert table.record["parameters"]["delta_asked"] == "1/1000000000" and table.delta("spent") < Fraction(1, 10**9)
     assert report.entries[6].ledger.endswith("/ part 0")
     page = render_report(report)
     for heading in ("<h1>", "<h2>Verification</h2>", "<h2>Budget over time</h2>", "<h2>Releases</h2>"):

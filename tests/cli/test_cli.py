@@ -81,7 +81,7 @@ def test_quantiles_priced_in_rho_are_released_and_replayed(work: Path, stat: str
     assert result.returncode == 0, result.stderr
     record = json.loads((work / "a.jsonl").read_text().splitlines()[0])["record"]
     cell = record["parameters"][next(iter(record["parameters"]["shares"]))]  # the one cell's record
-    assert record["rho"] == "1/2" and record["epsilon"] is None and cell["epsilon_cell"] == 1
+    assert record["rho"] == "1/2" and record["epsilon"] is None and cell["epsilon_cell"] == 2
     replayed = run("audit", "replay", "a.jsonl", "--seed-file", "seed", "--data", str(EXAMPLE), cwd=work)
     assert replayed.returncode == 0 and "reproduced exactly" in replayed.stdout
 

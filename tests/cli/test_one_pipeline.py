@@ -26,10 +26,15 @@ from securedp.audit.verify import verify_log
 from securedp.cli import commands, pipeline
 from securedp.cli.main import main
 from securedp.hazmat.bits.source import RandomSource
+from securedp.mechanisms.gaussian_threshold import gaussian_threshold
+from securedp.mechanisms.partition_selection import laplace_threshold
 from securedp.tables import Count
 
 LEDGER = "cd" * 16
 PRIVATE = ["--group-by", "g", "--count", "--id-column", "p", "--epsilon", "1/4", "--delta", "1/1000000"]
+CHARGED = laplace_threshold("1/4", "1/1000000").delta_spent
+"""The delta PRIVATE charges: what its threshold proves (below the 1/1000000 asked)."""
+C = str(CHARGED)
 
 
 @pytest.fixture
@@ -63,16 +68,18 @@ def test_a_table_with_private_keys_is_charged_epsilon_and_delta(work: Path,
     status, _, err = run(capsys, *PRIVATE, *create)
     assert status == 0, err
     state = stored()
-    assert (state["spent"], state["delta_total"], state["delta_spent"]) == ("1/4", "1/100000", "1/1000000")
+    assert Fraction(1, 10**6) > CHARGED
+    assert (state["spent"], state["delta_total"], state["delta_spent"]) == ("1/4", "1/100000", C)
     status, _, err = run(capsys, *PRIVATE, "--budget-file", "b.json", "--audit-log", "log.jsonl", "--seed-file", "seed")
     assert status == 0, err
-    assert (stored()["spent"], stored()["delta_spent"]) == ("1/2", "1/500000")
+    assert (stored()["spent"], stored()["delta_spent"]) == ("1/2", str(2 * CHARGED))
     first, second = records()
     assert {k: first[k] for k in ("budget_kind", "total", "spent", "remaining")} == \
         {"budget_kind": "epsilon", "total": 1, "spent": "1/4", "remaining": "3/4"}
     assert (first["delta_charged"], first["delta_spent"], first["delta_remaining"]) == \
-        ("1/1000000", "1/1000000", "9/1000000")
-    assert (second["delta_spent"], second["delta_remaining"]) == ("1/500000", "1/125000")
+        (C, C, str(Fraction(1, 10**5) - CHARGED))
+    assert (second["delta_spent"], second["delta_remaining"]) == \
+        (str(2 * CHARGED), str(Fraction(1, 10**5) - 2 * CHARGED))
     assert "charged" not in first and "partition" not in first and first["query"]["delta"] == "1/1000000"
     log = [json.loads(line) for line in (work / "log.jsonl").read_text(encoding="utf-8").splitlines()]
     assert {entry["writer"] for entry in log} == {state["ledger"]}  # the budget file's ledger is the writer
@@ -86,7 +93,8 @@ def test_a_rho_table_with_private_keys_is_charged_rho_and_delta(work: Path,
     argv = [*PRIVATE[:-4], "--rho", "1/8", "--delta", "1/1000000"]
     status, _, err = run(capsys, *argv, "--budget-file", "b.json", "--budget", "1", "--budget-delta", "1/100000")
     assert status == 0, err
-    assert (stored()["currency"], stored()["spent"], stored()["delta_spent"]) == ("rho", "1/8", "1/1000000")
+    assert (stored()["currency"], stored()["spent"], stored()["delta_spent"]) == \
+        ("rho", "1/8", str(gaussian_threshold("1/8", "1/1000000").delta_spent))
 
 
 def test_overspending_delta_is_refused_before_anything_is_drawn(work: Path, capsys: pytest.CaptureFixture[str],
@@ -99,7 +107,8 @@ def test_overspending_delta_is_refused_before_anything_is_drawn(work: Path, caps
     monkeypatch.setattr(RandomSource, "random_bytes", lambda *_: pytest.fail("a bit was drawn"))
     status, _, err = run(capsys, *PRIVATE, "--budget-file", "b.json", "--audit-log", "log.jsonl", "--seed-file", "seed")
     assert status == 1 and err.count("\n") == 1
-    assert "delta exhausted: this release needs delta 1/1000000 but only 1/2000000 of 3/2000000 remains" in err
+    left = Fraction(3, 2 * 10**6) - CHARGED
+    assert f"delta exhausted: this release needs delta {C} but only {left} of 3/2000000 remains" in err
     assert (work / "b.json").read_bytes() == before and not (work / "log.jsonl").exists()
 
 
@@ -110,7 +119,7 @@ def test_an_old_file_without_a_delta_ledger_refuses_private_keys_naming_the_flag
     before = (work / "b.json").read_bytes()
     status, _, err = run(capsys, *PRIVATE, "--budget-file", "b.json")
     assert status == 1 and err.count("\n") == 1
-    assert "spends delta 1/1000000 (partition selection): b.json has no delta budget" in err
+    assert f"spends delta {C} (partition selection): b.json has no delta budget" in err
     assert "--budget-delta" in err and (work / "b.json").read_bytes() == before
     status, _, err = run(capsys, "--column", "x", "--stat", "count", "--epsilon", "1/4", "--budget-file", "b.json")
     assert status == 0, err  # read as before: an epsilon budget
@@ -130,7 +139,7 @@ def test_budget_delta_must_match_and_needs_a_budget_file(work: Path, capsys: pyt
     assert status == 1 and "--budget-delta 1/10000 does not match the total delta 1/100000 recorded in b.json" in err
     status, _, err = run(capsys, "--column", "x", "--stat", "count", "--epsilon", "1/4", "--budget-file", "b.json")
     assert status == 0, err  # a one-column release keeps the delta ledger as it is
-    assert (stored()["spent"], stored()["delta_total"], stored()["delta_spent"]) == ("1/2", "1/100000", "1/1000000")
+    assert (stored()["spent"], stored()["delta_total"], stored()["delta_spent"]) == ("1/2", "1/100000", C)
 
 
 @pytest.mark.parametrize("private", [False, True])
@@ -143,7 +152,7 @@ def test_a_failure_after_the_first_bit_keeps_both_charges(private: bool, work: P
     query = PRIVATE if private else [*PRIVATE[:-2], "--keys", "a,b"]
     assert main(["release", "d.csv", *query, "--budget-file", "b.json", "--budget", "1", "--budget-delta", "1/100000",
                  "--audit-log", "log.jsonl"]) == 1
-    assert (stored()["spent"], stored()["delta_spent"]) == ("1/4", "1/1000000" if private else "0")
+    assert (stored()["spent"], stored()["delta_spent"]) == ("1/4", C if private else "0")
 
 
 class NoBits(RandomSource):
@@ -269,10 +278,10 @@ def test_a_session_over_a_budget_file_charges_it_with_its_delta(tmp_path: Path) 
     frame = pd.DataFrame({"p": list(range(20)), "g": ["a", "b"] * 10})
     session.table(frame, group_by=["g"], id_column="p", epsilon="1/4", delta="1/1000000", aggregations=[Count()])
     session.count([1, 2, 3], epsilon="1/4")
-    assert (session.spent, session.delta_spent) == (Fraction(1, 2), Fraction(1, 1000000))
-    assert (stored(path)["spent"], stored(path)["delta_spent"]) == ("1/2", "1/1000000")
+    assert (session.spent, session.delta_spent) == (Fraction(1, 2), CHARGED)
+    assert (stored(path)["spent"], stored(path)["delta_spent"]) == ("1/2", C)
     table, count = records(tmp_path / "log.jsonl")
-    assert (table["charged"], table["delta_charged"], table["partition"]) == ("1/4", "1/1000000", None)
+    assert (table["charged"], table["delta_charged"], table["partition"]) == ("1/4", C, None)
     assert "delta_charged" not in count
     assert verify_log(tmp_path / "log.jsonl").ok
     with pytest.raises(BudgetExceeded, match="delta exhausted"):

@@ -130,8 +130,8 @@ SENSITIVE = [(1, "1e-9", 1, 2), ("1/2", "1/1024", 1, 3), (2, "1/20", 2, 2), (1, 
 def test_thresholding_a_count_of_sensitivity_s_is_exactly_dp_per_key(epsilon, delta, k, s) -> None:
     plan = laplace_threshold(epsilon, delta, k, s)
     assert plan.scale == Fraction(k * s) / plan.epsilon and plan.sensitivity == s
-    assert plan.delta_per_key == plan.delta / k
-    e, d = plan.epsilon / k, plan.delta / k
+    assert plan.delta_per_key == plan.delta_spent / k <= plan.delta / k  # the delta the threshold proves
+    e, d = plan.epsilon / k, plan.delta_spent / k  # exactly DP at the smaller delta it charges
     for c in range(41):
         for j in range(1, s + 1):
             check_laplace_pair(c, c + j, plan.threshold, e, d, s)

@@ -105,8 +105,35 @@ class Interval:
         """``exp`` is increasing, so the ends map to the ends."""
         return self._make(lambda: gmpy2.exp(self.lo), lambda: gmpy2.exp(self.hi))
 
+    def log(self) -> Interval:
+        """``log`` is increasing on the positive reals, so the ends map to the ends."""
+        if not self.lo > 0:
+            raise ValueError("log defined here for positive intervals")
+        return self._make(lambda: gmpy2.log(self.lo), lambda: gmpy2.log(self.hi))
+
+    def sqrt(self) -> Interval:
+        """``sqrt`` is increasing on the non-negative reals, so the ends map to the ends."""
+        if not self.lo >= 0:
+            raise ValueError("sqrt defined here for non-negative intervals")
+        return self._make(lambda: gmpy2.sqrt(self.lo), lambda: gmpy2.sqrt(self.hi))
+
+    @property
+    def upper(self) -> Fraction:
+        """The upper end as an exact rational (every mpfr number is one)."""
+        return _fraction(self.hi)
+
+    @property
+    def lower(self) -> Fraction:
+        """The lower end as an exact rational."""
+        return _fraction(self.lo)
+
     def __repr__(self) -> str:
         return f"Interval({self.lo}, {self.hi})"
+
+
+def _fraction(x: Any) -> Fraction:
+    n, d = x.as_integer_ratio()
+    return Fraction(int(n), int(d))
 
 
 def floor_scaled(x: Any, k: int, prec: int) -> int:

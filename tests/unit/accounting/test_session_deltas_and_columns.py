@@ -23,10 +23,11 @@ DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 def test_approx_dp_accounts_for_the_delta_the_releases_spent() -> None:
     session = Session(rho="1/2", delta="1e-3", rng=ChaChaSource(bytes(32)))
-    session.table(PEOPLE, group_by=["g"], id_column="p", rho="1/4", delta="1e-3")
-    assert session.delta_spent == Fraction(1, 1000)
-    total = Fraction(1001, 10**6)
-    assert session.approx_dp(total) == zcdp_to_approx_dp(Fraction(1, 4), total - Fraction(1, 1000))
+    table = session.table(PEOPLE, group_by=["g"], id_column="p", rho="1/4", delta="1e-3")
+    spent = session.delta_spent
+    assert spent == table.delta < Fraction(1, 1000)  # the delta its threshold proves
+    total = spent + Fraction(1, 10**6)
+    assert session.approx_dp(total) == zcdp_to_approx_dp(Fraction(1, 4), total - spent)
     with pytest.raises(ValueError, match="not above the delta the releases already spent"):
         session.approx_dp("1e-6")  # it used to answer as if no delta had been spent
 

@@ -26,13 +26,14 @@ QUERY = {"group_by": ["region"], "aggregations": [Count(), Sum("x", (0, 10))], "
 def test_a_table_is_charged_once_and_its_delta_goes_to_the_delta_ledger(tmp_path):
     log = tmp_path / "log.jsonl"
     session = securedp.Session(epsilon=3, delta="1e-6", rng=ChaChaSource(bytes(32)), audit=AuditLog(log))
-    session.table(people(), **QUERY, epsilon=1, delta="1e-7")
+    private = session.table(people(), **QUERY, epsilon=1, delta="1e-7")
     session.table(people(), **QUERY, keys=["n", "w"], epsilon="1/2")
-    assert (session.spent, session.delta_spent) == (Fraction(3, 2), Fraction(1, 10**7))
+    assert (session.spent, session.delta_spent) == (Fraction(3, 2), private.delta)
+    assert private.delta < Fraction(1, 10**7)  # the delta its threshold proves
     assert verify_log(log).ok
     record = json.loads(log.read_text().splitlines()[0])["record"]
     assert (record["delta_charged"], record["delta_spent"], record["delta_remaining"]) == \
-        ("1/10000000", "1/10000000", "9/10000000")
+        (str(private.delta), str(private.delta), str(Fraction(1, 10**6) - private.delta))
 
 
 def test_delta_overspend_and_missing_delta_are_refused_and_refunded():

@@ -79,7 +79,7 @@ def test_the_shares_add_up_to_the_declared_rho() -> None:
     k, m, rho = 2, 1, Fraction(1, 2)
     d = TrimmedMean(Cost.of(rho=rho), _column(m), max_groups=k)
     cell = d.share
-    assert k * cell * cell / 2 <= rho / 4 < k * (cell + Fraction(1, 2**32)) ** 2 / 2  # selection_epsilon's grid
+    assert k * cell * cell / 8 <= rho / 4 < k * (cell + Fraction(1, 2**32)) ** 2 / 8  # selection_epsilon's grid
     assert d.count_noise.amount == rho / 4 and d.sum_noise(0, 10).amount == rho / 4
     record = d.cell_record(Fraction(1, 20))
     assert 2 * record["rho_cells"] + 2 * d.count_noise.amount <= rho

@@ -63,7 +63,8 @@ def test_the_released_count_selects_the_keys_at_its_whole_share(aggregations, co
     r = prepared.execute(ChaChaSource(bytes(range(32))))
     p = r.parameters
     assert (p["selection"], p["selection_count"], p["threshold"], p["delta"], p["delta_per_key"]) == \
-        ("count", counted, plan.threshold, Fraction(1, 10**6), Fraction(1, 2 * 10**6))
+        ("count", counted, plan.threshold, plan.delta_spent, plan.delta_spent / 2)
+    assert p["delta_asked"] == Fraction(1, 10**6) and plan.delta_spent < Fraction(1, 10**6)
     assert p[counted]["noise"][0]["scale_units"] == plan.scale == Fraction(2 * sensitivity) / epsilon
     assert "selection_persons" not in r.labels
     rows = [dict(zip(r.labels, row, strict=True)) for row in r.value]

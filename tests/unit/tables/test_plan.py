@@ -81,7 +81,8 @@ def test_the_stated_release_probability_encloses_the_rate(currency: str, selecti
     prepared = securedp.prepare_table(people(), **query)
     stated = prepared.plan.selection
     assert stated is not None and stated.threshold is not None
-    assert stated.rule == (selection or "count") and stated.delta_per_key == Fraction(1, 1000)
+    assert stated.rule == (selection or "count") and stated.delta_per_key == stated.delta < Fraction(1, 1000)
+    assert stated.delta == prepared.delta and stated.delta_asked == Fraction(1, 1000)  # k = 1
     n = stated.threshold  # the steepest point: P near 1/2
     data = pl.DataFrame({"p": list(range(n)), "g": ["only"] * n})
     again = securedp.prepare_table(data, **query)

@@ -75,7 +75,7 @@ def test_shares_are_exact_visible_and_overridable():
     assert p.epsilon == 1
     private = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9")
     assert private.shares == {"count": Fraction(1)}  # the released count selects the keys: no separate share
-    assert private.delta == Fraction(1, 10**9)
+    assert private.delta == private.plan.selection.delta < Fraction(1, 10**9)  # what the threshold proves
     separate = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9", selection="laplace")
     assert separate.shares == {"partition_selection": Fraction(1, 2), "count": Fraction(1, 2)}
     shared = prepare_table(people(), **{**QUERY, "aggregations": [Count()]}, delta="1e-9", selection_share="1/4")
@@ -96,7 +96,8 @@ def test_private_keys_release_only_well_populated_groups():
     r = seeded(frame, keys=None, delta="1e-9", aggregations=[Count()])
     regions = {row[0] for row in r.value}
     assert "rare" not in regions and regions <= {"north", "south", "east"}
-    assert r.parameters["threshold"] > 1 and r.delta == Fraction(1, 10**9)
+    assert r.parameters["threshold"] > 1 and r.delta == r.parameters["delta"] < Fraction(1, 10**9)
+    assert r.parameters["delta_asked"] == Fraction(1, 10**9)
 
 
 def test_rows_as_persons_without_an_id_column():
@@ -182,16 +183,17 @@ def cell_epsilon(epsilon, rho, k):
 
 
 def test_selection_epsilon_exact_cases():
-    """epsilon tables: epsilon_a / k; rho tables: the largest j / 2**32 with k * eps**2 / 2 <= rho_a."""
+    """epsilon tables: epsilon_a / k; rho tables: the largest j / 2**32 with k * eps**2 / 8 <= rho_a (bounded
+    range: an exponential mechanism is eps**2 / 8-zCDP)."""
     assert cell_epsilon(Fraction(1), None, 4) == Fraction(1, 4)
-    assert cell_epsilon(None, Fraction(1, 2), 1) == 1  # 1 * 1**2 / 2 = 1/2 exactly
-    assert cell_epsilon(None, Fraction(1, 8), 1) == Fraction(1, 2)
-    assert cell_epsilon(None, Fraction(1, 2), 2) == Fraction(3037000499, 2**32)  # isqrt(2**63): 1/sqrt(2)
+    assert cell_epsilon(None, Fraction(1, 2), 1) == 2  # 1 * 2**2 / 8 = 1/2 exactly
+    assert cell_epsilon(None, Fraction(1, 8), 1) == 1
+    assert cell_epsilon(None, Fraction(1, 2), 2) == Fraction(6074000999, 2**32)  # isqrt(2**65): sqrt(2)
     for rho, k in [(Fraction(1, 3), 3), (Fraction(1, 10**6), 7), (Fraction(5, 2), 1), (Fraction(1, 2), 2)]:
         cell = cell_epsilon(None, rho, k)
         step = Fraction(1, 2**32)
         assert (cell / step).denominator == 1
-        assert k * cell**2 / 2 <= rho < k * (cell + step) ** 2 / 2  # within the share, and the largest such
+        assert k * cell**2 / 8 <= rho < k * (cell + step) ** 2 / 8  # within the share, and the largest such
     with pytest.raises(ValueError, match="too small"):
         cell_epsilon(None, Fraction(1, 10**30), 3)
 
@@ -202,7 +204,7 @@ def test_the_deprecated_quantile_cell_epsilon_still_answers():
 
 
 def test_quantiles_in_rho_tables_spend_their_share_as_zcdp(monkeypatch):
-    """Each cell's exponential mechanism runs at the recorded epsilon_cell, and k * eps**2 / 2 <= rho_a."""
+    """Each cell's exponential mechanism runs at the recorded epsilon_cell, and k * eps**2 / 8 <= rho_a."""
     from securedp.mechanisms.quantile import Quantiles
 
     used = []
@@ -218,7 +220,7 @@ def test_quantiles_in_rho_tables_spend_their_share_as_zcdp(monkeypatch):
     record = release.parameters["age_median"]
     cell = record["epsilon_cell"]
     assert set(used) == {cell} and len(used) == 2 and cell == cell_epsilon(None, Fraction(1, 4), 2)
-    assert record["rho_cells"] == 2 * cell**2 / 2 <= Fraction(1, 4)
+    assert record["rho_cells"] == 2 * cell**2 / 8 <= Fraction(1, 4)
     assert all(0 <= v <= 120 for v in release.frame["age_median"].to_list())
 
 

@@ -40,7 +40,8 @@ def test_a_rho_table_thresholds_the_count_it_releases():
     plan = gaussian_threshold(Fraction(1, 4), "1e-9", 2)  # max_rows 1: the count's sensitivity is 1
     p = r.parameters
     assert (p["selection"], p["selection_count"], p["threshold"], p["delta"], p["delta_per_key"]) == \
-        ("count", "count", plan.threshold, Fraction(1, 10**9), Fraction(1, 2 * 10**9))
+        ("count", "count", plan.threshold, plan.delta_spent, plan.delta_spent / 2)
+    assert plan.delta_spent < Fraction(1, 10**9)
     assert "selection_rho" not in p and "rho-zCDP" in p["guarantee"]
     assert r.labels[:4] == ("region", "count", "count_low", "count_high")
     assert p["count"]["noise"][0]["variance_units"] == plan.variance == Fraction(4)
@@ -56,10 +57,10 @@ def test_a_separate_gaussian_selection_spends_its_share():
     r = seeded(selection="gaussian")
     plan = gaussian_threshold(Fraction(1, 4), "1e-9", 2)  # half of rho goes to selection by default
     p = r.parameters
-    assert (p["selection"], p["threshold"], p["delta"]) == ("gaussian", plan.threshold, Fraction(1, 10**9))
+    assert (p["selection"], p["threshold"], p["delta"]) == ("gaussian", plan.threshold, plan.delta_spent)
     assert (p["selection_rho"], p["selection_variance"]) == (Fraction(1, 4), Fraction(4))
     assert "rho-zCDP" in p["guarantee"]
-    assert (r.rho, r.epsilon, r.delta, r.mechanism) == (Fraction(1, 2), None, Fraction(1, 10**9), "discrete_gaussian")
+    assert (r.rho, r.epsilon, r.delta, r.mechanism) == (Fraction(1, 2), None, plan.delta_spent, "discrete_gaussian")
     rows = [dict(zip(r.labels, row, strict=True)) for row in r.value]
     assert {row["region"] for row in rows} == {"north", "south", "east"}  # "rare" (one person) is not
     t = gaussian_halfwidth(Fraction(4), Fraction(1, 20))
@@ -85,16 +86,18 @@ def test_a_rho_session_charges_rho_and_delta_once_and_refuses_overspending(tmp_p
     log = tmp_path / "log.jsonl"
     session = securedp.Session(rho=1, delta="1e-8", rng=ChaChaSource(bytes(32)), audit=AuditLog(log))
     query = {k: v for k, v in QUERY.items() if k != "rho"}
-    session.table(people(), **query, rho="1/2")
-    assert (session.spent, session.delta_spent) == (Fraction(1, 2), Fraction(1, 10**9))
+    first = session.table(people(), **query, rho="1/2")
+    assert (session.spent, session.delta_spent) == (Fraction(1, 2), first.delta)
+    assert first.delta < Fraction(1, 10**9)  # the delta its threshold proves
     with pytest.raises(BudgetExceeded, match="delta"):
-        session.table(people(), **{**query, "delta": "1e-8"}, rho="1/4")
+        session.table(people(), **{**query, "delta": "1e-5"}, rho="1/4")  # its threshold proves more than is left
     with pytest.raises(BudgetExceeded):
         session.table(people(), **query, rho="3/4")
-    assert (session.spent, session.delta_spent) == (Fraction(1, 2), Fraction(1, 10**9))
+    assert (session.spent, session.delta_spent) == (Fraction(1, 2), first.delta)
     assert verify_log(log).ok and len(log.read_text().splitlines()) == 1
     record = json.loads(log.read_text())["record"]
-    assert (record["delta_charged"], record["delta_remaining"]) == ("1/1000000000", "9/1000000000")
+    assert (record["delta_charged"], record["delta_remaining"]) == (str(first.delta),
+                                                                     str(Fraction(1, 10**8) - first.delta))
 
 
 @pytest.mark.parametrize("change, message", [
