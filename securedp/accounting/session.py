@@ -165,8 +165,7 @@ class Session:
         """A zCDP session whose whole budget guarantees (``epsilon``, ``delta``)-DP.
 
         Its ``rho`` is :func:`~securedp.privacy.conversions.approx_dp_to_zcdp`,
-        rounded down. Pure-epsilon releases are charged the zCDP they are proven to have
-        (:meth:`~securedp.privacy.cost.Cost.in_currency`: at most ``epsilon**2 / 2``).
+        rounded down. Pure-epsilon releases are charged their proven zCDP (``Cost.in_currency``).
 
         ``selection_delta``: the part of ``delta`` that releases with a delta of their own may spend
         (tables with private keys, chosen by partition selection); the session's delta ledger. The
