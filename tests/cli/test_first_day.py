@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,8 @@ def test_bounds_creates_a_budget_file_with_a_delta_ledger_a_key_table_is_charged
                                                                                               "1/100000", "0")
     status, _, err = command(["release", str(data), *PRIVATE_TABLE, "--budget-file", budget])
     assert status == 0, err
-    assert json.loads(Path(budget).read_text())["delta_spent"] == "1/1000000"
+    # the ledger is charged the delta the integer threshold proves (issue 42): some, at most the delta asked
+    assert 0 < Fraction(json.loads(Path(budget).read_text())["delta_spent"]) <= Fraction(1, 10**6)
 
 
 def test_private_analyze_creates_a_budget_file_with_a_delta_ledger(data: Path, tmp_path: Path,
