@@ -55,7 +55,7 @@ def test_the_whole_job_runs_from_the_page(tmp_path: Path, monkeypatch: pytest.Mo
     assert table[0].startswith("region,count,") and "income_median" in table[0] and len(table) > 5
     budget = json.loads(Path("job-budget.json").read_text(encoding="utf-8"))
     # the delta ledger is charged the delta the release's threshold proves (issue 42), which its record states
-    last = json.loads(Path("job.jsonl").read_text(encoding="utf-8").splitlines()[-1])
+    last = json.loads(Path("job.jsonl").read_text(encoding="utf-8").splitlines()[-1])["record"]
     assert budget["spent"] == "9/4" and budget["delta_spent"] == last["delta_spent"] == last["delta_charged"]
     assert 0 < Fraction(budget["delta_spent"]) <= Fraction(1, 10**6)
 
