@@ -30,6 +30,27 @@ def uniform_below_one(n: int, source: RandomSource) -> int:
             return value
 
 
+def uniform_below_secret(n: int, bits: int, source: RandomSource) -> int:
+    """One uniform integer in ``[0, n)`` for a secret ``1 <= n <= 2**bits``, in a time that does not follow ``n``.
+
+    :func:`uniform_below_one` retries with probability ``1 - n / 2**k``: when ``n`` depends on the data
+    (a selection's envelope mass), so does its running time. This draw reads ``bits + 64`` bits, the
+    same for every ``n`` of the public range, and returns ``floor(x * n / 2**(bits + 64))``, rejecting
+    ``x`` only when the low part of ``x * n`` is below ``2**(bits + 64) mod n`` (Lemire 2019,
+    "Fast random integer generation in an interval", ACM TOMACS 29(1)): each value keeps exactly
+    ``floor(2**(bits + 64) / n)`` of the ``x``, so the law is exactly uniform, and a retry (or even
+    computing the remainder, reached only when the low part is below ``n``) has probability at most
+    ``n / 2**(bits + 64) <= 2**-64``.
+    """
+    width = bits + 64
+    mask = (1 << width) - 1
+    while True:
+        product = source.randbits(width) * n
+        low = product & mask
+        if low >= n or low >= (1 << width) % n:  # the remainder is computed with probability <= 2**-64
+            return product >> width
+
+
 def uniform_below_array(n: int, count: int, source: RandomSource) -> np.ndarray:
     """``count`` uniform integers in ``[0, n)``: int64 when they fit, else Python ints."""
     if n == 1:
