@@ -68,3 +68,32 @@ def test_the_neighbour_of_the_issue_reads_the_same_bytes_at_the_release_level() 
             per[source.bytes_served - before] += 1
         read.append(per)
     assert len(read[0]) == 1 and read[0] == read[1]
+
+
+class _Fixed:
+    """A source whose ``randbits`` returns the given integers in turn."""
+
+    def __init__(self, values: list[int]) -> None:
+        self.values = values
+
+    def randbits(self, k: int) -> int:
+        return self.values.pop(0)
+
+
+@pytest.mark.parametrize("width", [3, 5, 8])
+def test_the_fixed_width_uniform_is_exact_for_every_bound(width: int) -> None:
+    """Every ``x`` of a small width ``W = bits + 64`` enumerated: each value keeps ``floor(2**W / n)`` of them, and
+    the ``x`` it does not keep are exactly ``2**W mod n`` (read afresh: the retry path, rare at full width)."""
+    from securedp.hazmat.samplers.uniform import uniform_below_secret
+
+    for n in range(1, (1 << width) + 1):
+        kept: Counter[int] = Counter()
+        retried = 0
+        for x in range(1 << width):
+            source = _Fixed([x, 0])  # a retry reads 0 next, which is always kept
+            value = uniform_below_secret(n, width - 64, source)  # type: ignore[arg-type]
+            if source.values:
+                kept[value] += 1
+            else:
+                retried += 1
+        assert kept == Counter(dict.fromkeys(range(n), (1 << width) // n)) and retried == (1 << width) % n
