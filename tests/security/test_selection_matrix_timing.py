@@ -126,9 +126,12 @@ def test_the_matrix_covers_every_selection_and_shape() -> None:
 def test_time_and_bytes_read_tell_nothing_and_the_control_is_caught(cell: Cell) -> None:
     streams, leak_ns = _timed(cell, seed=sum(map(ord, cell.name)))
     x0, x1, control = streams
-    assert _violations(x0, x1, "bytes") == 0, "the bytes read follow the data"
-    assert _violations(x0, x1, "time") == 0, "the running time follows the data"
-    assert _violations(x0, control, "time") > 0, f"the control's leak of {leak_ns} ns went unseen"
+    found = {"bytes": _violations(x0, x1, "bytes"), "time": _violations(x0, x1, "time"),
+             "control": _violations(x0, control, "time")}
+    print(f"{cell.name}: {len(x0)} draws a stream, control leak {leak_ns} ns, certified {found}")  # the power, with -s
+    assert found["bytes"] == 0, "the bytes read follow the data"
+    assert found["time"] == 0, "the running time follows the data"
+    assert found["control"] > 0, f"the control's leak of {leak_ns} ns went unseen"
 
 
 def _retrying_uniform(n: int, bits: int, source: Any) -> int:
@@ -141,4 +144,5 @@ def test_the_matrix_catches_issue_40s_sampler(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(categorical, "uniform_below_secret", _retrying_uniform)
     cell = next(cell for cell in CELLS if cell.name == "exponential | issue 40: 1,000 tied, one up, int")
     x0, x1, _ = _timed(cell, seed=40)[0]
+    print(f"issue 40's sampler: certified on time {_violations(x0, x1, 'time')}")  # not asserted: the load decides
     assert _violations(x0, x1, "bytes") > 0
