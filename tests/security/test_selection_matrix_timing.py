@@ -25,6 +25,12 @@ matrix, under any load that hits the interleaved streams alike). The random byte
 issue 40's sampler is caught there on any machine (:func:`test_the_matrix_catches_issue_40s_sampler`).
 The control must be caught by the runtime audit: it shows the audit resolves a leak of that size in
 that cell on this machine, now.
+
+**What a pass does not rule out.** The exponential mechanism over float scores keeps the ``2**-e``
+envelope, whose number of rounds follows the scores (SECURITY.md, not defended): on the float shape
+"all tied, one up" four or more rounds take 0.55 % of the draws against 4.3 %, a ratio near 8 that
+12,000 draws a stream do not certify at this false-failure rate, so those cells pass without proving
+that nothing leaks.
 """
 
 from __future__ import annotations
@@ -102,8 +108,9 @@ def _violations(a: list[tuple[Any, int, int]], b: list[tuple[Any, int, int]], ob
         sides = [[(out, c) for (out, _, _), c in zip([d for i, d in enumerate(side) if i % 10], side_classes,
                                                       strict=True)]
                  for side, side_classes in zip((a, b), classes, strict=True)]
-    else:
-        sides = [[(out, n) for out, _, n in side] for side in (a, b)]
+    else:  # bytes in multiples of the least a draw of x0's calibration tenth read, capped at 4: a tail of retries
+        least = min(n for _, _, n in a[::10])  # is one event, as likely as all its parts
+        sides = [[(out, min(n // max(least, 1), 4)) for out, _, n in side] for side in (a, b)]
     counts = [Counter(out for out, _ in side) for side in sides]
     common = sorted(set(counts[0]) & set(counts[1]), key=lambda o: -min(counts[0][o], counts[1][o]))
     alpha = 1e-6 / (OUTPUT_CLASSES + 1)
