@@ -30,6 +30,28 @@ def uniform_below_one(n: int, source: RandomSource) -> int:
             return value
 
 
+def uniform_below_secret(n: int, bits: int, source: RandomSource) -> int:
+    """One uniform integer in ``[0, n)`` for a secret ``1 <= n <= 2**bits``, in a time that does not follow ``n``.
+
+    :func:`uniform_below_one` retries with probability ``1 - n / 2**k``: when ``n`` depends on the data
+    (a selection's envelope mass), so does its running time. This draw reads ``W = bits + 64`` bits
+    ``x``, the same for every ``n`` of the public range, and returns ``floor(x * n / 2**W)`` unless the
+    low part ``x * n mod 2**W`` lies in the top ``2**W mod n`` values, where it reads ``x`` afresh
+    (Lemire 2019, "Fast random integer generation in an interval", ACM TOMACS 29(1), whose rejected
+    values are the bottom ones instead). The accepted ``x * n`` of each value ``r`` are the multiples
+    of ``n`` in ``[r 2**W, (r + 1) 2**W - (2**W mod n))``, a span of ``floor(2**W / n)`` times ``n``:
+    every value keeps exactly ``floor(2**W / n)`` of the ``x``, so the law is exactly uniform. A retry,
+    and even computing ``2**W mod n`` (only when the low part is within ``n`` of the top), has
+    probability at most ``n / 2**W <= 2**-64``.
+    """
+    top = 1 << (bits + 64)
+    while True:
+        product = source.randbits(bits + 64) * n
+        low = product & (top - 1)
+        if low < top - n or low < top - top % n:  # the remainder is computed with probability <= 2**-64
+            return product >> (bits + 64)
+
+
 def uniform_below_array(n: int, count: int, source: RandomSource) -> np.ndarray:
     """``count`` uniform integers in ``[0, n)``: int64 when they fit, else Python ints."""
     if n == 1:

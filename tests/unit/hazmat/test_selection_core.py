@@ -176,7 +176,10 @@ def test_underflowing_candidate_is_chosen_exactly_at_its_threshold(above, expect
     """
     plan = ExpCategorical(np.array([0, 1000], dtype=np.int64), Fraction(1))
     assert plan.K == 128 and plan.total == (1 << 192) + (1 << 64)  # units of 2**-(K + 64): gap 0 weighs 2**192
-    proposal = (1 << 192).to_bytes(25, "little")  # V = 2**192: the far slot, entry 1
+    width = plan.total_bits + 64  # the proposal reads x of this many bits and takes floor(x * total / 2**width)
+    x = (((1 << 193) + 1) << width) // (2 * plan.total)  # x * total / 2**width near 2**192 + 1/2: the far slot
+    assert (x * plan.total) >> width == 1 << 192 and (x * plan.total) % (1 << width) < (1 << width) - plan.total  # kept
+    proposal = x.to_bytes((width + 7) // 8, "little")
     nwords = 25
     with gmpy2.context(precision=4000, round=gmpy2.RoundDown):
         threshold = int(gmpy2.floor(gmpy2.exp(-1000) * gmpy2.mpfr(2) ** (128 + 64 * nwords)))
