@@ -75,6 +75,12 @@ def _usable(budget: int) -> int:
     return max(budget - RESERVED, budget // 4)
 
 
+def read_sizes(usable: int, columns: int) -> tuple[int, int]:
+    """The rows (Parquet) and bytes (CSV) read at a time, a quarter of the ``usable`` budget at the most."""
+    rows = max(1 << 16, min(1 << 24, usable // (4 * (PER_ROW + PER_COLUMN * columns))))
+    return rows, max(1 << 20, usable // (4 * PER_CSV_BYTE))
+
+
 def piece_count(file: TableFile, columns: int, budget: int) -> int:
     """How many parts the file is read in so that each part's release fits ``budget`` bytes (from public things
     only: the budget, the file's size, a Parquet file's row count and the number of ``columns`` read); 1 for a
@@ -129,8 +135,8 @@ class PiecesEngine:
         parts: list[list[pathlib.Path]] = [[] for _ in range(count)]
         empty: pl.DataFrame | None = None
         lines = False
-        rows = max(1 << 16, min(1 << 24, budget // (4 * (PER_ROW + PER_COLUMN * len(wanted)))))
-        for b, piece in enumerate(file_pieces(file, wanted, rows, max(1 << 20, budget // (4 * PER_CSV_BYTE)))):
+        rows, size = read_sizes(budget, len(wanted))
+        for b, piece in enumerate(file_pieces(file, wanted, rows, size)):
             frame, lines = piece.frame, piece.lines is not None
             empty = frame.clear() if empty is None else empty
             reads = {c: key_column(frame[c], c, role, bounds.schema.get(c)) for c, role in roles}
