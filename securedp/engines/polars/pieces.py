@@ -84,7 +84,8 @@ def read_sizes(usable: int, columns: int) -> tuple[int, int]:
 def piece_count(file: TableFile, columns: int, budget: int) -> int:
     """How many parts the file is read in so that each part's release fits ``budget`` bytes (from public things
     only: the budget, the file's size, a Parquet file's row count and the number of ``columns`` read); 1 for a
-    CSV file in an encoding that cannot be cut at its line breaks (:func:`~securedp.reading.pieces.cuttable_encoding`)."""
+    CSV file in an encoding that cannot be cut at its line breaks
+    (:func:`~securedp.reading.pieces.cuttable_encoding`)."""
     path = pathlib.Path(file.path)
     if not path.is_file() or not columns:
         return 1
@@ -92,7 +93,7 @@ def piece_count(file: TableFile, columns: int, budget: int) -> int:
         import pyarrow.parquet as pq
 
         try:
-            rows = pq.ParquetFile(path).metadata.num_rows
+            rows = int(pq.ParquetFile(path).metadata.num_rows)
         except Exception:  # not a Parquet file: the whole file's reader refuses it
             return 1
         need = rows * (PER_ROW + PER_COLUMN * columns)
@@ -158,8 +159,8 @@ class PiecesEngine:
                 parts[int(p)].append(path)
         for c, role in roles:  # in the order the whole table's reader refuses them
             if c in first:
-                read, at, place_of = first[c]
-                raise read.refused(c, role, lambda _: place_of, at, unusable[c])
+                read, at, stands = first[c]
+                raise read.refused(c, role, _stands(stands), at, unusable[c])
         assert empty is not None
         self._engines: list[PolarsEngine] = []
         self._parked: list[pathlib.Path] = []
@@ -218,6 +219,11 @@ class PiecesEngine:
     def output(self, names: Sequence[str], rows: Sequence[Sequence[Any]],
                steps: Mapping[str, Fraction | None]) -> Any:
         return self._engines[0].output(names, rows, steps)
+
+
+def _stands(where: str) -> Callable[[int], str]:
+    """Where the first unusable cell of a column stands in the file, whatever its row in its piece."""
+    return lambda _: where
 
 
 def _nowhere(row: int) -> str:

@@ -15,7 +15,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
