@@ -21,6 +21,7 @@ integers are computed: at most one part is in memory at a time. ``K = 1`` is the
 
 from __future__ import annotations
 
+import logging
 import math
 import pathlib
 import re
@@ -52,6 +53,9 @@ PER_CSV_BYTE = 24
 """Peak bytes of the in-memory release per byte of a CSV file (its cells are read as text)."""
 _UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40, "kb": 10**3, "mb": 10**6,
           "gb": 10**9, "tb": 10**12}
+LOG = logging.getLogger("securedp.pieces")
+"""Progress of a release in parts (rows read, parts checked and bounded), at level ``INFO``: counts of rows and
+parts only, for the data holder's own log (nothing is shown unless the caller configures logging)."""
 _PLACE = "_securedp_place"
 _PART = "_securedp_part"
 T = TypeVar("T")
@@ -137,6 +141,7 @@ class PiecesEngine:
         empty: pl.DataFrame | None = None
         lines = False
         rows, size = read_sizes(budget, len(wanted))
+        read_rows = 0
         for b, piece in enumerate(file_pieces(file, wanted, rows, size)):
             frame, lines = piece.frame, piece.lines is not None
             empty = frame.clear() if empty is None else empty
@@ -157,6 +162,8 @@ class PiecesEngine:
                 path = folder / f"rows-{p}-{b}.arrow"
                 part.write_ipc(path)
                 parts[int(p)].append(path)
+            read_rows += frame.height
+            LOG.info("read %s rows of %s into %d parts", f"{read_rows:,}", file.path, count)
         for c, role in roles:  # in the order the whole table's reader refuses them
             if c in first:
                 read, at, stands = first[c]
@@ -180,6 +187,7 @@ class PiecesEngine:
             self._engines.append(engine)
             self._parked.append(folder / f"part-{p}")
             self._park(len(self._engines) - 1)
+            LOG.info("checked part %d of %d", p + 1, count)
         self.public = self._engines[0].public
 
     def _park(self, i: int) -> None:
@@ -202,6 +210,7 @@ class PiecesEngine:
                               for j in range(len(engine.columns))]
             try:
                 results.append(call(engine))
+                LOG.info("bounded and aggregated part %d of %d", i + 1, len(self._engines))
             finally:
                 engine.base = engine.base.clear()
                 engine.columns = [frame.clear() for frame in engine.columns]
