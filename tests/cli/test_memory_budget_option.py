@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import securedp.engines.polars.pieces as pieces
 import securedp.cli.pipeline
+import securedp.engines.polars.pieces as pieces
 import securedp.mechanisms.release
 from securedp.cli.main import main
 from tests.cli._seeded_cli import SEED, records, replayed
