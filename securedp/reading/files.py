@@ -202,11 +202,11 @@ def column_names(path: str | pathlib.Path, *, delimiter: str = ",", encoding: st
     return header_of(text, delimiter)
 
 
-def read_parquet(file: pathlib.Path, columns: list[str] | None, rows: tuple[int, int] | None = None) -> Any:
-    """The ``columns`` of a Parquet file as Polars (with ``rows = (start, count)``, those rows only); a text
-    column that is not valid UTF-8 (Polars refuses the whole file) is read by pyarrow and refused naming it
-    for the data holder, or decoded lossily (:func:`securedp.reading.text.arrow_text`) in an analyst-facing
-    session, as a CSV file's bytes are."""
+def read_parquet(file: pathlib.Path, columns: list[str] | None, groups: Sequence[int] | None = None) -> Any:
+    """The ``columns`` of a Parquet file as Polars (with ``groups``, of those row groups only, read by pyarrow in
+    the types Polars reads); a text column that is not valid UTF-8 (Polars refuses the whole file) is read by
+    pyarrow and refused naming it for the data holder, or decoded lossily
+    (:func:`securedp.reading.text.arrow_text`) in an analyst-facing session, as a CSV file's bytes are."""
     import polars as pl
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -217,40 +217,27 @@ def read_parquet(file: pathlib.Path, columns: list[str] | None, rows: tuple[int,
     if wide:  # Polars holds no decimal of more than 38 digits (in memory, pyarrow's are read cell by cell)
         raise ValueError(f"{file}: column {wide[0]!r} is a decimal of more than 38 digits, which securedp cannot read "
                          "from a Parquet file: write it as decimal(38) or narrower, or as text")
-    try:
-        if rows is None:
+    refused: Exception | None = None
+    if groups is None:
+        try:
             return pl.read_parquet(file, columns=columns)
-        return pl.scan_parquet(file).select(columns or pl.all()).slice(*rows).collect()
-    except pl.exceptions.ComputeError as error:
-        refused = error  # invalid UTF-8; any other fault stands (or pyarrow's reading raises its own)
-    table = pq.read_table(file, columns=columns) if rows is None else _parquet_rows(file, columns, *rows)
+        except pl.exceptions.ComputeError as error:
+            refused = error  # invalid UTF-8; any other fault stands (or pyarrow's reading raises its own)
+        table = pq.read_table(file, columns=columns)
+    else:
+        table = pq.ParquetFile(file).read_row_groups(list(groups), columns=columns)
     given = {name: table.column(name) for name in table.column_names}
     read = {name: arrow_text(column) for name, column in given.items()}
     invalid = [name for name in given if read[name] is not given[name]]
-    if not invalid:
+    if not invalid and refused is not None:
         raise refused
-    if not analyst_facing():
+    if invalid and not analyst_facing():
         raise ValueError(f"{file}: column {invalid[0]!r} holds text that is not valid UTF-8; write the file with "
                          "valid text, or remove those rows")
-    return pl.from_arrow(pa.table(read))
-
-
-def _parquet_rows(file: pathlib.Path, columns: list[str] | None, start: int, count: int) -> Any:
-    """Rows ``start .. start + count - 1`` of a Parquet file by pyarrow, reading only the row groups holding them."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    parquet = pq.ParquetFile(file)
-    groups, first, at = [], None, 0
-    for g in range(parquet.metadata.num_row_groups):
-        size = parquet.metadata.row_group(g).num_rows
-        if at + size > start and at < start + count:
-            groups.append(g)
-            first = at if first is None else first
-        at += size
-    if not groups:
-        return pa.table({c: pa.array([], pq.read_schema(file).field(c).type) for c in columns or ()})
-    return parquet.read_row_groups(groups, columns=columns).slice(start - (first or 0), count)
+    frame = pl.from_arrow(pa.table(read) if invalid else table)
+    assert isinstance(frame, pl.DataFrame)
+    polars_types = {name: dtype for name, dtype in pl.read_parquet_schema(file).items() if name in frame.columns}
+    return frame if frame.schema == polars_types else frame.cast(polars_types)  # type: ignore[arg-type]
 
 
 def parquet_columns(file: pathlib.Path, columns: Sequence[str] | None) -> list[str] | None:

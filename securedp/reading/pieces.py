@@ -5,7 +5,8 @@ Each piece is a :class:`~securedp.reading.files.FileTable` read by the same rule
 (:func:`~securedp.reading.files.read_file`), whose rows say where they stand in the whole file (``line 72``,
 ``row 70``), so that the pieces, one after the other, are the rows :func:`read_file` reads, in its order:
 
-* **Parquet**: ``rows`` rows at a time (Polars reads only the row groups holding them).
+* **Parquet**: runs of whole row groups of about ``rows`` rows (a row group larger than the budget is read
+  whole).
 * **CSV**: about ``size`` bytes at a time, cut after a line break, in an encoding where a line break is the
   byte ``0x0A`` and no other character holds that byte (UTF-8 and the one-byte encodings:
   :func:`cuttable_encoding`). A piece is parsed with the file's header by the one grammar
@@ -70,14 +71,22 @@ def file_pieces(file: TableFile, columns: Sequence[str], rows: int, size: int) -
 
 
 def _parquet_pieces(path: pathlib.Path, columns: Sequence[str], rows: int) -> Iterator[FileTable]:
+    """Runs of whole row groups of about ``rows`` rows (a row group is never read twice)."""
     import pyarrow.parquet as pq
 
     wanted = parquet_columns(path, columns)
-    total = pq.ParquetFile(path).metadata.num_rows
-    for start in range(0, max(total, 1), rows):
-        count = min(rows, total - start)
-        positions = np.arange(start, start + count, dtype=np.int64)
-        yield FileTable(read_parquet(path, wanted, (start, count)), str(path), positions=positions)
+    metadata = pq.ParquetFile(path).metadata
+    sizes = [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
+    start, run, held = 0, [], 0
+    for g, size in enumerate(sizes):
+        run.append(g)
+        held += size
+        if held >= rows or g == len(sizes) - 1:
+            positions = np.arange(start, start + held, dtype=np.int64)
+            yield FileTable(read_parquet(path, wanted, run), str(path), positions=positions)
+            start, run, held = start + held, [], 0
+    if not sizes:  # no row group: no row
+        yield FileTable(read_parquet(path, wanted), str(path), positions=np.zeros(0, dtype=np.int64))
 
 
 @dataclass

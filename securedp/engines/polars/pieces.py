@@ -37,7 +37,7 @@ import polars as pl
 from securedp.engines.keys import PublicKeys
 from securedp.engines.polars.engine import PolarsEngine
 from securedp.engines.polars.merge import merged_aggregates, merged_units
-from securedp.engines.protocol import Bounds, ColumnSpec, Engine, KeyAggregates, UnitCounts
+from securedp.engines.protocol import UNITS, Bounds, ColumnSpec, Engine, KeyAggregates, UnitCounts
 from securedp.reading.files import FileTable, TableFile, is_parquet
 from securedp.reading.keys import KeyColumn, key_column
 from securedp.reading.pieces import cuttable_encoding, file_pieces
@@ -171,6 +171,7 @@ class PiecesEngine:
         assert empty is not None
         self._engines: list[PolarsEngine] = []
         self._parked: list[pathlib.Path] = []
+        self._whole: dict[int, list[bool]] = {}
         for p, paths in enumerate(parts):
             if not paths and (self._engines or any(parts[p + 1:])):
                 continue  # an empty part adds nothing (one is kept when every part is empty)
@@ -191,12 +192,19 @@ class PiecesEngine:
         self.public = self._engines[0].public
 
     def _park(self, i: int) -> None:
-        """Write part ``i``'s frames to disk and hold only their schemas."""
+        """Write part ``i``'s frames to disk and hold only their schemas. A value column's frame that keeps every
+        row is the base frame and its units (:meth:`PolarsEngine._screen`): only the units are written."""
         engine, stem = self._engines[i], self._parked[i]
         engine.where = _nowhere  # the part's file table is no longer needed
         engine.base.write_ipc(stem.with_suffix(".base"))
         for j, frame in enumerate(engine.columns):
-            frame.write_ipc(stem.with_suffix(f".{j}"))
+            whole = frame.height == engine.base.height  # a filter that keeps every row keeps the base's rows
+            (frame.select(UNITS) if whole else frame).write_ipc(stem.with_suffix(f".{j}"))
+            self._whole.setdefault(i, []).append(whole)
+        self._clear(engine)
+
+    @staticmethod
+    def _clear(engine: PolarsEngine) -> None:
         engine.base = engine.base.clear()
         engine.columns = [frame.clear() for frame in engine.columns]
 
@@ -205,15 +213,16 @@ class PiecesEngine:
         results = []
         for i, engine in enumerate(self._engines):
             stem = self._parked[i]
-            engine.base = pl.read_ipc(stem.with_suffix(".base"))
-            engine.columns = [pl.read_ipc(stem.with_suffix(f".{j}"))
-                              for j in range(len(engine.columns))]
+            engine.base = base = pl.read_ipc(stem.with_suffix(".base"))
+            read = [pl.read_ipc(stem.with_suffix(f".{j}")) for j in range(len(engine.columns))]
+            engine.columns = [base.hstack(frame) if whole else frame
+                              for frame, whole in zip(read, self._whole.get(i, []), strict=True)]
+            del base, read
             try:
                 results.append(call(engine))
                 LOG.info("bounded and aggregated part %d of %d", i + 1, len(self._engines))
             finally:
-                engine.base = engine.base.clear()
-                engine.columns = [frame.clear() for frame in engine.columns]
+                self._clear(engine)
         return results
 
     def counts(self, salt: bytes) -> KeyAggregates:
