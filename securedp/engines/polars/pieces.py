@@ -28,6 +28,7 @@ import re
 import secrets
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, TypeVar
 
@@ -122,6 +123,19 @@ def memory_engine(data: Any, id_column: str | None, bounds: Bounds, columns: Seq
     return PolarsEngine(data, id_column, bounds, columns, public, missing, fill)
 
 
+@dataclass(frozen=True)
+class _TypedOnce(PublicKeys):
+    """Public keys converted once to the group columns' types for every part (the parts share the file's types:
+    converting 10**4 keys took 0.1 s a part)."""
+
+    def typed(self, schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+        types = tuple(repr(schema[c]) for c in self.group_by)
+        cache: dict[tuple[str, ...], pl.DataFrame] = self.__dict__.setdefault("_typed", {})
+        if types not in cache:
+            cache[types] = super().typed(schema)
+        return cache[types]
+
+
 class PiecesEngine:
     """The engine of a file read in ``count`` parts (see the module)."""
 
@@ -169,6 +183,8 @@ class PiecesEngine:
                 read, at, stands = first[c]
                 raise read.refused(c, role, _stands(stands), at, unusable[c])
         assert empty is not None
+        if public is not None:
+            public = _TypedOnce(public.group_by, public.rows)
         self._engines: list[PolarsEngine] = []
         self._parked: list[pathlib.Path] = []
         self._whole: dict[int, list[bool]] = {}
