@@ -121,6 +121,9 @@ class TableQuery:
     """Declared column types (``--schema hours:int``), as ``(column, type)`` pairs; recorded when given."""
     analyst_facing: bool = False
     """The release ran in an analyst-facing session (``--analyst-facing``); recorded when true."""
+    memory_budget: int | None = None
+    """The bytes the release may hold in memory (``--memory-budget``; ``None``: the default). Not recorded: it
+    changes no released value, only how a file is read (:mod:`securedp.engines.polars.pieces`)."""
 
     statistic = "table"
 
@@ -153,7 +156,7 @@ class TableQuery:
             keys=None if self.keys is None else list(self.keys), id_column=self.id_column,
             max_groups=self.max_groups, max_rows=self.max_rows, epsilon=self.epsilon, rho=self.rho,
             delta=self.delta, selection=self.selection, alpha=self.alpha, missing=self.missing, fill=self.fill,
-            missing_keys=self.missing_keys, schema=dict(self.schema) or None,
+            missing_keys=self.missing_keys, schema=dict(self.schema) or None, memory_budget=self.memory_budget,
         )
 
     def to_json(self) -> dict[str, Any]:

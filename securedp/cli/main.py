@@ -234,7 +234,8 @@ def _warn_about_the_privacy_unit(args: argparse.Namespace) -> None:
 
 
 _TABLE_ONLY = {"keys": "--keys", "keys_file": "--keys-file", "delta": "--delta", "selection": "--selection",
-               "output": "--output", "target": "--target", "auto_epsilon": "--auto-epsilon", "cell_rows": "--cell-rows"}
+               "output": "--output", "target": "--target", "auto_epsilon": "--auto-epsilon", "cell_rows": "--cell-rows",
+               "memory_budget": "--memory-budget"}
 _TABLE_DEFAULTS = {"max_groups": ("--max-groups", "1"), "max_rows": ("--max-rows", "1"),
                    "alpha": ("--alpha", "0.05"), "delimiter": ("--delimiter", ","),
                    "engine": ("--engine", "memory"), "missing_keys": ("--missing-keys", "raise"),

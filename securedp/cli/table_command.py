@@ -139,7 +139,18 @@ def table_query(args: argparse.Namespace) -> TableQuery:
         fill=None if args.fill is None else to_rational(args.fill, "--fill"), delimiter=args.delimiter,
         encoding=check_encoding(args.encoding), missing_keys=args.missing_keys,
         schema=tuple(parse_schema(args.schema).items()), analyst_facing=bool(args.analyst_facing),
+        memory_budget=_memory_budget(args.memory_budget),
     )
+
+
+def _memory_budget(given: str | None) -> int | None:
+    """``--memory-budget`` in bytes (``None``: the default), refused as the command's own error."""
+    from securedp.engines.polars.pieces import memory_budget
+
+    try:
+        return None if given is None else memory_budget(given)
+    except ValueError as error:
+        raise Failure(str(error).replace("memory_budget", "--memory-budget", 1)) from None
 
 
 def _data(args: argparse.Namespace, query: TableQuery) -> Any:
@@ -345,6 +356,10 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
     table.add_argument("--alpha", default="0.05", help="confidence intervals at level 1 - alpha (default 0.05)")
     table.add_argument("--delimiter", default=",", help="CSV delimiter (default ,)")
     add_missing_keys_option(table)
+    table.add_argument("--memory-budget", metavar="SIZE",
+                       help="memory a release from a CSV or Parquet file may take, such as 4GiB (the default) or "
+                            "512MiB: a larger file is read and bounded in parts of its persons, with the same "
+                            "release")
     table.add_argument("--target", action="append", metavar="OUTPUT:WIDTH",
                        help="with --dry-run: the half-width an output may have (count:50, income_sum:1000, "
                             "income_mean:2000 at --cell-rows, age_mean.centred_sum:500, age_median:20 rows; keys:40, "

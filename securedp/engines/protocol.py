@@ -177,3 +177,7 @@ class Bounds:
     """Drop rows whose group key is missing or blank (``missing_keys="drop"``), in either mode."""
     schema: Mapping[str, str] = field(default_factory=dict)
     """The caller's declared column types (``schema=``: ``"int"``, ``"number"`` or ``"text"``)."""
+    memory_budget: int | None = None
+    """The bytes a release from a file may hold in memory (``None``: the default,
+    :data:`securedp.engines.polars.pieces.DEFAULT_BUDGET`); a file that does not fit is read in parts
+    (:mod:`securedp.engines.polars.pieces`)."""

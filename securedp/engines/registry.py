@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from securedp.engines.keys import PublicKeys
-from securedp.engines.polars.engine import PolarsEngine
+from securedp.engines.polars.pieces import memory_engine
 from securedp.engines.protocol import Bounds, ColumnSpec, Engine
 from securedp.engines.spark.engine import SparkEngine
 from securedp.engines.spark.functions import is_spark_frame
@@ -35,7 +35,7 @@ class EngineEntry:
 
 ENGINES: tuple[EngineEntry, ...] = (
     EngineEntry("spark", is_spark_frame, SparkEngine, spark_file),
-    EngineEntry("memory", lambda _: True, PolarsEngine, lambda path, delimiter, encoding: TableFile(
+    EngineEntry("memory", lambda _: True, memory_engine, lambda path, delimiter, encoding: TableFile(
         path, delimiter=delimiter, encoding=encoding)),
 )
 """The engines, in the order they are asked. A new engine adds one entry (before the in-memory default,

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from securedp.reading.cells import REPLACEMENT
-from securedp.reading.delimited import MissingColumns, header_of, parse_csv
+from securedp.reading.delimited import Malformed, MissingColumns, header_of, parse_csv
 from securedp.reading.mode import analyst_facing
 from securedp.reading.text import arrow_text
 
@@ -60,6 +60,9 @@ class FileTable:
     lines: np.ndarray | None = None
     rows: int | None = None
     """The number of rows, when :attr:`frame` holds no column to count them (``None``: its height)."""
+    positions: np.ndarray | None = None
+    """For a piece of a Parquet file (:mod:`securedp.reading.pieces`), the file's row number of each row
+    (``None``: row ``i`` is the file's row ``i``)."""
 
     @property
     def height(self) -> int:
@@ -77,7 +80,9 @@ class FileTable:
 
     def where(self, row: int) -> str:
         """Where row ``row`` of :attr:`frame` stands in the file: ``"line 72"`` or ``"row 70"``."""
-        return f"line {int(self.lines[row])}" if self.lines is not None else f"row {row}"
+        if self.lines is not None:
+            return f"line {int(self.lines[row])}"
+        return f"row {row if self.positions is None else int(self.positions[row])}"
 
 
 _UTF8 = "utf-8"
@@ -98,6 +103,11 @@ class TableFile:
     def read(self, columns: Sequence[str] | None) -> FileTable:
         """The ``columns`` (all if ``None``) of the file (:func:`read_file`)."""
         return read_file(self.path, columns, delimiter=self.delimiter, encoding=self.encoding)
+
+
+def is_parquet(path: str | pathlib.Path) -> bool:
+    """Whether the file at ``path`` is read as Parquet (by its name: ``.parquet`` or ``.pq``), else as CSV."""
+    return pathlib.Path(path).suffix.lower() in (".parquet", ".pq")
 
 
 def check_encoding(encoding: str) -> str:
@@ -136,21 +146,37 @@ def read_csv_bytes(data: bytes, columns: Sequence[str] | None, *, where: str = "
         raise
     except ValueError as error:
         raise ValueError(f"{where}: {error}") from None
-    wanted = list(parsed.columns)
     if parsed.malformed and not analyst_facing():  # an analyst-facing session drops them: a rule of each record
-        first = parsed.malformed[0]
-        raise ValueError(f"{where}, line {first.line}: not a CSV record: {first.reason} ({len(parsed.malformed)} "
-                         "such line(s)); a cell holding a quote, the delimiter or a line break must be quoted, "
-                         'with its quotes doubled ("5\'11""")')
-    frame = pl.DataFrame([pl.Series(c, parsed.columns[c], dtype=pl.String) for c in wanted])
+        raise malformed_error(where, parsed.malformed[0], len(parsed.malformed))
+    frame = pl.DataFrame([pl.Series(c, parsed.columns[c], dtype=pl.String) for c in parsed.columns])
     if invalid is not None and not analyst_facing():  # the data holder is told, if a needed cell is concerned
-        for column in wanted:
-            hit = frame[column].str.contains(REPLACEMENT, literal=True).fill_null(False)
-            if hit.any():
-                raise ValueError(f"{where}: column {column!r} is not valid {encoding} (the first invalid byte is on "
-                                 f"line {invalid}); if the file is in another encoding, declare it (encoding=, or "
-                                 "--encoding latin-1 ...)")
+        column = replaced_column(frame)
+        if column is not None:
+            raise encoding_error(where, column, encoding, invalid)
     return FileTable(frame, where, parsed.lines, parsed.rows)
+
+
+def malformed_error(where: str, first: Malformed, count: int) -> ValueError:
+    """The data holder's error for ``count`` records that do not parse, ``first`` the first."""
+    return ValueError(f"{where}, line {first.line}: not a CSV record: {first.reason} ({count} such line(s)); a cell "
+                      "holding a quote, the delimiter or a line break must be quoted, with its quotes doubled "
+                      '("5\'11""")')
+
+
+def replaced_column(frame: Any) -> str | None:
+    """The first column of ``frame`` (text) with a cell holding U+FFFD, the character a lossy decoder writes."""
+    for column in frame.columns:
+        if frame[column].str.contains(REPLACEMENT, literal=True).fill_null(False).any():
+            return str(column)
+    return None
+
+
+def encoding_error(where: str, column: str, encoding: str, invalid: int) -> ValueError:
+    """The data holder's error for a needed ``column`` of a file not valid in ``encoding`` (first invalid byte on
+    line ``invalid``)."""
+    return ValueError(f"{where}: column {column!r} is not valid {encoding} (the first invalid byte is on line "
+                      f"{invalid}); if the file is in another encoding, declare it (encoding=, or --encoding "
+                      "latin-1 ...)")
 
 
 def column_names(path: str | pathlib.Path, *, delimiter: str = ",", encoding: str = _UTF8) -> list[str]:
@@ -159,7 +185,7 @@ def column_names(path: str | pathlib.Path, *, delimiter: str = ",", encoding: st
     import polars as pl
 
     file = pathlib.Path(path)
-    if file.suffix.lower() in (".parquet", ".pq"):
+    if is_parquet(file):
         return list(pl.read_parquet_schema(file))
     encoding = check_encoding(encoding)
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
@@ -176,9 +202,10 @@ def column_names(path: str | pathlib.Path, *, delimiter: str = ",", encoding: st
     return header_of(text, delimiter)
 
 
-def _read_parquet(file: pathlib.Path, columns: list[str] | None) -> Any:
-    """The ``columns`` of a Parquet file as Polars; a text column that is not valid UTF-8 (Polars refuses
-    the whole file) is read by pyarrow and refused naming it for the data holder, or decoded lossily
+def read_parquet(file: pathlib.Path, columns: list[str] | None, groups: Sequence[int] | None = None) -> Any:
+    """The ``columns`` of a Parquet file as Polars (with ``groups``, of those row groups only, read by pyarrow in
+    the types Polars reads); a text column that is not valid UTF-8 (Polars refuses the whole file) is read by
+    pyarrow and refused naming it for the data holder, or decoded lossily
     (:func:`securedp.reading.text.arrow_text`) in an analyst-facing session, as a CSV file's bytes are."""
     import polars as pl
     import pyarrow as pa
@@ -190,20 +217,42 @@ def _read_parquet(file: pathlib.Path, columns: list[str] | None) -> Any:
     if wide:  # Polars holds no decimal of more than 38 digits (in memory, pyarrow's are read cell by cell)
         raise ValueError(f"{file}: column {wide[0]!r} is a decimal of more than 38 digits, which securedp cannot read "
                          "from a Parquet file: write it as decimal(38) or narrower, or as text")
-    try:
-        return pl.read_parquet(file, columns=columns)
-    except pl.exceptions.ComputeError as error:
-        refused = error  # invalid UTF-8; any other fault stands (or pyarrow's reading raises its own)
-    table = pq.read_table(file, columns=columns)
+    refused: Exception | None = None
+    if groups is None:
+        try:
+            return pl.read_parquet(file, columns=columns)
+        except pl.exceptions.ComputeError as error:
+            refused = error  # invalid UTF-8; any other fault stands (or pyarrow's reading raises its own)
+        table = pq.read_table(file, columns=columns)
+    else:
+        table = pq.ParquetFile(file).read_row_groups(list(groups), columns=columns)
     given = {name: table.column(name) for name in table.column_names}
     read = {name: arrow_text(column) for name, column in given.items()}
     invalid = [name for name in given if read[name] is not given[name]]
-    if not invalid:
+    if not invalid and refused is not None:
         raise refused
-    if not analyst_facing():
+    if invalid and not analyst_facing():
         raise ValueError(f"{file}: column {invalid[0]!r} holds text that is not valid UTF-8; write the file with "
                          "valid text, or remove those rows")
-    return pl.from_arrow(pa.table(read))
+    frame = pl.from_arrow(pa.table(read) if invalid else table)
+    assert isinstance(frame, pl.DataFrame)
+    polars_types = {name: dtype for name, dtype in pl.read_parquet_schema(file).items() if name in frame.columns}
+    return frame if frame.schema == polars_types else frame.cast(polars_types)  # type: ignore[arg-type]
+
+
+def parquet_columns(file: pathlib.Path, columns: Sequence[str] | None) -> list[str] | None:
+    """The distinct ``columns`` of a Parquet file (``None``: all), checked: a file that is no Parquet, or lacks
+    one of them, is refused (:class:`MissingColumns`)."""
+    import polars as pl
+
+    try:
+        names = pl.read_parquet_schema(file)
+    except pl.exceptions.PolarsError as error:  # not a Parquet file: say so, in one line
+        raise ValueError(f"{file} is not a readable Parquet file ({str(error).strip().splitlines()[0]})") from None
+    absent = [c for c in dict.fromkeys(columns or ()) if c not in names]
+    if absent:
+        raise MissingColumns(absent, list(names))
+    return None if columns is None else list(dict.fromkeys(columns))
 
 
 def read_file(path: str | pathlib.Path, columns: Sequence[str] | None, *, delimiter: str = ",",
@@ -216,20 +265,13 @@ def read_file(path: str | pathlib.Path, columns: Sequence[str] | None, *, delimi
         raise FileNotFoundError(f"no such table file: {file}")
     if file.is_dir():
         raise IsADirectoryError(f"{file} is a folder: give a table file (CSV or Parquet)")
-    if file.suffix.lower() in (".parquet", ".pq"):
-        try:
-            names = pl.read_parquet_schema(file)
-        except pl.exceptions.PolarsError as error:  # not a Parquet file: say so, in one line
-            raise ValueError(f"{file} is not a readable Parquet file ({str(error).strip().splitlines()[0]})") from None
-        absent = [c for c in dict.fromkeys(columns or ()) if c not in names]
-        if absent:
-            raise MissingColumns(absent, list(names))
-        wanted = None if columns is None else list(dict.fromkeys(columns))
+    if is_parquet(file):
+        wanted = parquet_columns(file, columns)
         if wanted == []:  # no column: the file's number of rows, from its metadata
             import pyarrow.parquet as pq
 
             return FileTable(pl.DataFrame(), str(file), rows=pq.ParquetFile(file).metadata.num_rows)
-        return FileTable(_read_parquet(file, wanted), str(file))
+        return FileTable(read_parquet(file, wanted), str(file))
     return read_csv_bytes(file.read_bytes(), columns, where=str(file), delimiter=delimiter, encoding=encoding)
 
 

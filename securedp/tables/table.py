@@ -189,6 +189,7 @@ def prepare_table(
     fill: Any = None,
     missing_keys: str = "raise",
     schema: Any = None,
+    memory_budget: Any = None,
 ) -> PreparedTable:
     """Validate and price a grouped table release; see the module docstring.
 
@@ -204,9 +205,16 @@ def prepare_table(
     ``schema``: the declared type of some columns, ``{"hours": "int", "pid": "text"}``
     (:func:`securedp.reading.types.declared_schema`): how their cells are read, whatever the table's own
     types (a CSV file's cells are text: ``"int"`` keeps whole numbers whole, on step 1 by default).
+
+    ``memory_budget``: the memory a release from a CSV or Parquet file may take, in bytes or as text such as
+    ``"4GiB"`` (default 4 GiB); a file that does not fit is read and bounded in parts of its persons
+    (:mod:`securedp.engines.polars.pieces`), with the same release for the same seed.
     """
+    from securedp.engines.polars.pieces import memory_budget as budget_bytes
     from securedp.engines.protocol import drops_missing_keys
+
     drop_keys = drops_missing_keys(missing_keys)
+    budget = budget_bytes(memory_budget)
     declared = declared_schema(schema)
     aggregations = aggregation_list(aggregations)
     texts = [a.column for a in aggregations if isinstance(a, ColumnAggregation) and declared.get(a.column) == "text"]
@@ -247,7 +255,7 @@ def prepare_table(
     check_engine(data, specs)
     reading_data()  # every public input is checked above; the table is read from here on
     missing = data_policy(missing)[0]  # analyst-facing: "raise" acts as "drop"
-    bounds = Bounds(group_by, k, m, analyst_facing(), drop_keys, declared)
+    bounds = Bounds(group_by, k, m, analyst_facing(), drop_keys, declared, budget)
     engine = engine_for(data, id_column, bounds, specs, public, missing, fill)
     same_rows = bool(specs) and specs[0].keeps_every_row("drop" if analyst_facing() else missing)
 
