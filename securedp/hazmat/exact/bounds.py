@@ -1,0 +1,131 @@
+"""The declared bound of every exact quantity that enters a release, a budget or an audit record.
+
+Exactness makes numbers grow: a sum of rationals has the least common multiple of their denominators,
+a power of a rational multiplies its terms' lengths. Nothing valid when it is written may become
+unreadable, and nothing a release reads may make its time run away, so every exact quantity has a bound,
+checked where it enters, from public things only (the parameters and the state of the budget, never the
+data), failing at once with a :class:`ValueError` that names the quantity and the bound.
+
+=================================  ==========================  ============================================
+quantity                           bound                       why this number
+=================================  ==========================  ============================================
+a release parameter: ``epsilon``,  numerator and denominator   every budget and record field is a sum or a
+``rho``, ``delta``, ``alpha``,     of at most                  product of a few of them: 256-bit terms (78
+bounds, lattice step, ``fill``,    :data:`PARAMETER_BITS`      digits) keep one charge (``epsilon**2 / 2``
+quantile levels, ``trim``,         (256) bits each             in a rho budget: 513 bits) far inside the
+``fallback``, bin edges, a                                     budget file's 1,000 digits, and a record's
+budget's total                                                 noise scale (bounds x rows / epsilon) inside
+                                                               ``str(int)``'s 4,300; it is the noise's own
+                                                               ``MAX_SCALE`` (``2**256``), and holds every
+                                                               float in ``[4e-62, 1e77]`` and every decimal
+                                                               of up to 77 significant digits
+``max_groups``, ``max_rows``,      at most :data:`MAX_COUNT`   more than any table an engine here holds
+``max_contributions`` (and the     (``2**40``, about 1.1e12)   (10**12 rows); it keeps a selection's
+planners' caps)                                                sensitivity x groups below ``2**80``, so its
+                                                               threshold plan ends in milliseconds
+a budget's ``spent`` and           numerator and denominator   the budget file's reader takes at most 1,000
+``remaining`` (and its delta       of at most                  digits a term; a record's ``spent`` is then
+ledger's) after a charge           :data:`STORED_DIGITS`       far inside ``str(int)``'s 4,300 digits. A
+                                   (1,000) digits              charge that would pass it is refused before
+                                                               anything is drawn: the budget is full
+a value cell (text, ``Decimal``,   :data:`CELL_CHARS` (400)    the longest exact decimal a column of
+``int``, ``Fraction``, gmpy2,      characters, or              ``decimal256`` or ``float64`` printed with
+NumPy, pandas, Polars, pyarrow,    :data:`CELL_BITS` (1,400)   17 digits needs is under 100 characters; 400
+CSV, Parquet, Spark) and an id     bits a term, judged by its  leave room for a float's full expansion of up
+                                   length before any           to 330 digits and keep the exact reading of
+                                   conversion                  the longest cell under about 20 us; a longer
+                                                               cell is unusable like a blank one
+=================================  ==========================  ============================================
+
+A cell's length is read in constant time: ``len`` of its text, ``bit_length`` of an integer's or a
+rational's terms, the coefficient of a ``Decimal`` from its size in memory (:func:`decimal_digits`); so a
+too-long cell costs what a short one costs, and its verdict (unusable: dropped, imputed or refused as the
+release's ``missing`` policy says, in the error mode of every other unusable cell) tells nothing through
+time. A huge *magnitude* with few digits (``1e999999``, ``10**400`` as an int) is not long: it is
+clamped in constant time, as before.
+"""
+
+from __future__ import annotations
+
+import decimal
+import sys
+from fractions import Fraction
+
+PARAMETER_BITS = 256
+"""The most bits of a release parameter's numerator and of its denominator (lowest terms)."""
+
+MAX_COUNT = 1 << 40
+"""The largest per-person bound (``max_groups``, ``max_rows``, ``max_contributions``) a release takes."""
+
+STORED_DIGITS = 1000
+"""The most decimal digits of each term of a rational a budget keeps (the budget file's reader's limit)."""
+
+CELL_CHARS = 400
+"""The most characters of a text cell (a number, an id, a key) that is read; a longer one is unusable."""
+
+CELL_BITS = 1400
+"""The most bits of each term of a numeric cell (``int``, ``Fraction``, ``Decimal`` coefficient); above it,
+unusable, except an integer beyond every bound, which is clamped (its magnitude is its length)."""
+
+_DIGITS_PER_BIT = 0.30103  # log10(2), rounded up in the fifth digit: a bound on digits from bits, never below
+
+
+def parameter(q: Fraction, name: str) -> Fraction:
+    """``q``, a release parameter named ``name``, if its terms have at most :data:`PARAMETER_BITS` bits each."""
+    bits = max(abs(q.numerator).bit_length(), q.denominator.bit_length())
+    if bits > PARAMETER_BITS:
+        raise ValueError(f"{name} has a term of {bits} bits: an exact parameter may have at most {PARAMETER_BITS} "
+                         f"bits in its numerator and its denominator (about 77 decimal digits; "
+                         "securedp.hazmat.exact.bounds.PARAMETER_BITS)")
+    return q
+
+
+def count(m: int, name: str) -> int:
+    """``m``, a per-person bound named ``name``, if it is at most :data:`MAX_COUNT`."""
+    if m > MAX_COUNT:
+        raise ValueError(f"{name} must be at most 2**40 ({MAX_COUNT:,}), got a number of {m.bit_length()} bits "
+                         "(securedp.hazmat.exact.bounds.MAX_COUNT)")
+    return m
+
+
+def term_digits(n: int) -> int:
+    """The number of decimal digits of ``|n|`` (``str`` is used only below 4,300 digits, where it is fast)."""
+    n = abs(n)
+    if n.bit_length() * _DIGITS_PER_BIT > 4200:
+        return int(n.bit_length() * _DIGITS_PER_BIT)  # far beyond every bound here: the estimate decides
+    return len(str(n))
+
+
+def storable(values: dict[str, Fraction], what: str) -> None:
+    """Refuse, naming the field and the bound, a state of ``what`` (a budget) whose ``values`` a budget file
+    or an audit record could not hold: a term of more than :data:`STORED_DIGITS` digits."""
+    for field, q in values.items():
+        digits = max(term_digits(q.numerator), term_digits(q.denominator))
+        if digits > STORED_DIGITS:
+            raise ValueError(
+                f"{what}: this charge would make '{field}' a rational with a term of {digits} digits, and a budget "
+                f"keeps at most {STORED_DIGITS} digits a term (its file and its records must stay readable; "
+                "securedp.hazmat.exact.bounds.STORED_DIGITS); nothing was charged or drawn: charge amounts with "
+                "shorter denominators (the budget's own, such as 1/10 or 1/1024)")
+
+
+_DECIMAL_BASE = sys.getsizeof(decimal.Decimal(0))
+_DECIMAL_WORD_DIGITS = 19 if sys.maxsize > 2**32 else 9
+
+
+def decimal_digits(x: decimal.Decimal) -> int:
+    """An upper bound on the number of digits of ``x``'s coefficient, in constant time (from the words it
+    holds: libmpdec keeps 19 digits a 64-bit word); exact enough to compare with :data:`CELL_CHARS`."""
+    words = max(1, (sys.getsizeof(x) - _DECIMAL_BASE) // 8 + 1)
+    return words * _DECIMAL_WORD_DIGITS
+
+
+def cell_too_long(x: object) -> bool:
+    """Whether a cell is too long to be read: text of more than :data:`CELL_CHARS` characters, a ``Decimal`` of
+    more than :data:`CELL_CHARS` coefficient digits, a rational with a term of more than :data:`CELL_BITS` bits.
+    Constant time. (An ``int`` is never too long: its magnitude is its length, and it is clamped.)"""
+    if isinstance(x, (str, bytes)):
+        return len(x) > CELL_CHARS
+    if isinstance(x, decimal.Decimal):
+        return x.is_finite() and decimal_digits(x) > CELL_CHARS
+    return False
