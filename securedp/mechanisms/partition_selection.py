@@ -102,6 +102,7 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.interval import Interval, floor_scaled, rounding_context
 from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
+from securedp.hazmat.samplers.geometric import MAX_SCALE, scale_range_error
 from securedp.privacy.noise import Law, Noise
 
 GRID_BITS = 96
@@ -251,6 +252,8 @@ class LaplaceThreshold:
 @functools.lru_cache(maxsize=64)
 def _laplace_plan(eps: Fraction, dlt: Fraction, k: int, s: int) -> LaplaceThreshold:
     x, per_key = eps / (k * s), dlt / k
+    if x * MAX_SCALE < 1:  # the noise could not be drawn: refused before its threshold is planned
+        raise scale_range_error("the selection's noise scale max_groups * sensitivity / epsilon", 1 / x)
     # From the estimate, walk to the least t >= 0 with P(Z >= t) <= delta/k, every step an exact
     # decision; P(Z >= t) decreases in t, so the walk ends at the minimum, proven both ways.
     t = _tail_estimate(x, per_key)

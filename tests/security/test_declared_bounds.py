@@ -47,7 +47,7 @@ def test_an_epsilon_with_a_1003_digit_expansion_is_refused_and_the_budget_stays_
     path = tmp_path / "b.json"
     session = _file_session(path)
     session.count([1, 2, 3], epsilon="1/10")
-    with pytest.raises(ValueError, match=r"epsilon .*at most 256 bits"):
+    with pytest.raises(ValueError, match=r"epsilon .*at most 1400 bits"):
         session.count([1, 2, 3], epsilon="0.1" + "0" * 1000 + "1")
     assert BudgetFile(path).ledger and session.spent == Fraction(1, 10)
     assert json.loads(path.read_text())["spent"] == "1/10"
@@ -106,7 +106,8 @@ TABLE = ["release", str(EXAMPLE), "--group-by", "region", "--count", "--sum", "h
     (["--epsilon", "1e-39"], None),
     (["--epsilon", "1e-39", "--max-groups", str(1 << 40)], None),
     (["--epsilon", "1e-3", "--max-groups", "1000", "--selection", "optimal"], "too small for the optimal rule"),
-], ids=["max-rows", "max-groups", "epsilon", "epsilon-and-groups", "optimal"])
+    (["--epsilon", "1e-300", "--max-groups", "1000"], "at most 2**256"),
+], ids=["max-rows", "max-groups", "epsilon", "epsilon-and-groups", "optimal", "scale"])
 def test_extreme_table_parameters_are_planned_or_refused_at_once(tmp_path: Path, extra: list[str],
                                                                   refusal: str | None) -> None:
     """Each command ends within 20 s (``subprocess.TimeoutExpired`` otherwise), with the bound named."""
@@ -124,20 +125,20 @@ def test_extreme_table_parameters_are_planned_or_refused_at_once(tmp_path: Path,
 
 @pytest.mark.parametrize("name, call", [
     ("bounds upper bound", lambda: securedp.sum([1], bounds=(0, "1e-10000"), epsilon=1)),
-    ("lattice step", lambda: securedp.sum([1], bounds=(0, 1), lattice=Fraction(1, 3**200), epsilon=1)),
-    ("rho", lambda: securedp.sum([1], bounds=(0, 1), rho=Fraction(1, 2**300))),
+    ("lattice step", lambda: securedp.sum([1], bounds=(0, 1), lattice=Fraction(1, 3**900), epsilon=1)),
+    ("rho", lambda: securedp.sum([1], bounds=(0, 1), rho=Fraction(1, 2**1500))),
     ("alpha", lambda: securedp.Session(epsilon=1).table({"v": [1]}, aggregations=[Sum("v", (0, 1))],
-                                                        alpha=Fraction(1, 2**300), epsilon=1)),
-    ("qs[0]", lambda: securedp.quantiles([1, 2], qs=[Fraction(1, 2**300)], bounds=(0, 1), epsilon=1)),
-    ("epsilon", lambda: securedp.Session(epsilon=Fraction(1, 3**300))),
-    ("budget", lambda: BudgetFile("unused.json", total=Fraction(1, 3**300))),
-    ("delta", lambda: securedp.Session(epsilon=1, delta=Fraction(1, 3**300))),
+                                                        alpha=Fraction(1, 2**1500), epsilon=1)),
+    ("qs[0]", lambda: securedp.quantiles([1, 2], qs=[Fraction(1, 2**1500)], bounds=(0, 1), epsilon=1)),
+    ("epsilon", lambda: securedp.Session(epsilon=Fraction(1, 3**900))),
+    ("budget", lambda: BudgetFile("unused.json", total=Fraction(1, 3**900))),
+    ("delta", lambda: securedp.Session(epsilon=1, delta=Fraction(1, 3**900))),
     ("max_contributions", lambda: securedp.sum([1], ids=["a"], max_contributions=2**41, bounds=(0, 1), epsilon=1)),
 ])
 def test_every_parameter_names_its_bound(name: str, call) -> None:
     with pytest.raises(ValueError) as caught:
         call()
-    assert name in str(caught.value) and ("256 bits" in str(caught.value) or "2**40" in str(caught.value))
+    assert name in str(caught.value) and ("1400 bits" in str(caught.value) or "2**40" in str(caught.value))
 
 
 def test_the_bounds_keep_a_full_budget_readable_and_its_record_writable() -> None:

@@ -10,15 +10,17 @@ data), failing at once with a :class:`ValueError` that names the quantity and th
 quantity                           bound                       why this number
 =================================  ==========================  ============================================
 a release parameter: ``epsilon``,  numerator and denominator   every budget and record field is a sum or a
-``rho``, ``delta``, ``alpha``,     of at most                  product of a few of them: 256-bit terms (78
-bounds, lattice step, ``fill``,    :data:`PARAMETER_BITS`      digits) keep one charge (``epsilon**2 / 2``
-quantile levels, ``trim``,         (256) bits each             in a rho budget: 513 bits) far inside the
-``fallback``, bin edges, a                                     budget file's 1,000 digits, and a record's
-budget's total                                                 noise scale (bounds x rows / epsilon) inside
-                                                               ``str(int)``'s 4,300; it is the noise's own
-                                                               ``MAX_SCALE`` (``2**256``), and holds every
-                                                               float in ``[4e-62, 1e77]`` and every decimal
-                                                               of up to 77 significant digits
+``rho``, ``delta``, ``alpha``,     of at most                  product of a few of them: 1,400-bit terms
+bounds, lattice step, quantile     :data:`PARAMETER_BITS`      (421 digits) keep one charge (``epsilon**2 /
+levels, ``trim``, ``fallback``,    (1,400) bits each           2`` in a rho budget: 2,801 bits, 844 digits)
+``selection_share``, bin edges,                                inside the budget file's 1,000 digits, and a
+a budget's total and delta                                     record's noise scale (bounds / (step x
+                                                               epsilon): about 4,200 bits, 1,265 digits)
+                                                               inside ``str(int)``'s 4,300 digits; it holds
+                                                               every finite float (``2**-1074`` to
+                                                               ``2**1024``), ``10**400``, every decimal of up
+                                                               to 420 digits, and what the library derives
+                                                               for a caller to pass back (a converted rho)
 ``max_groups``, ``max_rows``,      at most :data:`MAX_COUNT`   more than any table an engine here holds
 ``max_contributions`` (and the     (``2**40``, about 1.1e12)   (10**12 rows); it keeps a selection's
 planners' caps)                                                sensitivity x groups below ``2**80``, so its
@@ -51,7 +53,7 @@ import decimal
 import sys
 from fractions import Fraction
 
-PARAMETER_BITS = 256
+PARAMETER_BITS = 1400
 """The most bits of a release parameter's numerator and of its denominator (lowest terms)."""
 
 MAX_COUNT = 1 << 40
@@ -75,7 +77,7 @@ def parameter(q: Fraction, name: str) -> Fraction:
     bits = max(abs(q.numerator).bit_length(), q.denominator.bit_length())
     if bits > PARAMETER_BITS:
         raise ValueError(f"{name} has a term of {bits} bits: an exact parameter may have at most {PARAMETER_BITS} "
-                         f"bits in its numerator and its denominator (about 77 decimal digits; "
+                         f"bits in its numerator and its denominator (about 421 decimal digits; "
                          "securedp.hazmat.exact.bounds.PARAMETER_BITS)")
     return q
 
@@ -109,23 +111,28 @@ def storable(values: dict[str, Fraction], what: str) -> None:
                 "shorter denominators (the budget's own, such as 1/10 or 1/1024)")
 
 
-_DECIMAL_BASE = sys.getsizeof(decimal.Decimal(0))
-_DECIMAL_WORD_DIGITS = 19 if sys.maxsize > 2**32 else 9
+_DECIMAL_BASE = sys.getsizeof(decimal.Decimal(0))  # a coefficient of up to 4 words is held inline
+_WORD_DIGITS = 19 if sys.maxsize > 2**32 else 9
+_WORD_BYTES = 8 if sys.maxsize > 2**32 else 4
 
 
-def decimal_digits(x: decimal.Decimal) -> int:
-    """An upper bound on the number of digits of ``x``'s coefficient, in constant time (from the words it
-    holds: libmpdec keeps 19 digits a 64-bit word); exact enough to compare with :data:`CELL_CHARS`."""
-    words = max(1, (sys.getsizeof(x) - _DECIMAL_BASE) // 8 + 1)
-    return words * _DECIMAL_WORD_DIGITS
+def decimal_too_long(x: decimal.Decimal) -> bool:
+    """Whether the coefficient of a finite ``Decimal`` has more than :data:`CELL_CHARS` digits, in time that does not
+    grow with them: its size in memory (libmpdec keeps 19 digits a 64-bit word) bounds its digits from above, and
+    only a coefficient of at most ``CELL_CHARS + 2 * 19`` digits by that bound is counted exactly."""
+    held = (sys.getsizeof(x) - _DECIMAL_BASE) // _WORD_BYTES * _WORD_DIGITS
+    if held > CELL_CHARS + 2 * _WORD_DIGITS:
+        return True
+    return len(x.as_tuple().digits) > CELL_CHARS
 
 
 def cell_too_long(x: object) -> bool:
-    """Whether a cell is too long to be read: text of more than :data:`CELL_CHARS` characters, a ``Decimal`` of
-    more than :data:`CELL_CHARS` coefficient digits, a rational with a term of more than :data:`CELL_BITS` bits.
-    Constant time. (An ``int`` is never too long: its magnitude is its length, and it is clamped.)"""
-    if isinstance(x, (str, bytes)):
+    """Whether a value cell is too long to be read (unusable), judged by its length before any conversion and in
+    constant time: text of more than :data:`CELL_CHARS` characters, or a finite ``Decimal`` whose coefficient has
+    more than :data:`CELL_CHARS` digits. (A rational is judged by its terms' bits where it is screened: beyond
+    the bounds by their lengths, it is clamped; within them, a term past :data:`CELL_BITS` makes it unusable.)"""
+    if isinstance(x, str):
         return len(x) > CELL_CHARS
     if isinstance(x, decimal.Decimal):
-        return x.is_finite() and decimal_digits(x) > CELL_CHARS
+        return x.is_finite() and decimal_too_long(x)
     return False
