@@ -73,7 +73,7 @@ from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.accounting.schema import BudgetState, Currency
 from securedp.hazmat.bits.filelock import locked
 from securedp.hazmat.exact.bounds import STORED_DIGITS
-from securedp.hazmat.exact.rational import format_rational, positive_rational
+from securedp.hazmat.exact.rational import format_rational
 
 FORMAT = "securedp-budget/1"
 FIELDS = frozenset({"format", "currency", "total", "spent", "remaining", "delta_total", "delta_spent", "ledger"})

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from securedp.hazmat.exact.kernels import round_half_even
 from securedp.hazmat.exact import bounds
+from securedp.hazmat.exact.kernels import round_half_even
 from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
 from securedp.lattice.screen import screen_units
 

@@ -99,8 +99,8 @@ import numpy as np
 
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.interval import Interval, floor_scaled, rounding_context
 from securedp.hazmat.exact import bounds
+from securedp.hazmat.exact.interval import Interval, floor_scaled, rounding_context
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
 from securedp.hazmat.samplers.geometric import MAX_SCALE, scale_range_error
 from securedp.privacy.noise import Law, Noise

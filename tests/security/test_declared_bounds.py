@@ -146,6 +146,6 @@ def test_the_bounds_keep_a_full_budget_readable_and_its_record_writable() -> Non
     budget may hold fits a record."""
     from securedp.hazmat.exact import bounds
 
-    assert bounds.STORED_DIGITS < sys.get_int_max_str_digits()
+    assert sys.get_int_max_str_digits() > bounds.STORED_DIGITS
     assert len(str(1 << (2 * bounds.PARAMETER_BITS + 1))) < bounds.STORED_DIGITS  # epsilon**2 / 2 in rho
     assert BudgetFile.__module__ and bounds.STORED_DIGITS == 1000

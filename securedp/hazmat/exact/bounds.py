@@ -6,41 +6,31 @@ unreadable, and nothing a release reads may make its time run away, so every exa
 checked where it enters, from public things only (the parameters and the state of the budget, never the
 data), failing at once with a :class:`ValueError` that names the quantity and the bound.
 
-=================================  ==========================  ============================================
-quantity                           bound                       why this number
-=================================  ==========================  ============================================
-a release parameter: ``epsilon``,  numerator and denominator   every budget and record field is a sum or a
-``rho``, ``delta``, ``alpha``,     of at most                  product of a few of them: 1,400-bit terms
-bounds, lattice step, quantile     :data:`PARAMETER_BITS`      (421 digits) keep one charge (``epsilon**2 /
-levels, ``trim``, ``fallback``,    (1,400) bits each           2`` in a rho budget: 2,801 bits, 844 digits)
-``selection_share``, bin edges,                                inside the budget file's 1,000 digits, and a
-a budget's total and delta                                     record's noise scale (bounds / (step x
-                                                               epsilon): about 4,200 bits, 1,265 digits)
-                                                               inside ``str(int)``'s 4,300 digits; it holds
-                                                               every finite float (``2**-1074`` to
-                                                               ``2**1024``), ``10**400``, every decimal of up
-                                                               to 420 digits, and what the library derives
-                                                               for a caller to pass back (a converted rho)
-``max_groups``, ``max_rows``,      at most :data:`MAX_COUNT`   more than any table an engine here holds
-``max_contributions`` (and the     (``2**40``, about 1.1e12)   (10**12 rows); it keeps a selection's
-planners' caps)                                                sensitivity x groups below ``2**80``, so its
-                                                               threshold plan ends in milliseconds
-a budget's ``spent`` and           numerator and denominator   the budget file's reader takes at most 1,000
-``remaining`` (and its delta       of at most                  digits a term; a record's ``spent`` is then
-ledger's) after a charge           :data:`STORED_DIGITS`       far inside ``str(int)``'s 4,300 digits. A
-                                   (1,000) digits              charge that would pass it is refused before
-                                                               anything is drawn: the budget is full
-a value cell (text, ``Decimal``,   :data:`CELL_CHARS` (400)    the longest exact decimal a column of
-``int``, ``Fraction``, gmpy2,      characters, or              ``decimal256`` or ``float64`` printed with
-NumPy, pandas, Polars, pyarrow,    :data:`CELL_BITS` (1,400)   17 digits needs is under 100 characters; 400
-CSV, Parquet, Spark) and an id     bits a term, judged by its  leave room for a float's full expansion of up
-                                   length before any           to 330 digits and keep the exact reading of
-                                   conversion                  the longest cell under about 20 us; a longer
-                                                               cell is unusable like a blank one
-=================================  ==========================  ============================================
+The bounds, and why each number:
+
+* **A release parameter** (``epsilon``, ``rho``, ``delta``, ``alpha``, bounds, lattice step, quantile levels,
+  ``trim``, ``fallback``, ``selection_share``, bin edges, a budget's total and delta): numerator and denominator of
+  at most :data:`PARAMETER_BITS` (1,400) bits each. Every budget and record field is a sum or a product of a few
+  of them: 1,400-bit terms (421 digits) keep one charge (``epsilon**2 / 2`` in a rho budget: 2,801 bits, 844
+  digits) inside the budget file's 1,000 digits, and a record's noise scale (bounds / (step x epsilon): about
+  4,200 bits, 1,265 digits) inside ``str(int)``'s 4,300 digits. It holds every finite float (``2**-1074`` to
+  ``2**1024``), ``10**400``, every decimal of up to 420 digits, and what the library derives for a caller to
+  pass back (a converted rho).
+* **A per-person bound** (``max_groups``, ``max_rows``, ``max_contributions``, the planners' caps): at most
+  :data:`MAX_COUNT` (``2**40``, about 1.1e12), more than any table an engine here holds (10**12 rows); it keeps
+  a selection's sensitivity x groups below ``2**80``, so its threshold plan ends in milliseconds.
+* **What a budget keeps** after a charge (``spent``, ``remaining``, its delta ledger's): at most
+  :data:`STORED_DIGITS` (1,000) digits a term, the budget file reader's limit; a record's ``spent`` is then far
+  inside ``str(int)``'s 4,300 digits. A charge that would pass it is refused before anything is drawn: the
+  budget is full.
+* **A value cell** (text, ``Decimal``, ``Fraction``, gmpy2, NumPy, pandas, Polars, pyarrow, CSV, Parquet, Spark)
+  and a ``Decimal`` id: at most :data:`CELL_CHARS` (400) characters or coefficient digits, and a rational within
+  the bounds at most :data:`CELL_BITS` (1,400) bits a term. A ``decimal256`` needs 77 digits and a ``float64``
+  printed to round-trip 24 characters; 400 leave room for long exact decimals and keep the exact reading of the
+  longest cell under about 20 us. A longer cell is unusable like a blank one.
 
 A cell's length is read in constant time: ``len`` of its text, ``bit_length`` of an integer's or a
-rational's terms, the coefficient of a ``Decimal`` from its size in memory (:func:`decimal_digits`); so a
+rational's terms, the coefficient of a ``Decimal`` from its size in memory (:func:`decimal_too_long`); so a
 too-long cell costs what a short one costs, and its verdict (unusable: dropped, imputed or refused as the
 release's ``missing`` policy says, in the error mode of every other unusable cell) tells nothing through
 time. A huge *magnitude* with few digits (``1e999999``, ``10**400`` as an int) is not long: it is
@@ -63,11 +53,12 @@ STORED_DIGITS = 1000
 """The most decimal digits of each term of a rational a budget keeps (the budget file's reader's limit)."""
 
 CELL_CHARS = 400
-"""The most characters of a text cell (a number, an id, a key) that is read; a longer one is unusable."""
+"""The most characters of a text value cell, and digits of a ``Decimal`` value cell's or id's coefficient, that are
+read; a longer one is unusable."""
 
 CELL_BITS = 1400
-"""The most bits of each term of a numeric cell (``int``, ``Fraction``, ``Decimal`` coefficient); above it,
-unusable, except an integer beyond every bound, which is clamped (its magnitude is its length)."""
+"""The most bits of each term of a rational value cell within the bounds (``Fraction``, gmpy2 ``mpq``); above it,
+unusable. (A rational or an integer beyond the bounds, or below half a step, is clamped by its terms' lengths.)"""
 
 _DIGITS_PER_BIT = 0.30103  # log10(2), rounded up in the fifth digit: a bound on digits from bits, never below
 

@@ -70,7 +70,7 @@ def test_records_too_long_to_read_are_unusable(step):
     kept = lat.clamp_units([1, *TOO_LONG, 2], -2, 3, missing="drop")
     assert kept.tolist() == lat.clamp_units([1, 2], -2, 3).tolist()
     for record in TOO_LONG:
-        with pytest.raises(ValueError, match="longer than 400 characters or digits|more than 1400 bits"):
+        with pytest.raises(ValueError, match=r"longer than 400 characters or digits|more than 1400 bits"):
             lat.clamp_units([1, record], -2, 3)
 
 
