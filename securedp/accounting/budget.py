@@ -41,6 +41,7 @@ from typing import Any, Protocol
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost, RecordNotAppended, RecordPending
 from securedp.accounting.schema import BudgetState, Currency, Pending
 from securedp.hazmat.bits.source import watching_draws
+from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import format_rational, positive_rational
 
 EPSILON = Currency.EPSILON
@@ -103,7 +104,7 @@ class Budget:
             raise ValueError("kind must be 'epsilon' or 'rho'")
         self.currency = Currency(kind)
         if store is None:
-            store = MemoryStore(self.currency, positive_rational(total, self.currency.value),
+            store = MemoryStore(self.currency, budget_total(total, self.currency.value),
                                 None if delta is None else delta_rational(delta))
         elif total is not None or delta is not None or store.currency is not self.currency:
             raise ValueError("a stored budget takes its currency and total from its store, and its delta ledger")
@@ -127,7 +128,7 @@ class Budget:
                 f"{format_rational(state.remaining)} of {format_rational(state.total)} remains"
             )
         if delta is None:
-            return dataclasses.replace(state, spent=state.spent + amount)
+            return _storable(dataclasses.replace(state, spent=state.spent + amount))
         assert state.delta_total is not None  # refused above
         if state.delta_spent + delta > state.delta_total:
             raise BudgetExceeded(
@@ -135,7 +136,7 @@ class Budget:
                 f"{format_rational(state.delta_total - state.delta_spent)} of {format_rational(state.delta_total)} "
                 "remains"
             )
-        return dataclasses.replace(state, spent=state.spent + amount, delta_spent=state.delta_spent + delta)
+        return _storable(dataclasses.replace(state, spent=state.spent + amount, delta_spent=state.delta_spent + delta))
 
     def check(self, amount: Fraction, delta: Fraction | None = None) -> None:
         """Raise what :meth:`charging` would raise for ``amount`` (and ``delta``) now, and change nothing (a plan of
@@ -268,9 +269,24 @@ def _settled(store: BudgetStore, state: BudgetState, settle: Callable[[Pending],
     return settled
 
 
+def _storable(state: BudgetState) -> BudgetState:
+    """``state``, if a budget file and an audit record can hold it (:func:`securedp.hazmat.exact.bounds.storable`:
+    each term of ``spent``, ``remaining`` and the delta ledger's within the declared digits), else the refusal."""
+    fields = {"spent": state.spent, "remaining": state.remaining}
+    if state.delta_total is not None:
+        fields.update(delta_spent=state.delta_spent, delta_remaining=state.delta_total - state.delta_spent)
+    bounds.storable(fields, f"the {state.currency.value} budget")
+    return state
+
+
+def budget_total(value: Any, name: str) -> Fraction:
+    """``value`` as the exact total of a budget: a rational ``> 0`` within the declared bound of a parameter."""
+    return bounds.parameter(positive_rational(value, name), name)
+
+
 def delta_rational(value: Any, name: str = "delta") -> Fraction:
     """``value`` as the exact total of a delta ledger: a rational in ``(0, 1)``, else :class:`ValueError`."""
-    delta = positive_rational(value, name)
+    delta = bounds.parameter(positive_rational(value, name), name)
     if delta >= 1:
         raise ValueError(f"{name} must be below 1, got {format_rational(delta)}")
     return delta

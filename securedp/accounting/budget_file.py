@@ -83,18 +83,20 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from securedp.accounting.budget import Budget, delta_rational
+from securedp.accounting.budget import Budget, budget_total, delta_rational
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.accounting.schema import BudgetState, Currency, Pending, parse_record
 from securedp.hazmat.bits.filelock import locked
-from securedp.hazmat.exact.rational import format_rational, positive_rational
+from securedp.hazmat.exact.bounds import STORED_DIGITS
+from securedp.hazmat.exact.rational import format_rational
 from securedp.mechanisms.record_schema import SchemaError
 
 FORMAT = "securedp-budget/1"
 FIELDS = frozenset({"format", "currency", "total", "spent", "remaining", "delta_total", "delta_spent", "ledger",
                     "pending"})
 OPTIONAL = frozenset({"currency", "remaining", "delta_total", "delta_spent", "pending"})
-_RATIONAL = re.compile(r"-?(0|[1-9][0-9]{0,999})(/[1-9][0-9]{0,999})?")
+_TERM = f"[1-9][0-9]{{0,{STORED_DIGITS - 1}}}"  # the declared bound of what a budget keeps
+_RATIONAL = re.compile(f"-?(0|{_TERM})(/{_TERM})?")
 _LEDGER = re.compile(r"[0-9a-f]{32}")
 _MAX_BYTES = 1 << 16
 
@@ -121,7 +123,7 @@ class BudgetFile:
         if currency not in (Currency.EPSILON.value, Currency.RHO.value):
             raise ValueError(f"currency must be 'epsilon' or 'rho', got {currency!r}")
         self.path = Path(path)
-        self.total = None if total is None else positive_rational(total, "budget")
+        self.total = None if total is None else budget_total(total, "budget")
         self.currency = Currency(currency)
         self.delta = None if delta is None else delta_rational(delta, "budget delta")
         self.delta_hint = (f"{self.path} has no delta budget: a budget file gets one only when it is created, by "

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import to_int
 
 
@@ -16,4 +17,4 @@ def positive_count(value: Any, name: str) -> int:
     m = to_int(value, name)
     if m < 1:
         raise ValueError(f"{name} must be >= 1, got {m}")
-    return m
+    return bounds.count(m, name)

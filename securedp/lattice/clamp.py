@@ -3,7 +3,10 @@
 
 For bounds ``[lo_u, hi_u]`` (in units of ``step``) a record ``x`` becomes
 ``round_half_even(clamp(x, lo_u * step, hi_u * step) / step)``. A record is clamped before any expensive
-conversion: its magnitude is read from its size first, so a huge or tiny record costs constant time.
+conversion: its magnitude is read from its size first, so a huge or tiny record costs constant time. A record
+is also judged by its length before it is read (:mod:`securedp.hazmat.exact.bounds`): text of more than
+``CELL_CHARS`` characters, a ``Decimal`` of more than ``CELL_CHARS`` digits, and a rational within the bounds
+with a term of more than ``CELL_BITS`` bits are unusable, so no record costs time that grows with its digits.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 import gmpy2
 import numpy as np
 
+from securedp.hazmat.exact.bounds import CELL_BITS, CELL_CHARS, cell_too_long
 from securedp.hazmat.exact.kernels import round_half_even
 from securedp.lattice.arrays import INT64_MAX, TIE_TOLERANCE, float_lattice_constants
 
@@ -160,10 +164,12 @@ class Clamp:
                 return hi_u if n > 0 else lo_u
             if e + 1 <= tiny_bits:
                 return zero_u
+            if max(abs(n).bit_length(), d.bit_length()) > CELL_BITS:  # within the bounds, but too long to read
+                return None
             return rational_units(n, d)
 
         def of_decimal(x: decimal.Decimal) -> int | None:
-            if x.is_nan():
+            if x.is_nan() or cell_too_long(x):
                 return None
             if x.is_infinite():
                 return hi_u if x > 0 else lo_u
@@ -178,6 +184,8 @@ class Clamp:
             return rational_units(n, d)
 
         def of_string(s: str) -> int | None:
+            if len(s) > CELL_CHARS:  # judged by its length before it is read
+                return None
             if DECIMAL_RE.fullmatch(s):
                 return of_decimal(text_decimal(s))
             m = RATIO_RE.fullmatch(s)

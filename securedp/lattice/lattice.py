@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.kernels import round_half_even
 from securedp.hazmat.exact.rational import format_rational, positive_rational, to_int, to_rational
 from securedp.lattice.screen import screen_units
@@ -44,7 +45,7 @@ class Lattice:
     def __init__(self, step: Any) -> None:
         if isinstance(step, Lattice):
             step = step.step
-        self.step: Fraction = positive_rational(step, "step")
+        self.step: Fraction = bounds.parameter(positive_rational(step, "step"), "lattice step")
         self._num = self.step.numerator
         self._den = self.step.denominator
 

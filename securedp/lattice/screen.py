@@ -49,6 +49,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from securedp.hazmat.exact.bounds import CELL_BITS, CELL_CHARS, cell_too_long
 from securedp.lattice.arrays import INT64_MAX as INT64_MAX  # re-exported: the lattice's int64 limit
 from securedp.lattice.arrays import float_array, int_array
 from securedp.lattice.clamp import DECIMAL_RE, RATIO_RE, Clamp, text_decimal, text_integer
@@ -72,6 +73,8 @@ def _whole_record(x: Any) -> bool:
         return not x.is_finite() or x == x.to_integral_value()
     if isinstance(x, numbers.Rational):
         return x.denominator in (0, 1)
+    if cell_too_long(x):
+        return True  # unusable: the screen's verdict stands
     if isinstance(x, str):
         if DECIMAL_RE.fullmatch(x):
             value = text_decimal(x)
@@ -99,6 +102,8 @@ def not_whole(records: np.ndarray | list[Any]) -> np.ndarray:
 def unusable_reason(x: Any) -> str:
     """Why a record the screen refused is unusable, in the data holder's words: ``"blank cell"`` for every
     missing or empty cell (``None``, NaN, pandas ``NA``, empty or whitespace text), else what the cell is."""
+    if cell_too_long(x):
+        return f"a cell longer than {CELL_CHARS} characters or digits, not read"
     if is_blank(x):
         return "blank cell"
     if isinstance(x, (bool, np.bool_)):
@@ -109,6 +114,8 @@ def unusable_reason(x: Any) -> str:
     if isinstance(x, np.timedelta64):  # registered as an integer by NumPy, but a duration
         return "not a number (a timedelta64)"
     if isinstance(x, numbers.Rational):
+        if x.denominator != 0:  # within the bounds, with a term too long to read
+            return f"a ratio with a term of more than {CELL_BITS} bits, not read"
         return "a ratio with zero denominator"
     if is_row_type(type(x)):
         return f"a {type(x).__name__} (a row of a table, not one value)"

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import to_rational
 from securedp.lattice import Lattice, screen_units
 from securedp.lattice.columns import first_row_record
@@ -68,7 +69,7 @@ def check_categories(categories: Any) -> tuple[Any, ...]:
 def check_edges(bins: Any) -> tuple[Fraction, ...]:
     """The bin edges as exact rationals, at least two, strictly increasing."""
     check_ordered(bins, "bins", "a sequence of bin edges")
-    edges = tuple(to_rational(e, "bin edge") for e in bins)
+    edges = tuple(bounds.parameter(to_rational(e, "bin edge"), "bin edge") for e in bins)
     if len(edges) < 2:
         raise ValueError("bins needs at least two edges")
     if any(b <= a for a, b in itertools.pairwise(edges)):

@@ -100,8 +100,10 @@ import numpy as np
 
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.interval import Interval, floor_scaled, rounding_context
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
+from securedp.hazmat.samplers.geometric import MAX_SCALE, scale_range_error
 from securedp.mechanisms.threshold_delta import charged_delta
 from securedp.privacy.noise import Law, Noise
 
@@ -116,8 +118,8 @@ _MAX_PREC = 1 << 20
 def check_parameters(budget: Any, delta: Any, max_groups: Any, name: str = "epsilon") -> tuple[Fraction, Fraction, int]:
     """``(budget, delta, k)`` as exact numbers: ``budget > 0`` (``epsilon``, or ``rho`` for the Gaussian
     rule, named ``name``), ``0 < delta < 1``, integer ``k >= 1``."""
-    eps = positive_rational(budget, name)
-    dlt = to_rational(delta, "delta")
+    eps = bounds.parameter(positive_rational(budget, name), name)
+    dlt = bounds.parameter(to_rational(delta, "delta"), "delta")
     if not 0 < dlt < 1:
         raise ValueError(f"delta must lie strictly between 0 and 1 for partition selection, got {dlt}")
     if isinstance(max_groups, (bool, np.bool_)):
@@ -125,7 +127,7 @@ def check_parameters(budget: Any, delta: Any, max_groups: Any, name: str = "epsi
     k = to_int(max_groups, "max_groups")
     if k < 1:
         raise ValueError(f"max_groups must be >= 1, got {k}")
-    return eps, dlt, k
+    return eps, dlt, bounds.count(k, "max_groups")
 
 
 def decide(bound: Callable[[int], Interval], what: str, max_prec: int = _MAX_PREC) -> bool:
@@ -169,8 +171,10 @@ def laplace_tail_at_most(t: int, x: Fraction, bound: Fraction) -> bool:
 
 def _tail_estimate(x: Fraction, bound: Fraction) -> int:
     """``max(0, ceil(X))`` for an upper bound of ``X = ln(1 / (bound (1 + q))) / x``, from MPFR
-    rounded outwards (``q`` low, every operation rounded up; ``ln`` and ``1/y`` move the right way)."""
-    prec = _START_PREC
+    rounded outwards (``q`` low, every operation rounded up; ``ln`` and ``1/y`` move the right way). Its
+    precision grows with ``1 / x``: the estimate is about ``1 / x`` steps, and the walk that proves the threshold
+    from it is as long as its error (at ``x = 2**-170``, ``2**47`` steps at 128 bits)."""
+    prec = _START_PREC + max(0, x.denominator.bit_length() - x.numerator.bit_length())
     q_lo = (-Interval.exact(x, prec)).exp().lo
     with rounding_context(prec, gmpy2.RoundDown):
         denominator = gmpy2.mpq(bound.numerator, bound.denominator) * (1 + q_lo)
@@ -257,6 +261,8 @@ class LaplaceThreshold:
 @functools.lru_cache(maxsize=64)
 def _laplace_plan(eps: Fraction, dlt: Fraction, k: int, s: int) -> LaplaceThreshold:
     x, per_key = eps / (k * s), dlt / k
+    if x * MAX_SCALE < 1:  # the noise could not be drawn: refused before its threshold is planned
+        raise scale_range_error("the selection's noise scale max_groups * sensitivity / epsilon", 1 / x)
     # From the estimate, walk to the least t >= 0 with P(Z >= t) <= delta/k, every step an exact
     # decision; P(Z >= t) decreases in t, so the walk ends at the minimum, proven both ways.
     t = _tail_estimate(x, per_key)
@@ -318,6 +324,13 @@ class OptimalSelection:
 @functools.lru_cache(maxsize=64)
 def _optimal_plan(eps: Fraction, dlt: Fraction, k: int) -> OptimalSelection:
     e, d = eps / k, dlt / k
+    # p(n) <= e**e p(n-1) + d, so p(N) = 1 needs N >= ln(1 + e/d) / e: a table certain to pass MAX_TABLE is
+    # refused at once (building it took minutes at epsilon/max_groups = 1e-6).
+    with rounding_context(_START_PREC, gmpy2.RoundDown):
+        least = gmpy2.log1p(gmpy2.mpq(e.numerator, e.denominator) / gmpy2.mpq(d.numerator, d.denominator))
+        least = least / gmpy2.mpq(e.numerator, e.denominator) if least > 0 else least
+    if least > MAX_TABLE:
+        raise _too_small(e)
     one = 1 << GRID_BITS
     table = [Fraction(0)]
     while table[-1] < 1:
@@ -333,11 +346,13 @@ def _optimal_plan(eps: Fraction, dlt: Fraction, k: int) -> OptimalSelection:
             raise ArithmeticError(f"p({len(table)}) violates the DP inequalities")
         table.append(nxt)
         if len(table) > MAX_TABLE:
-            raise ValueError(
-                f"epsilon/max_groups = {e} is too small for the optimal rule (more than {MAX_TABLE} "
-                "steps); use Laplace thresholding"
-            )
+            raise _too_small(e)
     return OptimalSelection(eps, dlt, k, tuple(table[:-1]))
+
+
+def _too_small(e: Fraction) -> ValueError:
+    return ValueError(f"epsilon/max_groups = {e} is too small for the optimal rule (more than {MAX_TABLE} "
+                      "steps); use Laplace thresholding")
 
 
 def optimal_selection(epsilon: Any, delta: Any, max_groups: Any = 1) -> OptimalSelection:

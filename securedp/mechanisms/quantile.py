@@ -86,6 +86,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import format_rational, probability
 from securedp.hazmat.samplers.bernoulli_exp import bernoulli_exp
 from securedp.hazmat.samplers.categorical import ExpCategorical
@@ -196,7 +197,7 @@ def selection_epsilon(cost: Cost, k: int = 1) -> Fraction:
 def check_levels(qs: Any) -> tuple[Fraction, ...]:
     """The quantile levels ``qs`` as exact rationals in ``[0, 1]``, at least one."""
     check_ordered(qs, "qs", "a sequence of quantile levels in [0, 1]")
-    levels = tuple(probability(q, f"qs[{i}]") for i, q in enumerate(qs))
+    levels = tuple(bounds.parameter(probability(q, f"qs[{i}]"), f"qs[{i}]") for i, q in enumerate(qs))
     if not levels:
         raise ValueError("qs must not be empty")
     return levels

@@ -84,6 +84,7 @@ from typing import Any
 import gmpy2
 import numpy as np
 
+from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import to_rational
 
 UTILITY = "-g(y), g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y}) for q = a/b in lowest terms"
@@ -139,7 +140,7 @@ def rank_error_bound(rank_rate: Fraction, candidates: int, alpha: Fraction) -> i
 
 def check_fallback(fallback: Any) -> Fraction:
     """``fallback`` (the fallback probability ``p``, see the module docstring) as an exact rational in ``[0, 1)``."""
-    p = to_rational(fallback, "fallback")
+    p = bounds.parameter(to_rational(fallback, "fallback"), "fallback")
     if not 0 <= p < 1:
         raise ValueError(f"fallback must be a probability with 0 <= fallback < 1 (the chance that a cell without "
                          f"records releases the fallback point; 0: none), got {p}")

@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from securedp.bounding.limits import positive_count
+from securedp.hazmat.exact import bounds as bounds_module
 from securedp.hazmat.exact.rational import to_rational
 from securedp.lattice import Lattice, screen_units, unit_bound
 from securedp.reading.columns import refuse_unordered
@@ -77,7 +78,8 @@ def parse_bounds(bounds: Any) -> tuple[Fraction, Fraction]:
         lo, hi = bounds
     except (TypeError, ValueError):
         raise TypeError("bounds must be a pair (lo, hi)") from None
-    lo_q, hi_q = to_rational(lo, "bounds lower bound"), to_rational(hi, "bounds upper bound")
+    lo_q = bounds_module.parameter(to_rational(lo, "bounds lower bound"), "bounds lower bound")
+    hi_q = bounds_module.parameter(to_rational(hi, "bounds upper bound"), "bounds upper bound")
     if lo_q > hi_q:
         raise ValueError(f"bounds are reversed: lo={lo_q} > hi={hi_q}")
     return lo_q, hi_q

@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import to_rational
 from securedp.mechanisms.mean import mean_error, mean_units
 from securedp.mechanisms.moments import centre, centre_of_bounds
@@ -71,7 +72,7 @@ DEFAULT_SELECTION_SHARE = Fraction(1, 2)
 
 def check_trim(trim: Any) -> Fraction:
     """``trim`` as an exact rational with ``0 < trim < 1/2``."""
-    p = to_rational(trim, "trim")
+    p = bounds.parameter(to_rational(trim, "trim"), "trim")
     if not 0 < p < Fraction(1, 2):
         raise ValueError(f"trim must be a rational with 0 < trim < 1/2 (the share cut from each side), got {p}")
     return p
@@ -79,7 +80,7 @@ def check_trim(trim: Any) -> Fraction:
 
 def check_selection_share(share: Any) -> Fraction:
     """``selection_share`` as an exact rational with ``0 < share < 1``."""
-    s = to_rational(share, "selection_share")
+    s = bounds.parameter(to_rational(share, "selection_share"), "selection_share")
     if not 0 < s < 1:
         raise ValueError(f"selection_share must be a rational with 0 < selection_share < 1, got {s}")
     return s

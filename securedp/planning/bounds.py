@@ -58,6 +58,7 @@ from typing import Any
 from securedp.accounting.methods import session_method
 from securedp.accounting.session import Session
 from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import positive_rational, probability
 from securedp.lattice import Lattice
 from securedp.mechanisms.contributions import check_max_contributions
@@ -125,7 +126,7 @@ def prepare_column_bounds(
     reader when the release reads its data), with ``id_column`` its person ids."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    eps = positive_rational(epsilon, "epsilon")
+    eps = bounds.parameter(positive_rational(epsilon, "epsilon"), "epsilon")
     low, high = _exponents(exponents)
     m = check_max_contributions(max_contributions)
     common = {"method": method, "exponents": [low, high]}

@@ -31,6 +31,7 @@ from fractions import Fraction
 
 import gmpy2
 
+from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import positive_rational, to_rational
 from securedp.hazmat.exact.search import least_holding
 
@@ -39,7 +40,7 @@ _PRECISION = 128
 
 def check_alpha(alpha: object) -> Fraction:
     """``alpha`` as an exact rational in ``(0, 1)``, or ``ValueError`` naming it."""
-    value = to_rational(alpha, "alpha")
+    value = bounds.parameter(to_rational(alpha, "alpha"), "alpha")
     if not 0 < value < 1:
         raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
     return value

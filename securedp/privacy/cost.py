@@ -20,6 +20,7 @@ from enum import Enum
 from fractions import Fraction
 from typing import Any
 
+from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import positive_rational
 from securedp.privacy.conversions import bounded_range_to_zcdp, pure_to_zcdp
 
@@ -62,8 +63,9 @@ class Cost:
         if (epsilon is None) == (rho is None):
             raise TypeError("give exactly one of epsilon= (discrete Laplace) or rho= (discrete Gaussian, zCDP)")
         if epsilon is not None:
-            return cls(Currency.EPSILON, positive_rational(epsilon, "epsilon"), delta, bounded_range)
-        return cls(Currency.RHO, positive_rational(rho, "rho"), delta)
+            return cls(Currency.EPSILON, bounds.parameter(positive_rational(epsilon, "epsilon"), "epsilon"), delta,
+                       bounded_range)
+        return cls(Currency.RHO, bounds.parameter(positive_rational(rho, "rho"), "rho"), delta)
 
     @property
     def epsilon(self) -> Fraction | None:

@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from securedp.hazmat.exact.bounds import decimal_too_long
 from securedp.reading.cells import REPLACEMENT, UNUSABLE_TEXT, is_missing, is_unusable_text, shown
 from securedp.reading.collect import collect
 from securedp.reading.text import arrow_text, python_text
@@ -131,11 +132,13 @@ def unusable_key(name: str, role: str, cell: Any, count: int, place: str | None,
 def too_large(cell: Any) -> bool:
     """Whether an integer-valued cell (an int, NumPy integer, ``Fraction`` or ``Decimal`` holding an integer) is
     ``2**ID_BITS`` or more in magnitude: judged by its bits, a ``Decimal`` by its exponent before it is turned into
-    an integer (``Decimal("5E+999999999")`` would be a billion digits)."""
+    an integer (``Decimal("5E+999999999")`` would be a billion digits); a ``Decimal`` whose coefficient has more than
+    :data:`~securedp.hazmat.exact.bounds.CELL_CHARS` digits (``1.000...``, a million zeros) is too long to read,
+    whatever its value (turning it into an integer takes time quadratic in its digits)."""
     if isinstance(cell, decimal.Decimal):
         if not cell.is_finite():
             return False
-        if cell.adjusted() >= ID_BITS:
+        if cell.adjusted() >= ID_BITS or decimal_too_long(cell):  # by its length before any conversion
             return True
         if cell.adjusted() < 0:  # below 1 in magnitude (``1E-999999999`` would be a billion-digit denominator)
             return False

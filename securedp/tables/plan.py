@@ -213,7 +213,11 @@ def _laplace_at_least(j: int, scale: Fraction) -> tuple[Fraction, Fraction]:
     """An enclosure of ``P(Z >= j)``, ``Z`` discrete Laplace of ``scale``: ``q**j / (1 + q)`` for ``j >= 1``,
     ``q = exp(-1 / scale)``, and ``1 - P(Z >= 1 - j)`` for ``j <= 0`` (the law is symmetric)."""
     t = j if j >= 1 else 1 - j
-    q = (-Interval.exact(1 / scale, _PRECISION)).exp()
+    # 1 - q is about 1 / scale, and q**t loses about log2(t) bits: past a scale of 2**32 the precision grows with
+    # both, else q rounds to 1 at a scale past 2**128 and the search for the least n never ends (epsilon 1e-39).
+    scale_bits = scale.numerator.bit_length() - scale.denominator.bit_length()
+    precision = _PRECISION if scale_bits <= 32 else _PRECISION + 2 * scale_bits + t.bit_length()
+    q = (-Interval.exact(1 / scale, precision)).exp()
     tail = q**t / (q + 1)
     return _interval_fraction(tail if j >= 1 else 1 - tail)
 

@@ -42,8 +42,10 @@ class Undecodable(bytes):
 
 TEXT = ["", " ", "\t", "\u3000", "x", "HIV+", "-1", "007", "2.5", "1/3", "1/0", "1e400", "-1e400", "nan", "inf",
         "NaN", "-0", "9" * 40, "\u0661\u0662", "\ufffd", "\ud800", "\x00", "\ufeff7", "a\u2028b", "5.0", "True",
-        '"', '"x', 'x"', "5'11\"", '"a"b', 'ab"c', '""', "a,b", ",", "a\nb", "a\rb", "\r", "\n", "\r\n", "=cmd()"]
-"""Text: blanks, numbers in odd spellings, undecodable text, quotes, delimiters and line breaks."""
+        '"', '"x', 'x"', "5'11\"", '"a"b', 'ab"c', '""', "a,b", ",", "a\nb", "a\rb", "\r", "\n", "\r\n", "=cmd()",
+        "1." + "0" * 3000, "7" * 401]
+"""Text: blanks, numbers in odd spellings, undecodable text, quotes, delimiters and line breaks, and numbers too
+long to read (securedp.hazmat.exact.bounds.CELL_CHARS)."""
 NUMBERS: list[Any] = [None, float("nan"), float("inf"), -float("inf"), -1, 0, 2**53 + 1, 2**63 - 1, 2**63, 2**64,
                       10**400, -(10**400), 2.5, 11.0, float(2**53), -0.0, 1e308]
 """Numbers, missing cells and ones that overflow every fixed-width type."""
@@ -53,8 +55,10 @@ OBJECTS: list[Any] = [True, False, np.bool_(True), b"x", bytearray(b"7"), np.flo
                       Fraction(4, 1), pd.NA, pd.NaT, decimal.Decimal("sNaN"), gmpy2.mpz(11), gmpy2.mpq(7, 2),
                       gmpy2.mpfr("nan"), np.float16(2.5), np.longdouble("inf"), np.datetime64("2024-01-01"),
                       np.timedelta64(3, "s"), complex(1, 2), (1, 2), [1], {"a": 1}, object(),
-                      pd.Timestamp("2024-01-01"), pd.Interval(0, 1), np.str_("7"), np.bytes_(b"7")]
-"""Python and NumPy objects an ``object`` column can hold."""
+                      pd.Timestamp("2024-01-01"), pd.Interval(0, 1), np.str_("7"), np.bytes_(b"7"),
+                      decimal.Decimal("1." + "0" * 3000), Fraction(10**3000 + 1, 10**3000), decimal.Decimal(10**450)]
+"""Python and NumPy objects an ``object`` column can hold (the last three too long to read as a value; the last an
+integer that is too long as a value and an id of 1,495 bits)."""
 BYTES = [Undecodable(b"\xff"), Undecodable(b"M\xfcller"), Undecodable(b"\xc3"), Undecodable(b"\xef\xbb\xbf1"),
          Undecodable(b"\xfe\xff")]
 """Raw bytes in a CSV file: invalid UTF-8, Latin-1, a truncated sequence, a byte-order mark mid-file."""

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -306,3 +307,86 @@ def test_a_header_with_a_doubled_quote_names_its_column(tmp_path: Path, command:
     status, out, err = command(["release", str(path), "--column", 'a"b', "--stat", "sum", "--bounds", "0,5",
                                 "--epsilon", "1"])
     assert status == 0 and "sum of column 'a\"b'" in out, err
+
+
+# --- issue 40 A: a cell is judged by its length before any conversion ------------------------------------------
+
+LONG = {  # an in-range number of 300,000 digits in every form a value column holds, and one just too long to read
+    "text": ("1." + "0" * 300_000, "1." + "0" * 400),
+    "decimal": (decimal.Decimal("1." + "0" * 300_000), decimal.Decimal("1." + "0" * 400)),
+    "fraction": (Fraction(10**300_000 + 1, 10**300_000), Fraction(10**430 + 1, 10**430)),
+}
+
+
+def _frame(kind: str, values: list[Any]) -> Any:
+    data = {"pid": [f"p{i}" for i in range(len(values))], "v": values}
+    if kind == "pandas":
+        return pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in data.items()})
+    if kind == "polars":
+        return pl.DataFrame({"pid": data["pid"], "v": [str(v) for v in values]})
+    if kind == "pyarrow":
+        import pyarrow as pa
+
+        return pa.table({"pid": data["pid"], "v": [str(v) for v in values]})
+    return data  # a mapping of Python lists
+
+
+def _release(data: Any, analyst_facing: bool) -> tuple[Any, ...]:
+    return result(lambda: session(analyst_facing).table(data, id_column="pid", aggregations=[Sum("v", (0, 10))],
+                                                        epsilon=1))
+
+
+@pytest.mark.parametrize("kind", ["list", "pandas", "polars", "pyarrow", "csv", "parquet"])
+def test_a_too_long_cell_is_unusable_like_a_blank_one_on_every_input_kind(kind: str, tmp_path: Path) -> None:
+    long, _ = LONG["text"] if kind in ("polars", "pyarrow", "csv", "parquet") else LONG["decimal"]
+    base = [1, 2, 3, 4] if kind != "csv" else ["1", "2", "3", "4"]
+
+    def data(cell: Any) -> Any:
+        values = [*base, cell]
+        if kind in ("csv", "parquet"):
+            frame = pl.DataFrame({"pid": [f"p{i}" for i in range(5)], "v": [str(v) for v in values]})
+            path = tmp_path / f"d.{kind}"
+            frame.write_csv(path) if kind == "csv" else frame.write_parquet(path)
+            return str(path)
+        return _frame(kind, values)
+
+    # Analyst-facing: the long cell's record is dropped, as a blank cell's is (same outcome, same value).
+    assert _release(data(long), True) == _release(data(""), True) == _release(data(None), True)
+    assert _release(data(long), True)[0] == "released"
+    # The data holder: refused as every unusable cell is, naming its place and why.
+    holder = _release(data(long), False)
+    assert holder[0] == "ValueError" and "longer than 400 characters or digits" in holder[1], holder
+    assert "unusable cell(s)" in holder[1] and len(holder[1]) < 600
+
+
+@pytest.mark.parametrize("form", sorted(LONG))
+def test_a_too_long_cell_costs_what_a_short_one_costs(form: str) -> None:
+    """The time of a release with one in-range 300,000-digit number (3.9 s before: quadratic in its digits)
+    against the same release with a number just too long to read (both dropped: the time does not depend on
+    the digits), and against one with a short number (kept): ratios, the best of interleaved runs."""
+    import time
+
+    long, short = LONG[form]
+    values = [float(i % 10) for i in range(2000)]
+
+    def timed(cell: Any) -> float:
+        start = time.perf_counter()
+        session(True).sum([*values, cell], bounds=(0, 10), epsilon=1)
+        return time.perf_counter() - start
+
+    cells = {"long": long, "just too long": short, "short": 1.0}
+    best = dict.fromkeys(cells, float("inf"))
+    for _ in range(5):
+        for name, cell in cells.items():
+            best[name] = min(best[name], timed(cell))
+    assert best["long"] < 2 * best["just too long"] + 0.005, best
+    assert best["long"] < 3 * best["short"] + 0.01, best
+
+
+def test_a_decimal_id_of_a_million_digits_is_unusable_at_once() -> None:
+    import time
+
+    ids = pd.Series([decimal.Decimal(i) for i in range(4)] + [decimal.Decimal("1." + "0" * 1_000_000)], dtype=object)
+    start = time.perf_counter()
+    got = session(True).count([1, 2, 3, 4, 5], ids=ids, epsilon=1)
+    assert time.perf_counter() - start < 1.0 and got is not None

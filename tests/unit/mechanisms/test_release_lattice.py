@@ -44,8 +44,12 @@ def test_units_value_and_bounds():
 
 
 ABSURD = [10**400, -(10**400), float("inf"), float("-inf"), Decimal("1e999999"), Decimal("-1e999999"),
-          Decimal("1e-999999"), Fraction(10**5000 + 1, 10**5000), Fraction(1, 10**5000), Fraction(-(10**5000), 3),
-          "1e999999", "-3/1", "1" * 5000, "1" * 5000 + "/" + "3" * 5000]
+          Decimal("1e-999999"), Fraction(10**400 + 1, 10**400), Fraction(1, 10**5000), Fraction(-(10**5000), 3),
+          "1e999999", "-3/1", "1" * 400, "1" * 199 + "/" + "3" * 199]
+"""Within the declared length of a cell (securedp.hazmat.exact.bounds: 400 characters or digits, 1,400 bits a term
+of a rational within the bounds); longer ones are unusable (below)."""
+TOO_LONG = [Fraction(10**5000 + 1, 10**5000), "1" * 5000, "1" * 5000 + "/" + "3" * 5000, "1" * 401,
+            Decimal("1." + "0" * 400), Fraction(2**1401 + 1, 2**1401)]
 
 
 @pytest.mark.parametrize("step", [Fraction(1, 4), Fraction(1, 10), Fraction(1, 3), Fraction(5, 2)])
@@ -58,6 +62,16 @@ def test_absurd_records_are_clamped_exactly(step):
     third = reference_units(Fraction(1, 3), step, lo_u, hi_u)
     exact = [hi_u, lo_u, hi_u, lo_u, hi_u, lo_u, zero, one, zero, lo_u, hi_u, lo_u, hi_u, third]
     assert got == exact
+
+
+@pytest.mark.parametrize("step", [Fraction(1, 4), Fraction(1, 10), Fraction(1, 3), Fraction(5, 2)])
+def test_records_too_long_to_read_are_unusable(step):
+    lat = Lattice(step)
+    kept = lat.clamp_units([1, *TOO_LONG, 2], -2, 3, missing="drop")
+    assert kept.tolist() == lat.clamp_units([1, 2], -2, 3).tolist()
+    for record in TOO_LONG:
+        with pytest.raises(ValueError, match=r"longer than 400 characters or digits|more than 1400 bits"):
+            lat.clamp_units([1, record], -2, 3)
 
 
 @pytest.mark.parametrize("step", [Fraction(1, 1024), Fraction(1, 1000), Fraction(1, 3), Fraction(7, 5), Fraction(1)])
