@@ -134,7 +134,18 @@ def test_the_matrix_covers_every_selection_and_shape() -> None:
     assert len({cell.name for cell in CELLS}) == len(CELLS)
 
 
-@pytest.mark.parametrize("cell", CELLS, ids=[cell.name for cell in CELLS])
+KNOWN_LEAK = pytest.mark.xfail(strict=False, reason=(
+    "float scores keep the 2**-e envelope, whose number of rounds follows the scores (SECURITY.md, not defended; "
+    "issue 40 stays open for it): the audit runs, and catches it in some runs, not in every one"))
+
+
+def _audited(cell: Cell) -> Any:
+    """``cell`` as a test parameter, marked as a known leak where the code is known to leak (see KNOWN_LEAK)."""
+    known = cell.selection == "exponential" and cell.shape.name.endswith(", float")
+    return pytest.param(cell, id=cell.name, marks=[KNOWN_LEAK] if known else [])
+
+
+@pytest.mark.parametrize("cell", [_audited(cell) for cell in CELLS])
 def test_time_and_bytes_read_tell_nothing_and_the_control_is_caught(cell: Cell) -> None:
     streams, leak_ns = _timed(cell, seed=sum(map(ord, cell.name)))
     x0, x1, control = streams

@@ -3,7 +3,7 @@
 Two audits, each with a control that shows it can fail:
 
 * **Rounds, counted exactly** (no clock): every proposal draws one uniform below the envelope's total
-  (``uniform_below_one``); over tied scores and over the neighbouring scores with one score one higher,
+  (``uniform_below_secret``); over tied scores and over the neighbouring scores with one score one higher,
   every one of thousands of draws takes exactly one round (a second round has probability below
   ``2**-60`` per draw). Control: float scores still use the loose ``2**-e`` envelope, whose round count
   follows ``S / E``, and the same count sees two or more rounds.
@@ -47,13 +47,13 @@ DRAWS = 3000
 
 def rounds_per_draw(scores: list[Any], monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
     calls: list[int] = []
-    real = categorical.uniform_below_one
+    real = categorical.uniform_below_secret
 
-    def counted(n: int, source: Any) -> int:
+    def counted(n: int, bits: int, source: Any) -> int:
         calls.append(1)
-        return real(n, source)
+        return real(n, bits, source)
 
-    monkeypatch.setattr(categorical, "uniform_below_one", counted)
+    monkeypatch.setattr(categorical, "uniform_below_secret", counted)
     plan = securedp.prepare_exponential_mechanism(scores, epsilon=2, sensitivity=1)
     source = ChaChaSource(bytes(32))
     rounds: Counter[int] = Counter()
