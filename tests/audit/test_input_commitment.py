@@ -24,7 +24,7 @@ from securedp import ChaChaSource, Session
 from securedp.audit import AuditLog, verify_log
 from securedp.audit.query import Query
 from securedp.audit.replay import replay_log
-from securedp.mechanisms.release import COMMITMENT_LABEL, canonical_input, commit_input, encode_input
+from securedp.mechanisms.release import COMMITMENT_LABEL, commit_input, encode_input
 
 SEED = bytes(range(32))
 

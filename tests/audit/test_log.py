@@ -20,7 +20,6 @@ from securedp.audit import AuditLog, AuditLogError, verify_log
 from securedp.audit.log import GENESIS, canonical, entry_hash
 from securedp.mechanisms.release import Release
 
-
 SEED = bytes(range(1, 33))
 
 

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
-import re
 import os
-from fractions import Fraction
+import re
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 import securedp
-from securedp.cli.example_data import PATH as EXAMPLE, generate
+from securedp.cli.example_data import PATH as EXAMPLE
+from securedp.cli.example_data import generate
 
 REPO = Path(securedp.__file__).resolve().parent.parent
 SEED = bytes(range(32))

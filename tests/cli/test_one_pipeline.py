@@ -227,9 +227,8 @@ def test_a_malformed_delta_ledger_is_refused_before_anything_is_charged(tmp_path
     path = tmp_path / "b.json"
     write(path, **fields)
     before = path.read_bytes()
-    with pytest.raises(BudgetError) as refused:
-        with BudgetFile(path).charge(Fraction(1, 8)):
-            pass
+    with pytest.raises(BudgetError) as refused, BudgetFile(path).charge(Fraction(1, 8)):
+        pass
     message = str(refused.value)
     assert message.startswith(f"{path} is not a valid budget file") and fragment in message, message
     assert "\n" not in message and path.read_bytes() == before
@@ -259,9 +258,8 @@ def test_a_budget_file_pins_its_ledger(tmp_path: Path) -> None:
         pass
     assert stored(path)["ledger"] == ledger
     write(path)  # another budget replaces the file
-    with pytest.raises(BudgetError, match="now holds another budget"):
-        with store.charge(Fraction(1, 8)):
-            pass
+    with pytest.raises(BudgetError, match="now holds another budget"), store.charge(Fraction(1, 8)):
+        pass
     assert stored(path)["spent"] == "1/4"
 
 

@@ -21,12 +21,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from _releases_seen import Seen, example_max_rows_per_person, unsafe, watching
+
 from securedp import ChaChaSource
 from securedp.cli import demo as demo_module
 from securedp.cli import selftest as selftest_module
-from securedp.cli.example_data import MAX_ROWS_PER_PERSON, PATH as EXAMPLE
+from securedp.cli.example_data import MAX_ROWS_PER_PERSON
+from securedp.cli.example_data import PATH as EXAMPLE
 from securedp.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ import gmpy2
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "statistical"))
-from _selection_laws import (  # noqa: E402
+from _selection_laws import (
     exponential_law,
     noisy_max_pair_law,
     permute_and_flip_law,

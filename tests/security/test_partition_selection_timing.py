@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
 from _audit import certified_violations, runtime_classes
+
 from securedp import ChaChaSource
 from securedp.hazmat.samplers import bernoulli
 from securedp.mechanisms.partition_selection import optimal_selection

@@ -19,10 +19,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _audit import certified_violations, runtime_classes
 
 import securedp
 from securedp.hazmat.samplers.categorical import ExpCategorical
-from _audit import certified_violations, runtime_classes
 
 CANDIDATES = 100_001
 EPSILON = Fraction(1, 10)

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
+from _audit import certified_violations, rank_correlation, runtime_classes
 
 import securedp
 from securedp import ChaChaSource
-from _audit import certified_violations, rank_correlation, runtime_classes
 
 N = 20000
 SCORES = [0, -1, -2, -4, -8, -1, 0, -3]

@@ -8,8 +8,8 @@ enclosed in ``[lo, hi]``. Used by the statistical tests (expected counts) and th
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Sequence
 
 import gmpy2
 

@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
 from _exact_pmf import Bernoulli, DiscreteGaussian, DiscreteLaplace, Geometric, Law, Uniform, gof_pvalue
 
-import securedp
 from securedp import ChaChaSource
+from securedp.hazmat import samplers
 from securedp.hazmat.exact.interval import exp_neg
 from securedp.hazmat.samplers import decide
 from securedp.hazmat.samplers.bernoulli import BernoulliPlan
@@ -41,7 +42,6 @@ from securedp.hazmat.samplers.decide import Thresholds
 from securedp.hazmat.samplers.discrete_gaussian import DiscreteGaussianPlan
 from securedp.hazmat.samplers.discrete_laplace import DiscreteLaplacePlan
 from securedp.hazmat.samplers.geometric import ExpRatio, GeometricPlan
-from securedp.hazmat import samplers
 
 # The package re-exports functions under the names of their modules: fetch the modules themselves.
 bernoulli_module = importlib.import_module("securedp.hazmat.samplers.bernoulli")

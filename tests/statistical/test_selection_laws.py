@@ -13,11 +13,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _selection_laws import exponential_law, noisy_max_pair_law, permute_and_flip_law, quantile_law, quantile_score
 from scipy import stats
 
 import securedp
 from securedp import ChaChaSource
-from _selection_laws import exponential_law, noisy_max_pair_law, permute_and_flip_law, quantile_law, quantile_score
 
 ALPHA = 1e-6
 

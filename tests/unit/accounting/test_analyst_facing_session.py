@@ -13,8 +13,9 @@ the probe is real (the leaky control).
 from __future__ import annotations
 
 import decimal
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -118,7 +119,7 @@ def probe(session: Session, data: list[Any], guess: Any) -> str:
     """What an analyst observes besides the noisy output: did the release raise, and with what."""
     try:
         session.histogram(data, categories=[guess], epsilon="1/100")
-    except Exception as error:  # noqa: BLE001 - the observation is the exception itself
+    except Exception as error:  # the observation is the exception itself
         return f"{type(error).__name__}: {error}"
     return "released"
 

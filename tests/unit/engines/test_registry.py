@@ -22,7 +22,7 @@ def test_the_protocol_imports_no_engine_and_no_frame_library() -> None:
 
 def test_the_commands_engine_choices_are_the_registrys() -> None:
     parser = build_parser()
-    release = next(a for a in parser._subparsers._group_actions[0].choices["release"]._actions  # noqa: SLF001
+    release = next(a for a in parser._subparsers._group_actions[0].choices["release"]._actions
                    if "--engine" in a.option_strings)
     assert release.choices == engine_names() == [DEFAULT, *sorted(e.name for e in ENGINES if e.name != DEFAULT)]
     assert release.default == DEFAULT

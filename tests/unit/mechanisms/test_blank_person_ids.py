@@ -15,8 +15,9 @@ the one rule of ids and keys (:mod:`securedp.reading.keys`), in a one-column rel
 from __future__ import annotations
 
 import decimal
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest

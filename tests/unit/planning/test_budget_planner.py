@@ -15,8 +15,8 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource
-from securedp.cli.main import main
 from securedp.cli.example_data import PATH as EXAMPLE
+from securedp.cli.main import main
 from securedp.planning import largest_bound, least_budget
 from securedp.planning.budget import meets, stated
 from securedp.tables import Count, Mean, Median, Sum
