@@ -70,7 +70,7 @@ def test_one_more_row_is_data_differs(tmp_path: Path) -> None:
     "query, before, after",
     [
         (SUM, [3, 4, 5], [3, 4, 5, 0]),  # a zero row: the same sum, the same noise, the same output
-        (MEDIAN, list(range(0, 1000, 10)), list(range(0, 990, 10)) + [991]),  # the exponential mechanism hides it
+        (MEDIAN, list(range(0, 1000, 10)), [*range(0, 990, 10), 991]),  # the exponential mechanism hides it
     ],
     ids=["sum+zero-row", "median-moved-row"],
 )

@@ -174,7 +174,7 @@ def test_replay_of_a_rho_release_with_a_wrong_seed_or_altered_data_fails(work: P
     lines = EXAMPLE.read_text().splitlines(keepends=True)
     cells = lines[1].split(",")
     cells[1] = str(int(cells[1]) + 1)
-    (work / "altered.csv").write_text("".join([lines[0], ",".join(cells)] + lines[2:]))
+    (work / "altered.csv").write_text("".join([lines[0], ",".join(cells), *lines[2:]]))
     result = run("audit", "replay", "a.jsonl", "--seed-file", "seed", "--data", "altered.csv", cwd=work)
     assert_one_line_error(result, 1, "line 1", "value differs")
 

@@ -15,8 +15,8 @@ import pytest
 from _releases_seen import unsafe, watching
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PAGES = sorted(DOCS.glob("examples/*.md")) + [DOCS / "quickstart.md", DOCS / "dropin.md", DOCS / "audit.md",
-                                            DOCS / "architecture.md", DOCS / "planning.md"]
+PAGES = [*sorted(DOCS.glob("examples/*.md")), DOCS / "quickstart.md", DOCS / "dropin.md", DOCS / "audit.md",
+         DOCS / "architecture.md", DOCS / "planning.md"]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 

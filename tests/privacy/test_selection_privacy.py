@@ -48,7 +48,7 @@ def neighbours(domain, max_size):
     for size in range(max_size):
         for x in itertools.combinations_with_replacement(domain, size):
             for v in domain:
-                yield list(x), sorted(list(x) + [v])
+                yield list(x), sorted([*x, v])
 
 
 LEVELS = (Fraction(0), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3), Fraction(1), Fraction(3, 10),
@@ -98,7 +98,7 @@ def test_a_fallback_scored_below_the_worst_loses_more_than_epsilon():
         scores = [-Fraction(quantile_score(data, q, y)) for y in range(4)]
         return exponential_law([*scores, -Fraction(2 * len(data))], quantile_rate(q, eps), [1] * 4 + [weight])
 
-    assert any(max_ratio(law(list(x)), law(sorted(x + (v,)))) > e_to(eps)
+    assert any(max_ratio(law(list(x)), law(sorted((*x, v)))) > e_to(eps)
                for size in range(4) for x in itertools.combinations_with_replacement(range(4), size) for v in range(4))
 
 
@@ -107,7 +107,7 @@ def test_the_factor_two_is_needed_below_monotone_levels():
     epsilon on some neighbour: the check above can fail."""
     eps = Fraction(1)
     assert any(max_ratio(quantile_law(list(x), Fraction(1, 2), 0, 3, 2 * eps, fallback=Fraction(0)),
-                         quantile_law(sorted(x + (v,)), Fraction(1, 2), 0, 3, 2 * eps, fallback=Fraction(0))) > e_to(eps)
+                         quantile_law(sorted((*x, v)), Fraction(1, 2), 0, 3, 2 * eps, fallback=Fraction(0))) > e_to(eps)
                for size in range(4) for x in itertools.combinations_with_replacement(range(4), size) for v in range(4))
 
 

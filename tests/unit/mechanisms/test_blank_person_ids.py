@@ -195,7 +195,7 @@ def test_lengths_that_differ_give_counts_only_to_the_data_holder() -> None:
 
 
 @pytest.mark.parametrize("release", sorted(set(RELEASES) - {"partition"}))
-@pytest.mark.parametrize("blank", BLANKS + [-1, 2.5, "x\ufffd", True], ids=BLANK_IDS + ["minus-1", "2.5", "fffd", "True"])
+@pytest.mark.parametrize("blank", [*BLANKS, -1, 2.5, "x\ufffd", True], ids=[*BLANK_IDS, "minus-1", "2.5", "fffd", "True"])
 def test_analyst_facing_sessions_drop_rows_without_a_usable_id(release: str, blank: Any) -> None:
     """The release equals the same release on the rows that have an id, from the same seed."""
     full = Session(epsilon=1, rng=ChaChaSource(SEED), analyst_facing=True)
