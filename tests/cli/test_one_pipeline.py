@@ -241,13 +241,17 @@ def test_a_valid_delta_ledger_is_charged_exactly_and_written_canonically(tmp_pat
         assert (state.spent, state.delta_spent) == (Fraction(3, 8), Fraction(1, 5000))
     assert stored(path) == {"format": "securedp-budget/1", "currency": "epsilon", "total": "1", "spent": "3/8",
                             "remaining": "5/8", "delta_total": "1/1000", "delta_spent": "1/5000", "ledger": LEDGER}
-    with pytest.raises(BudgetError, match="delta exhausted"):
-        with BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 1000)):
-            pass
+    with (
+        pytest.raises(BudgetError, match="delta exhausted"),
+        BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 1000)),
+    ):
+        pass
     write(path, delta_total=None, delta_spent=None)
-    with pytest.raises(BudgetError, match=r"has no delta budget: .* --budget-delta D"):
-        with BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 10000)):
-            pass
+    with (
+        pytest.raises(BudgetError, match=r"has no delta budget: .* --budget-delta D"),
+        BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 10000)),
+    ):
+        pass
 
 
 def test_a_budget_file_pins_its_ledger(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ def run_and_check(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[S
     capsys.readouterr()
     with watching() as seen:
         status = main(argv[1:])
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     if status != 0 and argv[1] == "selftest" and "--plot" in argv and "needs matplotlib" in err:
         return seen  # an optional dependency the docs name; the command itself is fine
     assert status == 0, f"`{shlex.join(argv)}` failed: {err.strip()}"

@@ -82,7 +82,7 @@ def test_mean_and_variance_maps_compose_exactly():
     eps = Fraction(2, 3)
     for d in datasets(2):
         for d2 in neighbours(d, 1):
-            u, lo_u, hi_u = units(d)
+            u, _lo_u, _hi_u = units(d)
             u2, _, _ = units(d2)
             rel_m = securedp.mean(list(d), bounds=BOUNDS, lattice=STEP, epsilon=eps, rng=securedp.ChaChaSource(b"\0" * 32))
             rel_v = securedp.variance(list(d), bounds=BOUNDS, lattice=STEP, epsilon=eps, rng=securedp.ChaChaSource(b"\0" * 32))

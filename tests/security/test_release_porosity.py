@@ -50,7 +50,7 @@ def outputs(data, seed, **kw):
 @pytest.mark.parametrize("shift", ["sensitivity", "step"])
 def test_sum_outputs_share_support_and_lattice(shift):
     step = Fraction(1, 8)
-    kw = dict(bounds=(0, 1), lattice=step, epsilon=1)
+    kw = {"bounds": (0, 1), "lattice": step, "epsilon": 1}
     x0 = [0.1, 0.7, 0.3]
     x1 = [*x0, 1.0] if shift == "sensitivity" else [0.1 + 0.125, 0.7, 0.3]
     c0, c1 = outputs(x0, 1, **kw), outputs(x1, 2, **kw)

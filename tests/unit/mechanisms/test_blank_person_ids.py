@@ -248,7 +248,7 @@ def test_kept_rows_are_the_reference_rule_on_rows_with_a_usable_id(ids: list[Any
     data = list(range(len(ids)))
     good = [i for i, v in enumerate(ids) if usable(v)]
     if len(good) != len(ids):
-        with pytest.raises((ValueError, TypeError), match="^column 'ids', row "):
+        with pytest.raises((ValueError, TypeError), match=r"^column 'ids', row "):
             securedp.count(data, ids=ids, epsilon=1)
     source = ChaChaSource(SEED)
     draw_salt(source)  # the partition's salt (drawn with ids); the sum then draws its own, then its noise
