@@ -161,7 +161,8 @@ def test_selection_scores_are_encoded_by_value_not_by_representation() -> None:
         for scores in ([1, 2.5, 4], [Fraction(1), Fraction(5, 2), 4], ["1", "2.5", "4"], np.array([1, 2.5, 4]))
     }
     assert len(encodings) == 1
-    others = [securedp.mechanisms.noisy_max.prepare_report_noisy_max, securedp.mechanisms.permute_and_flip.prepare_permute_and_flip]
+    others = [securedp.mechanisms.noisy_max.prepare_report_noisy_max,
+              securedp.mechanisms.permute_and_flip.prepare_permute_and_flip]
     assert {p([1, 2.5, 4], epsilon=1, sensitivity=1).input_bytes() for p in others} == encodings
     assert prepare([1, 2.5, 5], epsilon=1, sensitivity=1).input_bytes() not in encodings
 

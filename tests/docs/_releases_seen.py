@@ -114,7 +114,7 @@ def unsafe(seen: Seen) -> str | None:
     if ids is None or len(ids) != len(persons):
         return f"{where}: ids cannot be matched to the rows"
     id_of: dict[str, object] = {}
-    for person, pid in zip(persons, ids):
+    for person, pid in zip(persons, ids, strict=True):
         if id_of.setdefault(person, pid) != pid:
             return f"{where}: the rows of person {person} carry different ids, so they are not bounded together"
     return None

@@ -34,7 +34,7 @@ _CTX = {"precision": 256, "emax": gmpy2.get_emax_max(), "emin": gmpy2.get_emin_m
 
 def max_ratio(law_a, law_b) -> gmpy2.mpfr:
     with gmpy2.context(round=gmpy2.RoundUp, **_CTX):
-        return max(max(a[1] / b[0], b[1] / a[0]) for a, b in zip(law_a, law_b))
+        return max(max(a[1] / b[0], b[1] / a[0]) for a, b in zip(law_a, law_b, strict=True))
 
 
 def e_to(eps: Fraction) -> gmpy2.mpfr:
@@ -114,7 +114,7 @@ def test_the_factor_two_is_needed_below_monotone_levels():
 def score_neighbours(values, n, delta):
     for s in itertools.product(values, repeat=n):
         for d in itertools.product((-delta, 0, delta), repeat=n):
-            yield s, tuple(a + b for a, b in zip(s, d)), d
+            yield s, tuple(a + b for a, b in zip(s, d, strict=True)), d
 
 
 def test_exponential_mechanism_privacy_map():

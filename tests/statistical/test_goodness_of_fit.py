@@ -3,11 +3,7 @@
 **False-failure rate.** Each test draws from a ``ChaChaSource`` with a fixed
 seed, so it is deterministic: it either always passes or always fails. The
 seeds were not chosen to pass; under a correct sampler a test fails for a
-given seed with probability at most ``# The package re-exports functions under the names of their modules: fetch the modules themselves.
-bernoulli_module = importlib.import_module("securedp.hazmat.samplers.bernoulli")
-gaussian_module = importlib.import_module("securedp.hazmat.samplers.discrete_gaussian")
-
-ALPHA = 1e-6`` (the p-value of
+given seed with probability at most ``ALPHA = 1e-6`` (the p-value of
 :func:`gof_pvalue` is valid), so the whole file (~100 tests) fails falsely
 for fewer than 1 in 10,000 seed choices.
 
@@ -172,7 +168,8 @@ def resolver_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 NARROW_PLANS = [
     pytest.param(lambda: DiscreteLaplacePlan(10, width=4), DiscreteLaplace(Fraction(10)), id="laplace-10-width4"),
-    pytest.param(lambda: DiscreteLaplacePlan("0.3", width=4), DiscreteLaplace(Fraction(3, 10)), id="laplace-0.3-width4"),
+    pytest.param(lambda: DiscreteLaplacePlan("0.3", width=4), DiscreteLaplace(Fraction(3, 10)),
+                 id="laplace-0.3-width4"),
     pytest.param(lambda: GeometricPlan(ExpRatio(Fraction(1, 100)), width=4), Geometric(scale=Fraction(100)),
                  id="geometric-100-width4"),
     pytest.param(lambda: DiscreteGaussianPlan(Fraction(4), width=4), DiscreteGaussian(Fraction(4)),

@@ -150,8 +150,9 @@ def test_a_selection_is_the_noise_step_of_its_scores() -> None:
             selection.noise_step(parse_scores([1, 2]))
 
 
-@pytest.mark.parametrize(("old", "new", "name"), [("securedp.engines.messages", "securedp.bounding.messages", "SALT_BYTES"),
-                                                  ("securedp.engines.digest", "securedp.bounding.digest", "message")])
+@pytest.mark.parametrize(("old", "new", "name"),
+                         [("securedp.engines.messages", "securedp.bounding.messages", "SALT_BYTES"),
+                          ("securedp.engines.digest", "securedp.bounding.digest", "message")])
 def test_the_moved_bounding_modules_keep_their_old_names_for_one_release(old: str, new: str, name: str) -> None:
     import importlib
 

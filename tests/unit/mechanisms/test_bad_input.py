@@ -72,7 +72,7 @@ def test_bad_numbers_raise_value_error(value: Any) -> None:
     _raises_naming("scale", lambda: samplers.discrete_laplace(value), (ValueError,))
 
 
-POSITIVE = [p for p in zip(PARAMETER_IDS, PARAMETERS) if p[0] in
+POSITIVE = [p for p in zip(PARAMETER_IDS, PARAMETERS, strict=True) if p[0] in
             ("laplace-scale", "gaussian-sigma", "gaussian-variance", "geometric-scale")]
 
 

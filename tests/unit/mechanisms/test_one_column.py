@@ -190,7 +190,7 @@ def test_the_reported_examples() -> None:
 
 def test_the_message_never_gives_the_number_of_rows() -> None:
     """A table's row count is private: two tables of different lengths give the same message."""
-    for (_, small), (_, large) in zip(tables(4), tables(7)):
+    for (_, small), (_, large) in zip(tables(4), tables(7), strict=True):
         messages = []
         for table in (small, large):
             session = Session(epsilon=1, analyst_facing=True)

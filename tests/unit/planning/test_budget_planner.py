@@ -41,7 +41,8 @@ def test_a_release_at_the_planned_budget_states_the_planned_half_width() -> None
     data = pl.DataFrame({"g": rng.choice(["a", "b"], 200), "v": rng.integers(0, 1000, 200)})
     release = securedp.table(data, epsilon=found.amount, rng=ChaChaSource(bytes(32)), **QUERY)
     frame = release.frame
-    assert all(high - value == stated(found.plan, "count") for value, high in zip(frame["count"], frame["count_high"]))
+    assert all(high - value == stated(found.plan, "count")
+               for value, high in zip(frame["count"], frame["count_high"], strict=True))
 
 
 def test_the_largest_bound_meets_and_one_more_misses() -> None:
