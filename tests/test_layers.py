@@ -39,9 +39,8 @@ TOP = 11  # securedp/__init__.py and securedp/__main__.py sit above everything
 def layer_of(module: str) -> int:
     best = None
     for prefix, layer in LAYERS.items():
-        if module == prefix or module.startswith(prefix + "."):
-            if best is None or len(prefix) > len(best[0]):
-                best = (prefix, layer)
+        if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > len(best[0])):
+            best = (prefix, layer)
     if best is None:
         if module in ("securedp", "securedp.__main__"):
             return TOP

@@ -94,14 +94,17 @@ def test_a_genuine_signed_log_verifies_with_the_reviewers_key_and_head(tmp_path:
     report = verify_log(path, public_key=public, head=Path(str(path) + ".head"))
     assert report.ok and report.valid == RELEASES and report.signed == RELEASES
     assert report.authenticated and report.head_records == RELEASES
-    assert report.trust.startswith("signed: every record verified") and f"covers {RELEASES} of {RELEASES}" in report.trust
+    assert (report.trust.startswith("signed: every record verified")
+            and f"covers {RELEASES} of {RELEASES}" in report.trust)
     assert verify_log(path, public_key=public_key_text(public)).ok  # the text form reviewers are given
     unchecked = verify_log(path)
     assert unchecked.ok and not unchecked.authenticated and "NOT checked" in unchecked.trust
 
 
-@pytest.mark.parametrize("how", ["forger's key", "forger's key under the reviewer's fingerprint", "signatures stripped"])
-def test_rewriting_every_epsilon_and_re_signing_fails_against_the_reviewers_key(tmp_path: Path, reviewer_key, how) -> None:
+@pytest.mark.parametrize("how",
+                         ["forger's key", "forger's key under the reviewer's fingerprint", "signatures stripped"])
+def test_rewriting_every_epsilon_and_re_signing_fails_against_the_reviewers_key(tmp_path: Path, reviewer_key,
+                                                                                how) -> None:
     path = tmp_path / "audit.jsonl"
     signed_log(path, reviewer_key)
     forger = Ed25519PrivateKey.generate()
@@ -251,7 +254,8 @@ def test_non_canonical_lines_are_a_problem_never_an_exception(tmp_path: Path, na
 def _valid_log(tmp: Path) -> bytes:
     path = tmp / "valid.jsonl"
     if not path.exists():
-        session = Session(epsilon=2, rng=ChaChaSource(bytes(32)), audit=AuditLog(path, signing_key=_FUZZ_KEY, head_file=False))
+        session = Session(epsilon=2, rng=ChaChaSource(bytes(32)),
+                          audit=AuditLog(path, signing_key=_FUZZ_KEY, head_file=False))
         session.count([1, 2], epsilon="1/4")
         parts = session.partition([1, 2], by=["a", "b"], parts=["a", "b"], budget="1/4")
         parts["a"].session.mean(parts["a"].data, bounds=(0, 4), epsilon="1/8")

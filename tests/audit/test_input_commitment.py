@@ -24,7 +24,7 @@ from securedp import ChaChaSource, Session
 from securedp.audit import AuditLog, verify_log
 from securedp.audit.query import Query
 from securedp.audit.replay import replay_log
-from securedp.mechanisms.release import COMMITMENT_LABEL, canonical_input, commit_input, encode_input
+from securedp.mechanisms.release import COMMITMENT_LABEL, commit_input, encode_input
 
 SEED = bytes(range(32))
 
@@ -70,7 +70,7 @@ def test_one_more_row_is_data_differs(tmp_path: Path) -> None:
     "query, before, after",
     [
         (SUM, [3, 4, 5], [3, 4, 5, 0]),  # a zero row: the same sum, the same noise, the same output
-        (MEDIAN, list(range(0, 1000, 10)), list(range(0, 990, 10)) + [991]),  # the exponential mechanism hides it
+        (MEDIAN, list(range(0, 1000, 10)), [*range(0, 990, 10), 991]),  # the exponential mechanism hides it
     ],
     ids=["sum+zero-row", "median-moved-row"],
 )
@@ -161,7 +161,8 @@ def test_selection_scores_are_encoded_by_value_not_by_representation() -> None:
         for scores in ([1, 2.5, 4], [Fraction(1), Fraction(5, 2), 4], ["1", "2.5", "4"], np.array([1, 2.5, 4]))
     }
     assert len(encodings) == 1
-    others = [securedp.mechanisms.noisy_max.prepare_report_noisy_max, securedp.mechanisms.permute_and_flip.prepare_permute_and_flip]
+    others = [securedp.mechanisms.noisy_max.prepare_report_noisy_max,
+              securedp.mechanisms.permute_and_flip.prepare_permute_and_flip]
     assert {p([1, 2.5, 4], epsilon=1, sensitivity=1).input_bytes() for p in others} == encodings
     assert prepare([1, 2.5, 5], epsilon=1, sensitivity=1).input_bytes() not in encodings
 

@@ -20,7 +20,6 @@ from securedp.audit import AuditLog, AuditLogError, verify_log
 from securedp.audit.log import GENESIS, canonical, entry_hash
 from securedp.mechanisms.release import Release
 
-
 SEED = bytes(range(1, 33))
 
 
@@ -156,7 +155,7 @@ def test_deleted_reordered_and_inserted_lines_break_the_chain(tmp_path: Path) ->
     path = tmp_path / "audit.jsonl"
     write_log(path)
     raw = path.read_bytes().splitlines(keepends=True)
-    for broken in (raw[:1] + raw[2:], [raw[1], raw[0]] + raw[2:], raw[:2] + [raw[1]] + raw[2:]):
+    for broken in (raw[:1] + raw[2:], [raw[1], raw[0], *raw[2:]], [*raw[:2], raw[1], *raw[2:]]):
         path.write_bytes(b"".join(broken))
         assert not verify_log(path).ok
 
@@ -167,7 +166,7 @@ def test_a_line_that_is_not_a_json_record_is_reported_at_that_line(tmp_path: Pat
     path = tmp_path / "audit.jsonl"
     write_log(path)
     raw = path.read_bytes().splitlines(keepends=True)
-    path.write_bytes(b"".join(raw[:2] + [garbage] + raw[2:]))
+    path.write_bytes(b"".join([*raw[:2], garbage, *raw[2:]]))
     report = verify_log(path)
     assert not report.ok and report.problem.line == 3
 

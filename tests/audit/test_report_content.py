@@ -23,8 +23,8 @@ from securedp import AuditLog, ChaChaSource, Session
 from securedp.audit.report import render_report
 from securedp.audit.report_model import MeanWidth, ReviewReport, build_report, mean_widths
 from securedp.audit.report_words import UNDESCRIBED
-from securedp.privacy.accuracy import laplace_halfwidth
 from securedp.mechanisms.mean import mean_units
+from securedp.privacy.accuracy import laplace_halfwidth
 from securedp.tables import Count, Mean
 
 SEED = bytes(range(32))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -93,7 +94,7 @@ def test_a_partition_writes_an_exact_record_and_the_parent_ledger_is_exact(tmp_p
     parent = [r for r in records if r.get("partition") is None]
     spent = [Fraction(r["spent"]) for r in parent]
     charges = [Fraction(r.get("charged") or r["epsilon"]) for r in parent]
-    assert all(after == before + c for before, after, c in zip(spent, spent[1:], charges[1:]))
+    assert all(after == before + c for (before, after), c in zip(itertools.pairwise(spent), charges[1:], strict=True))
     assert spent[-1] == Fraction(7, 4)
     assert len({r["opens"] for r in partitions}) == 3
 

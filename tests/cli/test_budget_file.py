@@ -95,10 +95,10 @@ def test_a_malformed_file_is_refused_before_anything_is_charged(tmp_path: Path, 
 @pytest.mark.parametrize(
     "text, fragment",
     [
-        ('{"format": "securedp-budget/1", "total": "1", "spent": "0", "spent": "-5", "ledger": "%s"}' % LEDGER,
+        (f'{{"format": "securedp-budget/1", "total": "1", "spent": "0", "spent": "-5", "ledger": "{LEDGER}"}}',
          "duplicate field 'spent'"),
-        ('{"format": "securedp-budget/1", "total": NaN, "spent": "0", "ledger": "%s"}' % LEDGER, "NaN"),
-        ('{"format": "securedp-budget/1", "total": Infinity, "spent": "0", "ledger": "%s"}' % LEDGER, "Infinity"),
+        (f'{{"format": "securedp-budget/1", "total": NaN, "spent": "0", "ledger": "{LEDGER}"}}', "NaN"),
+        (f'{{"format": "securedp-budget/1", "total": Infinity, "spent": "0", "ledger": "{LEDGER}"}}', "Infinity"),
         ("[1, 2]", "not a JSON object"),
         ("[" * 100_000 + "]" * 100_000, "larger than"),
         ("[" * 30_000 + "]" * 30_000, "recursion"),
@@ -130,18 +130,22 @@ def test_wrong_currency_and_total_mismatch_are_refused(tmp_path: Path) -> None:
     with pytest.raises(BudgetError, match="counts rho but this release is priced in epsilon"):
         charge(path)
     assert charge(path, currency="rho") == Fraction(3, 8)
-    with pytest.raises(BudgetError, match="does not match"):
-        with BudgetFile(path, total="2", currency="rho").charge(Fraction(1, 8)):
-            pass
+    with (
+        pytest.raises(BudgetError, match="does not match"),
+        BudgetFile(path, total="2", currency="rho").charge(Fraction(1, 8)),
+    ):
+        pass
 
 
 def test_the_cost_must_be_a_positive_fraction(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
     write(path)
     for cost in (Fraction(-1, 8), Fraction(0), 0.125):
-        with pytest.raises(ValueError, match="positive Fraction"):
-            with BudgetFile(path).charge(cost):  # type: ignore[arg-type]
-                pass
+        with (
+            pytest.raises(ValueError, match="positive Fraction"),
+            BudgetFile(path).charge(cost),  # type: ignore[arg-type]
+        ):
+            pass
     assert json.loads(path.read_text())["spent"] == "1/4"
 
 

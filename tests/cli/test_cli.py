@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
-import re
 import os
-from fractions import Fraction
+import re
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 import securedp
-from securedp.cli.example_data import PATH as EXAMPLE, generate
+from securedp.cli.example_data import PATH as EXAMPLE
+from securedp.cli.example_data import generate
 
 REPO = Path(securedp.__file__).resolve().parent.parent
 SEED = bytes(range(32))
@@ -21,7 +22,8 @@ SEED = bytes(range(32))
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "securedp", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "securedp", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=120)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, status: int, *fragments: str) -> None:
@@ -102,7 +104,8 @@ def test_rho_argument_errors(work: Path, args: tuple[str, ...], status: int, fra
 
 
 def test_a_rho_budget_file_counts_rho_and_refuses_epsilon(work: Path) -> None:
-    args = ("--column", "age", "--stat", "mean", "--bounds", "18,90", "--budget-file", "b.json", "--audit-log", "a.jsonl")
+    args = ("--column", "age", "--stat", "mean", "--bounds", "18,90", "--budget-file", "b.json",
+            "--audit-log", "a.jsonl")
     first = release(work, *args, "--rho", "1/4", "--budget", "1/2", "--seed-file", "seed")
     assert first.returncode == 0, first.stderr
     assert "spent 0.25 of 0.5, remaining 0.25 (rho)" in first.stdout
@@ -113,7 +116,8 @@ def test_a_rho_budget_file_counts_rho_and_refuses_epsilon(work: Path) -> None:
     assert_one_line_error(mismatch, 1, "b.json counts rho", "priced in epsilon", "--rho")
     assert_one_line_error(release(work, *args, "--epsilon", "1/8", "--budget", "1/2"), 1, "counts rho")
     assert_one_line_error(release(work, *args, "--rho", "1/8", "--budget", "1"), 1, "does not match the total rho 1/2")
-    assert_one_line_error(release(work, *args, "--rho", "1/2"), 1, "budget exhausted", "needs rho 1/2", "1/4 of 1/2 remains")
+    assert_one_line_error(release(work, *args, "--rho", "1/2"), 1,
+                          "budget exhausted", "needs rho 1/2", "1/4 of 1/2 remains")
     assert json.loads((work / "b.json").read_text())["spent"] == "1/4"
     assert (work / "a.jsonl").read_bytes() == log_before  # refusals write nothing
     assert release(work, *args, "--rho", "1/4", "--seed-file", "seed").returncode == 0  # exactly the rest
@@ -129,16 +133,20 @@ def test_an_epsilon_budget_file_refuses_rho(work: Path) -> None:
     args = ("--column", "age", "--stat", "count", "--budget-file", "b.json")
     assert release(work, *args, "--epsilon", "1/2", "--budget", "1").returncode == 0
     assert json.loads((work / "b.json").read_text())["currency"] == "epsilon"
-    assert_one_line_error(release(work, *args, "--rho", "1/8"), 1, "b.json counts epsilon", "priced in rho", "--epsilon")
+    assert_one_line_error(release(work, *args, "--rho", "1/8"), 1,
+                          "b.json counts epsilon", "priced in rho", "--epsilon")
 
 
 def test_a_budget_file_without_currency_counts_epsilon(work: Path) -> None:
-    (work / "b.json").write_text(json.dumps({"format": "securedp-budget/1", "total": "1", "spent": "0", "ledger": "ab" * 16}))
+    (work / "b.json").write_text(json.dumps({"format": "securedp-budget/1", "total": "1", "spent": "0",
+                                             "ledger": "ab" * 16}))
     args = ("--column", "age", "--stat", "count", "--budget-file", "b.json")
     assert_one_line_error(release(work, *args, "--rho", "1/8"), 1, "counts epsilon")
     assert release(work, *args, "--epsilon", "1/8").returncode == 0
-    (work / "c.json").write_text(json.dumps({"format": "securedp-budget/1", "currency": "delta", "total": "1", "spent": "0", "ledger": "ab" * 16}))
-    assert_one_line_error(release(work, "--column", "age", "--stat", "count", "--budget-file", "c.json", "--rho", "1"), 1, "not a valid budget file")
+    (work / "c.json").write_text(json.dumps({"format": "securedp-budget/1", "currency": "delta", "total": "1",
+                                             "spent": "0", "ledger": "ab" * 16}))
+    assert_one_line_error(release(work, "--column", "age", "--stat", "count", "--budget-file", "c.json", "--rho", "1"),
+                          1, "not a valid budget file")
 
 
 @pytest.mark.slow
@@ -164,7 +172,8 @@ def test_verify_and_replay_a_log_mixing_epsilon_and_rho_releases(work: Path) -> 
 
 
 def test_replay_of_a_rho_release_with_a_wrong_seed_or_altered_data_fails(work: Path) -> None:
-    args = ("--column", "age", "--stat", "sum", "--bounds", "0,100", "--rho", "1", "--seed-file", "seed", "--audit-log", "a.jsonl")
+    args = ("--column", "age", "--stat", "sum", "--bounds", "0,100", "--rho", "1", "--seed-file", "seed",
+            "--audit-log", "a.jsonl")
     assert release(work, *args).returncode == 0
     (work / "other").write_text(bytes(range(1, 33)).hex())
     assert_one_line_error(
@@ -173,7 +182,7 @@ def test_replay_of_a_rho_release_with_a_wrong_seed_or_altered_data_fails(work: P
     lines = EXAMPLE.read_text().splitlines(keepends=True)
     cells = lines[1].split(",")
     cells[1] = str(int(cells[1]) + 1)
-    (work / "altered.csv").write_text("".join([lines[0], ",".join(cells)] + lines[2:]))
+    (work / "altered.csv").write_text("".join([lines[0], ",".join(cells), *lines[2:]]))
     result = run("audit", "replay", "a.jsonl", "--seed-file", "seed", "--data", "altered.csv", cwd=work)
     assert_one_line_error(result, 1, "line 1", "value differs")
 
@@ -182,8 +191,8 @@ def test_label_bins_point_to_categories(work: Path) -> None:
     result = run("release", "data.csv", "--column", "city", "--stat", "histogram", "--bins", "a,b,c", "--epsilon", "1",
                  cwd=work)
     assert_one_line_error(result, 1, "--bins", "--categories")
-    ok = run("release", "data.csv", "--column", "city", "--stat", "histogram", "--categories", "a,b,c", "--epsilon", "1",
-             cwd=work)
+    ok = run("release", "data.csv", "--column", "city", "--stat", "histogram", "--categories", "a,b,c",
+             "--epsilon", "1", cwd=work)
     assert ok.returncode == 0 and "a" in ok.stdout, ok.stderr
 
 
@@ -201,7 +210,8 @@ def test_label_bins_point_to_categories(work: Path) -> None:
     ],
 )
 def test_negative_bounds_need_no_equals_sign(work: Path, bounds: tuple[str, ...], expected: list[str]) -> None:
-    result = release(work, "--column", "age", "--stat", "sum", "--epsilon", "1", "--id-column", "person_id", "--json", *bounds)
+    result = release(work, "--column", "age", "--stat", "sum", "--epsilon", "1", "--id-column", "person_id", "--json",
+                     *bounds)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["query"]["bounds"] == expected
 
@@ -247,7 +257,8 @@ def test_histogram_bins_and_values_print_as_a_person_writes_them(work: Path) -> 
 
 
 def test_values_print_exactly(work: Path) -> None:
-    lines = release(work, "--column", "hours", "--stat", "sum", "--bounds", "0,0.25", "--epsilon", "1").stdout.splitlines()
+    lines = release(work, "--column", "hours", "--stat", "sum", "--bounds", "0,0.25",
+                    "--epsilon", "1").stdout.splitlines()
     value = lines[1].split()[1]
     if value == "≈":  # a lattice value of more than 15 significant digits: rounded for reading, and said so
         # 6 significant digits, trailing zeros dropped: about one release in 1,000 (a noisy sum near 300 whose
@@ -303,8 +314,8 @@ def test_an_option_of_the_other_mode_is_refused_naming_what_applies(work: Path, 
     ("x\n1\n", ["--column", "x", "--stat", "count", "--bounds", "0,1"], "--bounds does not apply to --stat count",
      "unexpected keyword"),
     ("g,x\na,1\n", ["--group-by", "g", "--count"], "need --delta", "delta="),
-    ("x\n1\nabc\n", ["--column", "x", "--stat", "sum", "--bounds", "0,5"], "--missing drop or --missing impute with --fill",
-     "missing='drop'"),
+    ("x\n1\nabc\n", ["--column", "x", "--stat", "sum", "--bounds", "0,5"],
+     "--missing drop or --missing impute with --fill", "missing='drop'"),
     ("x\nb\n", ["--column", "x", "--stat", "histogram", "--categories", "a"], "--analyst-facing", "unknown='drop'"),
 ])
 def test_errors_speak_the_commands_flags(work: Path, csv: str, argv: list[str], words: str, python: str) -> None:

@@ -227,9 +227,8 @@ def test_a_malformed_delta_ledger_is_refused_before_anything_is_charged(tmp_path
     path = tmp_path / "b.json"
     write(path, **fields)
     before = path.read_bytes()
-    with pytest.raises(BudgetError) as refused:
-        with BudgetFile(path).charge(Fraction(1, 8)):
-            pass
+    with pytest.raises(BudgetError) as refused, BudgetFile(path).charge(Fraction(1, 8)):
+        pass
     message = str(refused.value)
     assert message.startswith(f"{path} is not a valid budget file") and fragment in message, message
     assert "\n" not in message and path.read_bytes() == before
@@ -242,13 +241,17 @@ def test_a_valid_delta_ledger_is_charged_exactly_and_written_canonically(tmp_pat
         assert (state.spent, state.delta_spent) == (Fraction(3, 8), Fraction(1, 5000))
     assert stored(path) == {"format": "securedp-budget/1", "currency": "epsilon", "total": "1", "spent": "3/8",
                             "remaining": "5/8", "delta_total": "1/1000", "delta_spent": "1/5000", "ledger": LEDGER}
-    with pytest.raises(BudgetError, match="delta exhausted"):
-        with BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 1000)):
-            pass
+    with (
+        pytest.raises(BudgetError, match="delta exhausted"),
+        BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 1000)),
+    ):
+        pass
     write(path, delta_total=None, delta_spent=None)
-    with pytest.raises(BudgetError, match=r"has no delta budget: .* --budget-delta D"):
-        with BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 10000)):
-            pass
+    with (
+        pytest.raises(BudgetError, match=r"has no delta budget: .* --budget-delta D"),
+        BudgetFile(path).charge(Fraction(1, 8), Fraction(1, 10000)),
+    ):
+        pass
 
 
 def test_a_budget_file_pins_its_ledger(tmp_path: Path) -> None:
@@ -259,9 +262,8 @@ def test_a_budget_file_pins_its_ledger(tmp_path: Path) -> None:
         pass
     assert stored(path)["ledger"] == ledger
     write(path)  # another budget replaces the file
-    with pytest.raises(BudgetError, match="now holds another budget"):
-        with store.charge(Fraction(1, 8)):
-            pass
+    with pytest.raises(BudgetError, match="now holds another budget"), store.charge(Fraction(1, 8)):
+        pass
     assert stored(path)["spent"] == "1/4"
 
 

@@ -158,7 +158,7 @@ def test_the_demo_rounds_long_values_for_reading(command) -> None:
 
 @pytest.mark.parametrize("argv", [["--column", "age", "--stat", "count"], ["--group-by", "region", "--count",
                                                                             "--keys", "north"]])
-def test_a_header_only_file_is_said_to_hold_no_row_for_the_data_holder(command, tmp_path: Path, monkeypatch,  # noqa: ANN001
+def test_a_header_only_file_is_said_to_hold_no_row_for_the_data_holder(command, tmp_path: Path, monkeypatch,
                                                                       argv: list[str]) -> None:
     """Issue 28.7: a header-only CSV released silently; the data holder is told (on standard error), an
     analyst-facing release is not (the note depends on the data)."""

@@ -27,15 +27,16 @@ from __future__ import annotations
 import contextlib
 import csv
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
-from securedp.cli.example_data import PATH as EXAMPLE
 from securedp.audit import query
+from securedp.cli.example_data import PATH as EXAMPLE
 from securedp.engines.polars.engine import PolarsEngine
 from securedp.reading.files import TableFile
 from securedp.tables import one_column
@@ -113,7 +114,7 @@ def unsafe(seen: Seen) -> str | None:
     if ids is None or len(ids) != len(persons):
         return f"{where}: ids cannot be matched to the rows"
     id_of: dict[str, object] = {}
-    for person, pid in zip(persons, ids):
+    for person, pid in zip(persons, ids, strict=True):
         if id_of.setdefault(person, pid) != pid:
             return f"{where}: the rows of person {person} carry different ids, so they are not bounded together"
     return None

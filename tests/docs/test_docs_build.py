@@ -15,7 +15,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-
 from _site import ROOT, build_site
 
 EXTERNAL = re.compile(r"^(?:https?:)?//", re.I)

@@ -21,16 +21,17 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from _releases_seen import Seen, example_max_rows_per_person, unsafe, watching
+
 from securedp import ChaChaSource
 from securedp.cli import demo as demo_module
 from securedp.cli import selftest as selftest_module
-from securedp.cli.example_data import MAX_ROWS_PER_PERSON, PATH as EXAMPLE
+from securedp.cli.example_data import MAX_ROWS_PER_PERSON
+from securedp.cli.example_data import PATH as EXAMPLE
 from securedp.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SHELL_BLOCK = re.compile(r"^```(?:sh|bash|shell|console)[ \t]*\n(.*?)^```", re.S | re.M)
 SEPARATORS = {"&&", "||", ";", "|"}
 SEED = bytes(range(32))
@@ -59,7 +60,7 @@ def commands_in(text: str) -> list[list[str]]:
         for line in block.replace("\\\n", " ").splitlines():
             line = re.sub(r"^\s*\$\s+", "", line)  # a console prompt
             segment: list[str] = []
-            for token in shlex.split(line, comments=True) + [";"]:
+            for token in [*shlex.split(line, comments=True), ";"]:
                 if token in SEPARATORS:
                     if segment[:1] == ["securedp"]:
                         found.append(segment)
@@ -97,7 +98,7 @@ def run_and_check(argv: list[str], capsys: pytest.CaptureFixture[str]) -> list[S
     capsys.readouterr()
     with watching() as seen:
         status = main(argv[1:])
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     if status != 0 and argv[1] == "selftest" and "--plot" in argv and "needs matplotlib" in err:
         return seen  # an optional dependency the docs name; the command itself is fine
     assert status == 0, f"`{shlex.join(argv)}` failed: {err.strip()}"
@@ -163,9 +164,9 @@ def test_control_the_old_demo_suggestion_is_caught(tmp_path: Path, monkeypatch: 
     seen = run_and_check(shlex.split(OLD_DEMO_SUGGESTION), capsys)
     problems = [p for p in map(unsafe, seen) if p]
     assert problems and "max_contributions 1 without ids" in problems[0] and "4 rows" in problems[0]
-    fixed = run_and_check(shlex.split(OLD_DEMO_SUGGESTION) + ["--max-contributions", "4"], capsys)
+    fixed = run_and_check([*shlex.split(OLD_DEMO_SUGGESTION), "--max-contributions", "4"], capsys)
     assert fixed and not any(map(unsafe, fixed))
-    too_few = run_and_check(shlex.split(OLD_DEMO_SUGGESTION) + ["--max-contributions", "3"], capsys)
+    too_few = run_and_check([*shlex.split(OLD_DEMO_SUGGESTION), "--max-contributions", "3"], capsys)
     assert any(map(unsafe, too_few))
 
 
@@ -198,5 +199,5 @@ def test_control_a_table_of_the_example_data_without_its_person_column_is_caught
     assert [s.function for s in rows_as_persons] == ["prepare_table"]
     with pytest.raises(AssertionError, match="counts each row as a person"):
         assert_correct(rows_as_persons, "page")
-    bounded = run_and_check(shlex.split(table) + ["--id-column", "person_id", "--max-rows", "4"], capsys)
+    bounded = run_and_check([*shlex.split(table), "--id-column", "person_id", "--max-rows", "4"], capsys)
     assert bounded and not any(map(unsafe, bounded))

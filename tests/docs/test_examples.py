@@ -12,12 +12,11 @@ import re
 from pathlib import Path
 
 import pytest
-
 from _releases_seen import unsafe, watching
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PAGES = sorted(DOCS.glob("examples/*.md")) + [DOCS / "quickstart.md", DOCS / "dropin.md", DOCS / "audit.md",
-                                            DOCS / "architecture.md", DOCS / "planning.md"]
+PAGES = [*sorted(DOCS.glob("examples/*.md")), DOCS / "quickstart.md", DOCS / "dropin.md", DOCS / "audit.md",
+         DOCS / "architecture.md", DOCS / "planning.md"]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
@@ -28,7 +27,7 @@ def run_page(text: str, name: str) -> list[str]:
     namespace: dict[str, object] = {"__name__": "__docs__"}
     with watching() as seen:
         for i, block in enumerate(blocks):
-            exec(compile(block, f"{name}[block {i + 1}]", "exec"), namespace)  # noqa: S102 - the docs are ours
+            exec(compile(block, f"{name}[block {i + 1}]", "exec"), namespace)  # the docs are ours
     return [problem for problem in map(unsafe, seen) if problem]
 
 
@@ -63,7 +62,7 @@ def test_the_analyst_facing_block_of_releases_md_runs_within_its_budget() -> Non
     namespace: dict[str, object] = {"Session": __import__("securedp").Session, "rows": ["a", "b", "zz", None],
                                     "incomes": [1.5, None, float("nan"), "n/a", 10**400],
                                     "hours": [40, None, 12]}
-    exec(compile(block, "releases.md[analyst-facing block]", "exec"), namespace)  # noqa: S102 - the docs are ours
+    exec(compile(block, "releases.md[analyst-facing block]", "exec"), namespace)  # the docs are ours
     session = namespace["s"]
     assert session.remaining == 0  # type: ignore[attr-defined]
 
@@ -83,7 +82,7 @@ def test_the_readme_median_is_of_enough_rows_to_mean_something() -> None:
     """The README's median is released from thousands of values, not seven (at epsilon 1/2, the rank error
     bound is 32 rows: a median of 7 values would be mostly noise)."""
     namespace: dict[str, object] = {"__name__": "__docs__"}
-    exec(compile(BLOCK.findall((DOCS.parent / "README.md").read_text(encoding="utf-8"))[0], "README", "exec"),  # noqa: S102
+    exec(compile(BLOCK.findall((DOCS.parent / "README.md").read_text(encoding="utf-8"))[0], "README", "exec"),
          namespace)
     ages, m = namespace["ages"], namespace["m"]
     assert len(ages) >= 1000  # type: ignore[arg-type]

@@ -30,7 +30,8 @@ def datasets(max_len=3):
 
 
 def neighbours(d, m):
-    for extra in itertools.chain.from_iterable(itertools.combinations_with_replacement(DOMAIN, k) for k in range(1, m + 1)):
+    for extra in itertools.chain.from_iterable(itertools.combinations_with_replacement(DOMAIN, k)
+                                               for k in range(1, m + 1)):
         yield d + extra
 
 
@@ -82,10 +83,12 @@ def test_mean_and_variance_maps_compose_exactly():
     eps = Fraction(2, 3)
     for d in datasets(2):
         for d2 in neighbours(d, 1):
-            u, lo_u, hi_u = units(d)
+            u, _lo_u, _hi_u = units(d)
             u2, _, _ = units(d2)
-            rel_m = securedp.mean(list(d), bounds=BOUNDS, lattice=STEP, epsilon=eps, rng=securedp.ChaChaSource(b"\0" * 32))
-            rel_v = securedp.variance(list(d), bounds=BOUNDS, lattice=STEP, epsilon=eps, rng=securedp.ChaChaSource(b"\0" * 32))
+            rel_m = securedp.mean(list(d), bounds=BOUNDS, lattice=STEP, epsilon=eps,
+                                  rng=securedp.ChaChaSource(b"\0" * 32))
+            rel_v = securedp.variance(list(d), bounds=BOUNDS, lattice=STEP, epsilon=eps,
+                                      rng=securedp.ChaChaSource(b"\0" * 32))
             c = rel_m.parameters["data_mean"]["centre_units"]
             moments = [(len(u), len(u2)), (sum(x - c for x in u), sum(x - c for x in u2)),
                        (sum((x - c) ** 2 for x in u), sum((x - c) ** 2 for x in u2))]
@@ -108,8 +111,8 @@ def test_histogram_map_is_parallel(m):
             a = [d.count(c) for c in cats]
             b = [d2.count(c) for c in cats]
             scale = laws(rel)[0]["scale_units"]
-            assert sum(max_loss(x, y, scale) for x, y in zip(a, b)) <= eps
-            assert sum(max_loss(y, x, scale) for x, y in zip(a, b)) <= eps
+            assert sum(max_loss(x, y, scale) for x, y in zip(a, b, strict=True)) <= eps
+            assert sum(max_loss(y, x, scale) for x, y in zip(a, b, strict=True)) <= eps
 
 
 def test_contribution_bound_enforced_by_ids_keeps_maps_valid():

@@ -20,7 +20,7 @@ import gmpy2
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "statistical"))
-from _selection_laws import (  # noqa: E402
+from _selection_laws import (
     exponential_law,
     noisy_max_pair_law,
     permute_and_flip_law,
@@ -34,7 +34,7 @@ _CTX = {"precision": 256, "emax": gmpy2.get_emax_max(), "emin": gmpy2.get_emin_m
 
 def max_ratio(law_a, law_b) -> gmpy2.mpfr:
     with gmpy2.context(round=gmpy2.RoundUp, **_CTX):
-        return max(max(a[1] / b[0], b[1] / a[0]) for a, b in zip(law_a, law_b))
+        return max(max(a[1] / b[0], b[1] / a[0]) for a, b in zip(law_a, law_b, strict=True))
 
 
 def e_to(eps: Fraction) -> gmpy2.mpfr:
@@ -48,7 +48,7 @@ def neighbours(domain, max_size):
     for size in range(max_size):
         for x in itertools.combinations_with_replacement(domain, size):
             for v in domain:
-                yield list(x), sorted(list(x) + [v])
+                yield list(x), sorted([*x, v])
 
 
 LEVELS = (Fraction(0), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3), Fraction(1), Fraction(3, 10),
@@ -98,7 +98,7 @@ def test_a_fallback_scored_below_the_worst_loses_more_than_epsilon():
         scores = [-Fraction(quantile_score(data, q, y)) for y in range(4)]
         return exponential_law([*scores, -Fraction(2 * len(data))], quantile_rate(q, eps), [1] * 4 + [weight])
 
-    assert any(max_ratio(law(list(x)), law(sorted(x + (v,)))) > e_to(eps)
+    assert any(max_ratio(law(list(x)), law(sorted((*x, v)))) > e_to(eps)
                for size in range(4) for x in itertools.combinations_with_replacement(range(4), size) for v in range(4))
 
 
@@ -107,14 +107,14 @@ def test_the_factor_two_is_needed_below_monotone_levels():
     epsilon on some neighbour: the check above can fail."""
     eps = Fraction(1)
     assert any(max_ratio(quantile_law(list(x), Fraction(1, 2), 0, 3, 2 * eps, fallback=Fraction(0)),
-                         quantile_law(sorted(x + (v,)), Fraction(1, 2), 0, 3, 2 * eps, fallback=Fraction(0))) > e_to(eps)
+                         quantile_law(sorted((*x, v)), Fraction(1, 2), 0, 3, 2 * eps, fallback=Fraction(0))) > e_to(eps)
                for size in range(4) for x in itertools.combinations_with_replacement(range(4), size) for v in range(4))
 
 
 def score_neighbours(values, n, delta):
     for s in itertools.product(values, repeat=n):
         for d in itertools.product((-delta, 0, delta), repeat=n):
-            yield s, tuple(a + b for a, b in zip(s, d)), d
+            yield s, tuple(a + b for a, b in zip(s, d, strict=True)), d
 
 
 def test_exponential_mechanism_privacy_map():

@@ -70,7 +70,8 @@ def violations(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
             l1 = sum(abs(x - y) for x, y in zip(exact[j], other[j], strict=True))
             l2 = sum((x - y) ** 2 for x, y in zip(exact[j], other[j], strict=True))
             if l1 > noise.max_groups * noise.sensitivity or l2 > noise.max_groups * noise.sensitivity**2:
-                found.append(f"{name}[{j}]: L1 {l1}, L2**2 {l2}, calibrated to k={noise.max_groups} s={noise.sensitivity}")
+                found.append(f"{name}[{j}]: L1 {l1}, L2**2 {l2}, "
+                             f"calibrated to k={noise.max_groups} s={noise.sensitivity}")
     return found
 
 

@@ -28,8 +28,8 @@ mean (Hoeffding 1956), so the bounds stay conservative.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Hashable, Sequence
 
 import numpy as np
 from scipy import stats

@@ -17,14 +17,14 @@ from __future__ import annotations
 import gc
 import importlib
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pytest
+from _audit import certified_violations, runtime_classes
 
 import securedp
 from securedp import ChaChaSource
-from _audit import certified_violations, runtime_classes
 
 dl_module = importlib.import_module("securedp.hazmat.samplers.discrete_laplace")
 

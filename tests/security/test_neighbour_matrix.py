@@ -1,12 +1,12 @@
 """The neighbour matrix: one added record with a hostile cell never changes what an analyst sees (issue 25).
 
 For every entry point that reads data (the one-column releases of every statistic with ``ids=``, tables with public and
-private keys and with every kind of aggregation, ``planning.auto_bounds``, ``planning.private_bounds``, ``analyze_contributions(epsilon=)``, and every
-command that reads a file: ``release --column``, ``release`` of a table, ``release --stat histogram``,
-``bounds``, ``analyze --epsilon``), every input kind (:mod:`_hostile`: pandas of each dtype family, Polars
-with 128-bit integers, decimals, categoricals and enums, pyarrow with dictionary and large types, CSV text
-assembled by hand or by a CSV writer in UTF-8 with a byte-order mark and CRLF, Latin-1 and UTF-16, Parquet)
-and every role of the hostile cell (the person id, the group key, the value, a column no release reads),
+private keys and with every kind of aggregation, ``planning.auto_bounds``, ``planning.private_bounds``,
+``analyze_contributions(epsilon=)``, and every command that reads a file: ``release --column``, ``release`` of a
+table, ``release --stat histogram``, ``bounds``, ``analyze --epsilon``), every input kind (:mod:`_hostile`: pandas of
+each dtype family, Polars with 128-bit integers, decimals, categoricals and enums, pyarrow with dictionary and large
+types, CSV text assembled by hand or by a CSV writer in UTF-8 with a byte-order mark and CRLF, Latin-1 and UTF-16,
+Parquet) and every role of the hostile cell (the person id, the group key, the value, a column no release reads),
 hypothesis draws a dataset and the same dataset plus one record holding a hostile cell (blank, NaN, huge,
 text in a number column, quotes, line breaks, bytes that are not UTF-8, NUL, objects of every type). In an
 analyst-facing session (``--analyst-facing``) both must have the same **outcome class**: released, or the

@@ -4,11 +4,12 @@ The rule used to draw one Bernoulli call per distinct uncertain count and none w
 neighbours with the same output took 22.5 vs 7.7 µs. The audit times the selection on neighbouring count
 vectors (one person added to a key whose count is certain either way), interleaved and in random order,
 garbage collector off; for the most frequent common output the runtimes, in ten classes (the deciles of
-an unaudited calibration tenth of the draws, :func:`_audit.runtime_classes`), must show no event certified to be more than ``e**1`` times likelier on one side (false-failure rate below 1e-6). The
-control is the old rule (a Bernoulli call per distinct uncertain count, none when ``p = 1``): the same
-audit catches it. Both take 20,000 draws a side (4,000 until 2026-12-02: on a machine 2.7 times slower
-than the quiet one, whose runtimes spread more, the control certified 2-7 violations alone and 0 once in
-CI, after the other timing audits; the draws cost 1 s for the rule and 6 s for the control there).
+an unaudited calibration tenth of the draws, :func:`_audit.runtime_classes`), must show no event certified
+to be more than ``e**1`` times likelier on one side (false-failure rate below 1e-6). The control is the old
+rule (a Bernoulli call per distinct uncertain count, none when ``p = 1``): the same audit catches it. Both take 20,000
+draws a side (4,000 until 2026-12-02: on a machine 2.7 times slower than the quiet one, whose runtimes spread more, the
+control certified 2-7 violations alone and 0 once in CI, after the other timing audits; the draws cost 1 s for the rule
+and 6 s for the control there).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
 from _audit import certified_violations, runtime_classes
+
 from securedp import ChaChaSource
 from securedp.hazmat.samplers import bernoulli
 from securedp.mechanisms.partition_selection import optimal_selection

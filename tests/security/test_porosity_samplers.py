@@ -28,10 +28,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+from _audit import certified_violations
 
 import securedp
 from securedp.hazmat import samplers
-from _audit import certified_violations
 
 EPSILON = 1.0
 ALPHA = 1e-6

@@ -50,9 +50,9 @@ def outputs(data, seed, **kw):
 @pytest.mark.parametrize("shift", ["sensitivity", "step"])
 def test_sum_outputs_share_support_and_lattice(shift):
     step = Fraction(1, 8)
-    kw = dict(bounds=(0, 1), lattice=step, epsilon=1)
+    kw = {"bounds": (0, 1), "lattice": step, "epsilon": 1}
     x0 = [0.1, 0.7, 0.3]
-    x1 = x0 + [1.0] if shift == "sensitivity" else [0.1 + 0.125, 0.7, 0.3]
+    x1 = [*x0, 1.0] if shift == "sensitivity" else [0.1 + 0.125, 0.7, 0.3]
     c0, c1 = outputs(x0, 1, **kw), outputs(x1, 2, **kw)
     for v in list(c0) + list(c1):
         assert (Fraction(v) / step).denominator == 1

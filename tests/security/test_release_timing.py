@@ -59,7 +59,7 @@ def held_out_accuracy(t0, t1):
 @pytest.mark.parametrize("absurd", ABSURD, ids=[type(a).__name__ + str(i) for i, a in enumerate(ABSURD)])
 def test_absurd_record_is_not_distinguishable_by_time(absurd):
     base = [float(i % 17) / 3 for i in range(2000)]
-    d0, d1 = base + [1.5], base + [absurd]
+    d0, d1 = [*base, 1.5], [*base, absurd]
 
     def prepare(d):  # missing="drop": an in-range ratio with terms over the declared 1,400 bits is unusable (issue 40)
         return securedp.prepare_sum(d, bounds=(0, 5), epsilon=1, missing="drop")

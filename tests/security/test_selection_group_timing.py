@@ -6,9 +6,9 @@ lowers half of the scores by one, the running time alone separated the two datas
 certified ratio of at least 8 (against e**0.1). The audit times interleaved selections on the two
 datasets (garbage collector off, ``perf_counter_ns``), puts each runtime in one of ten classes (the
 deciles of a calibration tenth of the draws, :func:`_audit.runtime_classes`) and asks
-:func:`_audit.certified_violations` for a runtime class certified to be more than ``e**epsilon`` times likelier under one of them
-(false-failure rate <= 1e-6; the runtime is a post-processing of (output, time), so it must pass
-on its own). The control re-installs 0.1's location inside the test; the same audit must catch it.
+:func:`_audit.certified_violations` for a runtime class certified to be more than ``e**epsilon`` times
+likelier under one of them (false-failure rate <= 1e-6; the runtime is a post-processing of (output, time),
+so it must pass on its own). The control re-installs 0.1's location inside the test; the same audit must catch it.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _audit import certified_violations, runtime_classes
 
 import securedp
 from securedp.hazmat.samplers.categorical import ExpCategorical
-from _audit import certified_violations, runtime_classes
 
 CANDIDATES = 100_001
 EPSILON = Fraction(1, 10)

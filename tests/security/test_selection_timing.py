@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
+from _audit import certified_violations, rank_correlation, runtime_classes
 
 import securedp
 from securedp import ChaChaSource
-from _audit import certified_violations, rank_correlation, runtime_classes
 
 N = 20000
 SCORES = [0, -1, -2, -4, -8, -1, 0, -3]
@@ -52,8 +52,8 @@ def leaks(winners: list[int], times: list[int]) -> bool:
     audited = [w for i, w in enumerate(winners) if i % 10]
     counts = np.bincount(winners)
     a, b = np.argsort(counts)[-2:]  # the two most frequent winners
-    sample_a = [c for w, c in zip(audited, classes) if w == a]
-    sample_b = [c for w, c in zip(audited, classes) if w == b]
+    sample_a = [c for w, c in zip(audited, classes, strict=True) if w == a]
+    sample_b = [c for w, c in zip(audited, classes, strict=True) if w == b]
     certified = certified_violations(sample_a, sample_b, 0.25)
     return bool(certified) or abs(rank_correlation(winners, times)) > 0.1
 

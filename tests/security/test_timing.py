@@ -41,15 +41,14 @@ import gc
 import os
 import secrets
 import time
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
 import pytest
-
-import securedp
-from securedp.hazmat import samplers
 from _audit import certified_violations, rank_correlation, runtime_classes
+
+from securedp.hazmat import samplers
 
 EPSILON = 1.0
 ALPHA = 1e-6

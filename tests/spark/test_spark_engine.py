@@ -15,8 +15,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from securedp.engines.polars import bounding
 from securedp.engines import spark as spark_engine
+from securedp.engines.polars import bounding
 from securedp.lattice import Lattice, screen_units
 
 SALT = bytes(range(16))

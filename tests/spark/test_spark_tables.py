@@ -97,10 +97,10 @@ def test_every_value_column_is_bounded_in_one_job_with_the_in_memory_rows(spark,
     from securedp.engines.spark import bounding, functions
 
     data = people()
-    options = dict(id_column="pid", max_groups=2, max_rows=2, missing="impute", fill=0, group_by=["region"],
-                   keys=["north", "south", "west"], epsilon=1,
-                   aggregations=[Count(), Sum("income", (0, 500), "0.01"), Mean("age", (0, 120)),
-                                 Variance("age", (0, 120), 1), Sum("band", (0, 2)), Median("age", (0, 120))])
+    options = {"id_column": "pid", "max_groups": 2, "max_rows": 2, "missing": "impute", "fill": 0,
+               "group_by": ["region"], "keys": ["north", "south", "west"], "epsilon": 1,
+               "aggregations": [Count(), Sum("income", (0, 500), "0.01"), Mean("age", (0, 120)),
+                                Variance("age", (0, 120), 1), Sum("band", (0, 2)), Median("age", (0, 120))]}
     memory = prepare_table(data, **options).execute(ChaChaSource(bytes(32)))
     jobs = {"bound": [], "checks": 0}
     bound, checks = bounding.bound_and_aggregate, functions.check_cells

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 import gmpy2
 import numpy as np
@@ -49,7 +50,7 @@ def _mpq(q: Fraction | int) -> Any:
 class Bounds:
     """A rigorous enclosure ``lo <= x <= hi`` of a non-negative real ``x``."""
 
-    __slots__ = ("lo", "hi")
+    __slots__ = ("hi", "lo")
 
     def __init__(self, lo: Any, hi: Any) -> None:
         assert 0 <= lo <= hi, (lo, hi)
@@ -57,7 +58,7 @@ class Bounds:
         self.hi = hi
 
     @classmethod
-    def exact(cls, q: Fraction | int) -> "Bounds":
+    def exact(cls, q: Fraction | int) -> Bounds:
         with _down():
             lo = gmpy2.mpfr(_mpq(q))
         with _up():
@@ -65,7 +66,7 @@ class Bounds:
         return cls(lo, hi)
 
     @classmethod
-    def exp_neg(cls, x: Fraction | int) -> "Bounds":
+    def exp_neg(cls, x: Fraction | int) -> Bounds:
         """``exp(-x)`` for a rational ``x >= 0``."""
         with _up():
             xhi = gmpy2.mpfr(_mpq(x))
@@ -76,14 +77,14 @@ class Bounds:
             hi = gmpy2.exp(-xlo)
         return cls(lo, hi)
 
-    def __add__(self, other: "Bounds") -> "Bounds":
+    def __add__(self, other: Bounds) -> Bounds:
         with _down():
             lo = self.lo + other.lo
         with _up():
             hi = self.hi + other.hi
         return Bounds(lo, hi)
 
-    def __sub__(self, other: "Bounds") -> "Bounds":
+    def __sub__(self, other: Bounds) -> Bounds:
         """Difference, clamped at 0 (every quantity here is a probability or a mass)."""
         with _down():
             lo = max(self.lo - other.hi, gmpy2.mpfr(0))
@@ -91,14 +92,14 @@ class Bounds:
             hi = self.hi - other.lo
         return Bounds(lo, max(hi, lo))
 
-    def __mul__(self, other: "Bounds") -> "Bounds":
+    def __mul__(self, other: Bounds) -> Bounds:
         with _down():
             lo = self.lo * other.lo
         with _up():
             hi = self.hi * other.hi
         return Bounds(lo, hi)
 
-    def __truediv__(self, other: "Bounds") -> "Bounds":
+    def __truediv__(self, other: Bounds) -> Bounds:
         assert other.lo > 0
         with _down():
             lo = self.lo / other.hi
@@ -106,14 +107,14 @@ class Bounds:
             hi = self.hi / other.lo
         return Bounds(lo, hi)
 
-    def __pow__(self, k: int) -> "Bounds":
+    def __pow__(self, k: int) -> Bounds:
         with _down():
             lo = self.lo**k
         with _up():
             hi = self.hi**k
         return Bounds(lo, hi)
 
-    def complement(self) -> "Bounds":
+    def complement(self) -> Bounds:
         """``1 - x`` for ``x`` in [0, 1]."""
         return ONE - self
 
@@ -190,11 +191,11 @@ class Bernoulli(Law):
         self.name = name
 
     @classmethod
-    def rational(cls, p: Fraction) -> "Bernoulli":
+    def rational(cls, p: Fraction) -> Bernoulli:
         return cls(Bounds.exact(1 - p), f"Bernoulli({p})")
 
     @classmethod
-    def exp_neg(cls, x: Fraction) -> "Bernoulli":
+    def exp_neg(cls, x: Fraction) -> Bernoulli:
         """``P(1) = exp(-x)``."""
         return cls(Bounds.exp_neg(x).complement(), f"Bernoulli(exp(-{x}))")
 

@@ -8,8 +8,8 @@ enclosed in ``[lo, hi]``. Used by the statistical tests (expected counts) and th
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Sequence
 
 import gmpy2
 
@@ -30,15 +30,15 @@ def _normalise(lows, highs) -> list[tuple[gmpy2.mpfr, gmpy2.mpfr]]:
         p_lo = [lo / s_hi for lo in lows]
     with gmpy2.context(round=gmpy2.RoundUp, **_CTX):
         p_hi = [hi / s_lo for hi in highs]
-    return list(zip(p_lo, p_hi))
+    return list(zip(p_lo, p_hi, strict=True))
 
 
 def exponential_law(scores: Sequence[Fraction], coefficient: Fraction, multiplicity=None):
     """Enclosures of ``P(i)`` proportional to ``m_i exp(coefficient * (s_i - max s))``."""
     top = max(scores)
     m = multiplicity or [1] * len(scores)
-    lows = [k * _exp(coefficient * (s - top), gmpy2.RoundDown) for k, s in zip(m, scores)]
-    highs = [k * _exp(coefficient * (s - top), gmpy2.RoundUp) for k, s in zip(m, scores)]
+    lows = [k * _exp(coefficient * (s - top), gmpy2.RoundDown) for k, s in zip(m, scores, strict=True)]
+    highs = [k * _exp(coefficient * (s - top), gmpy2.RoundUp) for k, s in zip(m, scores, strict=True)]
     return _normalise(lows, highs)
 
 

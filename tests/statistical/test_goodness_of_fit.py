@@ -3,11 +3,7 @@
 **False-failure rate.** Each test draws from a ``ChaChaSource`` with a fixed
 seed, so it is deterministic: it either always passes or always fails. The
 seeds were not chosen to pass; under a correct sampler a test fails for a
-given seed with probability at most ``# The package re-exports functions under the names of their modules: fetch the modules themselves.
-bernoulli_module = importlib.import_module("securedp.hazmat.samplers.bernoulli")
-gaussian_module = importlib.import_module("securedp.hazmat.samplers.discrete_gaussian")
-
-ALPHA = 1e-6`` (the p-value of
+given seed with probability at most ``ALPHA = 1e-6`` (the p-value of
 :func:`gof_pvalue` is valid), so the whole file (~100 tests) fails falsely
 for fewer than 1 in 10,000 seed choices.
 
@@ -25,15 +21,16 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
 from _exact_pmf import Bernoulli, DiscreteGaussian, DiscreteLaplace, Geometric, Law, Uniform, gof_pvalue
 
-import securedp
 from securedp import ChaChaSource
+from securedp.hazmat import samplers
 from securedp.hazmat.exact.interval import exp_neg
 from securedp.hazmat.samplers import decide
 from securedp.hazmat.samplers.bernoulli import BernoulliPlan
@@ -41,7 +38,6 @@ from securedp.hazmat.samplers.decide import Thresholds
 from securedp.hazmat.samplers.discrete_gaussian import DiscreteGaussianPlan
 from securedp.hazmat.samplers.discrete_laplace import DiscreteLaplacePlan
 from securedp.hazmat.samplers.geometric import ExpRatio, GeometricPlan
-from securedp.hazmat import samplers
 
 # The package re-exports functions under the names of their modules: fetch the modules themselves.
 bernoulli_module = importlib.import_module("securedp.hazmat.samplers.bernoulli")
@@ -172,7 +168,8 @@ def resolver_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 NARROW_PLANS = [
     pytest.param(lambda: DiscreteLaplacePlan(10, width=4), DiscreteLaplace(Fraction(10)), id="laplace-10-width4"),
-    pytest.param(lambda: DiscreteLaplacePlan("0.3", width=4), DiscreteLaplace(Fraction(3, 10)), id="laplace-0.3-width4"),
+    pytest.param(lambda: DiscreteLaplacePlan("0.3", width=4), DiscreteLaplace(Fraction(3, 10)),
+                 id="laplace-0.3-width4"),
     pytest.param(lambda: GeometricPlan(ExpRatio(Fraction(1, 100)), width=4), Geometric(scale=Fraction(100)),
                  id="geometric-100-width4"),
     pytest.param(lambda: DiscreteGaussianPlan(Fraction(4), width=4), DiscreteGaussian(Fraction(4)),

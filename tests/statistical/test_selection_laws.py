@@ -13,11 +13,11 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _selection_laws import exponential_law, noisy_max_pair_law, permute_and_flip_law, quantile_law, quantile_score
 from scipy import stats
 
 import securedp
 from securedp import ChaChaSource
-from _selection_laws import exponential_law, noisy_max_pair_law, permute_and_flip_law, quantile_law, quantile_score
 
 ALPHA = 1e-6
 
@@ -166,7 +166,8 @@ def test_quantile_law_with_two_rows_per_person(q):
     The persons of a release by ids go through the salted bounding pass at every execution (milliseconds), so
     the draws come from a table of ``CELLS`` public keys, each holding the same six rows of its own persons
     (``max_groups = 1``): its cells' selections are independent draws of one law, that of the one-column
-    release with ``ids=`` and ``max_contributions=2`` (the same route: ``tests/unit/mechanisms/test_one_definition.py``).
+    release with ``ids=`` and ``max_contributions=2`` (the same route:
+    ``tests/unit/mechanisms/test_one_definition.py``).
     """
     data, ids = [1, 1, 2, 5, 5, 6], [1, 1, 2, 3, 3, 4]  # nobody has more than 2 rows: none is dropped
     law = quantile_law(data, q, 0, 7, Fraction(2), sensitivity=2)
@@ -210,11 +211,11 @@ def test_median_on_the_default_lattice_by_entry():
     drawn = [int(r.value / step) for r in draws]
     entry = [2 * bisect_left(points, u) + (u in points) for u in drawn]
     # a draw of the fallback point is the atom's (the lattice point itself has odds about 2**-20 against it)
-    entry = [len(law) - 1 if u == fallback else i for u, i in zip(drawn, entry)]
+    entry = [len(law) - 1 if u == fallback else i for u, i in zip(drawn, entry, strict=True)]
     assert g_test(np.bincount(entry, minlength=len(law)), law) > ALPHA
     likeliest = max(range(0, len(law) - 1, 2), key=lambda i: law[i][0])
     start = ends[likeliest // 2] + 1
-    inside = [(u - start) * 16 // widths[likeliest] for u, i in zip(drawn, entry) if i == likeliest]
+    inside = [(u - start) * 16 // widths[likeliest] for u, i in zip(drawn, entry, strict=True) if i == likeliest]
     assert len(inside) > 1000 and stats.chisquare(np.bincount(inside, minlength=16)).pvalue > ALPHA
 
 
@@ -275,7 +276,8 @@ def test_exponential_mechanism_law_with_float_scores():
     for scores, seed in ((np.array(values), 90), (values, 91)):
         prepared = securedp.prepare_exponential_mechanism(scores, epsilon=2, sensitivity=1)
         source = ChaChaSource(bytes([seed]) * 32)
-        assert g_test(frequencies(lambda: prepared.execute(source).value, 30000, len(values)), law) > ALPHA
+        draw = lambda prepared=prepared, source=source: prepared.execute(source).value  # bound to this pass
+        assert g_test(frequencies(draw, 30000, len(values)), law) > ALPHA
 
 
 def test_exponent_groups_with_counts_law():

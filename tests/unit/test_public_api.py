@@ -11,16 +11,16 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource, Session
-from securedp.hazmat import samplers
 from securedp.bounding.messages import draw_salt
+from securedp.hazmat import samplers
 from securedp.mechanisms.count import Count
 from securedp.mechanisms.histogram import Categories, Histogram
 from securedp.mechanisms.mean import Mean
-from securedp.privacy.cost import Cost
 from securedp.mechanisms.quantile import Median
 from securedp.mechanisms.records import LatticeColumn
 from securedp.mechanisms.sum import Sum
 from securedp.mechanisms.variance import Variance
+from securedp.privacy.cost import Cost
 
 STATISTICS = ["count", "sum", "mean", "variance", "histogram", "median", "quantile", "quantiles",
               "exponential_mechanism", "report_noisy_max", "permute_and_flip"]
@@ -150,8 +150,9 @@ def test_a_selection_is_the_noise_step_of_its_scores() -> None:
             selection.noise_step(parse_scores([1, 2]))
 
 
-@pytest.mark.parametrize(("old", "new", "name"), [("securedp.engines.messages", "securedp.bounding.messages", "SALT_BYTES"),
-                                                  ("securedp.engines.digest", "securedp.bounding.digest", "message")])
+@pytest.mark.parametrize(("old", "new", "name"),
+                         [("securedp.engines.messages", "securedp.bounding.messages", "SALT_BYTES"),
+                          ("securedp.engines.digest", "securedp.bounding.digest", "message")])
 def test_the_moved_bounding_modules_keep_their_old_names_for_one_release(old: str, new: str, name: str) -> None:
     import importlib
 

@@ -13,8 +13,9 @@ the probe is real (the leaky control).
 from __future__ import annotations
 
 import decimal
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -69,7 +70,7 @@ def seeded(analyst_facing: bool = False) -> tuple[Session, ChaChaSource, list[di
 @pytest.mark.parametrize("release", sorted(NUMERIC))
 @pytest.mark.parametrize(("kind", "value"), ALL, ids=[k for k, _ in ALL])
 def test_adversarial_records_give_a_release_with_the_exact_charge(release: str, kind: str, value: Any) -> None:
-    data = BASE[:2] + [value] + BASE[2:]
+    data = [*BASE[:2], value, *BASE[2:]]
     session, _, log = seeded(analyst_facing=True)
     got = NUMERIC[release](session, data)  # no exception, whatever the record
     assert session.spent == Fraction(1, 4) and len(log) == 1 and log[0]["charged"] == "1/4"
@@ -86,7 +87,7 @@ def test_control_the_data_holder_sees_the_row_and_the_count(release: str, kind: 
     """The same records raise for the data holder, before any charge, naming row 2 and counting 1."""
     session, source, log = seeded()
     with pytest.raises(ValueError) as info:
-        NUMERIC[release](session, BASE[:2] + [value] + BASE[2:])
+        NUMERIC[release](session, [*BASE[:2], value, *BASE[2:]])
     said = str(info.value)  # a blank cell is named where it is; a row-valued one as the first of its kind
     assert ("column 'data', row 2: " in said or "holds lists, not numbers (1 such cell(s), the first at row 2)" in said
             or "holds tuples, not numbers (1 such cell(s), the first at row 2)" in said) and "(1 " in said
@@ -100,7 +101,7 @@ def test_count_counts_every_row_in_both_modes(kind: str, value: Any) -> None:
     for analyst_facing in (False, True):
         session, _, _ = seeded(analyst_facing)
         reference, _, _ = seeded()
-        assert session.count(BASE + [value], epsilon="1/4").value == reference.count(BASE + [0], epsilon="1/4").value
+        assert session.count([*BASE, value], epsilon="1/4").value == reference.count([*BASE, 0], epsilon="1/4").value
 
 
 def test_missing_values_are_imputed_by_declared_policy() -> None:
@@ -118,7 +119,7 @@ def probe(session: Session, data: list[Any], guess: Any) -> str:
     """What an analyst observes besides the noisy output: did the release raise, and with what."""
     try:
         session.histogram(data, categories=[guess], epsilon="1/100")
-    except Exception as error:  # noqa: BLE001 - the observation is the exception itself
+    except Exception as error:  # the observation is the exception itself
         return f"{type(error).__name__}: {error}"
     return "released"
 

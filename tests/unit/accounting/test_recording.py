@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-from fractions import Fraction
 from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 

@@ -13,8 +13,8 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource, Session
-from securedp.privacy.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
 from securedp.bounding.messages import SALT_BYTES
+from securedp.privacy.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
 from securedp.tables import Count, Sum
 
 PEOPLE = pd.DataFrame({"g": ["a"] * 60, "p": range(60)})

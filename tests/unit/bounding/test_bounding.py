@@ -203,7 +203,7 @@ def test_two_key_columns_match_the_reference(rows: list[tuple], limits: tuple[in
             patch.setattr(pair_codes, "_RADIX_LIMIT", 2)
         if colliding:
             patch.setattr(pair_codes, "keyed_hash", lambda column, seed: column.str.len_bytes().cast(pl.UInt64))
-        public = sorted({(r[1], r[2]) for r in rows}) + [(10**9, "never")]
+        public = [*sorted({(r[1], r[2]) for r in rows}), (10**9, "never")]
         rnd.shuffle(public)
         known_keys = pl.DataFrame(public, schema={"k1": pl.Int64, "k2": pl.String}, orient="row") if known else None
         agg = bound_and_aggregate(data, person="person", keys=["k1", "k2"], units="units", max_groups=k,

@@ -229,7 +229,7 @@ def test_audit_replay_reproduces_an_id_bounded_release(tmp_path: Path) -> None:
     from securedp.audit import AuditLog
     from securedp.audit.query import Query
     from securedp.audit.replay import replay_log
-    
+
     def write(path: Path, rows: list[tuple[int, int]]) -> Path:
         with open(path, "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)

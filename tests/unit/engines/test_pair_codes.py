@@ -28,7 +28,7 @@ def test_codes_read_back_to_each_rows_person_and_key(rows: list[tuple], text_ids
     pairs = coded.select(pair).to_series().to_numpy()
     keys = codes.key_codes(pairs)
     assert np.array_equal(codes.person_codes(pairs) * codes.keys + keys, pairs)
-    assert 0 <= int(keys.min()) and int(keys.max()) < codes.keys
+    assert int(keys.min()) >= 0 and int(keys.max()) < codes.keys
     assert codes.persons(pairs).to_list() == persons
     assert codes.key_frame(keys).rows() == [(r[1], r[2]) for r in rows]
     assert codes.pair_frame(pairs).columns == ["person", "k1", "k2"]
@@ -36,4 +36,4 @@ def test_codes_read_back_to_each_rows_person_and_key(rows: list[tuple], text_ids
     assert np.array_equal(by_expr, keys)
     assert len(set(pairs.tolist())) == len(set(zip(persons, (r[1] for r in rows), (r[2] for r in rows),
                                                    strict=True)))
-    assert PAIR == pair.meta.output_name()
+    assert pair.meta.output_name() == PAIR

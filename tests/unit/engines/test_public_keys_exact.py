@@ -161,7 +161,7 @@ def test_a_table_of_public_keys_is_read_by_the_one_rule_of_keys(make: Any, keys:
 
 
 def test_a_table_of_public_keys_with_a_blank_key_is_refused_before_the_draw() -> None:
-    session, source = seeded()
+    session, _source = seeded()
     frame = pl.DataFrame({"id": [1], "g": ["a"], "v": [1]})
     with pytest.raises(ValueError, match="a public key has a missing value"):
         table(session, frame, pd.DataFrame({"g": ["a", " "]}))

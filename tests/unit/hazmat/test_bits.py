@@ -121,7 +121,8 @@ def test_seed_must_be_32_bytes(seed: bytes) -> None:
         ChaChaSource(seed)
 
 
-@pytest.mark.parametrize("seed", ["0" * 32, 0, None, list(range(32)), memoryview(bytes(32))], ids=lambda v: re.sub(r" at 0x[0-9a-fA-F]+", "", repr(v)))
+@pytest.mark.parametrize("seed", ["0" * 32, 0, None, list(range(32)), memoryview(bytes(32))],
+                         ids=lambda v: re.sub(r" at 0x[0-9a-fA-F]+", "", repr(v)))
 def test_seed_must_be_bytes(seed: Any) -> None:
     with pytest.raises(TypeError, match="seed"):
         ChaChaSource(seed)
@@ -244,7 +245,8 @@ def test_resolve_source_defaults_to_one_process_wide_system_source() -> None:
     assert default_source().bytes_served > before
 
 
-@pytest.mark.parametrize("bad", [np.random.default_rng(0), os.urandom, 0, "rng"], ids=lambda v: re.sub(r" at 0x[0-9a-fA-F]+", "", repr(v)))
+@pytest.mark.parametrize("bad", [np.random.default_rng(0), os.urandom, 0, "rng"],
+                         ids=lambda v: re.sub(r" at 0x[0-9a-fA-F]+", "", repr(v)))
 def test_resolve_source_refuses_other_types(bad: Any) -> None:
     with pytest.raises(TypeError, match="rng"):
         resolve_source(bad)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import securedp
-from securedp.hazmat.exact.rational import to_rational
 from securedp.hazmat import samplers
+from securedp.hazmat.exact.rational import to_rational
 
 LONG_IS_WIDER = np.finfo(np.longdouble).nmant > np.finfo(np.float64).nmant
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import numpy as np
-
 import securedp
 from securedp import ChaChaSource
-from securedp.hazmat.samplers.pool import POOL_BLOCK, POOL_CAP_BYTES, PoolRegistry, registry
 from securedp.hazmat import samplers
+from securedp.hazmat.samplers.pool import POOL_BLOCK, POOL_CAP_BYTES, PoolRegistry, registry
 
 
 def test_memory_stays_flat_when_drawing_at_many_scales():

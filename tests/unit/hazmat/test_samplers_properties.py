@@ -9,8 +9,9 @@ false-failure probability of at most ``ALPHA = 1e-6`` per seed.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-import securedp
 from securedp import ChaChaSource, SystemSource
 from securedp.hazmat import samplers
 

@@ -72,7 +72,7 @@ def test_bad_numbers_raise_value_error(value: Any) -> None:
     _raises_naming("scale", lambda: samplers.discrete_laplace(value), (ValueError,))
 
 
-POSITIVE = [p for p in zip(PARAMETER_IDS, PARAMETERS) if p[0] in
+POSITIVE = [p for p in zip(PARAMETER_IDS, PARAMETERS, strict=True) if p[0] in
             ("laplace-scale", "gaussian-sigma", "gaussian-variance", "geometric-scale")]
 
 
@@ -122,9 +122,9 @@ SIZED = [
                                              "uniform"])
 def test_bad_sizes_are_refused(call: Callable[[Any], Any]) -> None:
     for size in (-1, (2, -1), np.int64(-3)):
-        _raises_naming("size", lambda: call(size), (ValueError,))
+        _raises_naming("size", lambda size=size: call(size), (ValueError,))
     for size in (True, np.bool_(False), 2.0, "3", [2, 3], (2, 3.0), (True, 2)):
-        _raises_naming("size", lambda: call(size), (TypeError,))
+        _raises_naming("size", lambda size=size: call(size), (TypeError,))
 
 
 def test_gaussian_takes_exactly_one_of_sigma_and_variance() -> None:

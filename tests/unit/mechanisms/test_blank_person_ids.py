@@ -15,8 +15,9 @@ the one rule of ids and keys (:mod:`securedp.reading.keys`), in a one-column rel
 from __future__ import annotations
 
 import decimal
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -162,8 +163,8 @@ def test_the_merge_the_old_code_made() -> None:
 def test_ids_that_are_neither_integers_nor_text_are_refused_naming_ids(bad: Any) -> None:
     """A float past ``2**53`` may be two ids rounded into one: it is no id either."""
     session = Session(epsilon=1)
-    with pytest.raises(ValueError, match=r"^column 'ids', row 1: id .* (is not a whole number|is neither|is not a finite "
-                                         r"number|is too large to be read exactly)"):
+    with pytest.raises(ValueError, match=r"^column 'ids', row 1: id .* (is not a whole number|is neither|"
+                                         r"is not a finite number|is too large to be read exactly)"):
         session.count([1, 2], ids=[3, bad], epsilon="1/2")
     assert session.spent == 0
 
@@ -194,7 +195,8 @@ def test_lengths_that_differ_give_counts_only_to_the_data_holder() -> None:
 
 
 @pytest.mark.parametrize("release", sorted(set(RELEASES) - {"partition"}))
-@pytest.mark.parametrize("blank", BLANKS + [-1, 2.5, "x\ufffd", True], ids=BLANK_IDS + ["minus-1", "2.5", "fffd", "True"])
+@pytest.mark.parametrize("blank", [*BLANKS, -1, 2.5, "x\ufffd", True],
+                         ids=[*BLANK_IDS, "minus-1", "2.5", "fffd", "True"])
 def test_analyst_facing_sessions_drop_rows_without_a_usable_id(release: str, blank: Any) -> None:
     """The release equals the same release on the rows that have an id, from the same seed."""
     full = Session(epsilon=1, rng=ChaChaSource(SEED), analyst_facing=True)
@@ -247,7 +249,7 @@ def test_kept_rows_are_the_reference_rule_on_rows_with_a_usable_id(ids: list[Any
     data = list(range(len(ids)))
     good = [i for i, v in enumerate(ids) if usable(v)]
     if len(good) != len(ids):
-        with pytest.raises((ValueError, TypeError), match="^column 'ids', row "):
+        with pytest.raises((ValueError, TypeError), match=r"^column 'ids', row "):
             securedp.count(data, ids=ids, epsilon=1)
     source = ChaChaSource(SEED)
     draw_salt(source)  # the partition's salt (drawn with ids); the sum then draws its own, then its noise

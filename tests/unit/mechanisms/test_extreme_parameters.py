@@ -29,8 +29,9 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import gmpy2
 import numpy as np
@@ -41,10 +42,10 @@ from scipy import stats
 
 import securedp
 from securedp import ChaChaSource
+from securedp.hazmat import samplers
 from securedp.hazmat.exact.interval import Real
 from securedp.hazmat.samplers.decide import Thresholds
 from securedp.hazmat.samplers.geometric import ExpRatio, GeometricPlan, RationalRatio
-from securedp.hazmat import samplers
 
 ALPHA = 1e-9
 N = 2000
@@ -434,7 +435,7 @@ def _timed(call: Callable[[], Any]) -> tuple[float, Any]:
     start = time.perf_counter()
     try:
         result: Any = call()
-    except Exception as exc:  # noqa: BLE001 - the exception is the result under test
+    except Exception as exc:  # the exception is the result under test
         result = exc
     return time.perf_counter() - start, result
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 
@@ -46,8 +47,9 @@ def test_exponential_tail_is_exact_at_lattice_points(scale):
     x = g.exponential(scale, size=40000)
     assert x.min() >= 0
     edges = [0, 0.25 * s, 0.5 * s, s, 2 * s, 4 * s, math.inf]  # all lattice points: P(X >= t) = exp(-t/scale)
-    counts = np.array([np.sum((x >= a) & (x < b)) for a, b in zip(edges, edges[1:])])
-    probs = np.array([math.exp(-a / s) - (math.exp(-b / s) if b < math.inf else 0) for a, b in zip(edges, edges[1:])])
+    counts = np.array([np.sum((x >= a) & (x < b)) for a, b in itertools.pairwise(edges)])
+    probs = np.array([math.exp(-a / s) - (math.exp(-b / s) if b < math.inf else 0)
+                      for a, b in itertools.pairwise(edges)])
     assert stats.chisquare(counts, probs * len(x)).pvalue > ALPHA
 
 

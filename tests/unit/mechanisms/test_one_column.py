@@ -11,7 +11,8 @@ objects stand in for the libraries when they are not installed (the real ones ar
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -62,7 +63,7 @@ class FakeArrowTable:
         return (self._rows, self._cols)
 
     def to_pylist(self) -> list[dict[str, float]]:
-        return [{name: 1.0 for name in self.column_names} for _ in range(self._rows)]
+        return [dict.fromkeys(self.column_names, 1.0) for _ in range(self._rows)]
 
     def __len__(self) -> int:
         return self._rows
@@ -189,7 +190,7 @@ def test_the_reported_examples() -> None:
 
 def test_the_message_never_gives_the_number_of_rows() -> None:
     """A table's row count is private: two tables of different lengths give the same message."""
-    for (_, small), (_, large) in zip(tables(4), tables(7)):
+    for (_, small), (_, large) in zip(tables(4), tables(7), strict=True):
         messages = []
         for table in (small, large):
             session = Session(epsilon=1, analyst_facing=True)

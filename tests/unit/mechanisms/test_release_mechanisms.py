@@ -10,8 +10,8 @@ from _salted_rule import kept_rows
 
 import securedp
 from securedp import BudgetExceeded, ChaChaSource, Lattice, Session
-from securedp.privacy.conversions import approx_dp_to_zcdp, pure_to_zcdp, zcdp_to_approx_dp
 from securedp.bounding.messages import draw_salt
+from securedp.privacy.conversions import approx_dp_to_zcdp, pure_to_zcdp, zcdp_to_approx_dp
 
 
 def rng(label="t"):

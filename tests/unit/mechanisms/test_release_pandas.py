@@ -11,7 +11,6 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource
-from securedp.bounding.messages import SALT_BYTES
 
 pd = pytest.importorskip("pandas")
 

@@ -20,8 +20,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-import securedp
-from securedp import ChaChaSource
 from securedp.hazmat.exact.kernels import round_half_even
 from securedp.hazmat.samplers.categorical import LOCATE_BLOCK, ExpCategorical
 from securedp.hazmat.samplers.envelope import FloatGaps

@@ -15,8 +15,8 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource
-from securedp.cli.main import main
 from securedp.cli.example_data import PATH as EXAMPLE
+from securedp.cli.main import main
 from securedp.planning import largest_bound, least_budget
 from securedp.planning.budget import meets, stated
 from securedp.tables import Count, Mean, Median, Sum
@@ -41,7 +41,8 @@ def test_a_release_at_the_planned_budget_states_the_planned_half_width() -> None
     data = pl.DataFrame({"g": rng.choice(["a", "b"], 200), "v": rng.integers(0, 1000, 200)})
     release = securedp.table(data, epsilon=found.amount, rng=ChaChaSource(bytes(32)), **QUERY)
     frame = release.frame
-    assert all(high - value == stated(found.plan, "count") for value, high in zip(frame["count"], frame["count_high"]))
+    assert all(high - value == stated(found.plan, "count")
+               for value, high in zip(frame["count"], frame["count_high"], strict=True))
 
 
 def test_the_largest_bound_meets_and_one_more_misses() -> None:
@@ -55,7 +56,7 @@ def test_the_largest_bound_meets_and_one_more_misses() -> None:
 def test_bad_targets_are_refused_naming_the_outputs() -> None:
     with pytest.raises(ValueError, match="no output named 'income_sum'"):
         least_budget({"income_sum": 5}, **QUERY)
-    with pytest.raises(ValueError, match="v_mean has no 'PART'; it states v_mean and v_mean.count"):
+    with pytest.raises(ValueError, match=r"v_mean has no 'PART'; it states v_mean and v_mean\.count"):
         least_budget({"v_mean.PART": 5}, **QUERY)
     with pytest.raises(ValueError, match="no epsilon up to 1"):
         least_budget({"count": 1}, most=1, **QUERY)
@@ -85,5 +86,5 @@ def test_the_least_budget_for_the_persons_a_key_needs(currency: str) -> None:
         assert found.amount <= 1 and stated(found.plan, "keys") == 30 and stated(found.below, "keys") == 31
     with pytest.raises(ValueError, match="the keys are public"):
         least_budget({"keys": 30}, **QUERY)
-    with pytest.raises(ValueError, match="name keys or keys.95"):
+    with pytest.raises(ValueError, match=r"name keys or keys\.95"):
         least_budget({"keys.50": 30}, **query)

@@ -64,7 +64,7 @@ def heavy(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_command_says_what_was_hidden_and_withholds(command, heavy: Path, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_command_says_what_was_hidden_and_withholds(command, heavy: Path, tmp_path: Path) -> None:
     seed = tmp_path / "seed"
     seed.write_bytes(bytes(32))
     status, out, _ = command(["analyze", str(heavy), "--id-column", "person", "--group-by", "region",
@@ -77,7 +77,7 @@ def test_the_command_says_what_was_hidden_and_withholds(command, heavy: Path, tm
     assert "give --release-epsilon the share the count will get" in out
 
 
-def test_a_recommendation_says_what_max_rows_does_to_a_mean(command, heavy: Path) -> None:  # noqa: ANN001
+def test_a_recommendation_says_what_max_rows_does_to_a_mean(command, heavy: Path) -> None:
     status, out, _ = command(["analyze", str(heavy), "--id-column", "person", "--group-by", "region"])
     assert status == 0 and "recommended: --max-groups" in out
     recommended = analyze_contributions(heavy, id_column="person", group_by="region").recommended

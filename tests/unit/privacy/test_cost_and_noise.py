@@ -21,7 +21,7 @@ PACKAGE = Path(securedp.__file__).parent
 
 @pytest.mark.parametrize(("epsilon", "rho"), [(None, None), (1, 1), ("1/2", "1/3")])
 def test_a_cost_is_exactly_one_of_epsilon_and_rho(epsilon: object, rho: object) -> None:
-    with pytest.raises(TypeError, match="exactly one of epsilon= .* or rho="):
+    with pytest.raises(TypeError, match=r"exactly one of epsilon= .* or rho="):
         Cost.of(epsilon, rho)
 
 

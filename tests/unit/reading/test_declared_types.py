@@ -88,7 +88,8 @@ def test_quantiles_are_whole_and_means_keep_the_bounds_lattice() -> None:
     iqr = securedp.iqr(column, bounds=(0, 20), epsilon=1, rng=ChaChaSource(SEED))
     assert iqr.parameters["data_iqr"]["lattice_step"] == 1
     mean = securedp.mean(pl.Series([0, 1, 1]), bounds=(0, 1), epsilon=10**12, rng=ChaChaSource(SEED))
-    assert mean.parameters["data_mean"]["lattice_step"] == Fraction(1, 65536) and mean.value == Fraction(43691, 65536)  # ~2/3
+    assert (mean.parameters["data_mean"]["lattice_step"] == Fraction(1, 65536)
+            and mean.value == Fraction(43691, 65536))  # ~2/3
     variance = securedp.variance(column, bounds=(0, 80), epsilon=1, rng=ChaChaSource(SEED))
     assert variance.parameters["data_variance"]["lattice_step"] == Fraction(1, 1024)
 

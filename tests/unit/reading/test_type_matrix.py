@@ -79,12 +79,17 @@ ENTRY_POINTS: dict[str, tuple[Fraction, Callable[[Any], Any]]] = {
     "bernoulli p": (Fraction(3, 8), lambda x: _seeded(samplers.bernoulli, p=x, size=8)),
     "bernoulli_exp x": (Fraction(1, 2), lambda x: _seeded(samplers.bernoulli_exp, x=x, size=8)),
     "uniform_below n": (Fraction(7), lambda x: _seeded(samplers.uniform_below, n=x, size=8)),
-    "count epsilon": (Fraction(1, 2), lambda x: securedp.prepare_count([1, 2, 3], epsilon=x).execute(ChaChaSource(SEED)).value),
-    "sum bounds": (Fraction(4), lambda x: securedp.prepare_sum([1, 2, 3], bounds=(0, x), epsilon=1).execute(ChaChaSource(SEED)).value),
-    "mean epsilon": (Fraction(1, 4), lambda x: securedp.prepare_mean([1, 2, 3], bounds=(0, 4), epsilon=x).execute(ChaChaSource(SEED)).value),
-    "median epsilon": (Fraction(1, 2), lambda x: securedp.prepare_median([1, 2, 3], bounds=(0, 8), epsilon=x).execute(ChaChaSource(SEED)).value),
+    "count epsilon": (Fraction(1, 2), lambda x: securedp.prepare_count([1, 2, 3], epsilon=x)
+                      .execute(ChaChaSource(SEED)).value),
+    "sum bounds": (Fraction(4), lambda x: securedp.prepare_sum([1, 2, 3], bounds=(0, x), epsilon=1)
+                   .execute(ChaChaSource(SEED)).value),
+    "mean epsilon": (Fraction(1, 4), lambda x: securedp.prepare_mean([1, 2, 3], bounds=(0, 4), epsilon=x)
+                     .execute(ChaChaSource(SEED)).value),
+    "median epsilon": (Fraction(1, 2), lambda x: securedp.prepare_median([1, 2, 3], bounds=(0, 8), epsilon=x)
+                       .execute(ChaChaSource(SEED)).value),
     "Session epsilon": (Fraction(3, 4), lambda x: securedp.Session(epsilon=x).total),
-    "SecureGenerator.laplace scale": (Fraction(1, 2), lambda x: SecureGenerator(ChaChaSource(SEED)).laplace(0, x, size=4).tolist()),
+    "SecureGenerator.laplace scale": (Fraction(1, 2),
+                                      lambda x: SecureGenerator(ChaChaSource(SEED)).laplace(0, x, size=4).tolist()),
     "SecureGenerator.epsilon_of sensitivity": (Fraction(1), lambda x: SecureGenerator.epsilon_of(x, 3)),
 }
 
@@ -95,7 +100,8 @@ NAMES = {"discrete_laplace scale": "scale", "discrete_gaussian sigma": "sigma", 
          "SecureGenerator.epsilon_of sensitivity": "sensitivity"}
 
 
-EXACT_CASES = [(entry, kind) for entry in ENTRY_POINTS for kind in ACCEPTED if _as(kind, ENTRY_POINTS[entry][0]) is not None]
+EXACT_CASES = [(entry, kind) for entry in ENTRY_POINTS for kind in ACCEPTED
+               if _as(kind, ENTRY_POINTS[entry][0]) is not None]
 
 
 @pytest.mark.parametrize("entry, kind", EXACT_CASES)

@@ -123,7 +123,7 @@ def test_undecodable_ids_are_unusable_in_every_table_input(tmp_path: Path, kind:
                                  pa.chunked_array([invalid_utf8(IDS_BYTES)])], ids=["surrogates", "array", "chunked"])
 def test_undecodable_ids_of_a_one_column_release_are_blank(ids: Any) -> None:
     session = Session(epsilon=1, rng=ChaChaSource(bytes(32)))
-    with pytest.raises(ValueError, match="column 'ids', row 0: (blank id|id .* holds bytes that are not valid text)"):
+    with pytest.raises(ValueError, match=r"column 'ids', row 0: (blank id|id .* holds bytes that are not valid text)"):
         session.count([1, 2, 3, 4], ids=ids, epsilon="1/2")
     assert session.spent == 0
     guarded = Session(epsilon=1, rng=ChaChaSource(bytes(32)), analyst_facing=True)

@@ -12,9 +12,9 @@ import pyarrow as pa
 import pytest
 
 from securedp import ChaChaSource
-from securedp.tables import Count, Mean, Median, Persons, Sum, Variance, prepare_table
-from securedp.privacy.cost import Cost
 from securedp.mechanisms.quantile import selection_epsilon
+from securedp.privacy.cost import Cost
+from securedp.tables import Count, Mean, Median, Persons, Sum, Variance, prepare_table
 from securedp.tables.spec import quantile_cell_epsilon
 
 

@@ -13,8 +13,8 @@ import pytest
 import securedp
 from securedp import AuditLog, BudgetExceeded, ChaChaSource, verify_log
 from securedp.cli.main import main
-from securedp.privacy.accuracy import gaussian_halfwidth
 from securedp.mechanisms.gaussian_threshold import gaussian_threshold
+from securedp.privacy.accuracy import gaussian_halfwidth
 from securedp.tables import Count, Mean, prepare_table
 
 
