@@ -87,7 +87,7 @@ from securedp.accounting.budget import Budget, budget_total, delta_rational
 from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.accounting.schema import BudgetState, Currency, Pending, parse_record
 from securedp.hazmat.bits.filelock import locked
-from securedp.hazmat.exact.bounds import STORED_DIGITS
+from securedp.hazmat.exact.bounds import BUDGET_FILE_BYTES, STORED_DIGITS
 from securedp.hazmat.exact.rational import format_rational
 from securedp.mechanisms.record_schema import SchemaError
 
@@ -98,7 +98,6 @@ OPTIONAL = frozenset({"currency", "remaining", "delta_total", "delta_spent", "pe
 _TERM = f"[1-9][0-9]{{0,{STORED_DIGITS - 1}}}"  # the declared bound of what a budget keeps
 _RATIONAL = re.compile(f"-?(0|{_TERM})(/{_TERM})?")
 _LEDGER = re.compile(r"[0-9a-f]{32}")
-_MAX_BYTES = 1 << 16
 
 
 class BudgetError(ValueError):
@@ -245,9 +244,9 @@ class BudgetFile:
         if state.pending is not None:
             fields["pending"] = {"writer": state.pending.writer, "record": state.pending.record}
         text = json.dumps(fields, indent=1)
-        if len(text.encode("utf-8")) >= _MAX_BYTES:
+        if len(text.encode("utf-8")) >= BUDGET_FILE_BYTES:
             raise BudgetError(f"the record of this release is too long to be kept with its charge in {self.path} "
-                              f"(a budget file holds at most {_MAX_BYTES} bytes); nothing was drawn or charged")
+                              f"(a budget file holds at most {BUDGET_FILE_BYTES} bytes); nothing was drawn or charged")
         real = self.real
         fd, tmp = tempfile.mkstemp(prefix=real.name + ".", dir=real.parent)
         try:
@@ -308,9 +307,9 @@ def _parse(real: Path, path: Path) -> BudgetState:
                 raise ValueError(f"it has {links} hard links: a budget file must have one name, since every charge "
                                  "replaces it and its other names would keep a budget of their own; remove the "
                                  "other links (or use a symbolic link)")
-            raw = handle.read(_MAX_BYTES + 1)
-        if len(raw) > _MAX_BYTES:
-            raise ValueError(f"larger than {_MAX_BYTES} bytes")
+            raw = handle.read(BUDGET_FILE_BYTES + 1)
+        if len(raw) > BUDGET_FILE_BYTES:
+            raise ValueError(f"larger than {BUDGET_FILE_BYTES} bytes")
         data = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")

@@ -52,6 +52,10 @@ MAX_COUNT = 1 << 40
 STORED_DIGITS = 1000
 """The most decimal digits of each term of a rational a budget keeps (the budget file's reader's limit)."""
 
+BUDGET_FILE_BYTES = 1 << 26
+"""The most bytes of a budget file (64 MiB), checked when it is written and when it is read. It holds, while a
+release is in flight, the record to append if the release dies, whose query names every public key (about 20 bytes
+a key): over three million keys fit. (64 KiB refused a table of 6,000 public keys.)"""
 CELL_CHARS = 400
 """The most characters of a text value cell, and digits of a ``Decimal`` value cell's or id's coefficient, that are
 read; a longer one is unusable."""
