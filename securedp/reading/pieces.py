@@ -138,7 +138,7 @@ def _csv_pieces(path: pathlib.Path, columns: Sequence[str], size: int, delimiter
     encoding = check_encoding(encoding)
     where, faults, wanted = str(path), _Faults(), list(dict.fromkeys(columns))
     header: str | None = None
-    pending, consumed, newlines, ended = "", 0, 0, False
+    pending, consumed, newlines, ended, retry_at = "", 0, 0, False, 0
     chunks = _byte_chunks(path, size)
     while not ended:
         data = next(chunks, None)
@@ -165,9 +165,13 @@ def _csv_pieces(path: pathlib.Path, columns: Sequence[str], size: int, delimiter
             header, pending = pending[:offset], pending[offset:]
         if not pending and not ended:
             continue
+        if len(pending) < retry_at and not ended:
+            continue  # a record longer than the last piece: parse again at twice its length (linear, not quadratic)
         read, rest = _parsed(header, pending, wanted, delimiter, ended)
         if read is None:
-            continue  # one record is longer than the piece: read on
+            retry_at = 2 * len(pending)  # one record is longer than the piece: read on
+            continue
+        retry_at = 0
         for record in read.malformed:
             faults.malformed_count += 1
             if faults.malformed is None:

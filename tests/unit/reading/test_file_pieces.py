@@ -86,3 +86,23 @@ def test_only_encodings_cut_at_their_line_breaks_are_read_in_pieces() -> None:
     assert cuttable_encoding("utf-8") and cuttable_encoding("latin-1") and cuttable_encoding("cp1252")
     assert not cuttable_encoding("utf-16") and not cuttable_encoding("utf-8-sig")
     assert not cuttable_encoding("shift_jis")
+
+
+def test_an_unclosed_quote_is_read_on_in_linear_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a quoted cell never closed, every later piece belongs to that record: the text held is parsed again
+    only each time it has doubled (it was parsed again at every piece: 80,000 rows took 8.1 s against 0.1 s), and
+    the pieces still read as the whole file does."""
+    import securedp.reading.pieces as module
+
+    path = tmp_path / "t.csv"
+    path.write_text("pid,v\n1,2\n5,\"k5\n" + "".join(f"{i},{i % 50}\n" for i in range(20000)), encoding="utf-8")
+    calls: list[int] = []
+    real = module._parsed
+
+    def counted(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(module, "_parsed", counted)
+    assert _pieces(path, 211, "utf-8") == _whole(path, "utf-8")
+    assert len(calls) < 40, len(calls)  # about log2(file size / piece size) parses, not one a piece (over 900)
