@@ -52,6 +52,9 @@ PER_ROW, PER_COLUMN = 24, 48
 (measured: 1.6 GiB for 10**7 rows of three integer columns, 14 GiB for 10**8)."""
 PER_CSV_BYTE = 24
 """Peak bytes of the in-memory release per byte of a CSV file (its cells are read as text)."""
+MAX_PARTS = 1 << 12
+"""The most parts a file is read in (10**9 rows of Parquet need about 25 at 8 GiB): a budget too small for the file
+then gets parts larger than itself, rather than millions of files."""
 _UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40, "kb": 10**3, "mb": 10**6,
           "gb": 10**9, "tb": 10**12}
 LOG = logging.getLogger("securedp.pieces")
@@ -77,7 +80,7 @@ def memory_budget(value: Any) -> int:
 
 
 def _usable(budget: int) -> int:
-    return max(budget - RESERVED, budget // 4)
+    return max(budget - RESERVED, budget // 4, 1)
 
 
 def read_sizes(usable: int, columns: int) -> tuple[int, int]:
@@ -106,7 +109,7 @@ def piece_count(file: TableFile, columns: int, budget: int) -> int:
         if not cuttable_encoding(file.encoding):
             return 1
         need = path.stat().st_size * PER_CSV_BYTE
-    return max(1, math.ceil(need / _usable(budget)))
+    return min(MAX_PARTS, max(1, math.ceil(need / _usable(budget))))
 
 
 def memory_engine(data: Any, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
@@ -142,6 +145,15 @@ class PiecesEngine:
     def __init__(self, file: TableFile, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
                  public: PublicKeys | None, missing: str, fill: Any, count: int) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="securedp-pieces-")  # removed with the engine
+        try:
+            self._split(file, id_column, bounds, columns, public, missing, fill, count)
+        except BaseException:  # a refusal or a failure: the private rows written so far go now, not when collected
+            self._folder.cleanup()
+            raise
+
+    def _split(self, file: TableFile, id_column: str | None, bounds: Bounds, columns: Sequence[ColumnSpec],
+               public: PublicKeys | None, missing: str, fill: Any, count: int) -> None:
+        """Read the file, write each person's rows to the part of its id, check every part and park it on disk."""
         folder = pathlib.Path(self._folder.name)
         budget = _usable(memory_budget(bounds.memory_budget))
         wanted = list(dict.fromkeys([*([id_column] if id_column is not None else []), *bounds.group_by,

@@ -190,3 +190,30 @@ def test_a_small_budget_reads_a_file_in_parts(tmp_path: Path, monkeypatch: pytes
 
     assert release(None).equals(release(1 << 12))
     assert built and built[0] > 1
+
+
+def test_a_refusal_leaves_no_private_rows_on_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal raised while the parts are written (a blank id) removes the parts' folder at once: it stayed while
+    the exception was referenced (a REPL's ``sys.last_value`` holds it indefinitely)."""
+    path = tmp_path / "t.csv"
+    path.write_text("pid,g,v\n,0,3\n" + "".join(f"{i},{i % 6},{i % 50}\n" for i in range(10, 400)), encoding="utf-8")
+    monkeypatch.setattr(pieces.tempfile, "tempdir", str(tmp_path / "parts"))
+    (tmp_path / "parts").mkdir()
+    monkeypatch.setattr(pieces, "piece_count", lambda *_: 7)
+    monkeypatch.setattr(pieces, "read_sizes", lambda *_: (53, 211))
+    with pytest.raises(ValueError, match="pid") as held:  # the exception held, as a REPL holds the last one
+        securedp.prepare_table(str(path), group_by=["g"], keys=[str(i) for i in range(6)], id_column="pid",
+                               aggregations=[Count()], max_groups=2, max_rows=3, epsilon=1)
+    assert held.value is not None and list((tmp_path / "parts").iterdir()) == []
+
+
+def test_a_budget_of_a_few_bytes_is_a_budget_and_parts_are_capped(tmp_path: Path) -> None:
+    """A budget smaller than the reserve still gives a positive usable size (3 bytes divided by zero), and a tiny
+    budget gives at most MAX_PARTS parts, not one a byte."""
+    path = _parquet(tmp_path / "t.parquet", _table(1, 3000, 0.0))
+    file = securedp.reading.files.TableFile(path)
+    assert 1 < pieces.piece_count(file, 3, 3) <= pieces.MAX_PARTS
+    frame = securedp.table(str(path), group_by=["g"], keys=list(range(6)), id_column="pid", epsilon=1,
+                           max_groups=2, max_rows=3, memory_budget=3, rng=ChaChaSource(bytes(32))).frame
+    assert frame.equals(securedp.table(str(path), group_by=["g"], keys=list(range(6)), id_column="pid", epsilon=1,
+                                       max_groups=2, max_rows=3, rng=ChaChaSource(bytes(32))).frame)
