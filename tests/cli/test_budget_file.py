@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from securedp.cli.budget import BudgetError, BudgetFile
 from securedp.cli.example_data import PATH as EXAMPLE
 from securedp.cli.main import main
+from securedp.hazmat.exact.bounds import BUDGET_FILE_BYTES
 from securedp.hazmat.exact.rational import format_rational
 from securedp.privacy.cost import Cost
 
@@ -100,7 +101,7 @@ def test_a_malformed_file_is_refused_before_anything_is_charged(tmp_path: Path, 
         (f'{{"format": "securedp-budget/1", "total": NaN, "spent": "0", "ledger": "{LEDGER}"}}', "NaN"),
         (f'{{"format": "securedp-budget/1", "total": Infinity, "spent": "0", "ledger": "{LEDGER}"}}', "Infinity"),
         ("[1, 2]", "not a JSON object"),
-        ("[" * 100_000 + "]" * 100_000, "larger than"),
+        (" " * BUDGET_FILE_BYTES + "{}", "larger than"),  # the declared bound of a budget file (64 MiB)
         ("[" * 30_000 + "]" * 30_000, "recursion"),
         ("{not json", "Expecting property name"),
         ("", "Expecting value"),
