@@ -160,16 +160,17 @@ class BudgetFile:
         """Create the file of ``total`` (and ``delta``) with nothing spent, under the lock, and return its state.
 
         A file that exists is refused, never replaced or extended: its ledger, its totals and what it has spent
-        stand (an audit log checks them), so a delta ledger is given to a new file only.
+        stand (an audit log checks them), so a delta ledger is given to a new file only. A symbolic link is
+        followed as every use of the file follows it: through a link to a file not yet there, that file is created.
         """
         if self.total is None:
             raise ValueError("a budget file is created with its total")
         refusal = BudgetError(f"{self.path} already exists: a budget file is never replaced or extended (its "
                               "ledger and what it has spent stand); create the new budget under another name")
-        if os.path.lexists(self.path):
+        if os.path.lexists(self.real):
             raise refusal
         with self.hold() as state:
-            if os.path.lexists(self.path):  # created by another process before the lock was taken
+            if os.path.lexists(self.real):  # created by another process before the lock was taken
                 raise refusal
             self.save(state)
         return state

@@ -53,3 +53,16 @@ def test_a_file_with_two_hard_links_is_refused_before_anything_is_charged(tmp_pa
     with pytest.raises(BudgetError, match="hard link"), BudgetFile(name, 1).charge(Fraction(1, 10)):
         pass
     assert real.read_bytes() == before == other.read_bytes() and os.stat(real).st_nlink == 2
+
+
+def test_budget_create_through_a_dangling_link_creates_its_target_as_a_release_would(tmp_path: Path) -> None:
+    """``budget create`` follows a link as every other use of the file does: through a link to a file that does
+    not exist yet it creates that file (a release with ``--budget`` would); through a link to an existing file it
+    refuses, the file unchanged."""
+    real, link = tmp_path / "b.json", tmp_path / "link.json"
+    link.symlink_to(real)
+    state = BudgetFile(link, 1).create()
+    assert link.is_symlink() and read_budget(real) == state and state.spent == 0
+    with pytest.raises(BudgetError, match="already exists"):
+        BudgetFile(link, 2).create()
+    assert read_budget(real) == state
