@@ -92,3 +92,34 @@ def test_the_counts_see_what_they_count() -> None:
     assert "planning/contributions.py:analyze_contributions" in public_functions()
     sample = "class C:\n    def m(self, a, /, b, *c, d, **e):\n        def g(x):\n            pass\n"
     assert {name: (lines, count) for name, lines, count in functions(sample)} == {"C.m": (3, 5), "C.m.g": (2, 1)}
+
+
+def test_every_prepared_release_holds_a_route_of_the_layer_that_prepared_it() -> None:
+    """Issue 41.4: execution flows one way. A prepared release is a value plus a route, a named class of the
+    layer that owns the route (a table's, its one cell's, a selection's, a planner's); none of securedp's
+    is a function wrapped as a caller's (:class:`~securedp.mechanisms.release.RunRoute`)."""
+    import polars as pl
+
+    from securedp.mechanisms.release import RunRoute
+    from securedp.planning.contributions import prepare_contribution_histogram
+
+    people = pl.DataFrame({"p": [1, 2, 3, 3], "g": ["a", "b", "a", "b"], "x": [1, 2, 3, 4]})
+    prepared = {
+        "tables.table.TableRoute": securedp.prepare_table(people, group_by=["g"], keys=["a", "b"], epsilon=1),
+        "tables.table.CellRoute": securedp.prepare_sum([1, 2], bounds=(0, 2), epsilon=1),
+        "mechanisms.selection.SelectionRoute": securedp.prepare_exponential_mechanism([1, 2], epsilon=1,
+                                                                                      sensitivity=1),
+        "planning.bounds.FinishedRoute": securedp.prepare_private_bounds([1, 2, 3], epsilon=1),
+        "planning.noisy_counts.NoisyCounts": prepare_contribution_histogram(people, id_column="p", group_by="g",
+                                                                           epsilon=1),
+    }
+    for name, release in prepared.items():
+        route = type(release.route)
+        assert f"{route.__module__}.{route.__qualname__}" == f"securedp.{name}"
+        assert not isinstance(release.route, RunRoute)
+        assert release.execute(securedp.ChaChaSource(bytes(32))).statistic == release.statistic
+    wrapped = securedp.PreparedRelease("count", prepared["tables.table.CellRoute"].epsilon, None,
+                                       prepared["tables.table.CellRoute"].run)
+    assert isinstance(wrapped.route, RunRoute)  # a caller's own function, as before routes
+    assert wrapped.execute(securedp.ChaChaSource(bytes(32))) == \
+        prepared["tables.table.CellRoute"].execute(securedp.ChaChaSource(bytes(32)))
