@@ -209,6 +209,8 @@ class Feed:
     alpha: Fraction
     source: RandomSource
     committed: dict[str, Any]
+    """The engine's integers read so far, as input-commitment parts (this execution's own: see
+    :attr:`ReleasedCells.committed`)."""
     indexed: dict[int, list[int]]
     """Each engine column's cell positions in its aggregates (shared by the aggregations of one column)."""
 
