@@ -16,10 +16,11 @@ from typing import Any
 
 from securedp.hazmat.exact.rational import format_rational, positive_rational, to_rational
 from securedp.mechanisms.release import PreparedRelease
-from securedp.planning.bounds import prepare_column_bounds
+from securedp.planning.bounds import BoundsMethod, prepare_column_bounds
 from securedp.planning.contributions import prepare_contribution_histogram
 from securedp.reading.files import TableFile
 from securedp.reading.types import declared_schema
+from securedp.tables.checks import Reading
 
 
 @dataclass(frozen=True)
@@ -46,10 +47,11 @@ class BoundsQuery:
     def prepare(self, data: Any) -> PreparedRelease:
         """The release on ``data``: the file's path (read when the release reads its data), or a table."""
         table = TableFile(data, self.delimiter, self.encoding) if isinstance(data, (str, Path)) else data
-        return prepare_column_bounds(table, self.column, id_column=self.id_column, epsilon=self.epsilon,
-                                     max_contributions=self.max_contributions, method=self.method,
-                                     exponents=self.exponents, quantiles=self.quantiles, beta=self.beta,
-                                     missing=self.missing, fill=self.fill, schema=dict(self.schema) or None)
+        how = BoundsMethod(self.method, self.exponents, self.quantiles, self.beta)
+        reading = Reading(id_column=self.id_column, missing=self.missing, fill=self.fill,
+                          schema=dict(self.schema) or None)
+        return prepare_column_bounds(table, self.column, how, reading, epsilon=self.epsilon,
+                                     max_contributions=self.max_contributions)
 
     def to_json(self) -> dict[str, Any]:
         return {"statistic": "bounds", "column": self.column, "epsilon": format_rational(self.epsilon),

@@ -59,7 +59,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="securedp", description="Exact differential privacy from the command line.")
     parser.add_argument("--version", action="version", version=f"securedp {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_release(sub)
+    planning.add_commands(sub)  # analyze, bounds
+    budget.add_command(sub)
+    demo = sub.add_parser("demo", help="several releases on the built-in example dataset")
+    demo.set_defaults(run=commands.demo)
+    test = sub.add_parser("selftest", help="goodness-of-fit checks of every sampler on this machine")
+    test.add_argument("--draws", type=int, default=None, help="draws per sampler (default: 1,000,000)")
+    test.add_argument("--plot", help="also save a figure of empirical against exact probabilities (needs matplotlib)")
+    test.set_defaults(run=commands.selftest)
+    _add_audit(sub)
+    return parser
 
+
+def _add_release(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """``securedp release``: one statistic of a column, or a grouped table (:mod:`securedp.cli.table_command`)."""
     rel = sub.add_parser("release", help="one private release from a CSV column, or a grouped table")
     rel.add_argument("data", help="CSV file with a header row (a table: also Parquet, or - for standard input)")
     rel.add_argument("--column", help="the column to release a statistic of")
@@ -109,17 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     table_command.add_table_options(rel)
     rel.set_defaults(run=_release)
 
-    planning.add_commands(sub)  # analyze, bounds
-    budget.add_command(sub)
 
-    demo = sub.add_parser("demo", help="several releases on the built-in example dataset")
-    demo.set_defaults(run=commands.demo)
-
-    test = sub.add_parser("selftest", help="goodness-of-fit checks of every sampler on this machine")
-    test.add_argument("--draws", type=int, default=None, help="draws per sampler (default: 1,000,000)")
-    test.add_argument("--plot", help="also save a figure of empirical against exact probabilities (needs matplotlib)")
-    test.set_defaults(run=commands.selftest)
-
+def _add_audit(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """``securedp audit verify | replay | report | keygen | head``."""
     audit = sub.add_parser("audit", help="sign, verify or replay an audit log")
     audit_sub = audit.add_subparsers(dest="audit_command", required=True, parser_class=_Parser)
     head_help = "a head hash published earlier (64 hex), or a signed head file (needs --public-key)"
@@ -158,7 +164,6 @@ def build_parser() -> argparse.ArgumentParser:
     head.add_argument("--key", required=True, help="the signing key of the log")
     head.add_argument("--out", help="write the statement to this new file instead of printing it")
     head.set_defaults(run=commands.head)
-    return parser
 
 
 _NEGATIVE_VALUE = re.compile(r"-(?:\d|\.\d|inf|nan)", re.IGNORECASE)

@@ -234,14 +234,14 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery, data: Callable[[],
 
     from securedp.accounting.schema import Currency
     from securedp.audit.planning_query import BoundsQuery
-    from securedp.tables.pricing import price_table
+    from securedp.tables.pricing import TableParameters, price_table
 
     auto = [a for a in query.aggregations if a.auto]
     if not auto:
         return query
     epsilon = auto_cost(args, query)
     placeholder = placeholder_bounds(query)
-    price_table(**placeholder.public(), epsilon=query.epsilon, rho=query.rho)
+    price_table(TableParameters(**placeholder.public(), epsilon=query.epsilon, rho=query.rho))
     columns = list(dict.fromkeys(a.column for a in auto if a.column is not None))
     _check_room_for_all(pipeline.preflight(args, query.currency), query, epsilon * len(columns))
     placeholder.prepare(data())  # the table's columns and cells, read and checked as the table reads them

@@ -121,89 +121,16 @@ class Clamp:
         return round_half_even(n * self.den, d * self.num)
 
     def record_function(self) -> Callable[[Any], int | None]:
-        """The per-record screen: a record's clamped units, or ``None`` if it is unusable."""
-        lo_u, hi_u, lo_f, hi_f, lo_i, hi_i = self.lo_u, self.hi_u, self.lo_f, self.hi_f, self.lo_i, self.hi_i
-        den, num, mult, zero_u = self.den, self.num, self.mult, self.zero_u
-        exact_mult, approx_ok = self.exact_mult, self.approx_ok
-        big_bits, tiny_bits, big_dec, tiny_dec = self.big_bits, self.tiny_bits, self.big_dec, self.tiny_dec
-        rational_units = self.rational_units
+        """The per-record screen: a record's clamped units, or ``None`` if it is unusable.
 
-        def of_float(x: float) -> int | None:
-            if x != x:
-                return None
-            if x < lo_f:
-                return lo_u
-            if x > hi_f:
-                return hi_u
-            if exact_mult:
-                return round(x * mult)
-            if approx_ok:
-                y = x * mult
-                r = round(y)
-                if abs(abs(y - r) - 0.5) > TIE_TOLERANCE * (1.0 + abs(y)):
-                    return r
-            n, d = x.as_integer_ratio()
-            return round_half_even(n * den, d * num)
-
-        def of_int(x: int) -> int:
-            if x < lo_i:
-                return lo_u
-            if x > hi_i:
-                return hi_u
-            return x * den if num == 1 else round_half_even(x * den, num)
-
-        def of_fraction(n: int, d: int) -> int | None:
-            if d <= 0:
-                if d == 0:
-                    return None
-                n, d = -n, -d
-            if n == 0:
-                return zero_u
-            e = abs(n).bit_length() - d.bit_length()  # 2**(e-1) < |x| < 2**(e+1)
-            if e - 1 >= big_bits:
-                return hi_u if n > 0 else lo_u
-            if e + 1 <= tiny_bits:
-                return zero_u
-            if max(abs(n).bit_length(), d.bit_length()) > CELL_BITS:  # within the bounds, but too long to read
-                return None
-            return rational_units(n, d)
-
-        def of_decimal(x: decimal.Decimal) -> int | None:
-            if x.is_nan() or cell_too_long(x):
-                return None
-            if x.is_infinite():
-                return hi_u if x > 0 else lo_u
-            if x.is_zero():
-                return zero_u
-            a = x.adjusted()  # 10**a <= |x| < 10**(a+1)
-            if a >= big_dec:
-                return hi_u if x > 0 else lo_u
-            if a + 1 <= tiny_dec:
-                return zero_u
-            n, d = x.as_integer_ratio()
-            return rational_units(n, d)
-
-        def of_string(s: str) -> int | None:
-            if len(s) > CELL_CHARS:  # judged by its length before it is read
-                return None
-            if DECIMAL_RE.fullmatch(s):
-                return of_decimal(text_decimal(s))
-            m = RATIO_RE.fullmatch(s)
-            if m is None:
-                return None
-            n, d = decimal.Decimal(m.group(1)), decimal.Decimal(m.group(2))
-            if d.is_zero():
-                return None
-            if n.is_zero():
-                return zero_u
-            a = n.adjusted() - d.adjusted()  # 10**(a-1) < |x| < 10**(a+1)
-            if a - 1 >= big_dec:
-                return hi_u if n > 0 else lo_u
-            if a + 1 <= tiny_dec:
-                return zero_u
-            nn, nd = n.as_integer_ratio()
-            dn, _ = d.as_integer_ratio()
-            return of_fraction(nn, nd * dn)
+        One reader per kind of record (:func:`_float_units`, :func:`_int_units`, :func:`_fraction_units`,
+        :func:`_decimal_units`, :func:`_text_units`), each holding its constants as locals (the hot path),
+        chosen by the record's type.
+        """
+        lo_u, hi_u = self.lo_u, self.hi_u
+        of_float, of_int, of_fraction = _float_units(self), _int_units(self), _fraction_units(self)
+        of_decimal = _decimal_units(self)
+        of_string = _text_units(self, of_decimal, of_fraction)
 
         def screen(x: Any) -> int | None:
             t = type(x)
@@ -244,3 +171,122 @@ class Clamp:
             return None
 
         return screen
+
+
+def _float_units(c: Clamp) -> Callable[[float], int | None]:
+    """The units of a float record (``None`` for NaN): exact comparisons with the float bounds, then a float
+    product when it is exact or far from a tie, else exact rounding of its integer ratio."""
+    lo_u, hi_u, lo_f, hi_f, den, num, mult = c.lo_u, c.hi_u, c.lo_f, c.hi_f, c.den, c.num, c.mult
+    exact_mult, approx_ok = c.exact_mult, c.approx_ok
+
+    def of_float(x: float) -> int | None:
+        if x != x:
+            return None
+        if x < lo_f:
+            return lo_u
+        if x > hi_f:
+            return hi_u
+        if exact_mult:
+            return round(x * mult)
+        if approx_ok:
+            y = x * mult
+            r = round(y)
+            if abs(abs(y - r) - 0.5) > TIE_TOLERANCE * (1.0 + abs(y)):
+                return r
+        n, d = x.as_integer_ratio()
+        return round_half_even(n * den, d * num)
+
+    return of_float
+
+
+def _int_units(c: Clamp) -> Callable[[int], int]:
+    """The units of an integer record."""
+    lo_u, hi_u, lo_i, hi_i, den, num = c.lo_u, c.hi_u, c.lo_i, c.hi_i, c.den, c.num
+
+    def of_int(x: int) -> int:
+        if x < lo_i:
+            return lo_u
+        if x > hi_i:
+            return hi_u
+        return x * den if num == 1 else round_half_even(x * den, num)
+
+    return of_int
+
+
+def _fraction_units(c: Clamp) -> Callable[[int, int], int | None]:
+    """The units of a rational record ``n / d`` (``None`` for ``d == 0``, or for terms over ``CELL_BITS`` bits
+    within the bounds), judged by its size first."""
+    lo_u, hi_u, zero_u, big_bits, tiny_bits = c.lo_u, c.hi_u, c.zero_u, c.big_bits, c.tiny_bits
+    rational_units = c.rational_units
+
+    def of_fraction(n: int, d: int) -> int | None:
+        if d <= 0:
+            if d == 0:
+                return None
+            n, d = -n, -d
+        if n == 0:
+            return zero_u
+        e = abs(n).bit_length() - d.bit_length()  # 2**(e-1) < |x| < 2**(e+1)
+        if e - 1 >= big_bits:
+            return hi_u if n > 0 else lo_u
+        if e + 1 <= tiny_bits:
+            return zero_u
+        if max(abs(n).bit_length(), d.bit_length()) > CELL_BITS:  # within the bounds, but too long to read
+            return None
+        return rational_units(n, d)
+
+    return of_fraction
+
+
+def _decimal_units(c: Clamp) -> Callable[[decimal.Decimal], int | None]:
+    """The units of a ``Decimal`` record (``None`` for NaN or one too long), judged by its exponent first."""
+    lo_u, hi_u, zero_u, big_dec, tiny_dec = c.lo_u, c.hi_u, c.zero_u, c.big_dec, c.tiny_dec
+    rational_units = c.rational_units
+
+    def of_decimal(x: decimal.Decimal) -> int | None:
+        if x.is_nan() or cell_too_long(x):
+            return None
+        if x.is_infinite():
+            return hi_u if x > 0 else lo_u
+        if x.is_zero():
+            return zero_u
+        a = x.adjusted()  # 10**a <= |x| < 10**(a+1)
+        if a >= big_dec:
+            return hi_u if x > 0 else lo_u
+        if a + 1 <= tiny_dec:
+            return zero_u
+        n, d = x.as_integer_ratio()
+        return rational_units(n, d)
+
+    return of_decimal
+
+
+def _text_units(c: Clamp, of_decimal: Callable[[decimal.Decimal], int | None],
+                of_fraction: Callable[[int, int], int | None]) -> Callable[[str], int | None]:
+    """The units of a text record: decimal text (read by ``of_decimal``) or a ratio ``n/d`` (by ``of_fraction``,
+    judged by its digits first); ``None`` for any other text, or text over ``CELL_CHARS`` characters."""
+    lo_u, hi_u, zero_u, big_dec, tiny_dec = c.lo_u, c.hi_u, c.zero_u, c.big_dec, c.tiny_dec
+
+    def of_string(s: str) -> int | None:
+        if len(s) > CELL_CHARS:  # judged by its length before it is read
+            return None
+        if DECIMAL_RE.fullmatch(s):
+            return of_decimal(text_decimal(s))
+        m = RATIO_RE.fullmatch(s)
+        if m is None:
+            return None
+        n, d = decimal.Decimal(m.group(1)), decimal.Decimal(m.group(2))
+        if d.is_zero():
+            return None
+        if n.is_zero():
+            return zero_u
+        a = n.adjusted() - d.adjusted()  # 10**(a-1) < |x| < 10**(a+1)
+        if a - 1 >= big_dec:
+            return hi_u if n > 0 else lo_u
+        if a + 1 <= tiny_dec:
+            return zero_u
+        nn, nd = n.as_integer_ratio()
+        dn, _ = d.as_integer_ratio()
+        return of_fraction(nn, nd * dn)
+
+    return of_string

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -92,6 +92,23 @@ class Release:
         return ReleaseRecord.of(self).to_json()
 
 
+class Route(Protocol):
+    """How a :class:`PreparedRelease` draws: the one step it hands to the layer that owns its route.
+
+    A prepared release is a value (its statistic, its exact price, its public statements) plus a route;
+    the route is a named class of the layer that built the release and holds what that layer needs to
+    draw (:class:`securedp.tables.table.TableRoute` for a table and
+    :class:`securedp.tables.table.CellRoute` for its one cell, a selection's
+    :class:`securedp.mechanisms.selection.SelectionRoute`, the planners'
+    :class:`securedp.planning.bounds.FinishedRoute` and :class:`securedp.planning.noisy_counts.NoisyCounts`),
+    so this module names no code above it and runs none but through this protocol.
+    """
+
+    def execution(self, source: RandomSource) -> Execution:
+        """One whole execution on ``source``: the release and the input bytes of *this* execution."""
+        ...
+
+
 @dataclass(frozen=True)
 class PreparedRelease:
     """A release that has been validated and priced but has drawn nothing yet.
@@ -102,18 +119,21 @@ class PreparedRelease:
     then draws the noise and returns the :class:`Release`. A ``Session``
     charges ``epsilon``/``rho`` first, then executes, and refunds if
     execution fails. ``epsilon`` is set for pure-DP mechanisms and ``rho``
-    for zCDP ones (the other is ``None``).
+    for zCDP ones (the other is ``None``). What draws is :attr:`route`.
     """
 
     statistic: str
     epsilon: Fraction | None
     rho: Fraction | None
-    run: Callable[[RandomSource], Release]
+    route: Route
+    """What draws the release (:class:`Route`), an object of the layer that prepared it. A caller's own
+    function ``run(source) -> Release`` (the form this field took before routes) is accepted too, and
+    held as a :class:`RunRoute`."""
     input_bytes: Callable[[], bytes] | None = None
     """The canonical encoding of the exact aggregate the noise step consumes
     (:func:`canonical_input`), computed only when asked for; ``None`` for a
     mechanism that declares none, or whose aggregate is only known per
-    execution (then :attr:`execution` gives it)."""
+    execution (then :meth:`executed` gives it)."""
     delta: Fraction | None = field(default=None, kw_only=True)
     """The ``delta`` the release spends (partition selection of a table's private keys), else ``None``."""
     bounded_range: bool = field(default=False, kw_only=True)
@@ -128,11 +148,10 @@ class PreparedRelease:
     the column) of ``n`` rows, for a statistic whose error depends on that private count, a mean or a
     variance (:meth:`~securedp.mechanisms.statistic.CellStatistic.value_halfwidth`); it returns ``None``,
     or is ``None``, for the others."""
-    execution: Callable[[RandomSource], Execution] | None = field(default=None, kw_only=True)
-    """For a release whose exact aggregate depends on what it draws (a salt
-    that bounds contributions, drawn first): one whole execution on a source,
-    returning the release *and* the input bytes of that execution
-    (:meth:`executed`). ``run`` is then ``execution(source).release``."""
+
+    def __post_init__(self) -> None:
+        if not hasattr(self.route, "execution") and callable(self.route):
+            object.__setattr__(self, "route", RunRoute(self.route, self.input_bytes))
 
     @property
     def cost(self) -> Cost:
@@ -146,9 +165,11 @@ class PreparedRelease:
         Each execution carries its own input, so concurrent executions of one
         prepared release never read each other's aggregate.
         """
-        if self.execution is not None:
-            return self.execution(source)
-        return Execution(self.run(source), self.input_bytes)
+        return self.route.execution(source)
+
+    def run(self, source: RandomSource) -> Release:
+        """The release of one execution on ``source``, without an input commitment (:meth:`execute` adds it)."""
+        return self.executed(source).release
 
     def execute(self, rng: Any = None) -> Release:
         """Draw the noise from ``rng`` (default: the system source) and return the release.
@@ -175,6 +196,18 @@ class Execution:
 
     release: Release
     input_bytes: Callable[[], bytes] | None
+
+
+@dataclass(frozen=True)
+class RunRoute:
+    """The :class:`Route` of a caller's function ``run(source) -> Release`` given as a prepared release's
+    route (no prepared release of securedp is built so): each execution's input is ``input_bytes``."""
+
+    run: Callable[[RandomSource], Release]
+    input_bytes: Callable[[], bytes] | None = None
+
+    def execution(self, source: RandomSource) -> Execution:
+        return Execution(self.run(source), self.input_bytes)
 
 
 # -- commitments to the exact input ---------------------------------------------------------------

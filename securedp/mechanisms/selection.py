@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.mechanisms.record_schema import bounded_range
-from securedp.mechanisms.release import PreparedRelease, Release, scores_input
+from securedp.mechanisms.release import Execution, PreparedRelease, Release, scores_input
 from securedp.mechanisms.scores import Scores, selection_inputs
 from securedp.privacy.cost import Cost
 
@@ -91,9 +91,22 @@ class Selection(ABC):
 
     def noise_step(self, scores: Scores) -> PreparedRelease:
         """The selection of ``scores``, priced at ``epsilon``; nothing is drawn until ``.execute(rng)``."""
-        draw = self.sampler(scores)
-        return PreparedRelease(self.statistic, self.epsilon, None, lambda source: self.release(draw(source), source),
-                               scores_input(scores), bounded_range=bounded_range(self.statistic, self.mechanism))
+        route = SelectionRoute(self, self.sampler(scores), scores_input(scores))
+        return PreparedRelease(self.statistic, self.epsilon, None, route, route.input_bytes,
+                               bounded_range=bounded_range(self.statistic, self.mechanism))
+
+
+@dataclass(frozen=True)
+class SelectionRoute:
+    """The :class:`~securedp.mechanisms.release.Route` of a selection: its sampler set up for the scores,
+    drawing the value and releasing it (the exact scores' encoding is the input of every execution)."""
+
+    selection: Selection
+    draw: Callable[[RandomSource], Any]
+    input_bytes: Callable[[], bytes]
+
+    def execution(self, source: RandomSource) -> Execution:
+        return Execution(self.selection.release(self.draw(source), source), self.input_bytes)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from typing import Any
 from securedp.accounting.session import Session
 from securedp.hazmat.bits.source import RandomSource
 from securedp.mechanisms.release import Release
-from securedp.planning.bounds import prepare_column_bounds
+from securedp.planning.bounds import BoundsMethod, prepare_column_bounds
+from securedp.tables.checks import Reading
 from securedp.tables.spec import Aggregation, ColumnAggregation
 
 AUTO = "auto"
@@ -58,12 +59,13 @@ def auto_bounds(data: Any, aggregations: Sequence[Aggregation], *, epsilon: Any,
             continue
         assert isinstance(a, ColumnAggregation)
         if a.column not in chosen:
-            options = {"id_column": id_column, "epsilon": epsilon, "max_contributions": rows, "method": method,
-                       "missing": missing, "fill": fill, "schema": schema}
+            how, reading = BoundsMethod(method), Reading(id_column=id_column, missing=missing, fill=fill, schema=schema)
+            options = {"epsilon": epsilon, "max_contributions": rows}
             if session is not None:
-                release = session.release(session.prepare(prepare_column_bounds, data, a.column, **options))
+                release = session.release(session.prepare(prepare_column_bounds, data, a.column, how, reading,
+                                                          **options))
             else:
-                release = prepare_column_bounds(data, a.column, **options).execute(rng)
+                release = prepare_column_bounds(data, a.column, how, reading, **options).execute(rng)
             chosen[a.column] = release.value
             releases.append(release)
     return [_with_bounds(a, chosen) for a in aggregations], releases

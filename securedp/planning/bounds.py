@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -64,6 +65,7 @@ from securedp.lattice import Lattice
 from securedp.mechanisms.contributions import check_max_contributions
 from securedp.mechanisms.release import Execution, PreparedRelease, Release
 from securedp.privacy.accuracy import check_alpha, laplace_halfwidth
+from securedp.tables.checks import Reading
 from securedp.tables.one_column import DATA, column_table, one_cell, request
 
 METHODS = ("histogram", "quantiles")
@@ -88,15 +90,22 @@ def _signed_edges(low: int, high: int) -> list[Fraction]:
     return [*(-p for p in reversed(powers)), Fraction(0), *powers]
 
 
+@dataclass(frozen=True)
+class FinishedRoute:
+    """The :class:`~securedp.mechanisms.release.Route` of a bounds release: the ``inner`` release's execution
+    (same cost, same draws, same input) with its release turned into the bounds by ``finish``."""
+
+    inner: PreparedRelease
+    finish: Callable[[Release], Release]
+
+    def execution(self, source: RandomSource) -> Execution:
+        done = self.inner.executed(source)
+        return Execution(self.finish(done.release), done.input_bytes)
+
+
 def _finish(inner: PreparedRelease, finish: Callable[[Release], Release]) -> PreparedRelease:
     """``inner`` with its release turned into the bounds release (same cost, same draws, same input)."""
-
-    def execution(source: RandomSource) -> Execution:
-        done = inner.executed(source)
-        return Execution(finish(done.release), done.input_bytes)
-
-    return PreparedRelease("bounds", inner.epsilon, None, lambda source: execution(source).release,
-                           execution=execution)
+    return PreparedRelease("bounds", inner.epsilon, None, FinishedRoute(inner, finish))
 
 
 def prepare_private_bounds(
@@ -111,34 +120,44 @@ def prepare_private_bounds(
     counts and threshold, or the quantile levels).
     """
     table, id_column = column_table(data, ids)
-    return prepare_column_bounds(table, DATA, id_column=id_column, epsilon=epsilon,
-                                 max_contributions=max_contributions, method=method, exponents=exponents,
-                                 quantiles=quantiles, beta=beta, missing=missing, fill=fill)
+    how = BoundsMethod(method, exponents, quantiles, beta)
+    return prepare_column_bounds(table, DATA, how, Reading(id_column=id_column, missing=missing, fill=fill),
+                                 epsilon=epsilon, max_contributions=max_contributions)
 
 
-def prepare_column_bounds(
-    table: Any, column: str, *, epsilon: Any, id_column: str | None = None, max_contributions: Any = 1,
-    method: str = "histogram", exponents: Sequence[int] = DEFAULT_EXPONENTS,
-    quantiles: Sequence[Any] = ("0.05", "0.95"), beta: Any = "0.05", missing: str = "raise", fill: Any = None,
-    schema: Any = None,
-) -> PreparedRelease:
+@dataclass(frozen=True)
+class BoundsMethod:
+    """How bounds are chosen (see the module docstring): the ``method``, the range ``2**e .. 2**E`` of
+    ``exponents``, and the ``quantiles`` levels (method ``"quantiles"``) or the level ``beta`` of the
+    histogram's threshold (method ``"histogram"``); checked by :func:`prepare_column_bounds`."""
+
+    method: str = "histogram"
+    exponents: Sequence[int] = DEFAULT_EXPONENTS
+    quantiles: Sequence[Any] = ("0.05", "0.95")
+    beta: Any = "0.05"
+
+
+def prepare_column_bounds(table: Any, column: str, how: BoundsMethod, reading: Reading, *, epsilon: Any,
+                          max_contributions: Any = 1) -> PreparedRelease:
     """:func:`prepare_private_bounds` of the column ``column`` of a table (any kind, or a file: read by the one
-    reader when the release reads its data), with ``id_column`` its person ids."""
+    reader when the release reads its data), chosen ``how``, read as ``reading`` says (its person ids, its
+    missing-value policy and declared types; ``missing_keys`` and ``memory_budget`` do not apply)."""
+    method, quantiles, beta = how.method, how.quantiles, how.beta
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     eps = bounds.parameter(positive_rational(epsilon, "epsilon"), "epsilon")
-    low, high = _exponents(exponents)
+    low, high = _exponents(how.exponents)
     m = check_max_contributions(max_contributions)
     common = {"method": method, "exponents": [low, high]}
-    options = {"epsilon": eps, "rho": None, "max_contributions": m, "missing": missing, "fill": fill,
-               "schema": schema}
+    options = {"epsilon": eps, "rho": None, "max_contributions": m, "missing": reading.missing,
+               "fill": reading.fill, "schema": reading.schema}
     if method == "quantiles":
         levels = tuple(probability(q, "quantiles") for q in quantiles)
         if len(levels) != 2 or not levels[0] < levels[1]:
             raise ValueError("quantiles must be two levels q_lo < q_hi")
         cell, aggregations = request("quantiles", column, bounds=(-(Fraction(2) ** high), Fraction(2) ** high),
                                      lattice=Lattice(Fraction(2) ** low), levels=levels)
-        inner = one_cell(cell, aggregations, table, id_column, **options)
+        inner = one_cell(cell, aggregations, table, reading.id_column, **options)
 
         def from_quantiles(release: Release) -> Release:
             lo, hi = sorted(release.value)
@@ -151,7 +170,7 @@ def prepare_column_bounds(
     level = check_alpha(beta)
     tau = laplace_halfwidth(Fraction(m) / eps, level / bins)
     cell, aggregations = request("histogram", column, bins=edges)
-    inner = one_cell(cell, aggregations, table, id_column, **options)
+    inner = one_cell(cell, aggregations, table, reading.id_column, **options)
     zero = bins // 2  # the index of the edge 0, and of the bin [0, 2**e)
 
     def from_histogram(release: Release) -> Release:

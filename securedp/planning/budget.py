@@ -39,7 +39,7 @@ from securedp.bounding.limits import positive_count
 from securedp.hazmat.exact.rational import display_rational, positive_rational
 from securedp.hazmat.exact.search import least_holding
 from securedp.tables.plan import TablePlan
-from securedp.tables.pricing import price_table
+from securedp.tables.pricing import TableParameters, price_table
 
 CELL_ROWS = 1000
 """The row count of a cell at which a target on a mean or a variance is planned unless one is given."""
@@ -128,7 +128,7 @@ def least_budget(targets: Mapping[str, Any], *, currency: str = "epsilon", grid:
     def plan_at(j: int) -> TablePlan:
         if j not in plans:
             cost: dict[str, Any] = {"epsilon": j * step} if currency == "epsilon" else {"rho": j * step}
-            plans[j] = price_table(**query, **cost).plan()
+            plans[j] = _plan(query, cost)
         return plans[j]
 
     for name in wanted:  # an unknown target is refused before the search
@@ -157,7 +157,7 @@ def largest_bound(targets: Mapping[str, Any], *, bound: str = "max_rows", limit:
     def plan_at(value: int) -> TablePlan:
         if value not in plans:
             bounds: dict[str, Any] = {"max_rows": value} if bound == "max_rows" else {"max_groups": value}
-            plans[value] = price_table(**query, **bounds).plan()
+            plans[value] = _plan(query, bounds)
         return plans[value]
 
     if not meets(plan_at(1), wanted, rows):
@@ -167,3 +167,10 @@ def largest_bound(targets: Mapping[str, Any], *, bound: str = "max_rows", limit:
     if first_miss is None:
         return BoundPlan(bound, limit, plan_at(limit), None, rows)
     return BoundPlan(bound, first_miss, plan_at(first_miss), plan_at(first_miss + 1), rows)
+
+
+def _plan(query: dict[str, Any], chosen: dict[str, Any]) -> TablePlan:
+    """The plan of the table ``query`` (the public arguments of :func:`~securedp.tables.pricing.price_table`,
+    its ``integer_columns`` among them if given) with the planner's ``chosen`` cost or bound."""
+    public = {name: value for name, value in query.items() if name != "integer_columns"}
+    return price_table(TableParameters(**public, **chosen), query.get("integer_columns", ())).plan()

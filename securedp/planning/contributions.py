@@ -74,6 +74,7 @@ from securedp.hazmat.exact.rational import display_rational, positive_rational
 from securedp.mechanisms.contributions import analyst_facing, positive_count
 from securedp.mechanisms.data_phase import reading_data
 from securedp.mechanisms.release import PreparedRelease, Release, canonical_input, jsonable
+from securedp.planning.noisy_counts import NoisyCounts
 from securedp.planning.profiles import GROUPS, PERSON, ROWS, ExactProfile, NoisyProfile, Profile, Unseen, withheld
 from securedp.privacy.accuracy import check_alpha, laplace_halfwidth
 from securedp.privacy.cost import Cost
@@ -331,17 +332,11 @@ def prepare_contribution_histogram(data: Any, *, id_column: str, group_by: Seque
                   "shares": list(HISTOGRAM_SHARES), "sensitivities": [1, cap_g, cap_g], "scales": scales,
                   **({"missing_keys": "drop"} if drop_keys else {})}
 
-    def run(source: RandomSource) -> Release:
-        noisy = [*(a + np.asarray(noises[0].draw(source, cap_g), dtype=object)).tolist(),
-                 *(b + np.asarray(noises[1].draw(source, cap_r), dtype=object)).tolist(),
-                 c + noises[2].draw(source)]
-        return Release(value=tuple(int(v) for v in noisy), statistic="contribution_histogram",
-                       mechanism=noises[0].mechanism,
-                       parameters=parameters, epsilon=eps, rho=None, max_contributions=1, labels=labels,
-                       source=source.describe())
-
-    return PreparedRelease("contribution_histogram", eps, None, run,
-                           canonical_input("contribution_histogram", groups=a, rows=b, cells=c))
+    template = Release(value=(), statistic="contribution_histogram", mechanism=noises[0].mechanism,
+                       parameters=parameters, epsilon=eps, rho=None, max_contributions=1, labels=labels)
+    route = NoisyCounts((a, b, c), noises, template, canonical_input("contribution_histogram", groups=a, rows=b,
+                                                                      cells=c))
+    return PreparedRelease("contribution_histogram", eps, None, route, route.input_bytes)
 
 
 _charged: Callable[..., Release] = session_method(prepare_contribution_histogram)

@@ -17,7 +17,7 @@ rows: only the per-key integers.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import chain, repeat
@@ -209,6 +209,8 @@ class Feed:
     alpha: Fraction
     source: RandomSource
     committed: dict[str, Any]
+    """The engine's integers read so far, as input-commitment parts (this execution's own: see
+    :attr:`ReleasedCells.committed`)."""
     indexed: dict[int, list[int]]
     """Each engine column's cell positions in its aggregates (shared by the aggregations of one column)."""
 
@@ -302,33 +304,55 @@ def threshold_cells(definition: Definition, plan: LaplaceThreshold | GaussianThr
     return chosen.keep, definition.finish([[int(v) for v in chosen.noisy[chosen.keep]]], alpha)
 
 
-def release_cells(cells: Cells, counted: KeyAggregates, aggregates: Aggregates, columns: list[Column],
-                  aggregations: Sequence[Aggregation], defined: dict[str, Definition], selection: Noise | None,
-                  alpha: Fraction, source: RandomSource, extra: dict[str, list[Any]], group_by: list[str],
-                  committed: dict[str, Any], given: dict[str, CellColumn] | None = None,
-                  ) -> tuple[list[str], list[tuple[Any, ...]], dict[str, Fraction | None]]:
+@dataclass(frozen=True)
+class CellNoise:
+    """The public side of a table's noise step, the same for every execution: what is released, and how."""
+
+    group_by: list[str]
+    columns: list[Column]
+    aggregations: Sequence[Aggregation]
+    defined: dict[str, Definition]
+    alpha: Fraction
+    selection: Noise | None = None
+    """The law of a separate threshold selection's noisy person counts (``selection_persons``), else ``None``."""
+
+
+@dataclass(frozen=True)
+class ReleasedCells:
+    """The rows of one execution's noise step, and the engine's integers it read."""
+
+    names: list[str]
+    rows: list[tuple[Any, ...]]
+    steps: dict[str, Fraction | None]
+    """Each value column's frame step, so that the output frame has the same exact types whatever the values
+    (and when no cell is released)."""
+    committed: dict[str, Any]
+    """The per-column integers the noise step read (:func:`commitment_parts`, counts per point), as parts
+    of the execution's input commitment."""
+
+
+def release_cells(noise: CellNoise, cells: Cells, aggregates: Aggregates, source: RandomSource, *,
+                  persons: list[int] | None = None, given: Mapping[str, CellColumn] | None = None) -> ReleasedCells:
     """Noise every aggregate of every cell (aggregation order, then cell order) and assemble the rows.
 
-    ``selection`` is the law of partition selection's noisy person counts (released as
-    ``selection_persons`` when ``extra`` holds them). ``given`` holds the columns already released by
-    name (the count that selected the keys, :func:`threshold_cells`): they are placed in order, not
-    drawn again. Also returns each value column's frame step, so that the output frame has the same
-    exact types whatever the values (and when no cell is released).
+    ``persons`` are the noisy person counts of a separate threshold selection, released as
+    ``selection_persons`` (by the law ``noise.selection``). ``given`` holds the columns already released
+    by name (the count that selected the keys, :func:`threshold_cells`): they are placed in order, not
+    drawn again.
     """
-    out = Output(list(group_by), [], {})
-    if "persons" in extra and selection is not None:
-        t = selection.halfwidth(alpha)
-        noisy = extra["persons"]
-        out.add("selection_persons", CellColumn.within(noisy, t, None, selection.output_step(alpha)))
-    by_name = {c.aggregation.name: c for c in columns}
-    feed = Feed(cells, counted, aggregates, group_by, alpha, source, committed, {})
-    for a in aggregations:
+    out = Output(list(noise.group_by), [], {})
+    if persons is not None and noise.selection is not None:
+        t = noise.selection.halfwidth(noise.alpha)
+        out.add("selection_persons", CellColumn.within(persons, t, None, noise.selection.output_step(noise.alpha)))
+    by_name = {c.aggregation.name: c for c in noise.columns}
+    feed = Feed(cells, aggregates.counts, aggregates, noise.group_by, noise.alpha, source, {}, {})
+    for a in noise.aggregations:
         released = [given[a.name]] if given and a.name in given else \
-            FEEDS[a.reads](defined[a.name], by_name.get(a.name), feed)
+            FEEDS[a.reads](noise.defined[a.name], by_name.get(a.name), feed)
         for i, cell in enumerate(released):
             out.add(a.name if len(released) == 1 and a.reads != "bins" else f"{a.name}_{i}", cell)
     rows = [key + values for key, values in zip(cells.keys, zip(*out.table, strict=True), strict=True)]
-    return out.names, rows, out.steps
+    return ReleasedCells(out.names, rows, out.steps, feed.committed)
 
 
 def _column_index(agg: KeyAggregates, cells: Cells, group_by: list[str]) -> list[int]:

@@ -24,12 +24,11 @@ draws it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import probability
 from securedp.lattice.columns import ONE_COLUMN_HINT, NotOneColumnError
 from securedp.mechanisms.contributions import check_max_contributions
@@ -37,12 +36,11 @@ from securedp.mechanisms.data_phase import check_shape
 from securedp.mechanisms.quantile import check_levels
 from securedp.mechanisms.record_schema import bounded_range
 from securedp.mechanisms.records import exact_value
-from securedp.mechanisms.release import Execution, PreparedRelease, Release
+from securedp.mechanisms.release import PreparedRelease, Release
 from securedp.mechanisms.statistic import release_function
 from securedp.mechanisms.trimmed_mean import DEFAULT_SELECTION_SHARE, DEFAULT_TRIM
-from securedp.privacy.accuracy import check_alpha
 from securedp.tables.spec import IQR, Aggregation, Count, Histogram, Mean, Quantile, Sum, TrimmedMean, Variance
-from securedp.tables.table import PreparedTable, prepare_table
+from securedp.tables.table import CellRoute, prepare_table
 
 DATA, IDS = "data", "ids"
 """The names of the one-column table's columns: the data, and the person ids."""
@@ -125,30 +123,10 @@ def one_cell(cell: OneCell, aggregations: Sequence[Aggregation], table: Any, id_
     prepared = prepare_table(table, aggregations=list(aggregations), id_column=id_column, max_rows=m,
                              epsilon=epsilon, rho=rho, missing=missing, fill=fill, schema=schema)
     definition = next(iter(prepared.cells.values()))
-    mechanism = definition.mechanism
-
-    def execution(source: RandomSource) -> Execution:
-        done = prepared.executed(source)
-        released = done.release
-        release = Release(value=cell.value(released), statistic=cell.statistic, mechanism=mechanism,
-                          parameters=released.parameters, epsilon=released.epsilon, rho=released.rho,
-                          max_contributions=released.max_contributions, labels=cell.labels, source=released.source)
-        return Execution(release, done.input_bytes)
-
-    return PreparedRelease(cell.statistic, prepared.epsilon, prepared.rho, lambda source: execution(source).release,
-                           accuracy=_accuracy(prepared), value_halfwidth=definition.value_halfwidth,
-                           execution=execution, bounded_range=bounded_range(cell.statistic, mechanism))
-
-
-def _accuracy(table: PreparedTable) -> Callable[[Any], Mapping[str, Fraction]]:
-    def accuracy(alpha: Any) -> dict[str, Fraction]:
-        level = check_alpha(alpha)  # "1/20", a Fraction, an int or a float (read exactly), in (0, 1)
-        stated: dict[str, Fraction] = {}
-        for definition in table.cells.values():
-            stated.update(definition.accuracy(level))
-        return stated
-
-    return accuracy
+    route = CellRoute(prepared, cell, definition.mechanism)
+    return PreparedRelease(cell.statistic, prepared.epsilon, prepared.rho, route, accuracy=route.accuracy,
+                           value_halfwidth=definition.value_halfwidth,
+                           bounded_range=bounded_range(cell.statistic, definition.mechanism))
 
 
 def _release(statistic: str, data: Any, ids: Any, *, epsilon: Any, rho: Any, max_contributions: Any,

@@ -49,7 +49,7 @@ from securedp.privacy.accuracy import check_alpha
 from securedp.privacy.cost import Cost
 from securedp.privacy.noise import Law, Noise
 from securedp.reading.columns import check_ordered
-from securedp.tables.cells import Column, definitions
+from securedp.tables.cells import CellNoise, Column, definitions
 from securedp.tables.plan import TablePlan, selection_plan, table_plan
 from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Definition, Histogram, Persons
 
@@ -91,6 +91,12 @@ class PricedTable:
             return self.selection.delta_spent
         return self.delta
 
+    @property
+    def cell_noise(self) -> CellNoise:
+        """The public side of the release's noise step (:func:`~securedp.tables.cells.release_cells`)."""
+        return CellNoise(self.group_by, self.columns, self.aggregations, self.defined, self.alpha,
+                         self.selection_noise)
+
     def plan(self) -> TablePlan:
         """What the release will state before it draws (:mod:`securedp.tables.plan`)."""
         charged = self.delta_charged
@@ -115,22 +121,40 @@ def aggregation_list(aggregations: Any) -> list[Aggregation]:
     return listed
 
 
-def price_table(*, group_by: Sequence[str] | str = (), aggregations: Sequence[Aggregation] = (Count(),),
-                keys: Any = None, max_groups: Any = 1, max_rows: Any = 1, epsilon: Any = None, rho: Any = None,
-                delta: Any = None, selection: str | None = None, selection_share: Any = None,
-                alpha: Any = "0.05", integer_columns: Collection[str] = ()) -> PricedTable:
-    """Validate and price a table query's public parameters (the arguments of
+@dataclass(frozen=True)
+class TableParameters:
+    """The public parameters of a table query, as given (the arguments of
+    :func:`~securedp.tables.table.prepare_table` that are neither data nor how it is read); checked by
+    :func:`price_table`."""
+
+    group_by: Sequence[str] | str = ()
+    aggregations: Sequence[Aggregation] = (Count(),)
+    keys: Any = None
+    max_groups: Any = 1
+    max_rows: Any = 1
+    epsilon: Any = None
+    rho: Any = None
+    delta: Any = None
+    selection: str | None = None
+    selection_share: Any = None
+    alpha: Any = "0.05"
+
+
+def price_table(parameters: TableParameters, integer_columns: Collection[str] = ()) -> PricedTable:
+    """Validate and price a table query's public ``parameters`` (the arguments of
     :func:`~securedp.tables.table.prepare_table` that are not data); raises before anything is read.
 
     ``integer_columns``: the value columns whose declared type is an integer
     (:func:`securedp.reading.types.integer_columns`, read from the table's schema); an aggregation of one
     without a lattice takes step 1 (:func:`~securedp.mechanisms.records.typed_lattice`), as the
     one-column release of the same column does."""
-    cost = Cost.of(epsilon, rho)
-    k, m = positive_count(max_groups, "max_groups"), positive_count(max_rows, "max_rows")
-    level = check_alpha(alpha)
+    p = parameters
+    group_by, keys, selection, selection_share, delta = p.group_by, p.keys, p.selection, p.selection_share, p.delta
+    cost = Cost.of(p.epsilon, p.rho)
+    k, m = positive_count(p.max_groups, "max_groups"), positive_count(p.max_rows, "max_rows")
+    level = check_alpha(p.alpha)
     group_by = group_columns(group_by)
-    aggregations = aggregation_list(aggregations)
+    aggregations = aggregation_list(p.aggregations)
     twice = sorted({c for c in group_by if group_by.count(c) > 1}, key=str)
     if twice:
         raise ValueError(f"group_by names column(s) {twice} more than once: name each group column once")

@@ -60,46 +60,42 @@ person (and the release says so).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from securedp.bounding.digest import draw_salt
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.contributions import analyst_facing, data_policy
-from securedp.mechanisms.data_phase import reading_data
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold
-from securedp.mechanisms.partition_selection import (
-    LaplaceThreshold,
-)
-from securedp.mechanisms.records import check_missing_policy
+from securedp.mechanisms.partition_selection import LaplaceThreshold
 from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import CellColumn, release_function
 from securedp.mechanisms.threshold_delta import asked_delta
+from securedp.privacy.accuracy import check_alpha
 from securedp.privacy.noise import Law
-from securedp.reading.types import declared_schema, integer_columns
 from securedp.tables.cells import (
     Aggregates,
-    Column,
+    Cells,
     cells_of,
     commitment_parts,
     noise_records,
     release_cells,
     threshold_cells,
 )
-from securedp.tables.notes import plan_notes, release_notes
+from securedp.tables.checks import Reading, check_table, open_engine
+from securedp.tables.notes import release_notes
 from securedp.tables.plan import TablePlan
 from securedp.tables.pricing import SELECTION_RULES as SELECTION_RULES  # re-exported: the rules' one list
-from securedp.tables.pricing import aggregation_list, price_table
-from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Definition
+from securedp.tables.pricing import PricedTable, TableParameters
+from securedp.tables.spec import Aggregation, Count, Definition
 
-if TYPE_CHECKING:  # the engines load Polars (and Spark) only when a table is prepared
-    from securedp.engines.protocol import ColumnSpec
+if TYPE_CHECKING:
+    from securedp.engines.protocol import Engine, KeyAggregates
 
 GUARANTEE = "delta-approximate rho-zCDP (Bun and Steinke 2016, Def. 8.1)"
 """The guarantee a ``rho`` table with private keys records (Gaussian thresholding)."""
@@ -159,17 +155,6 @@ class PreparedTable(PreparedRelease):
         return release
 
 
-def _engine_specs(columns: list[Column], schema: dict[str, str]) -> list[ColumnSpec]:
-    from securedp.engines.protocol import ColumnSpec
-
-    squares = {c.index for c in columns if c.aggregation.reads == "squares"}
-    specs: dict[int, ColumnSpec] = {}
-    for c in columns:
-        specs.setdefault(c.index, ColumnSpec(c.aggregation.column, c.step, c.lo_u, c.hi_u, c.index in squares,
-                                             schema.get(c.aggregation.column) == "int", c.derivation))
-    return [specs[i] for i in range(len(specs))]
-
-
 def prepare_table(
     data: Any,
     *,
@@ -210,108 +195,136 @@ def prepare_table(
     ``"4GiB"`` (default 4 GiB); a file that does not fit is read and bounded in parts of its persons
     (:mod:`securedp.engines.polars.pieces`), with the same release for the same seed.
     """
-    from securedp.engines.polars.pieces import memory_budget as budget_bytes
-    from securedp.engines.protocol import drops_missing_keys
+    parameters = TableParameters(group_by=group_by, aggregations=aggregations, keys=keys, max_groups=max_groups,
+                                 max_rows=max_rows, epsilon=epsilon, rho=rho, delta=delta, selection=selection,
+                                 selection_share=selection_share, alpha=alpha)
+    reading = Reading(id_column=id_column, missing=missing, fill=fill, missing_keys=missing_keys, schema=schema,
+                      memory_budget=memory_budget)
+    checked = check_table(data, parameters, reading)
+    engine, same_rows = open_engine(data, checked)
+    priced = checked.priced
+    route = TableRoute(priced, engine, same_rows, id_column, checked.stated)
+    return PreparedTable("table", priced.cost.epsilon, priced.cost.rho, route, delta=priced.delta_charged,
+                         shares=priced.shares, cells=dict(priced.defined), plan=checked.stated)
 
-    drop_keys = drops_missing_keys(missing_keys)
-    budget = budget_bytes(memory_budget)
-    declared = declared_schema(schema)
-    aggregations = aggregation_list(aggregations)
-    texts = [a.column for a in aggregations if isinstance(a, ColumnAggregation) and declared.get(a.column) == "text"]
-    if texts:
-        raise ValueError(f"column {texts[0]!r} is declared 'text' in schema=: an aggregated column holds numbers "
-                         "('int' or 'number')")
-    priced = price_table(group_by=group_by, aggregations=aggregations, keys=keys, max_groups=max_groups,
-                         max_rows=max_rows, epsilon=epsilon, rho=rho, delta=delta, selection=selection,
-                         selection_share=selection_share, alpha=alpha,
-                         integer_columns=integer_columns(data, [a.column for a in aggregations
-                                                                if isinstance(a, ColumnAggregation)], declared))
-    if id_column == "":
-        raise ValueError("id_column='' names no column: give the person column a name, or leave id_column out "
-                         "(each row is then its own person)")
-    if id_column is not None and id_column in priced.group_by:
-        raise ValueError(f"id_column {id_column!r} is also a group_by column: each person would be their own "
-                         "group; group by another column")
-    from securedp.engines.protocol import refuse_reserved
-    refuse_reserved([*priced.group_by, *([id_column] if id_column is not None else []),
-                     *(a.column for a in priced.aggregations if isinstance(a, ColumnAggregation))])
-    cost, k, m, level, group_by = priced.cost, priced.k, priced.m, priced.alpha, priced.group_by
-    aggregations, private, rule, dlt, shares = (priced.aggregations, priced.private, priced.rule,
-                                                priced.delta_charged, priced.shares)
-    columns, defined, plan, selection_noise = priced.columns, priced.defined, priced.selection, priced.selection_noise
-    thresholded = priced.thresholded
-    from securedp.bounding.digest import draw_salt
-    from securedp.engines.keys import public_keys
-    from securedp.engines.protocol import Bounds
-    from securedp.engines.registry import check_engine, engine_for
 
-    public = public_keys(keys, group_by) if not private and group_by else None
-    stated = dataclasses.replace(priced.plan(), notes=tuple(plan_notes(id_column)))
-    mean_bounds = {c.aggregation.name: (c.lo_u * c.step, c.hi_u * c.step) for c in columns}
+@dataclass(frozen=True)
+class TableRoute:
+    """The :class:`~securedp.mechanisms.release.Route` of a table: one execution draws the salt first, then the
+    engine bounds and aggregates (step 1), partition selection keeps the private keys, and the noise step
+    releases every cell (step 2); each execution commits to its own input."""
 
-    for c in columns:
-        check_missing_policy(c.step, c.lo_u, c.hi_u, missing, fill)
-    specs = _engine_specs(columns, declared)
-    check_engine(data, specs)
-    reading_data()  # every public input is checked above; the table is read from here on
-    missing = data_policy(missing)[0]  # analyst-facing: "raise" acts as "drop"
-    bounds = Bounds(group_by, k, m, analyst_facing(), drop_keys, declared, budget)
-    engine = engine_for(data, id_column, bounds, specs, public, missing, fill)
-    same_rows = bool(specs) and specs[0].keeps_every_row("drop" if analyst_facing() else missing)
+    priced: PricedTable
+    engine: Engine
+    same_rows: bool
+    """Every value column keeps every row: the counts come from the first column's pass."""
+    id_column: str | None
+    stated: TablePlan
 
-    def execution(source: RandomSource) -> Execution:
-        """One execution: the salt first, then step (1), selection and noise; its own input commitment."""
+    def execution(self, source: RandomSource) -> Execution:
+        priced, engine = self.priced, self.engine
         salt = draw_salt(source)
-        aggregates = Aggregates(engine, columns, salt, same_rows=same_rows)
+        aggregates = Aggregates(engine, priced.columns, salt, same_rows=self.same_rows)
         counted = aggregates.counts
-        committed = commitment_parts("", counted)
-        cells = cells_of(counted, engine.public, group_by)
-        extra: dict[str, list[Any]] = {}
-        given: dict[str, CellColumn] = {}
-        if plan is not None and thresholded is not None:
+        cells, given, persons = self._select(cells_of(counted, engine.public, priced.group_by), counted, source)
+        released = release_cells(priced.cell_noise, cells, aggregates, source, persons=persons, given=given)
+        names, rows, steps = released.names, released.rows, released.steps
+        mean_bounds = {c.aggregation.name: (c.lo_u * c.step, c.hi_u * c.step) for c in priced.columns}
+        notes = (*self.stated.notes,
+                 *release_notes(self.stated, names, rows, priced.group_by, mean_bounds, priced.delta_charged))
+        release = TableRelease(value=tuple(rows), statistic="table", mechanism=Law.of(priced.cost.currency).value,
+                               parameters=self._parameters(salt), epsilon=priced.cost.epsilon, rho=priced.cost.rho,
+                               max_contributions=priced.k * priced.m, labels=tuple(names), source=source.describe(),
+                               output=functools.partial(engine.output, names, rows, steps),
+                               delta=priced.delta_charged, notes=notes)
+        committed = {**commitment_parts("", counted), **released.committed}
+        return Execution(release, functools.partial(encode_input, "table", committed))
+
+    def _select(self, cells: Cells, counted: KeyAggregates, source: RandomSource
+                ) -> tuple[Cells, dict[str, CellColumn], list[int] | None]:
+        """The cells partition selection keeps (all of them with public keys), the count released by the rule
+        ``"count"`` (by name), and a separate threshold selection's noisy person counts of the kept keys."""
+        plan, priced = self.priced.selection, self.priced
+        if plan is None:
+            return cells, {}, None
+        if priced.thresholded is not None:
             assert isinstance(plan, (LaplaceThreshold, GaussianThreshold))  # the rule "count" thresholds
-            keep, given[thresholded] = threshold_cells(defined[thresholded], plan, cells, counted, source, level)
-            cells = cells.subset(np.flatnonzero(keep))
-        elif plan is not None:
-            persons = np.array([counted.persons[i] for i in cells.index], dtype=np.int64)
-            if isinstance(plan, (LaplaceThreshold, GaussianThreshold)):
-                chosen = plan.select(persons, source)
-                keep = chosen.keep
-                extra["persons"] = [int(v) for v in np.asarray(chosen.noisy)[keep]]
-            else:
-                keep = plan.select(persons, source)
-            cells = cells.subset(np.flatnonzero(keep))
-        names, rows, steps = release_cells(cells, counted, aggregates, columns, aggregations, defined,
-                                           selection_noise, level, source, extra, group_by, committed, given)
+            keep, column = threshold_cells(priced.defined[priced.thresholded], plan, cells, counted, source,
+                                           priced.alpha)
+            return cells.subset(np.flatnonzero(keep)), {priced.thresholded: column}, None
+        persons = np.array([counted.persons[i] for i in cells.index], dtype=np.int64)
+        if isinstance(plan, (LaplaceThreshold, GaussianThreshold)):
+            chosen = plan.select(persons, source)
+            noisy = [int(v) for v in np.asarray(chosen.noisy)[chosen.keep]]
+            return cells.subset(np.flatnonzero(chosen.keep)), {}, noisy
+        return cells.subset(np.flatnonzero(plan.select(persons, source))), {}, None
+
+    def _parameters(self, salt: bytes) -> dict[str, Any]:
+        """The release's recorded parameters: the query's, the salt's commitment, the selection's, the noise's."""
+        priced, plan, rule = self.priced, self.priced.selection, self.priced.rule
         parameters: dict[str, Any] = {
-            "group_by": list(group_by), "keys": "private" if private else "public", "max_groups": k,
-            "max_rows": m, "privacy_unit": id_column or "row", "alpha": level, "shares": dict(shares),
-            "salt_commitment": hashlib.sha256(salt).hexdigest(),
+            "group_by": list(priced.group_by), "keys": "private" if priced.private else "public",
+            "max_groups": priced.k, "max_rows": priced.m, "privacy_unit": self.id_column or "row",
+            "alpha": priced.alpha, "shares": dict(priced.shares), "salt_commitment": hashlib.sha256(salt).hexdigest(),
         }
         if plan is not None and rule is not None:
             parameters["selection"] = rule
-            parameters["delta"] = dlt
+            parameters["delta"] = priced.delta_charged
             if isinstance(plan, (LaplaceThreshold, GaussianThreshold)) and not asked_delta():
                 parameters["delta_asked"] = plan.delta  # the threshold's; it charges the delta it proves
             if isinstance(plan, (LaplaceThreshold, GaussianThreshold)):
                 parameters["threshold"] = plan.threshold
-            if thresholded is not None:
+            if priced.thresholded is not None:
                 assert isinstance(plan, (LaplaceThreshold, GaussianThreshold))  # the rule "count" thresholds
-                parameters.update(selection_count=thresholded, delta_per_key=plan.delta_per_key)
+                parameters.update(selection_count=priced.thresholded, delta_per_key=plan.delta_per_key)
             if isinstance(plan, GaussianThreshold):
-                parameters.update({} if thresholded is not None else
+                parameters.update({} if priced.thresholded is not None else
                                   {"selection_rho": plan.rho, "selection_variance": plan.variance})
                 parameters["guarantee"] = GUARANTEE
-        parameters.update(noise_records(columns, aggregations, defined, level))
-        notes = (*stated.notes, *release_notes(stated, names, rows, group_by, mean_bounds, dlt))
-        release = TableRelease(value=tuple(rows), statistic="table", mechanism=Law.of(cost.currency).value,
-                               parameters=parameters, epsilon=cost.epsilon, rho=cost.rho, max_contributions=k * m,
-                               labels=tuple(names), source=source.describe(),
-                               output=lambda: engine.output(names, rows, steps), delta=dlt, notes=notes)
-        return Execution(release, lambda: encode_input("table", committed))
+        parameters.update(noise_records(priced.columns, priced.aggregations, priced.defined, priced.alpha))
+        return parameters
 
-    return PreparedTable("table", cost.epsilon, cost.rho, lambda source: execution(source).release, None,
-                         delta=dlt, shares=shares, cells=dict(defined), plan=stated, execution=execution)
+
+class OneCellView(Protocol):
+    """How the one cell of a table becomes a release of one column (:class:`securedp.tables.one_column.OneCell`)."""
+
+    @property
+    def statistic(self) -> str: ...
+
+    @property
+    def labels(self) -> tuple[Any, ...] | None: ...
+
+    def value(self, table: Release) -> Any:
+        """The release's value, read from the table's one row."""
+        ...
+
+
+@dataclass(frozen=True)
+class CellRoute:
+    """The :class:`~securedp.mechanisms.release.Route` of a one-column release: the one-cell ``table``'s
+    execution, its one cell released as ``cell`` says, by ``mechanism`` (the same bytes and input)."""
+
+    table: PreparedTable
+    cell: OneCellView
+    mechanism: str
+
+    def execution(self, source: RandomSource) -> Execution:
+        done = self.table.executed(source)
+        released = done.release
+        release = Release(value=self.cell.value(released), statistic=self.cell.statistic, mechanism=self.mechanism,
+                          parameters=released.parameters, epsilon=released.epsilon, rho=released.rho,
+                          max_contributions=released.max_contributions, labels=self.cell.labels,
+                          source=released.source)
+        return Execution(release, done.input_bytes)
+
+    def accuracy(self, alpha: Any) -> dict[str, Fraction]:
+        """The half-width of each noisy part at level ``1 - alpha`` (``"1/20"``, a Fraction, an int or a float,
+        read exactly, in (0, 1)): :meth:`~securedp.mechanisms.statistic.Statistic.accuracy` of the cell."""
+        level = check_alpha(alpha)
+        stated: dict[str, Fraction] = {}
+        for definition in self.table.cells.values():
+            stated.update(definition.accuracy(level))
+        return stated
 
 
 TABLE_DOC = """Release a grouped table: :func:`prepare_table`, then ``.execute(rng)``.

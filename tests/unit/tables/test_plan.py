@@ -23,6 +23,7 @@ from scipy import stats
 import securedp
 from securedp import ChaChaSource
 from securedp.tables import Count, Mean, Median, Sum
+from securedp.tables.pricing import TableParameters
 
 ALPHA = Fraction(1, 10)
 
@@ -89,7 +90,8 @@ def test_the_stated_release_probability_encloses_the_rate(currency: str, selecti
     source = ChaChaSource(b"rates".ljust(32, b"\0"))
     runs = 600
     released = sum(len(again.execute(source).value) for _ in range(runs))
-    priced = securedp.tables.pricing.price_table(**{k: v for k, v in query.items() if k != "id_column"})
+    public = {k: v for k, v in query.items() if k != "id_column"}
+    priced = securedp.tables.pricing.price_table(TableParameters(**public))
     assert priced.selection is not None
     low, high = (float(b) for b in securedp.tables.plan.selection_plan(
         stated.rule, priced.selection, stated.delta, [n]).release_probability[n])
@@ -103,8 +105,8 @@ def test_the_persons_a_key_needs_are_proven_least(currency: str) -> None:
     stated = securedp.prepare_table(people(), group_by=["g"], id_column="p", aggregations=[Count()],
                                     delta="1e-6", max_groups=2, **{currency: 1}).plan.selection
     assert stated is not None and set(stated.needed) == {Fraction(1, 2), Fraction(19, 20)}
-    priced = securedp.tables.pricing.price_table(group_by=["g"], aggregations=[Count()], delta="1e-6", max_groups=2,
-                                                 **{currency: 1})
+    priced = securedp.tables.pricing.price_table(TableParameters(group_by=["g"], aggregations=[Count()],
+                                                                 delta="1e-6", max_groups=2, **{currency: 1}))
     assert priced.selection is not None
     for level, n in stated.needed.items():
         assert securedp.tables.plan.release_probability(priced.selection, n)[0] >= level
