@@ -21,8 +21,10 @@ a time: ``em`` (securedp's exponential mechanism) or ``pf`` (permute-and-flip = 
 noise, OpenDP's ``then_noisy_max``; law by quadrature, :func:`bench_median_draws.pf_law`), each with securedp's or
 OpenDP's score (securedp's score keeps its fallback entry, ``W`` candidates at the fallback point; OpenDP has
 none). ``opendp`` is ``pf`` with OpenDP's score: OpenDP's selection over the same candidates.
-With ``--runs`` the same cells are drawn through ``securedp.quantile`` (seeded) and OpenDP's
-``make_quantile_score_candidates >> then_noisy_max`` (step-1 candidates, diamonds only) as a check of the laws.
+With ``--runs`` the diamonds cells are drawn through the APIs as a check of the laws: ``securedp.quantile``
+(seeded), securedp's exact ``permute_and_flip`` of its own scores over the same 20,001 candidates (what a caller
+can run today; no fallback, which weighs nothing at 53,940 rows) and OpenDP's
+``make_quantile_score_candidates >> then_noisy_max``.
 
 **Keys** (part ``keys``). lme4's ``InstEval``: 73,421 course ratings, one row per (student, lecturer); the private
 keys are the lecturers (1,128), the persons the students, each keeping ``k = 4`` lecturers (the 4 whose SHA-256
@@ -143,27 +145,36 @@ def quantile_rmse(values: np.ndarray, bounds: tuple[Any, Any], lattice: Any, q: 
 
 
 def drawn_rmse(values: np.ndarray, bounds: tuple[int, int], q: Fraction, epsilon: Fraction, runs: int,
-               ) -> tuple[float, float] | None:
-    """RMSE of ``runs`` draws through securedp's API (seeded) and OpenDP's (same step-1 candidates), or None."""
+               ) -> dict[str, float]:
+    """RMSE of ``runs`` draws through the public APIs over the step-1 candidates of ``bounds``: ``securedp.quantile``
+    (seeded), ``securedp.permute_and_flip`` of securedp's scores (seeded; sensitivity ``max(a, b - a)``, no
+    fallback) and, when importable, OpenDP's ``make_quantile_score_candidates >> then_noisy_max``."""
+    truth = float(np.quantile(values, float(q)))
+    seeds = [securedp.ChaChaSource(bytes([r % 256, r // 256]) * 16) for r in range(2 * runs)]
+    drawn = {"securedp.quantile": [float(securedp.quantile(values, q, bounds=bounds, epsilon=epsilon,
+                                                             rng=seeds[r]).value) for r in range(runs)]}
+    ys = np.arange(bounds[0], bounds[1] + 1)
+    ranked = np.sort(values)
+    below, at_or_below = np.searchsorted(ranked, ys, "left"), np.searchsorted(ranked, ys, "right")
+    a, b, n = q.numerator, q.denominator, len(values)
+    scores = (-np.maximum(0, np.maximum(b * below - a * n, a * n - b * at_or_below))).tolist()
+    drawn["securedp.permute_and_flip"] = [
+        float(ys[securedp.permute_and_flip(scores, epsilon=epsilon, sensitivity=max(a, b - a),
+                                           rng=seeds[runs + r]).value]) for r in range(runs)]
     try:
         import opendp.prelude as dp
     except ImportError:
-        return None
+        return {name: math.sqrt(float(np.mean((np.array(v) - truth) ** 2))) for name, v in drawn.items()}
     dp.enable_features("contrib")
-    truth = float(np.quantile(values, float(q)))
-    ours = [float(securedp.quantile(values, q, bounds=bounds, epsilon=epsilon,
-                                    rng=securedp.ChaChaSource(bytes([r % 256, r // 256]) * 16)).value)
-            for r in range(runs)]
-    candidates = [float(c) for c in range(bounds[0], bounds[1] + 1)]
+    candidates = [float(c) for c in ys]
     score = dp.t.make_quantile_score_candidates(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
                                                 dp.symmetric_distance(), candidates=candidates, alpha=float(q))
-    sensitivity = score.map(1)
-    assert sensitivity * q.denominator == max(q.numerator, q.denominator - q.numerator) * 10_000, sensitivity
+    sensitivity = score.map(1)  # max(a, b - a) on OpenDP's own scale of the scores
     select = score >> dp.m.then_noisy_max(dp.max_divergence(), scale=2 * sensitivity / float(epsilon), negate=True)
-    assert abs(select.map(1) - float(epsilon)) < 1e-9
+    assert abs(select.map(1) - float(epsilon)) < 1e-9  # equal privacy: epsilon for one added or removed row
     floats = values.astype(float)
-    theirs = [candidates[select(floats)] for _ in range(runs)]
-    return tuple(math.sqrt(float(np.mean((np.array(v) - truth) ** 2))) for v in (ours, theirs))  # type: ignore[return-value]
+    drawn["opendp"] = [candidates[select(floats)] for _ in range(runs)]
+    return {name: math.sqrt(float(np.mean((np.array(v) - truth) ** 2))) for name, v in drawn.items()}
 
 
 def quantiles_part(runs: int) -> None:
@@ -180,8 +191,7 @@ def quantiles_part(runs: int) -> None:
                       + f"  {ratio:15.3f}  {pf_ratio:9.3f}  <= 1.0  {r['mass']:.0e}", flush=True)
                 if runs and label == "diamonds price":
                     drawn = drawn_rmse(values, bounds, q, epsilon, runs)
-                    if drawn:
-                        print(f"{'':34} drawn {runs}x: securedp {drawn[0]:.5g}, opendp {drawn[1]:.5g}")
+                    print(f"{'':34} drawn {runs}x: " + ", ".join(f"{k} {v:.5g}" for k, v in drawn.items()))
 
 
 def _kept(frame: pd.DataFrame, k: int) -> pd.DataFrame:

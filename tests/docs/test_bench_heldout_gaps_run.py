@@ -80,3 +80,10 @@ def test_it_runs_on_small_synthetic_data(capsys, monkeypatch) -> None:  # type: 
     out = capsys.readouterr().out
     assert "synthetic prices q=1/10 eps=1/10" in out and "securedp default, max_rows=2" in out
     assert "lattice='0.01'" in out
+
+
+def test_the_draws_run_through_the_apis() -> None:
+    values = np.array([3, 3, 4, 9, 12, 12, 12, 20, 31, 40] * 5)
+    drawn = bh.drawn_rmse(values, (0, 50), Fraction(1, 10), Fraction(1), 3)
+    assert {"securedp.quantile", "securedp.permute_and_flip"} <= set(drawn)
+    assert all(math.isfinite(v) and 0 <= v <= 50 for v in drawn.values())
