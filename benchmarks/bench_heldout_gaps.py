@@ -23,8 +23,9 @@ OpenDP's score (securedp's score keeps its fallback entry, ``W`` candidates at t
 none). ``opendp`` is ``pf`` with OpenDP's score: OpenDP's selection over the same candidates.
 With ``--runs`` the diamonds cells are drawn through the APIs as a check of the laws: ``securedp.quantile``
 (seeded), securedp's exact ``permute_and_flip`` of its own scores over the same 20,001 candidates (what a caller
-can run today; no fallback, which weighs nothing at 53,940 rows) and OpenDP's
-``make_quantile_score_candidates >> then_noisy_max``.
+can run today; no fallback, which weighs nothing at 53,940 rows), OpenDP's
+``make_quantile_score_candidates >> then_noisy_max`` and diffprivlib's ``tools.quantile`` (its own continuous
+candidates, row level: the unit here is the row).
 
 **Keys** (part ``keys``). lme4's ``InstEval``: 73,421 course ratings, one row per (student, lecturer); the private
 keys are the lecturers (1,128), the persons the students, each keeping ``k = 4`` lecturers (the 4 whose SHA-256
@@ -161,6 +162,10 @@ def drawn_rmse(values: np.ndarray, bounds: tuple[int, int], q: Fraction, epsilon
     drawn["securedp.permute_and_flip"] = [
         float(ys[securedp.permute_and_flip(scores, epsilon=epsilon, sensitivity=max(a, b - a),
                                            rng=seeds[runs + r]).value]) for r in range(runs)]
+    with contextlib.suppress(ImportError):  # row level only, its own candidates: every value between the bounds
+        from diffprivlib import tools
+        drawn["diffprivlib"] = [float(tools.quantile(values, float(q), epsilon=float(epsilon), bounds=bounds,
+                                                     random_state=r)) for r in range(runs)]
     try:
         import opendp.prelude as dp
     except ImportError:
