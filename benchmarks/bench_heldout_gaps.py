@@ -28,13 +28,16 @@ can run today; no fallback, which weighs nothing at 53,940 rows), OpenDP's
 candidates, row level: the unit here is the row).
 
 **Keys** (part ``keys``). lme4's ``InstEval``: 73,421 course ratings, one row per (student, lecturer); the private
-keys are the lecturers (1,128), the persons the students, each keeping ``k = 4`` lecturers (the 4 whose SHA-256
-of ``student|lecturer`` is smallest) and the table declaring ``max_rows = m`` (2 or 4) although every person holds
-one row per key. Expected number of keys released (sum over keys of the exact keep probability of its persons),
-total epsilon 1, delta 1e-6: securedp's default (thresholds the released row count, sensitivity ``m``), with
+keys are the lecturers (1,128), the persons the students, each keeping ``k = 1`` or ``4`` lecturers (those whose
+SHA-256 of ``student|lecturer`` is smallest) and the table declaring ``max_rows = m`` (1, 2 or 4) although every
+person holds one row per key. Expected number of keys released (sum over keys of the exact keep probability of its
+persons), the persons a key of one-row persons needs for a 1/2 chance (``n50``) and the released count's noise
+scale, total epsilon 1, delta 1e-6: securedp's default (thresholds the released row count, sensitivity ``m``), with
 ``Persons()`` added (thresholds distinct persons at half the budget), ``selection="optimal"`` at share 1/2, with
 ``max_rows=1`` declared, and PipelineDP's private partitions (truncated geometric on distinct persons at half the
-budget, ``probability_of_keep``). Each securedp curve is read from a release's own threshold and scale.
+budget, ``probability_of_keep``). Each securedp curve is exact, from the plan a table uses
+(:func:`~securedp.mechanisms.partition_selection.laplace_threshold` at the thresholded count's share and
+sensitivity, :func:`~securedp.mechanisms.partition_selection.optimal_selection`).
 
 **Lattice** (part ``lattice``). diamonds' ``carat`` (hundredths) in a float column, bounds (0, 6): the default
 binary lattice (``2**-18``), a power of ten of the same resolution (``10**-6``, contains the cents), and the
