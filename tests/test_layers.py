@@ -173,6 +173,45 @@ def test_no_circle_of_files() -> None:
     assert cycles(import_graph()) == []
 
 
+SIDE_BY_SIDE = ("securedp.mechanisms", "securedp.engines")
+"""The statistics and the engines stand side by side: neither imports the other (issue 41)."""
+HAZMAT_BASE = ("securedp.hazmat.exact", "securedp.hazmat.bits")
+"""Exact numbers and random bits import nothing of the samplers, the generator or the self-test above them."""
+
+
+def _imported(path: pathlib.Path) -> list[str]:
+    """Every module name an import statement of ``path`` names (at any depth, under ``TYPE_CHECKING`` too)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_engines_and_mechanisms_stand_side_by_side() -> None:
+    """A statistic needs no engine, an engine no statistic: they meet only in the tables above them."""
+    for path in MODULES:
+        name = module_name(path)
+        for one, other in (SIDE_BY_SIDE, SIDE_BY_SIDE[::-1]):
+            if _within(name, one):
+                assert not [t for t in _imported(path) if _within(t, other)], f"{name} imports {other}"
+
+
+def test_hazmat_exact_and_bits_import_nothing_above_them() -> None:
+    for path in MODULES:
+        name = module_name(path)
+        if name.startswith(HAZMAT_BASE):
+            for target in _imported(path):
+                if _within(target, "securedp"):
+                    assert target.startswith(HAZMAT_BASE), f"{name} imports {target}"
+
+
 def test_every_module_has_a_layer() -> None:
     for path in MODULES:
         layer_of(module_name(path))
