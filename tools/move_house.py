@@ -146,10 +146,11 @@ old module path still resolves here for one release, with a :class:`DeprecationW
 '''
 
 TEST_MOVES: list[tuple[str, str]] = [
+    ("tests/unit/accounting/test_pending_record.py", "tests/unit/ledger/"),  # a budget file's pending record
     ("tests/unit/accounting/*", "tests/unit/session/"),
     ("tests/unit/mechanisms/test_generator*.py", "tests/unit/hazmat/"),
 ]
-"""Mirrored tests follow their package: (glob of old files, new folder)."""
+"""Mirrored tests follow their package: (glob of old files, new folder); a file takes the first rule it matches."""
 
 NEVER_REWRITTEN = ("CHANGELOG.md", "tools/move_house.py", "tests/unit/test_moved_modules.py")
 """History, this map, and the test of the aliases name the old paths on purpose."""
@@ -372,14 +373,14 @@ def module_moves() -> list[tuple[Path, Path]]:
 def test_moves() -> list[tuple[Path, Path]]:
     tracked = set(git("ls-files", "tests", capture=True).split())
     todo = []
-    for pattern, folder in TEST_MOVES:
-        for name in sorted(tracked):
-            if fnmatch.fnmatch(name, pattern) and not name.endswith("__pycache__"):
-                src = Path(name)
-                dst = Path(folder) / src.name
-                if dst.exists():
-                    raise SystemExit(f"move_house: {dst} exists already (moving {src})")
-                todo.append((src, dst))
+    for name in sorted(tracked):
+        folder = next((folder for pattern, folder in TEST_MOVES if fnmatch.fnmatch(name, pattern)), None)
+        if folder is not None:
+            src = Path(name)
+            dst = Path(folder) / src.name
+            if dst.exists():
+                raise SystemExit(f"move_house: {dst} exists already (moving {src})")
+            todo.append((src, dst))
     return todo
 
 
