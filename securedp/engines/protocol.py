@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol
 
 from securedp.lattice import screen_units
-from securedp.mechanisms.histogram import Categories, Derivation
+from securedp.lattice.bins import Categories, Derivation
 from securedp.reading.columns import refuse_unordered
 
 if TYPE_CHECKING:  # the interchange types name the frames engines hand over; no engine or frame library runs here

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from securedp.mechanisms.release import COMMITMENT_SCHEME, jsonable
+from securedp.hazmat.exact.rational import format_rational
 from securedp.privacy.cost import Cost, Currency
 
 if TYPE_CHECKING:
@@ -57,6 +57,23 @@ RECORD_FIELDS = ("statistic", "value", "mechanism", "parameters", "epsilon", "rh
 """The fields every release record has (``format``, ``labels`` and ``input_commitment`` may be absent)."""
 FORMAT = 2
 """The record format this version writes: every release of data is a table of one or more cells."""
+COMMITMENT_SCHEME = "hmac-sha256/securedp-input/v1"
+"""The scheme of a release's commitment to its exact input (:func:`securedp.mechanisms.release.commit_input`)."""
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-ready copy of ``value``: rationals become ``"num/den"`` strings (integers stay ints)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Fraction):
+        return value.numerator if value.denominator == 1 else format_rational(value)
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return str(value)
 
 
 class SchemaError(ValueError):
@@ -188,7 +205,7 @@ class ReleaseRecord:
     """The audit record of a release (see the module docstring for each field's rule).
 
     ``value``, ``labels``, ``parameters`` and ``source`` are held in their
-    JSON form (:func:`~securedp.mechanisms.release.jsonable`); the cost is
+    JSON form (:func:`jsonable`); the cost is
     held exactly.
     """
 

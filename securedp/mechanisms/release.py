@@ -17,23 +17,10 @@ import numpy as np
 from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.rational import format_rational
+from securedp.mechanisms.record_schema import COMMITMENT_SCHEME as COMMITMENT_SCHEME  # re-exported
+from securedp.mechanisms.record_schema import ReleaseRecord
+from securedp.mechanisms.record_schema import jsonable as jsonable  # re-exported
 from securedp.privacy.cost import Cost
-
-
-def jsonable(value: Any) -> Any:
-    """A JSON-ready copy of ``value``: rationals become ``"num/den"`` strings (integers stay ints)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return value
-    if isinstance(value, Fraction):
-        return value.numerator if value.denominator == 1 else format_rational(value)
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    return str(value)
 
 
 @dataclass(frozen=True)
@@ -87,8 +74,6 @@ class Release:
         :attr:`input_commitment` also has the key ``"input_commitment"``;
         the others do not.
         """
-        from securedp.mechanisms.record_schema import ReleaseRecord  # the schema module imports this one
-
         return ReleaseRecord.of(self).to_json()
 
 
@@ -213,7 +198,6 @@ class RunRoute:
 # -- commitments to the exact input ---------------------------------------------------------------
 
 INPUT_FORMAT = b"securedp/input/v1\x00"
-COMMITMENT_SCHEME = "hmac-sha256/securedp-input/v1"
 COMMITMENT_LABEL = "securedp/input-commitment"
 """The substream label whose keystream keys the commitments of a seeded release."""
 NONCE_BYTES = 16
