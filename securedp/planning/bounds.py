@@ -137,7 +137,7 @@ def prepare_column_bounds(
         if len(levels) != 2 or not levels[0] < levels[1]:
             raise ValueError("quantiles must be two levels q_lo < q_hi")
         cell, aggregations = request("quantiles", column, bounds=(-(Fraction(2) ** high), Fraction(2) ** high),
-                                     lattice=Lattice(Fraction(2) ** low), levels=levels)
+                                     lattice=Lattice(Fraction(2) ** low), qs=levels)
         inner = one_cell(cell, aggregations, table, id_column, **options)
 
         def from_quantiles(release: Release) -> Release:
