@@ -76,7 +76,7 @@ from securedp.mechanisms.record_schema import FORMAT, ReleaseRecord
 from securedp.mechanisms.release import PreparedRelease, commit_input
 from securedp.mechanisms.threshold_delta import asked_delta_scope
 from securedp.reading.mode import analyst_facing_scope
-from securedp.tables.one_column import POINTS
+from securedp.tables.spec import STATISTICS
 
 NOT_REPLAYABLE = "not replayable"
 """How a record that cannot be re-derived is labelled (never as differing: nothing was compared)."""
@@ -173,7 +173,7 @@ def _with_fallback(query: Any, parameters: Any) -> Any:
                 aggregation = {**aggregation, "fallback": _stated_fallback(parameters, name)}
             filled.append(aggregation)
         return {**query, "aggregations": filled}
-    if query.get("statistic") in POINTS and "fallback" not in query:
+    if query.get("statistic") in STATISTICS.taking("fallback") and "fallback" not in query:
         return {**query, "fallback": _stated_fallback(parameters)}
     return query
 
