@@ -51,20 +51,17 @@ if TYPE_CHECKING:  # the table modules load only when a table is released
     from securedp.tables.query import Query as TableQuery
 
 
-def _kinds(takes: tuple[str, ...]) -> tuple[str, ...]:
+def _kinds(takes: tuple[str, ...] = ("nothing", "column", "level")) -> tuple[str, ...]:
+    """The aggregation options (``--count``, ``--sum`` ...) of the kinds that take ``takes``: names of
+    :data:`securedp.tables.spec.KINDS`, read when the command runs (a statistic registered later has its own)."""
     from securedp.tables.spec import KINDS
 
     return tuple(name for name, kind in KINDS.items() if kind.takes in takes)
 
 
-AGGREGATIONS = _kinds(("nothing", "column", "level"))
-"""Every aggregation option (``--count``, ``--sum`` ...): the names of :data:`securedp.tables.spec.KINDS`."""
-COLUMN_AGGREGATIONS = _kinds(("column", "level"))
-
-
 def wants_table(args: argparse.Namespace) -> bool:
     """True if the arguments ask for a grouped table rather than one statistic of one column."""
-    return bool(args.group_by or any(getattr(args, k) for k in AGGREGATIONS))
+    return bool(args.group_by or any(getattr(args, k, None) for k in _kinds()))
 
 
 def keys_option(text: str) -> list[str]:
@@ -107,9 +104,9 @@ def table_query(args: argparse.Namespace) -> TableQuery:
 
     group_by = tuple(c for text in args.group_by or () for c in text.split(",") if c)
     aggregations: list[AggregationQuery] = []
-    for kind in AGGREGATIONS:
+    for kind in _kinds():
         given = getattr(args, kind)
-        if kind not in COLUMN_AGGREGATIONS:
+        if kind not in _kinds(("column", "level")):
             aggregations += [AggregationQuery(kind)] if given else []
         else:
             aggregations += [parse_aggregation(kind, text) for text in given or ()]
@@ -337,7 +334,7 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
     table.add_argument("--group-by", action="append", help="group column(s): A or A,B (repeatable)")
     from securedp.tables.spec import KINDS
 
-    for kind in AGGREGATIONS:
+    for kind in _kinds():
         spec = KINDS[kind]
         if spec.takes == "nothing":
             table.add_argument(f"--{kind}", action="store_true", help=(spec.make.__doc__ or kind).strip().rstrip("."))

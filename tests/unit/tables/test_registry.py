@@ -9,6 +9,7 @@ statistic of the list has all of these.
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import json
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource, Session
-from securedp.cli import commands
+from securedp.cli import commands, table_command
 from securedp.mechanisms.statistic import CellColumn
 from securedp.mechanisms.sum import Sum as SumDefinition
 from securedp.privacy.cost import Cost
@@ -108,6 +109,9 @@ def test_a_registered_statistic_has_its_functions_and_its_session_method(toy: St
 
 def test_a_registered_statistic_is_a_choice_of_the_command_with_its_checks(toy: Statistic) -> None:
     assert "toy_total" in commands.stat_choices()
+    parser = argparse.ArgumentParser()
+    table_command.add_table_options(parser)
+    assert table_command.wants_table(parser.parse_args(["--toy-total", "v:0,10"]))  # a table's --NAME too
     query = Query.of_column("toy_total", "v", Fraction(1), bounds=(Fraction(0), Fraction(10))).check()
     assert query.prepare({"v": DATA}).execute(ChaChaSource(bytes(32))).value == \
         one_column.toy_total(DATA, bounds=(0, 10), epsilon=1, rng=ChaChaSource(bytes(32))).value  # type: ignore[attr-defined]
