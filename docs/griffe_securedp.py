@@ -4,8 +4,9 @@ securedp's docstrings are reST-flavoured: ``double backticks`` (already a Markdo
 Sphinx roles such as ``:class:`~securedp.Session```. This extension, loaded by ``mkdocs.yml``:
 
 - documents a function *derived* at import time (``count = release_function(prepare_count, ...)``,
-  which static analysis sees only as an attribute) as the function it is at runtime: its real
-  signature (``inspect.signature``, so ``__signature__``) and its docstring;
+  which static analysis sees only as an attribute, or made from the one list of statistics, which it does
+  not see at all: ``securedp.tables.one_column.count``, ``Session.count``) as the function it is at runtime:
+  its real signature (``inspect.signature``, so ``__signature__``) and its docstring;
 - turns every role into an *optional* cross-reference: a link when the target is rendered somewhere
   in the site, plain code otherwise (``~`` keeps only the last dotted component as the title, as in
   Sphinx; a name that is not a full path is resolved where the docstring stands), so
@@ -91,6 +92,12 @@ def document_derived_functions(
             owner.set_member(name, runtime_function(name, live, owner, member, loader))
         elif isinstance(member, griffe.Class) and owner.is_module:
             document_derived_functions(member, live, loader)
+    for name, live in list(vars(runtime).items()):  # made at import time from a list (the statistics' functions
+        if name.startswith("_") or name in owner.members or not inspect.isfunction(live):  # and Session methods)
+            continue
+        made_here = live.__module__ == owner.path if owner.is_module else live.__qualname__ == f"{owner.name}.{name}"
+        if made_here:
+            owner.set_member(name, runtime_function(name, live, owner, owner, loader))
 
 
 def cross_reference(obj: griffe.Object, match: re.Match[str]) -> str:

@@ -53,7 +53,7 @@ import dataclasses
 import os
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, ParamSpec
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 import numpy as np
 
@@ -84,18 +84,9 @@ from securedp.mechanisms.record_schema import Json
 from securedp.mechanisms.release import PreparedRelease, Release, jsonable
 from securedp.privacy.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
 from securedp.privacy.cost import Cost
-from securedp.tables.one_column import (
-    prepare_count,
-    prepare_histogram,
-    prepare_iqr,
-    prepare_mean,
-    prepare_median,
-    prepare_quantile,
-    prepare_quantiles,
-    prepare_sum,
-    prepare_trimmed_mean,
-    prepare_variance,
-)
+from securedp.tables import one_column
+from securedp.tables.registry import Statistic
+from securedp.tables.spec import STATISTICS
 from securedp.tables.table import TableRelease, prepare_table
 
 P = ParamSpec("P")
@@ -323,16 +314,9 @@ class Session:
             return None
         return dataclasses.replace(fields, delta=state.delta_fields(delta))
 
-    count = session_method(prepare_count)
-    sum = session_method(prepare_sum)
-    mean = session_method(prepare_mean)
-    variance = session_method(prepare_variance)
-    histogram = session_method(prepare_histogram)
-    median = session_method(prepare_median)
-    quantile = session_method(prepare_quantile)
-    quantiles = session_method(prepare_quantiles)
-    iqr = session_method(prepare_iqr)
-    trimmed_mean = session_method(prepare_trimmed_mean)
+    if TYPE_CHECKING:  # a method per statistic of one column, made by _statistic_method below
+        def __getattr__(self, name: str) -> Callable[..., Release]: ...
+
     exponential_mechanism = session_method(prepare_exponential_mechanism)
     report_noisy_max = session_method(prepare_report_noisy_max)
     permute_and_flip = session_method(prepare_permute_and_flip)
@@ -398,3 +382,12 @@ class Session:
                 ),
             )
         return out
+
+
+def _statistic_method(entry: Statistic) -> None:
+    """Give ``Session`` the method of a statistic of one column: :func:`session_method` of its ``prepare_NAME``."""
+    if entry.signature is not None:
+        setattr(Session, entry.name, session_method(getattr(one_column, f"prepare_{entry.name}")))
+
+
+STATISTICS.subscribe(_statistic_method)

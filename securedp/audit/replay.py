@@ -3,7 +3,7 @@
 For each record, :func:`replay_log` checks that the seed matches the
 record's ``seed_commitment``, rebuilds the stream
 ``ChaChaSource(seed).substream(l1).substream(l2)...`` from the recorded
-labels, re-runs the recorded :class:`~securedp.audit.query.Query` on the
+labels, re-runs the recorded :class:`~securedp.tables.query.Query` on the
 given data file, and compares the resulting release record with the logged
 one field by field (value, mechanism, parameters, epsilon/rho,
 max_contributions, source). A wrong seed, altered data or an altered record
@@ -69,7 +69,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from securedp.audit.query import Query
 from securedp.audit.verify import verify_log
 from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
 from securedp.mechanisms.quantile import EARLIER_ZCDP_CONVERSION, ZCDP_CONVERSION, conversion_scope
@@ -77,7 +76,7 @@ from securedp.mechanisms.record_schema import FORMAT, ReleaseRecord
 from securedp.mechanisms.release import PreparedRelease, commit_input
 from securedp.mechanisms.threshold_delta import asked_delta_scope
 from securedp.reading.mode import analyst_facing_scope
-from securedp.tables.one_column import POINTS
+from securedp.tables.spec import STATISTICS
 
 NOT_REPLAYABLE = "not replayable"
 """How a record that cannot be re-derived is labelled (never as differing: nothing was compared)."""
@@ -157,7 +156,7 @@ def _with_fallback(query: Any, parameters: Any) -> Any:
     if not isinstance(query, dict):
         return query
     if query.get("statistic") == "table":
-        from securedp.audit.table_query import AggregationQuery  # Polars loads only when a table is replayed
+        from securedp.tables.query import AggregationQuery
         from securedp.tables.spec import KINDS
 
         aggregations = query.get("aggregations")
@@ -174,7 +173,7 @@ def _with_fallback(query: Any, parameters: Any) -> Any:
                 aggregation = {**aggregation, "fallback": _stated_fallback(parameters, name)}
             filled.append(aggregation)
         return {**query, "aggregations": filled}
-    if query.get("statistic") in POINTS and "fallback" not in query:
+    if query.get("statistic") in STATISTICS.taking("fallback") and "fallback" not in query:
         return {**query, "fallback": _stated_fallback(parameters)}
     return query
 
@@ -199,10 +198,8 @@ def _prepared(query: Any, data: str | Path) -> PreparedRelease:
         from securedp.audit.planning_query import planning_query  # securedp bounds, securedp analyze --epsilon
 
         return planning_query(query).prepare(data)
-    if isinstance(query, dict) and query.get("statistic") == "table":
-        from securedp.audit.table_query import TableQuery  # Polars loads only when a table is replayed
+    from securedp.tables.query import Query  # a table, or one column: the one query type, by its record's shape
 
-        return TableQuery.from_json(query).prepare(data)
     return Query.from_json(query).prepare(data)
 
 

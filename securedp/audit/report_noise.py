@@ -171,7 +171,7 @@ class Part:
     def moments(self) -> tuple[str, ...]:
         """What each noisy integer of the part is, in the order of its ``noise`` list."""
         n = len(self.fields["noise"])
-        if n == 1 and "winsorized_sum_noise" in self.fields:  # a trimmed mean: its count, then a sum per cell
+        if n == 1 and "winsorized_sum_noise" in self.fields:  # a winsorized mean: its count, then a sum per cell
             return ("count",)
         if n == 1:
             histogram = "labels" in self.fields or "kind" in self.fields

@@ -88,12 +88,8 @@ PARAMETERS = {
 AGGREGATION = {
     "noise": "the law of each noisy integer of every cell (none: the value is selected, not noised)",
     "bounds_units": "the clamping bounds [lo, hi] in lattice units (a histogram's: its first and last bin's index)",
-    "selection": "the mechanism that selects the value (a trimmed mean's: its trim points) among the lattice "
-                 "points; the selection adds no noise",
-    "trim": "the share of the records cut from each side: the trimmed mean's trim points are its quantiles trim "
-            "and 1 - trim",
-    "winsorized_sum_noise": "the law of the noisy sum of records clamped into the cell's trim points [a, b]: its "
-                            "sensitivity grows with b - a, so its parameter is stated per unit of max(h, 1)",
+    "selection": "the mechanism that selects the value (or the points a value is computed between) among the "
+                 "lattice points; the selection adds no noise",
     "q": "the quantile level (an interquartile range's: both quartiles)",
     "sensitivity": "the most one person can change the utility's score g: m max(a, b - a) for the level q = a/b",
     "candidates": "the number of lattice points the selection chose among",
@@ -188,11 +184,20 @@ def shown(value: Any) -> str:
     return e(plain(value))
 
 
+def aggregation_words() -> dict[str, str]:
+    """:data:`AGGREGATION`, and the meaning each statistic gives the fields its record adds
+    (:attr:`~securedp.mechanisms.statistic.CellStatistic.record_words`, from the one list of statistics)."""
+    from securedp.tables.spec import STATISTICS  # the one list; loaded when a report explains an aggregation
+
+    stated = (getattr(getattr(entry.make, "statistic", None), "record_words", {}) for entry in STATISTICS.values())
+    return {**{name: text for words in stated for name, text in words.items()}, **AGGREGATION}
+
+
 def explain(name: str, inside: bool = False) -> str:
     """The meaning of parameter ``name`` (with its moment prefix), ``inside`` an aggregation's record or not, or
     :data:`UNDESCRIBED`."""
-    if inside and name in AGGREGATION:
-        return AGGREGATION[name]
+    if inside and name in (words := aggregation_words()):
+        return words[name]
     if name in PARAMETERS:
         return PARAMETERS[name]
     for prefix, moment in MOMENT_PREFIXES.items():

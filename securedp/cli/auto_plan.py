@@ -14,9 +14,9 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from securedp.audit.table_query import TableQuery
 from securedp.cli.pipeline import Failure
 from securedp.hazmat.exact.rational import display_rational, positive_rational
+from securedp.tables.query import Query as TableQuery
 
 
 def auto_cost(args: argparse.Namespace, query: TableQuery) -> Any:
@@ -38,7 +38,7 @@ def auto_dry_run(args: argparse.Namespace, query: TableQuery, data: Callable[[],
     columns = list(dict.fromkeys(a.column for a in query.aggregations if a.auto and a.column is not None))
     waiting = [stand_in.build().name for a, stand_in in zip(query.aggregations, placeholder.aggregations, strict=True)
                if a.auto]
-    plan = placeholder.prepare(data()).plan  # the table's columns and cells, read and checked as the table reads them
+    plan = placeholder.prepare_table(data()).plan  # the columns and cells, read and checked as the table reads them
     assert plan is not None
     known = dataclasses.replace(plan, outputs=[o for o in plan.outputs if o.name not in waiting])
     bounds_cost = epsilon * len(columns)

@@ -11,7 +11,6 @@ from securedp.accounting.budget_file import read_budget
 from securedp.accounting.recording import holds
 from securedp.accounting.schema import Currency
 from securedp.audit.kept import kept_path
-from securedp.audit.query import STATISTICS, Query
 from securedp.audit.replay import NOT_REPLAYABLE, read_seed, replay_log
 from securedp.audit.signing import load_public_key, load_signing_key, make_head, write_key_pair
 from securedp.audit.verify import verify_log
@@ -24,8 +23,22 @@ from securedp.mechanisms.release import PreparedRelease
 from securedp.reading.files import check_encoding
 from securedp.reading.types import DECLARED_TYPES, declared_schema
 from securedp.tables.plan import ROWS, width_text
+from securedp.tables.query import Query
+from securedp.tables.spec import STATISTICS as REGISTRY
 
-STAT_CHOICES = frozenset(STATISTICS)
+STAT_CHOICES = frozenset(REGISTRY.commands)
+
+
+def stat_choices() -> tuple[str, ...]:
+    """``--stat``'s choices: the statistics of one column of :data:`securedp.tables.spec.STATISTICS`, sorted."""
+    return tuple(sorted(REGISTRY.commands))
+
+
+def taking(option: str) -> tuple[str, ...]:
+    """The statistics of ``--stat`` that take ``option`` (``trim``, ``fallback``): the command's help names them."""
+    return REGISTRY.taking(option, commands=True)
+
+
 __all__ = ["STAT_CHOICES", "Failure", "parse_schema"]
 
 
@@ -68,12 +81,12 @@ def _bin_edges(text: str | None) -> tuple[Fraction, ...] | None:
 
 
 def one_column_query(args: argparse.Namespace) -> Query:
-    """The :class:`~securedp.audit.query.Query` of ``release --column --stat``, from the options only."""
+    """The :class:`~securedp.tables.query.Query` of ``release --column --stat``, from the options only."""
     bounds = _numbers(args.bounds, "bounds")
     if bounds is not None and len(bounds) != 2:
         raise Failure(f"--bounds: expected LO,HI, got {args.bounds!r}")
     schema = parse_schema(getattr(args, "schema", None))
-    return Query(
+    return Query.of_column(
         statistic=args.stat,
         column=args.column,
         epsilon=None if args.epsilon is None else positive_rational(args.epsilon, "--epsilon"),

@@ -77,7 +77,7 @@ def _add_release(sub: argparse._SubParsersAction[_Parser]) -> None:
     rel = sub.add_parser("release", help="one private release from a CSV column, or a grouped table")
     rel.add_argument("data", help="CSV file with a header row (a table: also Parquet, or - for standard input)")
     rel.add_argument("--column", help="the column to release a statistic of")
-    rel.add_argument("--stat", choices=sorted(commands.STAT_CHOICES), help="the statistic")
+    rel.add_argument("--stat", choices=commands.stat_choices(), help="the statistic")
     cost = rel.add_mutually_exclusive_group(required=True)
     cost.add_argument("--epsilon", help="pure-DP cost, exact: 0.5, 1/3, 1e-2 (Laplace-type noise)")
     cost.add_argument(
@@ -87,12 +87,13 @@ def _add_release(sub: argparse._SubParsersAction[_Parser]) -> None:
     rel.add_argument("--step", help="the lattice step of --bounds (1 keeps whole numbers whole; CSV cells are text, "
                                     "so the default comes from the bounds)")
     rel.add_argument("--q", help="the quantile, in [0, 1] (for --stat quantile)")
-    rel.add_argument("--trim", help="the trimmed mean's trim level, in [0, 1/2): the mean between the TRIM and "
-                                    "1 - TRIM quantiles (--stat trimmed_mean and every --trimmed-mean; default 0.1)")
+    trims = ", ".join(f"--stat {name} and every --{name.replace('_', '-')}" for name in commands.taking("trim"))
+    rel.add_argument("--trim", help="the trim level, in [0, 1/2): the mean between the TRIM and 1 - TRIM quantiles "
+                                    f"({trims}; default 0.1)")
     rel.add_argument("--fallback", help="the selections' fallback probability, in [0, 1): about the chance that a "
                                         "cell without records releases the lattice point nearest LO + q (HI - LO), "
-                                        "the middle of the bounds for a median (medians, quantiles, IQR, trimmed "
-                                        "means; default 3/4; 0: none)")
+                                        "the middle of the bounds for a median "
+                                        f"({', '.join(commands.taking('fallback'))}; default 3/4; 0: none)")
     rel.add_argument("--bins", help="histogram bin edges: E0,E1,...,Ek")
     rel.add_argument("--categories", help="histogram categories: A,B,... (cells compared verbatim)")
     rel.add_argument("--max-contributions", default="1", help="rows one person may contribute (default 1)")

@@ -47,23 +47,21 @@ from securedp.reading.files import check_encoding, read_csv_bytes
 from securedp.tables.plan import ROWS
 
 if TYPE_CHECKING:  # the table modules load only when a table is released
-    from securedp.audit.table_query import AggregationQuery, TableQuery
+    from securedp.tables.query import AggregationQuery
+    from securedp.tables.query import Query as TableQuery
 
 
-def _kinds(takes: tuple[str, ...]) -> tuple[str, ...]:
+def _kinds(takes: tuple[str, ...] = ("nothing", "column", "level")) -> tuple[str, ...]:
+    """The aggregation options (``--count``, ``--sum`` ...) of the kinds that take ``takes``: names of
+    :data:`securedp.tables.spec.KINDS`, read when the command runs (a statistic registered later has its own)."""
     from securedp.tables.spec import KINDS
 
     return tuple(name for name, kind in KINDS.items() if kind.takes in takes)
 
 
-AGGREGATIONS = _kinds(("nothing", "column", "level"))
-"""Every aggregation option (``--count``, ``--sum`` ...): the names of :data:`securedp.tables.spec.KINDS`."""
-COLUMN_AGGREGATIONS = _kinds(("column", "level"))
-
-
 def wants_table(args: argparse.Namespace) -> bool:
     """True if the arguments ask for a grouped table rather than one statistic of one column."""
-    return bool(args.group_by or any(getattr(args, k) for k in AGGREGATIONS))
+    return bool(args.group_by or any(getattr(args, k, None) for k in _kinds()))
 
 
 def keys_option(text: str) -> list[str]:
@@ -99,28 +97,29 @@ def _keys(args: argparse.Namespace, group_by: tuple[str, ...]) -> tuple[tuple[An
 
 def table_query(args: argparse.Namespace) -> TableQuery:
     """The :class:`TableQuery` the arguments describe (every number exact)."""
-    from securedp.audit.table_query import AggregationQuery, TableQuery, parse_aggregation
+    from securedp.audit.table_query import parse_aggregation
+    from securedp.tables.query import AggregationQuery
+    from securedp.tables.query import Query as TableQuery
     from securedp.tables.spec import KINDS
 
     group_by = tuple(c for text in args.group_by or () for c in text.split(",") if c)
     aggregations: list[AggregationQuery] = []
-    for kind in AGGREGATIONS:
+    for kind in _kinds():
         given = getattr(args, kind)
-        if kind not in COLUMN_AGGREGATIONS:
+        if kind not in _kinds(("column", "level")):
             aggregations += [AggregationQuery(kind)] if given else []
         else:
             aggregations += [parse_aggregation(kind, text) for text in given or ()]
-    if args.trim is not None:
-        if not any(a.kind == "trimmed_mean" for a in aggregations):
-            raise Failure("--trim applies to --trimmed-mean (or --stat trimmed_mean) only")
-        trim = to_rational(args.trim, "--trim")
-        aggregations = [dataclasses.replace(a, trim=trim) if a.kind == "trimmed_mean" else a for a in aggregations]
-    if args.fallback is not None:
-        if not any("fallback" in KINDS[a.kind].options for a in aggregations):
-            raise Failure("--fallback applies to the selections (--median, --quantile, --iqr, --trimmed-mean) only")
-        fallback = to_rational(args.fallback, "--fallback")
-        aggregations = [dataclasses.replace(a, fallback=fallback) if "fallback" in KINDS[a.kind].options else a
-                        for a in aggregations]
+    for option, value in (("trim", args.trim), ("fallback", args.fallback)):  # a statistic's own options
+        if value is None:
+            continue
+        takers = [name for name, kind in KINDS.items() if option in kind.options]
+        if not any(a.kind in takers for a in aggregations):
+            spelled = ", ".join(f"--{name.replace('_', '-')}" for name in takers)
+            raise Failure(f"--trim applies to {spelled} (or --stat {' or '.join(takers)}) only" if option == "trim"
+                          else f"--fallback applies to the selections ({spelled}) only")
+        exact: dict[str, Any] = {option: to_rational(value, f"--{option}")}
+        aggregations = [dataclasses.replace(a, **exact) if a.kind in takers else a for a in aggregations]
     if not aggregations:
         raise Failure("give at least one aggregation: --count, --persons, --sum/--mean/--variance/--median "
                       "COLUMN:LO,HI or --quantile COLUMN:Q:LO,HI")
@@ -297,7 +296,7 @@ def release_table(args: argparse.Namespace) -> int:
         raise Failure("--target plans a release before it is made: add --dry-run")
     ledgers = None if args.dry_run else pipeline.preflight(args, query.currency)
     with Stages(["read and check the table", "bound, aggregate and noise", "write"]) as stages:
-        prepared = query.prepare(data())
+        prepared = query.prepare_table(data())
         stages.next()
         if ledgers is None:
             assert prepared.plan is not None
@@ -335,13 +334,13 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
     table.add_argument("--group-by", action="append", help="group column(s): A or A,B (repeatable)")
     from securedp.tables.spec import KINDS
 
-    for kind in AGGREGATIONS:
+    for kind in _kinds():
         spec = KINDS[kind]
         if spec.takes == "nothing":
             table.add_argument(f"--{kind}", action="store_true", help=(spec.make.__doc__ or kind).strip().rstrip("."))
             continue
         shape = "COLUMN:Q:LO,HI[:STEP]" if spec.takes == "level" else "COLUMN:LO,HI[:STEP]"
-        spelled = [f"--{kind.replace('_', '-')}"] + ([f"--{kind}"] if "_" in kind else [])  # --trimmed-mean
+        spelled = [f"--{kind.replace('_', '-')}"] + ([f"--{kind}"] if "_" in kind else [])  # --a-name and --a_name
         table.add_argument(*spelled, dest=kind, action="append", metavar=shape,
                            help=f"{kind.replace('_', ' ')} of a column (repeatable)")
     table.add_argument("--keys", help="public keys of the one group column, one CSV line: A,B,... (quote a key "

@@ -21,8 +21,10 @@ read from the data. Integer statistics (counts, sums, moments, histograms) are
 :class:`AdditiveStatistic`; selections over a lattice (quantiles) draw one point per cell from the
 cell's counts per lattice point (:mod:`securedp.mechanisms.quantile`).
 
-The public ``prepare_<name>`` and ``<name>`` functions are made from one signature each by
-:func:`public_function` and :func:`release_function`, and the ``Session`` method from them, so the
+The public ``prepare_<name>`` and ``<name>`` functions are made from one signature each: a statistic of
+one column states it in its entry of the one list (:mod:`securedp.tables.registry`), from which
+:mod:`securedp.tables.one_column` makes ``prepare_<name>`` and :func:`release_function` ``<name>``, and
+``Session`` its method; a selection of this package wraps its own with :func:`public_function`. So the
 signature is written exactly once and ``help()``, IDEs and the API reference all show it.
 """
 
@@ -52,6 +54,9 @@ class CellStatistic(ABC):
 
     statistic: ClassVar[str]
     """The name recorded in a one-column release (``"sum"``, ``"median"`` ...)."""
+    record_words: ClassVar[Mapping[str, str]] = {}
+    """What the fields this statistic adds to a cell's record mean, for the audit report (the words of the
+    fields every statistic records are the report's own, :mod:`securedp.audit.report_words`)."""
     cost: Cost
     max_contributions: int
     """``m``: the rows one person may contribute to one cell."""

@@ -47,10 +47,10 @@ on the bounds at the cost ``(1 - s) epsilon``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -104,6 +104,12 @@ class TrimmedMean(Quantiles):
     the bounded mean of the records winsorized between them (see the module docstring)."""
 
     statistic = "trimmed_mean"
+    record_words: ClassVar[Mapping[str, str]] = {  # the report's words for the fields this record adds
+        "trim": "the share of the records cut from each side: the trimmed mean's trim points are its quantiles trim "
+                "and 1 - trim",
+        "winsorized_sum_noise": "the law of the noisy sum of records clamped into the cell's trim points [a, b]: its "
+                                "sensitivity grows with b - a, so its parameter is stated per unit of max(h, 1)",
+    }
     single = True
     whole = False  # a mean of whole numbers is a fraction
     levels: tuple[Fraction, ...] = field(init=False, default=())

@@ -156,7 +156,7 @@ def prepare_column_bounds(table: Any, column: str, how: BoundsMethod, reading: R
         if len(levels) != 2 or not levels[0] < levels[1]:
             raise ValueError("quantiles must be two levels q_lo < q_hi")
         cell, aggregations = request("quantiles", column, bounds=(-(Fraction(2) ** high), Fraction(2) ** high),
-                                     lattice=Lattice(Fraction(2) ** low), levels=levels)
+                                     lattice=Lattice(Fraction(2) ** low), qs=levels)
         inner = one_cell(cell, aggregations, table, reading.id_column, **options)
 
         def from_quantiles(release: Release) -> Release:

@@ -9,7 +9,7 @@ whole text unreadable or change how the records after it are read, except as the
 
 * Records end at a line break outside quotes: ``\\n``, ``\\r\\n`` or a lone ``\\r`` (the lines of
   :class:`io.StringIO` with ``newline=""``). A final line break is optional.
-* Cells are separated by the delimiter (one character, ``","`` by default). No cell is trimmed: ``" 1"``
+* Cells are separated by the delimiter (one character, ``","`` by default). No cell is stripped: ``" 1"``
   is the text ``" 1"``.
 * A cell that **starts** with a double quote is quoted: it holds everything up to the next lone quote,
   ``""`` standing for one quote; delimiters and line breaks inside it are text (a record may span

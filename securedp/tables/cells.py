@@ -268,7 +268,7 @@ def _unit_counts(column: Column, feed: Feed) -> tuple[list[Sequence[int] | np.nd
 
 def _from_points(definition: Definition, column: Column | None, feed: Feed) -> list[CellColumn]:
     """A selection per cell over the lattice points of the bounds, from the cell's counts per point
-    (:meth:`~securedp.mechanisms.quantile.Quantiles.release_points`; a trimmed mean then noises a mean).
+    (:meth:`~securedp.mechanisms.quantile.Quantiles.release_points`; a mean between two selected points then noises it).
 
     Each cell's selection is the statistic's (:mod:`securedp.mechanisms.rank_utility`) on that cell's kept
     rows; a cell without rows selects from the empty multiset (every point scores 0).

@@ -24,86 +24,46 @@ draws it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from fractions import Fraction
+import inspect
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from securedp.hazmat.exact.rational import probability
 from securedp.lattice.columns import ONE_COLUMN_HINT, NotOneColumnError
 from securedp.mechanisms.contributions import check_max_contributions
 from securedp.mechanisms.data_phase import check_shape
-from securedp.mechanisms.quantile import check_levels
 from securedp.mechanisms.record_schema import bounded_range
-from securedp.mechanisms.records import exact_value
-from securedp.mechanisms.release import PreparedRelease, Release
-from securedp.mechanisms.statistic import release_function
-from securedp.mechanisms.trimmed_mean import DEFAULT_SELECTION_SHARE, DEFAULT_TRIM
-from securedp.tables.spec import IQR, Aggregation, Count, Histogram, Mean, Quantile, Sum, TrimmedMean, Variance
+from securedp.mechanisms.release import PreparedRelease
+from securedp.mechanisms.statistic import check_call, release_function
+from securedp.tables.registry import OneCell, Statistic
+from securedp.tables.spec import STATISTICS, Aggregation
 from securedp.tables.table import CellRoute, prepare_table
+
+__all__ = ["DATA", "IDS", "POINTS", "OneCell", "column_table", "one_cell", "request"]  # and every statistic's
+# prepare_NAME and NAME (from securedp.tables.spec.STATISTICS)
 
 DATA, IDS = "data", "ids"
 """The names of the one-column table's columns: the data, and the person ids."""
-POINTS = ("median", "quantile", "quantiles", "iqr", "trimmed_mean")
+COMMON = frozenset({"data", "ids", "epsilon", "rho", "max_contributions", "missing", "fill"})
+"""The parameters every release of one column may take: the rest are the statistic's options."""
+POINTS = STATISTICS.taking("fallback")
 """The statistics that select lattice points, each with a fallback point (``fallback=``)."""
 
 
-@dataclass(frozen=True)
-class OneCell:
-    """How the one cell of the table becomes a release of one column: its name, the table columns holding its
-    value (one, or several for a tuple) and the labels of a tuple."""
-
-    statistic: str
-    names: tuple[str, ...]
-    single: bool = True
-    labels: tuple[Any, ...] | None = None
-
-    def value(self, table: Release) -> Any:
-        row = dict(zip(table.labels or (), table.value[0], strict=True))
-        values = tuple(_exact(row[name]) for name in self.names)
-        return values[0] if self.single else values
-
-
-def _exact(value: Any) -> Any:
-    return exact_value(value) if isinstance(value, Fraction) else value
-
-
-def request(statistic: str, column: str, *, bounds: Any = None, lattice: Any = None, levels: Any = None,
-            categories: Any = None, bins: Any = None, unknown: str = "raise", trim: Any = DEFAULT_TRIM,
-            selection_share: Any = DEFAULT_SELECTION_SHARE, fallback: Any = None) -> tuple[OneCell, list[Aggregation]]:
+def request(statistic: str, column: str, **options: Any) -> tuple[OneCell, list[Aggregation]]:
     """The table aggregations releasing ``statistic`` of ``column`` in one cell, and how that cell becomes the
     release's value: the one definition of each statistic of one column (the functions below, the command's
-    ``--column --stat``, and their replay all ask here). ``levels`` are a quantile's (one) or quantiles' levels;
-    ``trim`` and ``selection_share`` a trimmed mean's; ``fallback`` the fallback probability of every selection
-    (``None``: its default, :mod:`securedp.mechanisms.rank_utility`)."""
-    if fallback is not None and statistic not in POINTS:
-        raise ValueError(f"fallback= applies to the selections ({', '.join(POINTS)}), not to a {statistic}")
-    if statistic == "count":
-        return OneCell("count", ("count",)), [Count()]
-    if statistic in ("sum", "mean", "variance"):
-        kinds: dict[str, type[Sum | Mean | Variance]] = {"sum": Sum, "mean": Mean, "variance": Variance}
-        made = kinds[statistic](column, bounds, lattice)
-        return OneCell(statistic, (made.name,)), [made]
-    if statistic == "iqr":
-        spread = IQR(column, bounds, lattice, fallback=fallback)
-        return OneCell(statistic, (spread.name,)), [spread]
-    if statistic == "trimmed_mean":
-        trimmed = TrimmedMean(column, bounds, lattice, trim=trim, selection_share=selection_share, fallback=fallback)
-        return OneCell(statistic, (trimmed.name,)), [trimmed]
-    if statistic in ("median", "quantile", "quantiles"):
-        qs = (Fraction(1, 2),) if statistic == "median" else check_levels(levels)
-        if len(set(qs)) != len(qs):
-            raise ValueError("qs repeats a level: each quantile level is released once")
-        share = Fraction(1, len(qs)) if len(qs) > 1 else None
-        quantiles = [Quantile(column, bounds, lattice, share, q, fallback=fallback) for q in qs]
-        single = statistic != "quantiles"
-        return OneCell(statistic, tuple(a.name for a in quantiles), single, None if single else qs), list(quantiles)
-    if statistic == "histogram":
-        histogram = Histogram(column, categories=categories, bins=bins, lattice=lattice, unknown=unknown)
-        labels = histogram.derivation().labels
-        return OneCell("histogram", tuple(f"{histogram.name}_{i}" for i in range(len(labels))), False, labels), \
-            [histogram]
-    raise ValueError(f"unknown statistic {statistic!r}")
+    ``--column --stat``, and their replay all ask here). ``options`` are the statistic's own parameters (its
+    signature's, :data:`~securedp.tables.registry.STATISTICS`), ``bounds``, ``lattice``, a quantile's ``q``,
+    a selection's ``fallback`` ..."""
+    entry = STATISTICS.get(statistic)
+    if entry is None or entry.signature is None:
+        raise ValueError(f"unknown statistic {statistic!r}")
+    refused = sorted(options.keys() - set(entry.parameters()))
+    if refused:
+        takers = ", ".join(STATISTICS.taking(refused[0]))
+        said = f"the selections ({takers})" if refused[0] == "fallback" else takers or "no statistic"
+        raise ValueError(f"{refused[0]}= applies to {said}, not to a {statistic}")
+    return entry.cells(statistic, column, **options)
 
 
 def column_table(data: Any, ids: Any, hint: str = ONE_COLUMN_HINT) -> tuple[dict[str, Any], str | None]:
@@ -141,123 +101,39 @@ def _release(statistic: str, data: Any, ids: Any, *, epsilon: Any, rho: Any, max
         raise NotOneColumnError(f"{said}; data looks like rows of a table, not one column: {hint}") from None
 
 
-def prepare_count(data: Any, *, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
-                  ids: Any = None) -> PreparedRelease:
-    """Validate and price a count of the rows of ``data`` (whatever they hold); nothing is drawn until
-    ``.execute(rng)``. See :mod:`securedp.mechanisms.count`."""
-    return _release("count", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions)
+def prepare_function(entry: Statistic) -> Callable[..., PreparedRelease]:
+    """``prepare_NAME`` of a statistic: its signature's parameters, validated and priced as the one-cell table of
+    the column (nothing is drawn until ``.execute(rng)``)."""
+    assert entry.signature is not None
+    signature = inspect.signature(entry.signature)
+
+    def prepare(*args: Any, **kwargs: Any) -> PreparedRelease:
+        check_call(signature, f"prepare_{entry.name}", args, kwargs)
+        given = signature.bind(*args, **kwargs)
+        given.apply_defaults()
+        asked = dict(given.arguments)
+        common = {name: asked.pop(name) for name in COMMON if name in asked}
+        hint = entry.hint(asked) or ONE_COLUMN_HINT
+        return _release(entry.name, common.pop("data"), common.pop("ids", None), hint=hint, **common, **asked)
+
+    prepare.__name__ = prepare.__qualname__ = f"prepare_{entry.name}"
+    prepare.__module__ = __name__
+    prepare.__doc__ = entry.signature.__doc__
+    prepare.__signature__ = signature.replace(return_annotation="PreparedRelease")  # type: ignore[attr-defined]
+    return prepare
 
 
-def prepare_sum(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
-                ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
-    """Validate and price a bounded sum; nothing is drawn until ``.execute(rng)``. See
-    :mod:`securedp.mechanisms.sum`."""
-    return _release("sum", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, bounds=bounds, lattice=lattice)
+def _publish(entry: Statistic) -> None:
+    """Give a statistic of one column its ``prepare_NAME`` and ``NAME`` here."""
+    if entry.signature is None:
+        return
+    prepare = prepare_function(entry)
+    globals()[prepare.__name__] = prepare
+    globals()[entry.name] = release_function(prepare, entry.name, entry.doc)
 
 
-def prepare_mean(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
-                 ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> PreparedRelease:
-    """Validate and price a bounded mean; nothing is drawn until ``.execute(rng)``. See
-    :mod:`securedp.mechanisms.mean`."""
-    return _release("mean", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, bounds=bounds, lattice=lattice)
+def __getattr__(name: str) -> Callable[..., Any]:
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def prepare_variance(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
-                     max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
-                     fill: Any = None) -> PreparedRelease:
-    """Validate and price a bounded (population) variance; nothing is drawn until ``.execute(rng)``. See
-    :mod:`securedp.mechanisms.variance`."""
-    return _release("variance", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, bounds=bounds, lattice=lattice)
-
-
-def prepare_quantiles(data: Any, qs: Sequence[Any], *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
-                      max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
-                      fill: Any = None, fallback: Any = None) -> PreparedRelease:
-    """Validate and price several quantiles (``epsilon / len(qs)`` each, by the exact exponential mechanism);
-    nothing is drawn yet. The release's value is a tuple in the order of ``qs``. See
-    :mod:`securedp.mechanisms.quantile`."""
-    return _release("quantiles", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, levels=qs, fallback=fallback)
-
-
-def prepare_quantile(data: Any, q: Any, /, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
-                     max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
-                     fill: Any = None, fallback: Any = None) -> PreparedRelease:
-    """Validate and price one quantile ``q`` (a rational in [0, 1]); nothing is drawn yet. ``fallback``: the
-    probability that a cell without records releases the fallback point ``lo + q (hi - lo)`` (default 3/4; 0:
-    none; :mod:`securedp.mechanisms.rank_utility`)."""
-    return _release("quantile", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, levels=(probability(q, "q"),),
-                    fallback=fallback)
-
-
-def prepare_median(data: Any, /, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
-                   max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
-                   fill: Any = None, fallback: Any = None) -> PreparedRelease:
-    """Validate and price the median (the quantile 1/2); nothing is drawn yet. ``fallback``: the probability
-    that a cell without records releases the middle of the bounds (default 3/4; 0: none;
-    :mod:`securedp.mechanisms.rank_utility`)."""
-    return _release("median", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, fallback=fallback)
-
-
-def prepare_iqr(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
-                ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None,
-                fallback: Any = None) -> PreparedRelease:
-    """Validate and price the interquartile range (both quartiles at half the cost); nothing is drawn yet.
-    See :mod:`securedp.mechanisms.iqr`."""
-    return _release("iqr", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, fallback=fallback)
-
-
-def prepare_trimmed_mean(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
-                         max_contributions: Any = 1, ids: Any = None, trim: Any = DEFAULT_TRIM,
-                         selection_share: Any = DEFAULT_SELECTION_SHARE, lattice: Any = None, missing: str = "raise",
-                         fill: Any = None, fallback: Any = None) -> PreparedRelease:
-    """Validate and price a trimmed (winsorized) mean: the ``trim`` and ``1 - trim`` quantiles at
-    ``selection_share`` of the cost, then the bounded mean of the records clamped between them; nothing is drawn
-    yet. See :mod:`securedp.mechanisms.trimmed_mean`."""
-    return _release("trimmed_mean", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, bounds=bounds, lattice=lattice, trim=trim,
-                    selection_share=selection_share, fallback=fallback)
-
-
-def prepare_histogram(data: Any, *, categories: Any = None, bins: Any = None, epsilon: Any = None, rho: Any = None,
-                      max_contributions: Any = 1, ids: Any = None, unknown: str = "raise", lattice: Any = None,
-                      missing: str = "raise", fill: Any = None) -> PreparedRelease:
-    """Validate and price a histogram over declared ``categories`` or ``bins`` (edges): one noisy count each,
-    one cost for all; nothing is drawn yet. See :mod:`securedp.mechanisms.histogram`."""
-    tuples = categories is not None and not isinstance(categories, (str, bytes)) and hasattr(categories, "__iter__") \
-        and any(isinstance(c, tuple) for c in categories)
-    hint = ("for tuple categories pass one column whose records are tuples, e.g. list(zip(df['a'], df['b']))"
-            if tuples else ONE_COLUMN_HINT)
-    return _release("histogram", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
-                    missing=missing, fill=fill, hint=hint, categories=categories, bins=bins, lattice=lattice,
-                    unknown=unknown)
-
-
-count = release_function(prepare_count, "count", """Release the number of rows of ``data`` with ``epsilon``-DP \
-(or ``rho``-zCDP); see :mod:`securedp.mechanisms.count`.""")
-sum = release_function(  # noqa: A001 - the public name mirrors the statistic
-    prepare_sum, "sum", """Release the sum of ``data`` clamped to ``bounds`` with ``epsilon``-DP (or ``rho``-zCDP); \
-see :mod:`securedp.mechanisms.sum`.""")
-mean = release_function(prepare_mean, "mean", """Release the mean of ``data`` clamped to ``bounds``; see \
-:mod:`securedp.mechanisms.mean` for the privacy map.""")
-variance = release_function(prepare_variance, "variance", """Release the population variance of ``data`` clamped \
-to ``bounds``; see :mod:`securedp.mechanisms.variance`.""")
-quantiles = release_function(prepare_quantiles, "quantiles", """Several quantiles, each an exact lattice value \
-(a tuple, in the order of ``qs``); see :mod:`securedp.mechanisms.quantile`.""")
-quantile = release_function(prepare_quantile, "quantile", """The ``q``-quantile as an exact lattice value \
-(``int`` or ``Fraction``); see :mod:`securedp.mechanisms.quantile`.""")
-median = release_function(prepare_median, "median", """The median as an exact lattice value (``int`` or \
-``Fraction``); see :mod:`securedp.mechanisms.quantile`.""")
-iqr = release_function(prepare_iqr, "iqr", """The interquartile range ``max(Q3 - Q1, 0)`` as an exact lattice \
-value; see :mod:`securedp.mechanisms.iqr`.""")
-trimmed_mean = release_function(prepare_trimmed_mean, "trimmed_mean", """The trimmed (winsorized) mean of \
-``data`` as an exact lattice value: the mean of the records clamped between two private trim points (by default \
-the 1/10 and 9/10 quantiles); see :mod:`securedp.mechanisms.trimmed_mean`.""")
-histogram = release_function(prepare_histogram, "histogram", """Release noisy counts for declared categories or \
-bins; one ``epsilon`` for all bins (see :mod:`securedp.mechanisms.histogram`).""")
+STATISTICS.subscribe(_publish)

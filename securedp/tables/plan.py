@@ -147,7 +147,7 @@ class TablePlan:
                                                                ", the fallback point included, which a cell "
                                                                f"of {o.fallback_rows:,} rows or more releases "
                                                                "with probability at most alpha"))
-                if o.value_halfwidth is not None:  # a trimmed mean: its mean between the selected points
+                if o.value_halfwidth is not None:  # a mean between selected points
                     at = ", ".join(f"+/- {width_text(o.value_halfwidth(n))} at {n:,} rows" for n in sorted(set(rows)))
                     out.append(f"    its mean between them: {at} kept in the cell (column units)")
                 continue
@@ -262,7 +262,7 @@ def selection_plan(rule: str, plan: LaplaceThreshold | OptimalSelection | Gaussi
 
 def _value_halfwidth(d: Definition, alpha: Fraction) -> Callable[[int], Fraction] | None:
     """The half-width of ``d``'s value at a cell's row count, for a statistic that states one (a mean, a
-    variance, a trimmed mean: :meth:`~securedp.mechanisms.statistic.CellStatistic.value_halfwidth`), else None."""
+    variance, a winsorized mean: :meth:`~securedp.mechanisms.statistic.CellStatistic.value_halfwidth`), else None."""
     if d.value_halfwidth(alpha, 1) is None:
         return None
 

@@ -57,28 +57,24 @@ column's units), ``"squares"`` (and of their squares) or ``"points"``
 
 from __future__ import annotations
 
-import dataclasses
-from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from securedp.deprecation import deprecated
-from securedp.hazmat.exact.rational import format_rational, to_rational
+from securedp.hazmat.exact.rational import format_rational, probability, to_rational
+from securedp.lattice.columns import ONE_COLUMN_HINT
 from securedp.mechanisms import count, histogram, iqr, mean, quantile, sum, trimmed_mean, variance  # noqa: A004 - the module securedp.mechanisms.sum
 from securedp.mechanisms.histogram import Bins, Categories, check_categories, check_edges, edge_lattice
-from securedp.mechanisms.moments import ColumnStatistic
-from securedp.mechanisms.quantile import default_lattice as quantile_lattice
-from securedp.mechanisms.quantile import selection_epsilon
-from securedp.mechanisms.rank_utility import DEFAULT_FALLBACK
-from securedp.mechanisms.records import LatticeColumn, typed_lattice
-from securedp.mechanisms.statistic import AdditiveStatistic
+from securedp.mechanisms.quantile import check_levels
+from securedp.mechanisms.records import LatticeColumn
 from securedp.privacy.cost import Cost
-
-Definition = AdditiveStatistic | quantile.Quantiles | histogram.Histogram
-"""A table cell's statistic: noisy integers (:class:`~securedp.mechanisms.statistic.AdditiveStatistic`), a
-selection (:class:`~securedp.mechanisms.quantile.Quantiles`) or a histogram's noisy counts per label."""
+from securedp.tables.aggregation import ColumnAggregation as ColumnAggregation  # the aggregations' bases, here too
+from securedp.tables.aggregation import Definition as Definition
+from securedp.tables.aggregation import PointsAggregation as PointsAggregation
+from securedp.tables.aggregation import quantile_cell_epsilon as quantile_cell_epsilon  # the old path
+from securedp.tables.registry import STATISTICS as STATISTICS  # the one list, filled below
+from securedp.tables.registry import Kind, OneCell, Statistic
 
 
 @dataclass(frozen=True)
@@ -118,56 +114,6 @@ class Persons:
 
 
 @dataclass(frozen=True)
-class ColumnAggregation(ABC):
-    """An aggregation of one numeric column clamped to public ``bounds`` on a lattice."""
-
-    column: str
-    bounds: tuple[Any, Any] | str
-    """Public ``(lo, hi)``, or ``"auto"``: chosen privately first (:func:`securedp.planning.auto_bounds`)."""
-    lattice: Any = None
-    share: Any = None
-
-    kind: ClassVar[str] = ""
-    reads: ClassVar[str] = "sums"
-    statistic: ClassVar[type[ColumnStatistic]]
-    """The statistic of each cell (:meth:`definition` builds it); its ``whole`` says whether an integer column keeps
-    step 1."""
-
-    @property
-    def name(self) -> str:
-        return f"{self.column}_{self.kind}"
-
-    def typed(self, integer: bool) -> ColumnAggregation:
-        """This aggregation with its lattice fixed by the column's declared type: step 1 for an ``integer``
-        column without a lattice (:func:`~securedp.mechanisms.records.typed_lattice`), else itself."""
-        lattice = typed_lattice(self.lattice, self.bounds, integer and self.statistic.whole)
-        return self if lattice is self.lattice else dataclasses.replace(self, lattice=lattice)
-
-    def lattice_column(self, m: int = 1) -> LatticeColumn:
-        """The public lattice and bounds of the column, by the rule of the one-column release of the same kind."""
-        if isinstance(self.bounds, str) and self.bounds == "auto":
-            raise ValueError(f"{self.name}: bounds='auto' are chosen by a release of their own, charged before the "
-                             "table: securedp.planning.auto_bounds(data, aggregations, epsilon=..., session=...) "
-                             "returns the aggregations with their bounds (the command: --auto-epsilon)")
-        return LatticeColumn.of(bounds=self.bounds, lattice=self.lattice, max_contributions=m,
-                                default=self.default_lattice())
-
-    def lattice_of(self) -> tuple[Any, int, int]:
-        """Deprecated: ``(lattice, lo_u, hi_u)`` of :meth:`lattice_column`."""
-        deprecated("lattice_of()", "lattice_column()")
-        column = self.lattice_column()
-        return column.lattice, column.lo_u, column.hi_u
-
-    def default_lattice(self) -> Callable[[Any, Any], Any] | None:
-        """The rule choosing a lattice when none is given (None: the rule of sums and means)."""
-        return None
-
-    @abstractmethod
-    def definition(self, cost: Cost, k: int, m: int) -> Definition:
-        """The statistic of each cell, on the column's lattice with ``m`` rows and ``k`` cells per person."""
-
-
-@dataclass(frozen=True)
 class Sum(ColumnAggregation):
     """The sum of a column per cell."""
 
@@ -202,27 +148,6 @@ class Variance(ColumnAggregation):
     def definition(self, cost: Cost, k: int, m: int) -> Definition:
         lattice = self.lattice_column(m)
         return variance.Variance(cost, lattice, max_groups=k)
-
-
-@dataclass(frozen=True)
-class PointsAggregation(ColumnAggregation):
-    """An aggregation that selects from each cell's counts per lattice point (a quantile, the interquartile
-    range, the trimmed mean's trim points), on the quantiles' fine default lattice, with a fallback point
-    (``fallback`` its probability in a cell without records, :mod:`securedp.mechanisms.rank_utility`; ``None``:
-    3/4; 0: none)."""
-
-    fallback: Any = field(default=None, kw_only=True)
-
-    reads = "points"
-
-    @property
-    def fallback_probability(self) -> Any:
-        """``fallback``, or its default when ``None`` (the statistic checks it: :class:`~securedp.mechanisms.
-        quantile.Quantiles`)."""
-        return DEFAULT_FALLBACK if self.fallback is None else self.fallback
-
-    def default_lattice(self) -> Callable[[Any, Any], Any] | None:
-        return quantile_lattice
 
 
 @dataclass(frozen=True)
@@ -330,12 +255,6 @@ class Histogram(ColumnAggregation):
         return histogram.Histogram(cost, m, self.derivation(), max_groups=k)
 
 
-def quantile_cell_epsilon(epsilon: Fraction | None, rho: Fraction | None, k: int) -> Fraction:
-    """Deprecated: :func:`securedp.mechanisms.quantile.selection_epsilon` of ``Cost(epsilon, rho)`` and ``k``."""
-    deprecated("quantile_cell_epsilon", "securedp.mechanisms.quantile.selection_epsilon")
-    return selection_epsilon(Cost.of(epsilon, rho), k)
-
-
 def Median(column: str, bounds: tuple[Any, Any] | str, lattice: Any = None,  # noqa: N802
            share: Any = None, *, fallback: Any = None) -> Quantile:
     """The median of a column per cell: :class:`Quantile` with ``q = 1/2``."""
@@ -346,44 +265,132 @@ Aggregation = Count | Persons | ColumnAggregation
 """An aggregation: a count of rows or persons, or an aggregation of one value column."""
 
 
-@dataclass(frozen=True)
-class Kind:
-    """How the command line and a recorded query name an aggregation: its constructor and what it takes.
+# The one-column releases' signatures: the parameters (and docstring) of each ``prepare_NAME``.
+def _count(data: Any, *, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1, ids: Any = None) -> None:
+    """Validate and price a count of the rows of ``data`` (whatever they hold); nothing is drawn until
+    ``.execute(rng)``. See :mod:`securedp.mechanisms.count`."""
 
-    ``takes`` is ``"nothing"`` (``--count``), ``"column"`` (``--sum COLUMN:LO,HI[:STEP]``) or ``"level"``
-    (``--quantile COLUMN:Q:LO,HI[:STEP]``); :func:`build` makes the aggregation.
-    """
 
-    takes: str
-    make: Callable[..., Aggregation]
-    options: frozenset[str] = frozenset()
-    """The keyword options it takes besides its level (a trimmed mean's ``trim``: ``--trim``)."""
+def _sum(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
+         ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> None:
+    """Validate and price a bounded sum; nothing is drawn until ``.execute(rng)``. See
+    :mod:`securedp.mechanisms.sum`."""
 
-    def build(self, column: str | None = None, bounds: tuple[Any, Any] | None = None, lattice: Any = None,
-              share: Any = None, q: Any = None, trim: Any = None, fallback: Any = None) -> Aggregation:
-        options = {name: value for name, value in (("trim", trim), ("fallback", fallback)) if value is not None}
-        if "trim" in options.keys() - self.options:
-            raise ValueError("takes no trim level (--trim is a trimmed mean's)")
-        if "fallback" in options.keys() - self.options:
-            raise ValueError("takes no fallback (--fallback is a selection's: median, quantile, iqr, trimmed mean)")
-        if self.takes == "nothing":
-            return self.make(share)
-        if column is None or bounds is None:
-            raise ValueError("needs a column and bounds (COLUMN:LO,HI)")
-        if self.takes == "level":
-            if q is None:
-                raise ValueError("needs its level (COLUMN:Q:LO,HI)")
-            return self.make(column, bounds, lattice, share, q, **options)
-        return self.make(column, bounds, lattice, share, **options)
+
+def _mean(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
+          ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> None:
+    """Validate and price a bounded mean; nothing is drawn until ``.execute(rng)``. See
+    :mod:`securedp.mechanisms.mean`."""
+
+
+def _variance(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
+              ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None) -> None:
+    """Validate and price a bounded (population) variance; nothing is drawn until ``.execute(rng)``. See
+    :mod:`securedp.mechanisms.variance`."""
+
+
+def _median(data: Any, /, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
+            ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None,
+            fallback: Any = None) -> None:
+    """Validate and price the median (the quantile 1/2); nothing is drawn yet. ``fallback``: the probability
+    that a cell without records releases the middle of the bounds (default 3/4; 0: none;
+    :mod:`securedp.mechanisms.rank_utility`)."""
+
+
+def _quantile(data: Any, q: Any, /, *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
+              max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
+              fill: Any = None, fallback: Any = None) -> None:
+    """Validate and price one quantile ``q`` (a rational in [0, 1]); nothing is drawn yet. ``fallback``: the
+    probability that a cell without records releases the fallback point ``lo + q (hi - lo)`` (default 3/4; 0:
+    none; :mod:`securedp.mechanisms.rank_utility`)."""
+
+
+def _quantiles(data: Any, qs: Sequence[Any], *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
+               max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
+               fill: Any = None, fallback: Any = None) -> None:
+    """Validate and price several quantiles (``epsilon / len(qs)`` each, by the exact exponential mechanism);
+    nothing is drawn yet. The release's value is a tuple in the order of ``qs``. See
+    :mod:`securedp.mechanisms.quantile`."""
+
+
+def _histogram(data: Any, *, categories: Any = None, bins: Any = None, epsilon: Any = None, rho: Any = None,
+               max_contributions: Any = 1, ids: Any = None, unknown: str = "raise", lattice: Any = None,
+               missing: str = "raise", fill: Any = None) -> None:
+    """Validate and price a histogram over declared ``categories`` or ``bins`` (edges): one noisy count each,
+    one cost for all; nothing is drawn yet. See :mod:`securedp.mechanisms.histogram`."""
+
+
+def _iqr(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
+         ids: Any = None, lattice: Any = None, missing: str = "raise", fill: Any = None, fallback: Any = None) -> None:
+    """Validate and price the interquartile range (both quartiles at half the cost); nothing is drawn yet.
+    See :mod:`securedp.mechanisms.iqr`."""
+
+
+def _trimmed_mean(data: Any, *, bounds: Any = None, epsilon: Any = None, rho: Any = None, max_contributions: Any = 1,
+                  ids: Any = None, trim: Any = trimmed_mean.DEFAULT_TRIM,
+                  selection_share: Any = trimmed_mean.DEFAULT_SELECTION_SHARE, lattice: Any = None,
+                  missing: str = "raise", fill: Any = None, fallback: Any = None) -> None:
+    """Validate and price a trimmed (winsorized) mean: the ``trim`` and ``1 - trim`` quantiles at
+    ``selection_share`` of the cost, then the bounded mean of the records clamped between them; nothing is drawn
+    yet. See :mod:`securedp.mechanisms.trimmed_mean`."""
+
+
+def _levels(name: str, column: str, *, q: Any = None, qs: Any = None, bounds: Any = None, lattice: Any = None,
+            fallback: Any = None) -> tuple[OneCell, list[Aggregation]]:
+    """A quantile's (``q``) or several quantiles' (``qs``) aggregations, each level once."""
+    levels = check_levels((probability(q, "q"),) if name == "quantile" else qs)
+    if len(set(levels)) != len(levels):
+        raise ValueError("qs repeats a level: each quantile level is released once")
+    share = Fraction(1, len(levels)) if len(levels) > 1 else None
+    made = [Quantile(column, bounds, lattice, share, level, fallback=fallback) for level in levels]
+    single = name == "quantile"
+    return OneCell(name, tuple(a.name for a in made), single, None if single else levels), list(made)
+
+
+def _labels(name: str, column: str, **options: Any) -> tuple[OneCell, list[Aggregation]]:
+    """A histogram's aggregation, whose value is the tuple of its counts per label."""
+    made = Histogram(column, **options)
+    labels = made.derivation().labels
+    return OneCell(name, tuple(f"{made.name}_{i}" for i in range(len(labels))), False, labels), [made]
+
+
+def _tuples(options: Mapping[str, Any]) -> str | None:
+    categories = options.get("categories")
+    tuples = categories is not None and not isinstance(categories, (str, bytes)) and hasattr(categories, "__iter__") \
+        and any(isinstance(c, tuple) for c in categories)
+    return ("for tuple categories pass one column whose records are tuples, e.g. list(zip(df['a'], df['b']))"
+            if tuples else ONE_COLUMN_HINT)
 
 
 SELECTED = frozenset({"fallback"})
 """The option every selection takes: its fallback probability (``--fallback``)."""
-KINDS: dict[str, Kind] = {
-    "count": Kind("nothing", Count), "persons": Kind("nothing", Persons), "sum": Kind("column", Sum),
-    "mean": Kind("column", Mean), "variance": Kind("column", Variance),
-    "median": Kind("column", Median, SELECTED), "quantile": Kind("level", Quantile, SELECTED),
-    "iqr": Kind("column", IQR, SELECTED), "trimmed_mean": Kind("column", TrimmedMean, SELECTED | {"trim"}),
-}
-"""Every aggregation by its name on the command line (``--NAME``) and in recorded queries: the one list
-the command's options, the query parser and replay read."""
+for _entry in [  # the one list: one line per statistic, in the order of --stat's choices
+    Statistic("count", "nothing", Count, signature=_count, doc="""Release the number of rows of ``data`` with \
+``epsilon``-DP (or ``rho``-zCDP); see :mod:`securedp.mechanisms.count`."""),
+    Statistic("persons", "nothing", Persons, command=False),
+    Statistic("sum", "column", Sum, signature=_sum, doc="""Release the sum of ``data`` clamped to ``bounds`` with \
+``epsilon``-DP (or ``rho``-zCDP); see :mod:`securedp.mechanisms.sum`."""),
+    Statistic("mean", "column", Mean, signature=_mean, doc="""Release the mean of ``data`` clamped to ``bounds``; \
+see :mod:`securedp.mechanisms.mean` for the privacy map."""),
+    Statistic("variance", "column", Variance, signature=_variance, doc="""Release the population variance of \
+``data`` clamped to ``bounds``; see :mod:`securedp.mechanisms.variance`."""),
+    Statistic("median", "column", Median, SELECTED, _median, """The median as an exact lattice value (``int`` or \
+``Fraction``); see :mod:`securedp.mechanisms.quantile`."""),
+    Statistic("quantile", "level", Quantile, SELECTED, _quantile, """The ``q``-quantile as an exact lattice value \
+(``int`` or ``Fraction``); see :mod:`securedp.mechanisms.quantile`.""", cells=_levels),
+    Statistic("quantiles", "level", Quantile, SELECTED, _quantiles, """Several quantiles, each an exact lattice \
+value (a tuple, in the order of ``qs``); see :mod:`securedp.mechanisms.quantile`.""", table=False, command=False,
+              cells=_levels),
+    Statistic("histogram", "column", Histogram, signature=_histogram, doc="""Release noisy counts for declared \
+categories or bins; one ``epsilon`` for all bins (see :mod:`securedp.mechanisms.histogram`).""", table=False,
+              cells=_labels, hint=_tuples),
+    Statistic("iqr", "column", IQR, SELECTED, _iqr, """The interquartile range ``max(Q3 - Q1, 0)`` as an exact \
+lattice value; see :mod:`securedp.mechanisms.iqr`."""),
+    Statistic("trimmed_mean", "column", TrimmedMean, SELECTED | {"trim"}, _trimmed_mean, """The trimmed \
+(winsorized) mean of ``data`` as an exact lattice value: the mean of the records clamped between two private trim \
+points (by default the 1/10 and 9/10 quantiles); see :mod:`securedp.mechanisms.trimmed_mean`."""),
+]:
+    STATISTICS.register(_entry)
+KINDS: Mapping[str, Kind] = STATISTICS.kinds
+"""Every table aggregation by its name on the command line (``--NAME``) and in recorded queries (a live view
+of :data:`~securedp.tables.registry.STATISTICS`)."""

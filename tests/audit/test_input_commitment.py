@@ -22,9 +22,9 @@ import pytest
 import securedp
 from securedp import ChaChaSource, Session
 from securedp.audit import AuditLog, verify_log
-from securedp.audit.query import Query
 from securedp.audit.replay import replay_log
 from securedp.mechanisms.release import COMMITMENT_LABEL, commit_input, encode_input
+from securedp.tables.query import Query
 
 SEED = bytes(range(32))
 
@@ -45,9 +45,9 @@ def logged_release(log: Path, data: Path, query: Query, label: str = "release-0"
     return release.record()
 
 
-COUNT = Query("count", "x", Fraction(1, 10))
-SUM = Query("sum", "x", Fraction(1), bounds=(Fraction(0), Fraction(10)))
-MEDIAN = Query("median", "x", Fraction(1, 10), bounds=(Fraction(0), Fraction(1000)))
+COUNT = Query.of_column("count", "x", Fraction(1, 10))
+SUM = Query.of_column("sum", "x", Fraction(1), bounds=(Fraction(0), Fraction(10)))
+MEDIAN = Query.of_column("median", "x", Fraction(1, 10), bounds=(Fraction(0), Fraction(1000)))
 
 
 def test_unchanged_data_matches(tmp_path: Path) -> None:

@@ -35,11 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from securedp.audit import query
 from securedp.cli.example_data import PATH as EXAMPLE
 from securedp.engines.polars.engine import PolarsEngine
 from securedp.reading.files import TableFile
-from securedp.tables import one_column
+from securedp.tables import one_column, query
 
 TABLE = "prepare_table"
 

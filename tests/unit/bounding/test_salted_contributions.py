@@ -227,8 +227,8 @@ def test_each_execution_commits_to_its_own_aggregate() -> None:
 
 def test_audit_replay_reproduces_an_id_bounded_release(tmp_path: Path) -> None:
     from securedp.audit import AuditLog
-    from securedp.audit.query import Query
     from securedp.audit.replay import replay_log
+    from securedp.tables.query import Query
 
     def write(path: Path, rows: list[tuple[int, int]]) -> Path:
         with open(path, "w", newline="", encoding="utf-8") as handle:
@@ -239,7 +239,7 @@ def test_audit_replay_reproduces_an_id_bounded_release(tmp_path: Path) -> None:
 
     rows = [(v, v % 3) for v in range(30)]
     data = write(tmp_path / "d.csv", rows)
-    query = Query("sum", "x", Fraction(1, 10), bounds=(Fraction(0), Fraction(100)), max_contributions=2,
+    query = Query.of_column("sum", "x", Fraction(1, 10), bounds=(Fraction(0), Fraction(100)), max_contributions=2,
                   id_column="id")
     stream = ChaChaSource(SEED).substream("release-0")
     release = query.prepare(data).execute(stream)

@@ -16,11 +16,11 @@ import gmpy2
 import pytest
 
 from securedp import AuditLog, ChaChaSource, Session, verify_log
-from securedp.audit.query import Query
 from securedp.audit.replay import replay_log
 from securedp.mechanisms.quantile import EARLIER_ZCDP_CONVERSION, conversion_scope, selection_epsilon
 from securedp.privacy.conversions import approx_dp_to_zcdp, bounded_range_to_zcdp, pure_to_zcdp, zcdp_to_approx_dp
 from securedp.privacy.cost import Cost, Currency
+from securedp.tables.query import Query
 
 ALPHAS = [1 + Fraction(1, 1 << 14)] + [1 + Fraction(k, 32) for k in range(1, 32)] + [Fraction(k, 2) for k in
                                                                                    range(5, 40)]
@@ -224,7 +224,7 @@ def test_a_record_charged_by_the_earlier_rule_still_verifies(tmp_path) -> None:
 def test_a_rho_median_of_the_earlier_rule_replays_by_it(tmp_path) -> None:
     data = tmp_path / "d.csv"
     data.write_text("x\n" + "\n".join(str(v) for v in range(100)) + "\n")
-    query = Query("median", "x", None, bounds=(Fraction(0), Fraction(1000)), rho=Fraction(1, 50))
+    query = Query.of_column("median", "x", None, bounds=(Fraction(0), Fraction(1000)), rho=Fraction(1, 50))
     seed = bytes(range(32))
     for label, scope in (("old", conversion_scope(EARLIER_ZCDP_CONVERSION)), ("new", conversion_scope(
             "the epsilon-DP exponential mechanism is epsilon-bounded range, hence epsilon**2/8-zCDP "

@@ -25,13 +25,13 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource
-from securedp.audit.table_query import TableQuery
 from securedp.bounding.messages import draw_salt
 from securedp.cli.main import main
 from securedp.hazmat.samplers import discrete_laplace
 from securedp.mechanisms.gaussian_threshold import gaussian_threshold
 from securedp.mechanisms.partition_selection import laplace_threshold
 from securedp.tables import Count, Mean, Persons, Sum, prepare_table
+from securedp.tables.query import Query as TableQuery
 
 
 def people(n: int = 4000, seed: int = 2) -> pl.DataFrame:
