@@ -2,18 +2,18 @@
 
 Layers, bottom up (imports only point downwards; ``tests/test_layers.py``):
 
-0. ``securedp.hazmat.exact``, ``securedp.hazmat.bits``: exact numbers, random bits
-1. ``securedp.hazmat.samplers``: exact, timing-hardened samplers (no privacy accounting)
-2. ``securedp.reading``: the one exact reader of every input kind
-3. ``securedp.lattice``: fixed-point values
-4. ``securedp.bounding``: the per-person bounding rule
-5. ``securedp.mechanisms``: releases and their privacy maps
-6. ``securedp.engines``: exact per-key aggregates of grouped tables (Polars, Spark)
-7. ``securedp.tables``: grouped-table releases
-8. ``securedp.accounting``: budgets and sessions; ``securedp.planning`` beside it: contribution analysis,
-   private bounds
-9. ``securedp.audit``: hash-chained audit log, verification, replay
-10. ``securedp.cli``: the ``securedp`` command
+0. ``securedp.hazmat``: exact numbers, random bits, the exact timing-hardened samplers, the drop-in
+   generator and the samplers' self-test (no privacy accounting)
+1. ``securedp.privacy``: what a release costs and the noise it buys; ``securedp.reading``: the one exact
+   reader of every input kind
+2. ``securedp.lattice``: fixed-point values; ``securedp.bounding``: the per-person bounding rule;
+   ``securedp.ledger``: a release, its record, and the budget it is charged to
+3. ``securedp.mechanisms``: each statistic and selection with its privacy map; ``securedp.engines`` beside
+   it: exact per-key aggregates of grouped tables (Polars, Spark)
+4. ``securedp.tables``: the one route of every release (a column is a one-cell table)
+5. ``securedp.session``: the ``Session``; ``securedp.planning`` beside it: contribution analysis, private bounds
+6. ``securedp.audit``: hash-chained audit log, verification, replay, report
+7. ``securedp.cli``: the ``securedp`` command, beside this package
 
 **Where to stand.** The top level exports what an analyst or data holder
 uses: the releases (``count`` ... ``quantiles``, each with its
@@ -38,10 +38,10 @@ from securedp.hazmat.exact.rational import InexactFloatWarning
 # Lattice values, releases, selection, the drop-in generator, tables.
 from securedp.lattice import Lattice
 from securedp.mechanisms.exponential import exponential_mechanism, prepare_exponential_mechanism
-from securedp.mechanisms.generator import SecureGenerator
+from securedp.hazmat.generator import SecureGenerator
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max, report_noisy_max
 from securedp.mechanisms.permute_and_flip import permute_and_flip, prepare_permute_and_flip
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.ledger.release import PreparedRelease, Release
 from securedp.tables import prepare_table, table
 from securedp.tables.one_column import (  # every release of one column is the one-cell table of it
     count,
@@ -66,12 +66,12 @@ from securedp.tables.one_column import (  # every release of one column is the o
     variance,
 )
 
-# Layer 3: accounting, and planning beside it.
-from securedp.accounting.errors import BudgetExceeded, DataRefused, IncompatibleCost
-from securedp.accounting.session import Session
+# Layer 5: the session (and the ledger's errors), planning beside it.
+from securedp.ledger.errors import BudgetExceeded, DataRefused, IncompatibleCost
+from securedp.session.session import Session
 from securedp.planning import analyze_contributions, prepare_private_bounds, private_bounds
 
-# Layer 4: audit.
+# Layer 6: audit.
 from securedp.audit import AuditLog, AuditLogError, verify_log
 
 __all__ = [  # noqa: RUF022 - grouped by what a user looks for, not alphabetically

@@ -103,10 +103,10 @@ def test_the_counts_see_what_they_count() -> None:
 def test_every_prepared_release_holds_a_route_of_the_layer_that_prepared_it() -> None:
     """Issue 41.4: execution flows one way. A prepared release is a value plus a route, a named class of the
     layer that owns the route (a table's, its one cell's, a selection's, a planner's); none of securedp's
-    is a function wrapped as a caller's (:class:`~securedp.mechanisms.release.RunRoute`)."""
+    is a function wrapped as a caller's (:class:`~securedp.ledger.release.RunRoute`)."""
     import polars as pl
 
-    from securedp.mechanisms.release import RunRoute
+    from securedp.ledger.release import RunRoute
     from securedp.planning.contributions import prepare_contribution_histogram
 
     people = pl.DataFrame({"p": [1, 2, 3, 3], "g": ["a", "b", "a", "b"], "x": [1, 2, 3, 4]})

@@ -3,7 +3,7 @@
 A *ledger* is a writer (one :class:`~securedp.audit.log.AuditLog`, one
 session or one budget file) and, within it, a sub-session opened by a
 partition. Over the records of one ledger, in log order, for every record
-with budget fields (:class:`~securedp.accounting.schema.BudgetFields`):
+with budget fields (:class:`~securedp.ledger.audit_record.BudgetFields`):
 
 * its **charge** is the one its budget's currency implies, by the rule of
   :meth:`securedp.privacy.cost.Cost.in_currency` (``epsilon`` on an epsilon
@@ -25,13 +25,13 @@ with budget fields (:class:`~securedp.accounting.schema.BudgetFields`):
 * a release whose parameters state a ``delta`` (partition selection) has
   ``delta_charged`` equal to it, and ``delta_spent`` is the previous
   ``delta_spent`` of the ledger plus it, with a constant total;
-* a :class:`~securedp.accounting.schema.PartitionRecord` is charged to its
+* a :class:`~securedp.ledger.audit_record.PartitionRecord` is charged to its
   parent's ledger as above, then opens one ledger per part, of total its
   ``budget``, for the records whose ``partition_id`` is its ``opens`` and
   whose ``partition`` is the parent's path plus the part's key. A record of
   a sub-session whose ledger no earlier partition record opened is refused,
   and so is a partition id used twice;
-* an :class:`~securedp.accounting.schema.UnreleasedRecord` (a charge that
+* an :class:`~securedp.ledger.audit_record.UnreleasedRecord` (a charge that
   stood with nothing released) is charged like a release of its cost.
 """
 
@@ -40,8 +40,8 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from securedp.accounting.errors import IncompatibleCost
-from securedp.accounting.schema import (
+from securedp.audit.problem import Bad
+from securedp.ledger.audit_record import (
     AuditRecord,
     BudgetFields,
     ChargedRelease,
@@ -49,8 +49,8 @@ from securedp.accounting.schema import (
     PartitionRecord,
     UnreleasedRecord,
 )
-from securedp.audit.problem import Bad
-from securedp.mechanisms.record_schema import SchemaError
+from securedp.ledger.errors import IncompatibleCost
+from securedp.ledger.release_record import SchemaError
 from securedp.privacy.cost import Cost
 
 _Ledger = tuple[str, "str | None", str]
@@ -75,7 +75,7 @@ def stated_charge(cost: Cost, fields: BudgetFields) -> Fraction:
 
 
 def own_cost(record: ChargedRelease | UnreleasedRecord) -> Cost:
-    """The cost ``record`` states (:attr:`~securedp.accounting.schema.ChargedRelease.cost`, or an unreleased
+    """The cost ``record`` states (:attr:`~securedp.ledger.audit_record.ChargedRelease.cost`, or an unreleased
     charge's), or :class:`~securedp.audit.problem.Bad` naming the field that breaks its rule."""
     try:
         return record.cost

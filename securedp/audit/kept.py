@@ -9,7 +9,7 @@
 * **A torn tail** (the bytes after the last newline: a line whose write a kill or a power cut cut short) is
   moved to ``LOG.torn`` and cut from the log by :func:`cut_torn_tail`, under the log's lock (no writer is
   mid-line then: each writes its line under it). The command does this only when its budget file holds a
-  pending record (:class:`~securedp.accounting.schema.Pending`): the proof that its last release died before
+  pending record (:class:`~securedp.ledger.audit_record.Pending`): the proof that its last release died before
   its record was known to be durable; the charge's record is then appended by recovery.
 """
 
@@ -22,14 +22,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from securedp.accounting.recording import last_budget_fields
-from securedp.accounting.schema import BudgetState, PartitionRecord, parse_record
 from securedp.audit.canonical import canonical
 from securedp.audit.check_ledger import own_cost, stated_charge
 from securedp.audit.log import AuditLog
 from securedp.audit.problem import Bad
 from securedp.hazmat.bits.filelock import lock_file
-from securedp.mechanisms.record_schema import SchemaError
+from securedp.ledger.audit_record import BudgetState, PartitionRecord, parse_record
+from securedp.ledger.release_record import SchemaError
+from securedp.session.recording import last_budget_fields
 
 KEPT_SUFFIX = ".unappended"
 TORN_SUFFIX = ".torn"

@@ -57,7 +57,6 @@ from pathlib import Path
 from typing import Any
 
 from securedp._version import __version__
-from securedp.accounting.errors import InterruptedAfterAppend
 from securedp.audit.canonical import NotCanonical, canonical, parse_canonical
 from securedp.audit.signing import (
     KeyLike,
@@ -69,7 +68,8 @@ from securedp.audit.signing import (
     write_head_bytes,
 )
 from securedp.hazmat.bits.filelock import lock_file
-from securedp.mechanisms.release import jsonable
+from securedp.ledger.errors import InterruptedAfterAppend
+from securedp.ledger.release import jsonable
 
 __all__ = ["AuditLog", "AuditLogError", "canonical", "entry_hash", "read_last_line"]
 
@@ -186,7 +186,7 @@ class AuditLog:
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """Chain ``record`` onto the log durably and return the full line written (as a dict).
 
-        ``record`` is made JSON-ready with :func:`securedp.mechanisms.release.jsonable`
+        ``record`` is made JSON-ready with :func:`securedp.ledger.release.jsonable`
         (rationals become ``"num/den"``). Returns only after the line is on
         disk (``fsync``). Raises :class:`AuditLogError` if the last line of
         the file is torn or not a record.

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from securedp.hazmat.exact.rational import format_rational, positive_rational, to_rational
-from securedp.mechanisms.release import PreparedRelease
+from securedp.ledger.release import PreparedRelease
 from securedp.planning.bounds import BoundsMethod, prepare_column_bounds
 from securedp.planning.contributions import prepare_contribution_histogram
 from securedp.reading.files import TableFile

@@ -14,7 +14,7 @@ reviewer's public key and signed head, when given).
 **Input commitments.** A record with an ``input_commitment`` (every seeded
 release since securedp 0.2) is also checked against the data itself: the
 query's canonical input (the exact aggregate its noise step consumes, see
-:func:`securedp.mechanisms.release.encode_input`) is recomputed from the
+:func:`securedp.ledger.release.encode_input`) is recomputed from the
 given data and MAC'd under the key the seed derives, with the recorded
 nonce. A mismatch is reported as ``data differs`` even when the noise hides
 the change and the replayed value is equal; a change in the output with
@@ -71,9 +71,9 @@ from typing import Any
 
 from securedp.audit.verify import verify_log
 from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
+from securedp.ledger.release import PreparedRelease, commit_input
+from securedp.ledger.release_record import FORMAT, ReleaseRecord
 from securedp.mechanisms.quantile import EARLIER_ZCDP_CONVERSION, ZCDP_CONVERSION, conversion_scope
-from securedp.mechanisms.record_schema import FORMAT, ReleaseRecord
-from securedp.mechanisms.release import PreparedRelease, commit_input
 from securedp.mechanisms.threshold_delta import asked_delta_scope
 from securedp.reading.mode import analyst_facing_scope
 from securedp.tables.spec import STATISTICS

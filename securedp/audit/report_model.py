@@ -27,14 +27,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from securedp.accounting.schema import PartitionRecord, parse_record
 from securedp.audit.check_ledger import own_cost, stated_charge
 from securedp.audit.problem import Bad
 from securedp.audit.replay import Replayed, replay_log
 from securedp.audit.report_noise import DEFAULT_ALPHA, Level, NoiseLaw, Part, level_of, noise_laws, parts, rational
 from securedp.audit.report_widths import MeanWidth, Selection, Unstated, mean_widths, selections
 from securedp.audit.verify import Report, verify_log
-from securedp.mechanisms.record_schema import SchemaError
+from securedp.ledger.audit_record import PartitionRecord, parse_record
+from securedp.ledger.release_record import SchemaError
 
 __all__ = ["DEFAULT_ALPHA", "Charge", "Entry", "MeanWidth", "NoiseLaw", "Part", "ReviewReport", "Selection",
            "Unstated", "build_report", "mean_widths", "noise_laws", "selections"]

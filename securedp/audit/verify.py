@@ -13,13 +13,13 @@ bytes no parser should see, is a :class:`Problem`). For each line, in order:
    authenticated against accidents only);
 2. **schema** (:mod:`securedp.audit.check_schema`): the ``record`` parses
    into the typed classes of the one record schema
-   (:mod:`securedp.mechanisms.record_schema`,
-   :mod:`securedp.accounting.schema`): a release record, with the budget
+   (:mod:`securedp.ledger.release_record`,
+   :mod:`securedp.ledger.audit_record`): a release record, with the budget
    fields of a session or of the command, a partition record, or an
    unreleased charge (a charge that stood with nothing released);
 3. **ledger** (:mod:`securedp.audit.check_ledger`): per ledger (a writer,
    and within it a sub-session opened by a partition), each charge is the
-   one the budget's currency implies (:mod:`securedp.accounting.budget`,
+   one the budget's currency implies (:mod:`securedp.ledger.budget`,
    :mod:`securedp.privacy.conversions`) and ``spent`` adds up exactly.
 
 Records kept beside the log (``LOG.unappended``: charges whose append failed) that are not in it are listed

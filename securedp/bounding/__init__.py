@@ -5,6 +5,6 @@ hashlib encoder that needs no Polars), :mod:`securedp.bounding.digest` builds it
 :mod:`securedp.bounding.heads` computes their leading 64 bits with the CPU's SHA instructions (the
 optional C extension), :mod:`securedp.bounding.per_person` keeps each person's smallest digests of a column, and
 :mod:`securedp.bounding.limits` reads a per-person bound.
-One-column releases (:mod:`securedp.mechanisms.contributions`) and the table engines
+One-column releases (:mod:`securedp.bounding.contributions`) and the table engines
 (:mod:`securedp.engines`) both stand on this package, so neither imports the other.
 """

@@ -12,11 +12,11 @@ Every path that reads data calls it before its first access to the data
 (:meth:`securedp.mechanisms.statistic.Statistic.prepare_data`, the scores of
 the selections, the engine of a table, the parts of a partition). Outside
 an error boundary (:func:`phase_scope`, opened by
-:func:`securedp.accounting.boundary.data_boundary`) the mark does nothing.
+:func:`securedp.session.boundary.data_boundary`) the mark does nothing.
 Inside one, the boundary knows whether an exception that reaches it was
 raised before any data was read (a public-argument error, passed through)
 or after (mapped, in an analyst-facing session, to one fixed exception,
-:class:`securedp.accounting.errors.DataRefused`).
+:class:`securedp.ledger.errors.DataRefused`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from securedp.bounding.contributions import length_mismatch
 from securedp.lattice.columns import check_one_column
-from securedp.mechanisms.contributions import length_mismatch
 
 
 @dataclass
@@ -70,7 +70,7 @@ def check_shape(columns: Sequence[tuple[str, Any, str]]) -> None:
     are looked at, never a record, so the errors raised here are errors of
     the arguments' shape, raised before :func:`reading_data`: the error
     boundary lets them through, and their messages count no row in an
-    analyst-facing session (:func:`~securedp.mechanisms.contributions.length_mismatch`).
+    analyst-facing session (:func:`~securedp.bounding.contributions.length_mismatch`).
     Lengths of unsized iterables are compared by the readers.
     """
     present = [(name, column) for name, column, _ in columns if column is not None]

@@ -5,7 +5,7 @@ The rule is :mod:`securedp.bounding.digest`'s; the messages are :mod:`securedp.b
 by :mod:`hashlib`, with the salt and person prefix hashed once per person and copied, or, from
 :data:`POLARS_FROM` int64 pairs on, by :func:`securedp.bounding.digest.digest_words` (the same bytes, so the
 same digests; Polars is imported only then). The single-column releases
-(:mod:`securedp.mechanisms.contributions`) bound their rows with :func:`smallest_per_person`.
+(:mod:`securedp.bounding.contributions`) bound their rows with :func:`smallest_per_person`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The command's budget file (:mod:`securedp.accounting.budget_file`, re-exported under its former name), the
+"""The command's budget file (:mod:`securedp.ledger.budget_file`, re-exported under its former name), the
 line that states it after a release, ``securedp budget FILE``, which shows it, and ``securedp budget create FILE
 --epsilon E [--delta D]`` (or ``--rho R``), which creates one on purpose, with nothing spent.
 
-``Budget`` here is the state of a budget file (:class:`~securedp.accounting.schema.BudgetState`).
+``Budget`` here is the state of a budget file (:class:`~securedp.ledger.audit_record.BudgetState`).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import json
 import sys
 from typing import Any
 
-from securedp.accounting.budget import delta_rational
-from securedp.accounting.budget_file import FORMAT, BudgetError, BudgetFile, read_budget
-from securedp.accounting.schema import BudgetState as Budget
-from securedp.accounting.schema import Currency
 from securedp.hazmat.exact.rational import display_rational, format_rational, positive_rational
+from securedp.ledger.audit_record import BudgetState as Budget
+from securedp.ledger.audit_record import Currency
+from securedp.ledger.budget import delta_rational
+from securedp.ledger.budget_file import FORMAT, BudgetError, BudgetFile, read_budget
 
 __all__ = ["FORMAT", "Budget", "BudgetError", "BudgetFile", "add_command", "budget_line"]
 

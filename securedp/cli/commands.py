@@ -7,9 +7,6 @@ import json
 from fractions import Fraction
 from typing import Any
 
-from securedp.accounting.budget_file import read_budget
-from securedp.accounting.recording import holds
-from securedp.accounting.schema import Currency
 from securedp.audit.kept import kept_path
 from securedp.audit.replay import NOT_REPLAYABLE, read_seed, replay_log
 from securedp.audit.signing import load_public_key, load_signing_key, make_head, write_key_pair
@@ -19,9 +16,12 @@ from securedp.cli.pipeline import Failure
 from securedp.cli.show import counted, show_release
 from securedp.engines.protocol import MISSING_KEYS
 from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
-from securedp.mechanisms.release import PreparedRelease
+from securedp.ledger.audit_record import Currency
+from securedp.ledger.budget_file import read_budget
+from securedp.ledger.release import PreparedRelease
 from securedp.reading.files import check_encoding
 from securedp.reading.types import DECLARED_TYPES, declared_schema
+from securedp.session.recording import holds
 from securedp.tables.plan import ROWS, width_text
 from securedp.tables.query import Query
 from securedp.tables.spec import STATISTICS as REGISTRY
@@ -282,7 +282,7 @@ def demo(_args: argparse.Namespace) -> int:
 
 
 def selftest(args: argparse.Namespace) -> int:
-    """``securedp selftest``: see :mod:`securedp.audit.selftest`."""
+    """``securedp selftest``: see :mod:`securedp.hazmat.selftest`."""
     from securedp.cli.selftest import run_selftest
 
     return run_selftest(args.draws, args.plot)

@@ -9,11 +9,11 @@ from typing import Any
 
 import polars as pl
 
-from securedp.accounting.session import Session
 from securedp.cli.example_data import MAX_ROWS_PER_PERSON, PATH, REGIONS
 from securedp.cli.show import label_text, number
 from securedp.hazmat.exact.rational import display_rational
-from securedp.mechanisms.release import Release
+from securedp.ledger.release import Release
+from securedp.session.session import Session
 
 TOTAL = "1"
 

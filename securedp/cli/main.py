@@ -6,11 +6,11 @@ argument), 1 for anything else (unreadable file, bad column or number,
 exhausted budget, failed verification or replay). No traceback is printed.
 
 ``securedp release --analyst-facing`` runs the release as an analyst-facing
-session does (:mod:`securedp.accounting.boundary`): unusable records, ids
+session does (:mod:`securedp.session.boundary`): unusable records, ids
 and keys are dropped instead of refused, and every public argument is
 checked before the data file is opened; from then on any failure that is
 not about the budget file, the audit log or the command's own options is
-reported as the one fixed line of :class:`~securedp.accounting.errors.DataRefused`,
+reported as the one fixed line of :class:`~securedp.ledger.errors.DataRefused`,
 naming no value, row, column type or count.
 """
 
@@ -24,11 +24,11 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from securedp._version import __version__
-from securedp.accounting.boundary import check_public_arguments, data_boundary
-from securedp.accounting.budget_file import BudgetError
-from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.audit.log import AuditLogError
 from securedp.cli import budget, commands, planning, table_command
+from securedp.ledger.budget_file import BudgetError
+from securedp.ledger.errors import BudgetExceeded, IncompatibleCost
+from securedp.session.boundary import check_public_arguments, data_boundary
 
 PUBLIC_STATE = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError, BrokenPipeError)
 """What ``--analyst-facing`` reports as it is after the data was read: the command's own failures (about its

@@ -18,7 +18,7 @@ and the bounds of ``COLUMN:auto``) goes through :func:`preflight` then :func:`re
    releases nothing, and its charge stands with a record of its own (``"kind": "unreleased"``).
 
 **A kill at any instant.** The charge to the budget file is written together with its record (the budget
-file's ``pending`` field, :mod:`securedp.accounting.budget_file`), before the first random bit, and that
+file's ``pending`` field, :mod:`securedp.ledger.budget_file`), before the first random bit, and that
 record is removed once the release's own is durable. :func:`preflight` therefore starts by recovering what a
 release killed before that left (:func:`recover`): a torn last line is moved to ``LOG.torn``, the kept
 records the ledger takes next are appended from ``LOG.unappended``, and the pending record is appended
@@ -37,12 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from securedp.accounting.budget import Budget
-from securedp.accounting.budget_file import BudgetFile, read_budget
-from securedp.accounting.errors import RecordNotAppended
-from securedp.accounting.recording import last_budget_fields, settle
-from securedp.accounting.schema import BudgetFields, BudgetState, Currency
-from securedp.accounting.session import Session
 from securedp.audit.kept import TORN_SUFFIX, append_kept, cut_torn_tail, keep, kept_lines, kept_path
 from securedp.audit.log import AuditLog
 from securedp.audit.replay import read_seed
@@ -50,8 +44,14 @@ from securedp.audit.signing import load_signing_key
 from securedp.cli.show import counted, exact_text
 from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.ledger.audit_record import BudgetFields, BudgetState, Currency
+from securedp.ledger.budget import Budget
+from securedp.ledger.budget_file import BudgetFile, read_budget
+from securedp.ledger.errors import RecordNotAppended
+from securedp.ledger.release import PreparedRelease, Release
 from securedp.reading.files import read_file
+from securedp.session.recording import last_budget_fields, settle
+from securedp.session.session import Session
 
 
 class Failure(Exception):
@@ -146,7 +146,7 @@ def cut_if_pending(store: BudgetFile, log: str | None) -> None:
 def recover(store: BudgetFile, log: AuditLog) -> None:
     """Before the release: append the kept records of ``LOG.unappended`` that the ledger takes next, then the
     record the budget file keeps with its last charge if the log does not hold that charge's record
-    (:meth:`~securedp.accounting.budget.Budget.settle`); say which kept records are left beside the log."""
+    (:meth:`~securedp.ledger.budget.Budget.settle`); say which kept records are left beside the log."""
     if not kept_lines(log.path) and not _pending_seen(store):
         return  # the common case: nothing to recover, and no lock taken to see it
     with store.hold() as state:
@@ -160,7 +160,7 @@ def recover(store: BudgetFile, log: AuditLog) -> None:
 def _pending_seen(store: BudgetFile) -> bool:
     """Whether the budget file holds a pending record, read without the lock (the file is only ever replaced
     atomically): a release in progress holds one too, so what is seen is settled under the lock, or refused
-    there (:meth:`~securedp.accounting.budget.Budget.charging`)."""
+    there (:meth:`~securedp.ledger.budget.Budget.charging`)."""
     return store.real.exists() and read_budget(store.path).pending is not None
 
 

@@ -16,18 +16,18 @@ import json
 from fractions import Fraction
 from typing import Any
 
-from securedp.accounting.boundary import check_public_arguments, data_boundary
-from securedp.accounting.budget_file import BudgetError
-from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
-from securedp.accounting.schema import Currency
 from securedp.audit.log import AuditLogError
 from securedp.audit.planning_query import BoundsQuery, HistogramQuery
 from securedp.cli import commands, pipeline
 from securedp.cli.show import exact_text
 from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
+from securedp.ledger.audit_record import Currency
+from securedp.ledger.budget_file import BudgetError
+from securedp.ledger.errors import BudgetExceeded, IncompatibleCost
 from securedp.planning.bounds import DEFAULT_EXPONENTS, METHODS
 from securedp.planning.contributions import ContributionReport, ReportPlan, analyze_contributions
 from securedp.reading.files import check_encoding, read_file
+from securedp.session.boundary import check_public_arguments, data_boundary
 
 PASSES = (commands.Failure, BudgetError, BudgetExceeded, IncompatibleCost, AuditLogError, BrokenPipeError)
 """Failures about public state (the command's options, the budget file, the audit log), reported as they are."""

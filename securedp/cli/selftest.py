@@ -1,4 +1,4 @@
-"""``securedp selftest``: run :mod:`securedp.audit.selftest` with a progress bar, a table and an optional plot.
+"""``securedp selftest``: run :mod:`securedp.hazmat.selftest` with a progress bar, a table and an optional plot.
 
 The progress bar is drawn by ``tqdm`` on standard error **only when standard
 error is a terminal** (``disable=None``): redirected to a file or a pipe (a
@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from securedp.audit.selftest import ALPHA, CASES, Result, run_case
 from securedp.hazmat.bits.default import default_source
+from securedp.hazmat.selftest import ALPHA, CASES, Result, run_case
 
 DEFAULT_DRAWS = 1_000_000
 

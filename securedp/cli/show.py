@@ -7,7 +7,7 @@ from typing import Any
 
 from securedp.cli.budget import Budget, budget_line
 from securedp.hazmat.exact.rational import display_rational, exact_text, rounded
-from securedp.mechanisms.release import Release
+from securedp.ledger.release import Release
 from securedp.tables.query import Query
 
 __all__ = ["exact_text"]  # re-exported: its one definition is in securedp.hazmat.exact.rational

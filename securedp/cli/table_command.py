@@ -231,8 +231,8 @@ def _auto_bounds(args: argparse.Namespace, query: TableQuery, data: Callable[[],
     missing-value policy and mode."""
     import dataclasses
 
-    from securedp.accounting.schema import Currency
     from securedp.audit.planning_query import BoundsQuery
+    from securedp.ledger.audit_record import Currency
     from securedp.tables.pricing import TableParameters, price_table
 
     auto = [a for a in query.aggregations if a.auto]
@@ -268,8 +268,8 @@ def _check_room_for_all(ledgers: pipeline.Ledgers, query: TableQuery, bounds_cos
     cost together (its delta too), before the first bounds release, by the budget's own rule: a table refused for
     its cost never follows a bounds release that was charged. (The bounds are priced in epsilon: a budget file in
     rho refuses them in their own preflight.)"""
-    from securedp.accounting.budget import Budget
-    from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
+    from securedp.ledger.budget import Budget
+    from securedp.ledger.errors import BudgetExceeded, IncompatibleCost
 
     if ledgers.store is None or query.epsilon is None:
         return

@@ -54,6 +54,7 @@ import numpy as np
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import positive_rational, probability, to_int, to_rational
+from securedp.hazmat.generator_sampling import Sampling, arrays_in
 from securedp.hazmat.samplers import (
     PlanCache,
     check_size,
@@ -62,7 +63,6 @@ from securedp.hazmat.samplers import (
     geometric,
     uniform_below,
 )
-from securedp.mechanisms.generator_sampling import Sampling, arrays_in
 
 RESOLUTION_BITS = 12
 """The lattice step is between ``scale / 2**(RESOLUTION_BITS + 1)`` and ``scale / 2**RESOLUTION_BITS``."""
@@ -190,7 +190,7 @@ class SecureGenerator(Sampling):
     ``rng`` is the securedp source of randomness (default: the system
     source; a :class:`~securedp.ChaChaSource` for reproducible runs). Unlike
     NumPy, ``scale`` must be > 0 and every parameter is read exactly. ``random``, ``bytes``, ``choice``,
-    ``permutation`` and ``shuffle`` are NumPy's too, exact (:mod:`securedp.mechanisms.generator_sampling`).
+    ``permutation`` and ``shuffle`` are NumPy's too, exact (:mod:`securedp.hazmat.generator_sampling`).
     """
 
     def __init__(self, rng: RandomSource | None = None) -> None:

@@ -1,6 +1,6 @@
 """The sampling methods of NumPy's ``Generator`` that code swapping in :class:`~securedp.SecureGenerator` reaches
 for besides noise: ``random``, ``bytes``, ``choice``, ``permutation`` and ``shuffle``, each exact from the source's
-CSPRNG bits (mixed into :class:`~securedp.mechanisms.generator.SecureGenerator`), and the broadcasting of
+CSPRNG bits (mixed into :class:`~securedp.hazmat.generator.SecureGenerator`), and the broadcasting of
 array-valued ``scale``, ``low`` and ``high`` (:meth:`Sampling.elementwise`: each element the scalar method's exact
 draw).
 

@@ -75,7 +75,7 @@ def check_one_column(data: Any, name: str = "data", hint: str = ONE_COLUMN_HINT)
     """Raise :class:`NotOneColumnError` if ``data`` is a table or not 1-D, judging by its type and shape only.
 
     No record is read, so a release can check this before it starts reading
-    its data (:mod:`securedp.mechanisms.data_phase`); the message never
+    its data (:mod:`securedp.bounding.data_phase`); the message never
     depends on the number of rows or on a value.
     """
     what = _not_one_column(data)

@@ -7,7 +7,7 @@ budget counts: ``epsilon`` (pure DP) or ``rho`` (zCDP). Records name it ``budget
 A record of the audit log is one of
 
 * a :class:`ChargedRelease`: the release's fields
-  (:class:`~securedp.mechanisms.record_schema.ReleaseRecord`), then the
+  (:class:`~securedp.ledger.release_record.ReleaseRecord`), then the
   command's ``query`` (an object, when written by ``securedp release``),
   then the :class:`BudgetFields` of the budget it was charged to, if any;
 * a :class:`PartitionRecord` (``"kind": "partition"``), the charge of a
@@ -29,7 +29,7 @@ JSON integers or canonical ``"num/den"`` strings.
 
 Parsing is verification: :func:`parse_record` returns a typed record only
 for an object that satisfies these rules, else raises
-:class:`~securedp.mechanisms.record_schema.SchemaError` naming the field.
+:class:`~securedp.ledger.release_record.SchemaError` naming the field.
 Whether the charges of a ledger add up is a check across records, made by
 :mod:`securedp.audit.check_ledger`.
 """
@@ -43,7 +43,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from securedp.mechanisms.record_schema import (
+from securedp.ledger.release import jsonable
+from securedp.ledger.release_record import (
     Json,
     ReleaseRecord,
     SchemaError,
@@ -56,12 +57,11 @@ from securedp.mechanisms.record_schema import (
     positive_int,
     require,
 )
-from securedp.mechanisms.release import jsonable
 from securedp.privacy.cost import Cost
 from securedp.privacy.cost import Currency as Currency  # the budget unit, defined with the cost type
 
 if TYPE_CHECKING:
-    from securedp.mechanisms.release import Release
+    from securedp.ledger.release import Release
 
 
 @dataclass(frozen=True)
@@ -243,7 +243,7 @@ class ChargedRelease:
     @property
     def cost(self) -> Cost:
         """The release's exact cost: its ``epsilon`` or ``rho``, and the ``delta`` among its parameters (or
-        :class:`~securedp.mechanisms.record_schema.SchemaError` naming ``parameters.delta``)."""
+        :class:`~securedp.ledger.release_record.SchemaError` naming ``parameters.delta``)."""
         release = self.release
         return Cost(release.currency, release.cost, parse_delta(release.parameters.get("delta"), "parameters.delta"),
                     release.epsilon is not None and bounded_range(release.statistic, release.mechanism))

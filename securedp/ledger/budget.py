@@ -1,6 +1,6 @@
 """The one accounting implementation: a privacy budget, its charging rules, and where its state is kept.
 
-A budget counts one :class:`~securedp.accounting.schema.Currency`:
+A budget counts one :class:`~securedp.ledger.audit_record.Currency`:
 ``epsilon`` (pure DP, basic composition: costs add) or ``rho`` (zCDP, costs
 add). The rules, written once here and used by :class:`securedp.Session`,
 by the command's budget file and by the audit verifier:
@@ -22,9 +22,9 @@ by the command's budget file and by the audit verifier:
 * **refund**: a charge whose release failed before reading its first random
   bit is given back; once a bit is read it stands (:meth:`Budget.charging`).
 
-The state (:class:`~securedp.accounting.schema.BudgetState`) lives in a :class:`BudgetStore`: in memory
+The state (:class:`~securedp.ledger.audit_record.BudgetState`) lives in a :class:`BudgetStore`: in memory
 (:class:`MemoryStore`, a lock per budget) or in a file
-(:class:`securedp.accounting.budget_file.BudgetFile`, locked across
+(:class:`securedp.ledger.budget_file.BudgetFile`, locked across
 processes and replaced atomically). Every check-and-add happens while the
 store is held, so concurrent charges never overspend.
 """
@@ -38,11 +38,11 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any, Protocol
 
-from securedp.accounting.errors import BudgetExceeded, IncompatibleCost, RecordNotAppended, RecordPending
-from securedp.accounting.schema import BudgetState, Currency, Pending
 from securedp.hazmat.bits.source import watching_draws
 from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import format_rational, positive_rational
+from securedp.ledger.audit_record import BudgetState, Currency, Pending
+from securedp.ledger.errors import BudgetExceeded, IncompatibleCost, RecordNotAppended, RecordPending
 
 EPSILON = Currency.EPSILON
 RHO = Currency.RHO
@@ -188,7 +188,7 @@ class Budget:
         of their charges).
 
         **The charge and its record are one transaction** for a stored budget with a ledger (a budget file):
-        ``pending(after)`` gives the record to keep with the charge (:class:`~securedp.accounting.schema.Pending`,
+        ``pending(after)`` gives the record to keep with the charge (:class:`~securedp.ledger.audit_record.Pending`,
         the unreleased record of a charge whose outcome is lost), saved in the same write as the charge,
         before the body can read a bit, and removed by one more save once the body has returned (its record
         is then in the log). A state that still holds a pending record (its release died, or its record could

@@ -1,4 +1,4 @@
-"""The file storage backend of :class:`~securedp.accounting.budget.Budget`: a budget kept across processes.
+"""The file storage backend of :class:`~securedp.ledger.budget.Budget`: a budget kept across processes.
 
 The file is JSON: ``{"format": "securedp-budget/1", "currency": "epsilon",
 "total": "1", "spent": "1/4", "remaining": "3/4", "delta_total": "1/1000000",
@@ -11,7 +11,7 @@ a file whose ``remaining`` is anything else was edited by hand and is refused
 costs add): the unit of ``total`` and ``spent``, fixed by the release that
 creates the file; a release priced in the other unit is refused when the
 file is opened (the command opens it in the unit of the release; the
-charge itself follows the rules of :mod:`securedp.accounting.budget`,
+charge itself follows the rules of :mod:`securedp.ledger.budget`,
 written once). A file without ``currency`` (written before rho releases
 existed) counts ``epsilon``. ``ledger`` names the budget in audit records
 (it is the audit log's ``writer`` for every release charged to this file),
@@ -48,10 +48,10 @@ grant extra budget).
 before the release reads its first random bit, and removed once the release's own record is in the audit
 log: ``{"writer": "<32 hex>", "record": {...}}``, where ``record`` is an audit record whose budget fields
 are this file's state: the unreleased record of the charge (error ``"OutcomeLost"``,
-:mod:`securedp.accounting.schema`), or, once the release's own record could not be appended, that record. A file
+:mod:`securedp.ledger.audit_record`), or, once the release's own record could not be appended, that record. A file
 holding one tells that a release died (or could not append its record) after its charge: the next release
 with an audit log first makes sure that log holds the charge's record, appending this one if it does not
-(:func:`securedp.accounting.recording.settle`). A version without this field refuses such a file (unknown
+(:func:`securedp.session.recording.settle`). A version without this field refuses such a file (unknown
 field), and reads every other file as before.
 
 **Links.** The path is resolved (``os.path.realpath``) each time the file is read or written, so that a
@@ -83,13 +83,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from securedp.accounting.budget import Budget, budget_total, delta_rational
-from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
-from securedp.accounting.schema import BudgetState, Currency, Pending, parse_record
 from securedp.hazmat.bits.filelock import locked
 from securedp.hazmat.exact.bounds import BUDGET_FILE_BYTES, STORED_DIGITS
 from securedp.hazmat.exact.rational import format_rational
-from securedp.mechanisms.record_schema import SchemaError
+from securedp.ledger.audit_record import BudgetState, Currency, Pending, parse_record
+from securedp.ledger.budget import Budget, budget_total, delta_rational
+from securedp.ledger.errors import BudgetExceeded, IncompatibleCost
+from securedp.ledger.release_record import SchemaError
 
 FORMAT = "securedp-budget/1"
 FIELDS = frozenset({"format", "currency", "total", "spent", "remaining", "delta_total", "delta_spent", "ledger",
@@ -106,7 +106,7 @@ class BudgetError(ValueError):
 
 
 class BudgetFile:
-    """The budget at ``path``, a :class:`~securedp.accounting.budget.BudgetStore`; ``total`` (from
+    """The budget at ``path``, a :class:`~securedp.ledger.budget.BudgetStore`; ``total`` (from
     ``--budget``) creates it or must match it.
 
     ``currency`` (``"epsilon"`` or ``"rho"``) is the unit of the releases to

@@ -12,7 +12,7 @@ class BudgetExceeded(RuntimeError):
 class RecordPending(RuntimeError):
     """A stored budget holds the record of a charge that may not be in its audit log (a release died after its
     charge, or could not append its record), and this release has no audit log to settle it with; nothing was
-    drawn or charged (:meth:`securedp.accounting.budget.Budget.charging`)."""
+    drawn or charged (:meth:`securedp.ledger.budget.Budget.charging`)."""
 
 
 
@@ -24,7 +24,7 @@ DATA_REFUSED = ("the data could not be used for this release; in an analyst-faci
 class DataRefused(ValueError):
     """An analyst-facing release failed while reading its data; the reason is withheld.
 
-    Raised by the error boundary (:func:`securedp.accounting.boundary.data_boundary`)
+    Raised by the error boundary (:func:`securedp.session.boundary.data_boundary`)
     in place of any exception raised once the data has started to be read,
     always with the message :data:`DATA_REFUSED` and with no cause or context
     attached, so that neither its type, its message nor its traceback tells
@@ -54,7 +54,7 @@ class InterruptedAfterAppend(BaseException):
     """An interrupt (``KeyboardInterrupt``, ``SystemExit``) that arrived once an audit append was durable.
 
     Raised by :meth:`securedp.audit.log.AuditLog.append` in its place, so that a caller that tries a failed
-    append again (:func:`securedp.accounting.recording.append_record`) knows the record is written and only
+    append again (:func:`securedp.session.recording.append_record`) knows the record is written and only
     ``interrupt`` is left to raise. A ``BaseException``, like the interrupt it carries."""
 
     def __init__(self, interrupt: BaseException) -> None:

@@ -17,9 +17,9 @@ import numpy as np
 from securedp.hazmat.bits.chacha import ChaChaSource
 from securedp.hazmat.bits.default import resolve_source
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.record_schema import COMMITMENT_SCHEME as COMMITMENT_SCHEME  # re-exported
-from securedp.mechanisms.record_schema import ReleaseRecord
-from securedp.mechanisms.record_schema import jsonable as jsonable  # re-exported
+from securedp.ledger.release_record import COMMITMENT_SCHEME as COMMITMENT_SCHEME  # re-exported
+from securedp.ledger.release_record import ReleaseRecord
+from securedp.ledger.release_record import jsonable as jsonable  # re-exported
 from securedp.privacy.cost import Cost
 
 
@@ -69,7 +69,7 @@ class Release:
     def record(self) -> dict[str, Any]:
         """A JSON-ready dict describing the release exactly (rationals as ``"num/den"``).
 
-        It is :class:`~securedp.mechanisms.record_schema.ReleaseRecord`, the
+        It is :class:`~securedp.ledger.release_record.ReleaseRecord`, the
         one schema of release records, in JSON form. A release with an
         :attr:`input_commitment` also has the key ``"input_commitment"``;
         the others do not.
@@ -123,7 +123,7 @@ class PreparedRelease:
     """The ``delta`` the release spends (partition selection of a table's private keys), else ``None``."""
     bounded_range: bool = field(default=False, kw_only=True)
     """An ``epsilon`` release that is ``epsilon``-bounded range
-    (:func:`~securedp.mechanisms.record_schema.bounded_range`), priced ``epsilon**2 / 8`` in a rho budget."""
+    (:func:`~securedp.ledger.release_record.bounded_range`), priced ``epsilon**2 / 8`` in a rho budget."""
     accuracy: Callable[[Any], Mapping[str, Fraction]] | None = field(default=None, kw_only=True)
     """The release's accuracy at level ``1 - alpha``, stated from its public parameters before anything
     is drawn: the half-width of each noisy integer in output units, or a selection's rank error bound

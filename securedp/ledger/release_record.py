@@ -31,7 +31,7 @@ Rationals are written as JSON integers or canonical ``"num/den"`` strings
 satisfies every rule above, and otherwise raises :class:`SchemaError` naming
 the field (relative to the record: ``"source.seed_commitment"``). The budget
 fields a session or the command adds are typed in the accounting package
-(:mod:`securedp.accounting.schema`).
+(:mod:`securedp.ledger.audit_record`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from securedp.hazmat.exact.rational import format_rational
 from securedp.privacy.cost import Cost, Currency
 
 if TYPE_CHECKING:
-    from securedp.mechanisms.release import Release
+    from securedp.ledger.release import Release
 
 Json: TypeAlias = bool | int | str | list["Json"] | dict[str, "Json"] | None
 """A JSON value as records hold it: no floats (rationals are ``"num/den"`` strings)."""
@@ -58,7 +58,7 @@ RECORD_FIELDS = ("statistic", "value", "mechanism", "parameters", "epsilon", "rh
 FORMAT = 2
 """The record format this version writes: every release of data is a table of one or more cells."""
 COMMITMENT_SCHEME = "hmac-sha256/securedp-input/v1"
-"""The scheme of a release's commitment to its exact input (:func:`securedp.mechanisms.release.commit_input`)."""
+"""The scheme of a release's commitment to its exact input (:func:`securedp.ledger.release.commit_input`)."""
 
 
 def jsonable(value: Any) -> Any:
@@ -180,7 +180,7 @@ def _source(source: object) -> dict[str, Json]:
 
 @dataclass(frozen=True)
 class InputCommitment:
-    """HMAC-SHA256 commitment to the exact input (:func:`securedp.mechanisms.release.commit_input`)."""
+    """HMAC-SHA256 commitment to the exact input (:func:`securedp.ledger.release.commit_input`)."""
 
     scheme: str
     nonce: str

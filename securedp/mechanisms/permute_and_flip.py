@@ -41,7 +41,7 @@ from typing import Any
 
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.samplers import ExpCoins, first_in_random_order
-from securedp.mechanisms.release import PreparedRelease
+from securedp.ledger.release import PreparedRelease
 from securedp.mechanisms.scores import Scores
 from securedp.mechanisms.selection import Selection
 from securedp.mechanisms.statistic import public_function, release_function

@@ -64,7 +64,7 @@ def check_missing_policy(step: Fraction, lo_u: int, hi_u: int, missing: str, fil
     They are public arguments: checking them on no records raises exactly
     the error the screen would raise, while the data is still untouched (the
     analyst-facing error boundary passes such errors through,
-    :mod:`securedp.accounting.boundary`).
+    :mod:`securedp.session.boundary`).
     """
     screen_units((), step, lo_u, hi_u, missing=missing, fill=fill)
 

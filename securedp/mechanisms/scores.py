@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from securedp.bounding.data_phase import reading_data
 from securedp.hazmat.exact.rational import positive_rational, to_rational
 from securedp.hazmat.samplers import FloatGaps
 from securedp.lattice import round_half_even
-from securedp.mechanisms.data_phase import reading_data
 from securedp.reading.columns import check_ordered, column_values, refuse_unordered
 
 _INT64_MAX = np.iinfo(np.int64).max

@@ -27,8 +27,8 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.record_schema import bounded_range
-from securedp.mechanisms.release import Execution, PreparedRelease, Release, scores_input
+from securedp.ledger.release import Execution, PreparedRelease, Release, scores_input
+from securedp.ledger.release_record import bounded_range
 from securedp.mechanisms.scores import Scores, selection_inputs
 from securedp.privacy.cost import Cost
 
@@ -85,7 +85,7 @@ class Selection(ABC):
         return lambda source: candidates[choose(source)]
 
     def release(self, value: Any, source: RandomSource) -> Release:
-        """The :class:`~securedp.mechanisms.release.Release` of ``value``, drawn from ``source``."""
+        """The :class:`~securedp.ledger.release.Release` of ``value``, drawn from ``source``."""
         return Release(value=value, statistic=self.statistic, mechanism=self.mechanism, parameters=self.parameters,
                        epsilon=self.epsilon, rho=None, max_contributions=1, source=source.describe())
 
@@ -98,7 +98,7 @@ class Selection(ABC):
 
 @dataclass(frozen=True)
 class SelectionRoute:
-    """The :class:`~securedp.mechanisms.release.Route` of a selection: its sampler set up for the scores,
+    """The :class:`~securedp.ledger.release.Route` of a selection: its sampler set up for the scores,
     drawing the value and releasing it (the exact scores' encoding is the input of every execution)."""
 
     selection: Selection

@@ -41,7 +41,7 @@ from fractions import Fraction
 from typing import Any, ClassVar, ParamSpec, TypeVar, overload
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.ledger.release import PreparedRelease, Release
 from securedp.privacy.cost import Cost
 from securedp.privacy.noise import Law, Noise
 
@@ -227,7 +227,7 @@ def release_function(prepare: Callable[..., PreparedRelease], name: str, doc: st
     """The module-level release function of ``prepare``: its parameters plus ``rng``, then ``.execute(rng)``.
 
     ``rng`` is the random source (default: the system CSPRNG); see
-    :meth:`~securedp.mechanisms.release.PreparedRelease.execute`. ``result`` is the type of the release
+    :meth:`~securedp.ledger.release.PreparedRelease.execute`. ``result`` is the type of the release
     it returns (a :class:`~securedp.tables.table.TableRelease` for a table), so type checkers see it.
     """
 

@@ -9,7 +9,7 @@
   rho) on a rational grid that meets target half-widths, and the largest ``max_rows``/``max_groups`` a
   budget affords, from the public parameters alone.
 
-The package sits beside :mod:`securedp.accounting` (layer 8): it prepares releases with the mechanisms and
+The package sits beside :mod:`securedp.session` (layer 5): it prepares releases with the mechanisms and
 the tables' reader below it, and charges them to a :class:`securedp.Session` when given one.
 """
 

@@ -19,10 +19,10 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from securedp.accounting.session import Session
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.release import Release
+from securedp.ledger.release import Release
 from securedp.planning.bounds import BoundsMethod, prepare_column_bounds
+from securedp.session.session import Session
 from securedp.tables.checks import Reading
 from securedp.tables.spec import Aggregation, ColumnAggregation
 

@@ -4,7 +4,7 @@ A sum, mean or variance needs public bounds; :func:`private_bounds` spends part 
 them from the data. Both methods work on the symmetric power-of-two range ``[-2**E, 2**E]`` with the
 lattice step ``2**e`` (``exponents=(e, E)``, default ``(-8, 40)``), read the column exactly (the reader and
 lattice screen of every release: values beyond the range clamp to its ends), bound each person to
-``max_contributions`` rows with ``ids`` (the salted rule of :mod:`securedp.mechanisms.contributions`),
+``max_contributions`` rows with ``ids`` (the salted rule of :mod:`securedp.bounding.contributions`),
 and release an exact ``epsilon``:
 
 * ``method="histogram"`` (the default): a **signed magnitude histogram**, as Tumult Analytics'
@@ -56,15 +56,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from securedp.accounting.methods import session_method
-from securedp.accounting.session import Session
+from securedp.bounding.contributions import check_max_contributions
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import positive_rational, probability
 from securedp.lattice import Lattice
-from securedp.mechanisms.contributions import check_max_contributions
-from securedp.mechanisms.release import Execution, PreparedRelease, Release
+from securedp.ledger.release import Execution, PreparedRelease, Release
 from securedp.privacy.accuracy import check_alpha, laplace_halfwidth
+from securedp.session.methods import session_method
+from securedp.session.session import Session
 from securedp.tables.checks import Reading
 from securedp.tables.one_column import DATA, column_table, one_cell, request
 
@@ -92,7 +92,7 @@ def _signed_edges(low: int, high: int) -> list[Fraction]:
 
 @dataclass(frozen=True)
 class FinishedRoute:
-    """The :class:`~securedp.mechanisms.release.Route` of a bounds release: the ``inner`` release's execution
+    """The :class:`~securedp.ledger.release.Route` of a bounds release: the ``inner`` release's execution
     (same cost, same draws, same input) with its release turned into the bounds by ``finish``."""
 
     inner: PreparedRelease

@@ -65,21 +65,21 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from securedp.accounting.methods import session_method
-from securedp.accounting.session import Session
+from securedp.bounding.contributions import analyst_facing, positive_count
+from securedp.bounding.data_phase import reading_data
 from securedp.engines.frames import read_table
 from securedp.engines.protocol import drops_missing_keys, group_columns, refuse_reserved
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import display_rational, positive_rational
-from securedp.mechanisms.contributions import analyst_facing, positive_count
-from securedp.mechanisms.data_phase import reading_data
-from securedp.mechanisms.release import PreparedRelease, Release, canonical_input, jsonable
+from securedp.ledger.release import PreparedRelease, Release, canonical_input, jsonable
 from securedp.planning.noisy_counts import NoisyCounts
 from securedp.planning.profiles import GROUPS, PERSON, ROWS, ExactProfile, NoisyProfile, Profile, Unseen, withheld
 from securedp.privacy.accuracy import check_alpha, laplace_halfwidth
 from securedp.privacy.cost import Cost
 from securedp.privacy.noise import Noise
 from securedp.reading.files import table_column_names
+from securedp.session.methods import session_method
+from securedp.session.session import Session
 from securedp.tables.spec import Sum
 
 NOT_PRIVATE = "not private: computed from the raw data, for the data holder only"

@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 
 from securedp.hazmat.bits.source import RandomSource
-from securedp.mechanisms.release import Execution, Release
+from securedp.ledger.release import Execution, Release
 from securedp.privacy.noise import Noise
 
 
 @dataclass(frozen=True)
 class NoisyCounts:
-    """The :class:`~securedp.mechanisms.release.Route` of exact integer ``parts`` (each an integer array, or one
+    """The :class:`~securedp.ledger.release.Route` of exact integer ``parts`` (each an integer array, or one
     integer), each noised by its law in ``noises`` (in order: one batch of ``len(part)`` draws, or one draw)
     and released as ``template`` (its value the noisy integers in order, its source the one drawn from)."""
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from securedp.hazmat.exact.rational import display_rational, round_up
-from securedp.mechanisms.release import Release, jsonable
+from securedp.ledger.release import Release, jsonable
 from securedp.privacy.accuracy import laplace_halfwidth
 
 PERSON, GROUPS, ROWS = "_securedp_person", "_securedp_groups", "_securedp_rows"

@@ -52,7 +52,7 @@ class Cost:
     delta: Fraction | None = None
     bounded_range: bool = False
     """An ``epsilon`` release that is moreover ``epsilon``-bounded range (an exponential mechanism's
-    selections: :func:`securedp.mechanisms.record_schema.bounded_range`)."""
+    selections: :func:`securedp.ledger.release_record.bounded_range`)."""
 
     @classmethod
     def of(cls, epsilon: Any = None, rho: Any = None, delta: Fraction | None = None,

@@ -3,7 +3,7 @@
 The mode is context-local (a :class:`~contextvars.ContextVar`), set around a preparation by
 :func:`analyst_facing_scope` (:meth:`securedp.Session._prepare`, the command's ``--analyst-facing``) and
 read by every reader that must not raise on the data's values in that mode (:mod:`securedp.reading`,
-:mod:`securedp.mechanisms.contributions`, :mod:`securedp.tables`).
+:mod:`securedp.bounding.contributions`, :mod:`securedp.tables`).
 """
 
 from __future__ import annotations

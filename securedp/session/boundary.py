@@ -9,14 +9,14 @@ reader:
 
 * **Public arguments are validated before any data is read.** Each path
   that reads data marks the moment it starts
-  (:func:`securedp.mechanisms.data_phase.reading_data`); an exception raised
+  (:func:`securedp.bounding.data_phase.reading_data`); an exception raised
   before the mark was raised by the validation of public arguments, with
   nothing of the data touched, and passes through unchanged (a bad
   ``epsilon``, reversed ``bounds``, an unknown policy ...).
 * **Everything after the mark is mapped.** Any :class:`Exception` raised once
   the data has started to be read, whatever its type (``ValueError`` of a
   screen, ``TypeError`` of a dtype, a Polars ``ComputeError``, ``OverflowError``,
-  ``MemoryError`` ...), is replaced by :class:`~securedp.accounting.errors.DataRefused`
+  ``MemoryError`` ...), is replaced by :class:`~securedp.ledger.errors.DataRefused`
   with its one fixed message, raised outside the handler so that it carries
   no ``__cause__`` or ``__context__`` (and the original, with the frames that
   hold the data, is released). The only exceptions let through after the mark
@@ -64,9 +64,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from securedp.accounting.errors import DataRefused
-from securedp.mechanisms.contributions import analyst_facing_scope
-from securedp.mechanisms.data_phase import PublicArgumentsChecked, phase_scope
+from securedp.bounding.contributions import analyst_facing_scope
+from securedp.bounding.data_phase import PublicArgumentsChecked, phase_scope
+from securedp.ledger.errors import DataRefused
 
 T = TypeVar("T")
 

@@ -6,11 +6,11 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, overload
 
-from securedp.mechanisms.release import PreparedRelease, Release
+from securedp.ledger.release import PreparedRelease, Release
 from securedp.mechanisms.statistic import check_call
 
 if TYPE_CHECKING:
-    from securedp.accounting.session import Session
+    from securedp.session.session import Session
 
 P = ParamSpec("P")
 RL = TypeVar("RL", bound=Release)

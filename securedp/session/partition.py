@@ -1,6 +1,6 @@
 """Parallel composition: ``Session.partition(data, by=, parts=, budget=, ids=, max_partitions=, unknown=)``
 splits one column into disjoint parts by a public key and gives each part ``budget``
-(:meth:`securedp.accounting.session.Session.partition` charges and audits; this module declares the keys and
+(:meth:`securedp.session.session.Session.partition` charges and audits; this module declares the keys and
 reads the data, its keys and person ids into parts, inside the session's error boundary).
 
 ``data`` is one column (a table is refused, as by every release);
@@ -21,7 +21,7 @@ more than ``max_partitions`` parts keeps their rows in the
 ``SHA-256(hex(salt) || field(person) || field(i))`` are smallest, ``i``
 the index of the part in ``parts`` (its canonical integer), and their
 rows in other parts are discarded
-(:func:`~securedp.mechanisms.contributions.pending_parts`). The
+(:func:`~securedp.bounding.contributions.pending_parts`). The
 16-byte ``salt`` is drawn from the session's source just after the
 charge (only when ``ids`` is given), so a seeded session replays; the
 choice never depends on row order or on other persons.
@@ -42,7 +42,7 @@ sub-sessions carries as ``partition_id``, so two partitions with the
 same keys keep separate ledgers. If drawing the salt or that append
 raises, the error propagates and no part is handed out; the charge is
 refunded only if no salt bit had been read (without ``ids``), else it
-stands (:meth:`~securedp.accounting.budget.Budget.charging`).
+stands (:meth:`~securedp.ledger.budget.Budget.charging`).
 """
 
 from __future__ import annotations
@@ -53,14 +53,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from securedp.bounding.contributions import PendingParts, analyst_facing, length_mismatch, pending_parts
+from securedp.bounding.data_phase import check_shape, reading_data
 from securedp.lattice.columns import ONE_COLUMN_HINT, as_records, first_row_record, rows_error
-from securedp.mechanisms.contributions import PendingParts, analyst_facing, length_mismatch, pending_parts
-from securedp.mechanisms.data_phase import check_shape, reading_data
 from securedp.reading.columns import check_ordered
 from securedp.reading.keys import key_column
 
 if TYPE_CHECKING:
-    from securedp.accounting.session import Session
+    from securedp.session.session import Session
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ _BY_HINT = "pass one key per row (tuples, for keys made of several columns)"
 
 def read_parts(data: Any, by: Any, ids: Any, position: dict[Any, int], unknown: str,
                 k: int) -> tuple[Any, Any, np.ndarray, PendingParts | None]:
-    """The reading section of :meth:`~securedp.accounting.session.Session.partition` (every public argument is
+    """The reading section of :meth:`~securedp.session.session.Session.partition` (every public argument is
     checked before it).
 
     ``(records, id rows or None, part index of each row (-1: none), the pending choice of parts or None)``.

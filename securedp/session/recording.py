@@ -3,12 +3,12 @@
 Once a release (or a partition) has read its first random bit its charge stands, so its record must reach
 the audit. :func:`append_record` tries an append that fails with an I/O error again (:data:`APPEND_ATTEMPTS`
 in all), holds an interrupt back until the record is written, and otherwise raises
-:class:`~securedp.accounting.errors.RecordNotAppended` carrying the release and its record. An append that
+:class:`~securedp.ledger.errors.RecordNotAppended` carrying the release and its record. An append that
 raises has appended nothing (:meth:`securedp.audit.log.AuditLog.append`), so trying it again never writes a
 record twice.
 
 A charge to a stored budget with a ledger (a budget file) keeps its record with it until that record is in
-the log (:class:`~securedp.accounting.schema.Pending`, :meth:`~securedp.accounting.budget.Budget.charging`);
+the log (:class:`~securedp.ledger.audit_record.Pending`, :meth:`~securedp.ledger.budget.Budget.charging`);
 :func:`settle` is how the next charge makes sure of it, whatever instant the process died at.
 """
 
@@ -20,13 +20,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from securedp.accounting.errors import InterruptedAfterAppend, RecordNotAppended, RecordPending
-from securedp.accounting.schema import BudgetFields, BudgetState, Pending
 from securedp.hazmat.bits.source import watching_draws
-from securedp.mechanisms.record_schema import Json, SchemaError
+from securedp.ledger.audit_record import BudgetFields, BudgetState, Pending
+from securedp.ledger.errors import InterruptedAfterAppend, RecordNotAppended, RecordPending
+from securedp.ledger.release_record import Json, SchemaError
 
 if TYPE_CHECKING:
-    from securedp.mechanisms.release import Release
+    from securedp.ledger.release import Release
 
 APPEND_ATTEMPTS = 3
 """How many times an audit append that fails with an I/O error (or is interrupted) is tried."""
@@ -119,9 +119,9 @@ def error_name(error: BaseException) -> str:
 
 
 def transaction(audit: object, record: Callable[[BudgetState], dict[str, Json]]) -> dict[str, Any]:
-    """The hooks of :meth:`~securedp.accounting.budget.Budget.charging` that make a charge and its record one
+    """The hooks of :meth:`~securedp.ledger.budget.Budget.charging` that make a charge and its record one
     transaction, for an ``audit`` that :func:`settles`: ``pending`` keeps ``record(state just after the charge)``
-    (the unreleased record of the charge, error :data:`~securedp.accounting.schema.OUTCOME_LOST`) with the
+    (the unreleased record of the charge, error :data:`~securedp.ledger.audit_record.OUTCOME_LOST`) with the
     charge, and ``settle`` appends an earlier one that the log is missing; none for other audits."""
     if not settles(audit):
         return {}

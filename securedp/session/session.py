@@ -4,7 +4,7 @@
 ``rng=`` (default: the system CSPRNG), ``audit=`` (any object with
 ``.append(record: dict)``) and ``analyst_facing=`` (see *Who reads the
 errors* below); or ``Session(budget=Budget(...))``, for instance a budget
-kept in a budget file (:mod:`securedp.accounting.budget_file`). Every
+kept in a budget file (:mod:`securedp.ledger.budget_file`). Every
 release goes through :meth:`Session.release`, those of the command
 ``securedp release`` too (a session over its budget file):
 
@@ -29,7 +29,7 @@ one pre-drawn value), the charge stands whatever fails next (building the
 output, the audit hook, an interrupt) and the error propagates: a failure
 after the draw can depend on the noise, and a refund would let an analyst
 retry for free and learn from each failure. The rule lives in one place,
-:meth:`securedp.accounting.budget.Budget.charging`, so the budget file of
+:meth:`securedp.ledger.budget.Budget.charging`, so the budget file of
 the command line follows it too.
 
 **Who reads the errors.** By default errors are written for the *data holder*, trusted with the data: a
@@ -37,7 +37,7 @@ bad record raises before anything is charged, naming it. A session whose release
 **analyst** who must not see the data is created with ``analyst_facing=True``: its releases never raise
 because of the data's values (unusable records are dropped or imputed by declared policy, undeclared
 categories and keys dropped), and the errors that remain depend only on the public arguments and the
-input's shape. The rule and the one place that enforces it are :mod:`securedp.accounting.boundary`.
+input's shape. The rule and the one place that enforces it are :mod:`securedp.session.boundary`.
 
 Parallel composition: :meth:`Session.partition` splits the data by a
 public key into disjoint parts, charges the parent once and gives every
@@ -57,13 +57,12 @@ from typing import TYPE_CHECKING, Any, ParamSpec
 
 import numpy as np
 
-from securedp.accounting.boundary import data_boundary
-from securedp.accounting.budget import RHO, Budget
-from securedp.accounting.errors import InterruptedAfterAppend
-from securedp.accounting.methods import session_method
-from securedp.accounting.partition import Part, declared_parts, read_parts, select_rows
-from securedp.accounting.recording import append_record, transaction, unreleased_on_failure
-from securedp.accounting.schema import (
+from securedp.bounding.contributions import check_max_contributions
+from securedp.bounding.messages import draw_salt
+from securedp.hazmat.bits.default import resolve_source
+from securedp.hazmat.bits.source import RandomSource
+from securedp.hazmat.exact.rational import format_rational, positive_rational
+from securedp.ledger.audit_record import (
     OUTCOME_LOST,
     BudgetFields,
     BudgetState,
@@ -72,18 +71,19 @@ from securedp.accounting.schema import (
     SessionPath,
     UnreleasedRecord,
 )
-from securedp.bounding.messages import draw_salt
-from securedp.hazmat.bits.default import resolve_source
-from securedp.hazmat.bits.source import RandomSource
-from securedp.hazmat.exact.rational import format_rational, positive_rational
-from securedp.mechanisms.contributions import check_max_contributions
+from securedp.ledger.budget import RHO, Budget
+from securedp.ledger.errors import InterruptedAfterAppend
+from securedp.ledger.release import PreparedRelease, Release, jsonable
+from securedp.ledger.release_record import Json
 from securedp.mechanisms.exponential import prepare_exponential_mechanism
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max
 from securedp.mechanisms.permute_and_flip import prepare_permute_and_flip
-from securedp.mechanisms.record_schema import Json
-from securedp.mechanisms.release import PreparedRelease, Release, jsonable
 from securedp.privacy.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
 from securedp.privacy.cost import Cost
+from securedp.session.boundary import data_boundary
+from securedp.session.methods import session_method
+from securedp.session.partition import Part, declared_parts, read_parts, select_rows
+from securedp.session.recording import append_record, transaction, unreleased_on_failure
 from securedp.tables import one_column
 from securedp.tables.registry import Statistic
 from securedp.tables.spec import STATISTICS
@@ -118,10 +118,10 @@ class Session:
         ``rho``-zCDP.
 
         ``budget``: instead of ``epsilon``/``rho`` and ``delta``, a
-        :class:`~securedp.accounting.budget.Budget` to charge, such as one
+        :class:`~securedp.ledger.budget.Budget` to charge, such as one
         kept in a budget file shared with other processes and with the
         command line (``Budget(kind, store=BudgetFile(path, ...))``,
-        :mod:`securedp.accounting.budget_file`; its delta ledger is the
+        :mod:`securedp.ledger.budget_file`; its delta ledger is the
         file's). Every charge is made under the store's lock. For the audit
         records of such a session to be checked across invocations, give
         ``audit`` the file's ledger id as its writer
@@ -231,9 +231,9 @@ class Session:
         """``prepare(*args, **options)`` in this session's error mode, behind the error boundary.
 
         Analyst-facing, an exception raised once the data has started to be
-        read becomes :class:`~securedp.accounting.errors.DataRefused`; the
+        read becomes :class:`~securedp.ledger.errors.DataRefused`; the
         public arguments are validated before that and their errors pass
-        (:mod:`securedp.accounting.boundary`).
+        (:mod:`securedp.session.boundary`).
         """
         return data_boundary(self._analyst_facing, lambda: prepare(*args, **options))
 
@@ -245,9 +245,9 @@ class Session:
         ``securedp.prepare_table(...)``). Its charges (its cost in the budget's currency,
         and its ``delta``, if it has one, to the delta ledger) are made at
         once under the budget's lock, refused before anything is drawn if
-        either would overspend (:meth:`~securedp.accounting.budget.Budget.charging`).
-        The record given to the audit is :class:`~securedp.accounting.schema.ChargedRelease` (or, for an
-        execution that fails after its first random bit, :class:`~securedp.accounting.schema.UnreleasedRecord`
+        either would overspend (:meth:`~securedp.ledger.budget.Budget.charging`).
+        The record given to the audit is :class:`~securedp.ledger.audit_record.ChargedRelease` (or, for an
+        execution that fails after its first random bit, :class:`~securedp.ledger.audit_record.UnreleasedRecord`
         with the same budget fields, ``charged`` always stated):
 
         * without ``query`` (a session's release): the budget fields of a
@@ -264,10 +264,10 @@ class Session:
 
         **A release is a transaction.** Once its first random bit is read the charge stands, and its
         record is appended: an append that fails with an I/O error is tried again (three times in all);
-        if it still fails, :class:`~securedp.accounting.errors.RecordNotAppended` is raised carrying the
+        if it still fails, :class:`~securedp.ledger.errors.RecordNotAppended` is raised carrying the
         release (its value reaches the caller; ``None`` for an unreleased record) and its record, so that a
         charge is never left without a record anyone can keep; an interrupt meanwhile is raised once the
-        record is durable (:mod:`securedp.accounting.recording`). A charge to a budget file keeps its record
+        record is durable (:mod:`securedp.session.recording`). A charge to a budget file keeps its record
         with it until its own is durable, and the next charge appends it if a kill left the log without it.
         """
         cost = prepared.cost
@@ -331,7 +331,7 @@ class Session:
         charged ``budget * max_partitions`` once, and each part gets its rows, their ids and a sub-session of
         this session's kind, source, audit and mode. The keys ``parts`` are declared, never read from the data;
         ``max_partitions`` bounds the parts one person's rows fall in, enforced when ``ids`` are given. The
-        exact rule, the privacy argument and the audit record: :mod:`securedp.accounting.partition`.
+        exact rule, the privacy argument and the audit record: :mod:`securedp.session.partition`.
         """
         if unknown not in ("raise", "drop"):
             raise ValueError("unknown must be 'raise' or 'drop'")

@@ -2,7 +2,7 @@
 the engine that reads it (the steps of :func:`securedp.tables.table.prepare_table`, in the order it takes them).
 
 :func:`check_table` refuses what can be refused from the query and the table's schema alone, before a row is
-read (:func:`~securedp.mechanisms.data_phase.reading_data` marks the line); :func:`open_engine` then hands the
+read (:func:`~securedp.bounding.data_phase.reading_data` marks the line); :func:`open_engine` then hands the
 table to its engine (:mod:`securedp.engines.registry`), validated but not yet bounded: that waits for the salt
 each execution draws first.
 """
@@ -13,8 +13,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from securedp.mechanisms.contributions import analyst_facing, data_policy
-from securedp.mechanisms.data_phase import reading_data
+from securedp.bounding.contributions import analyst_facing, data_policy
+from securedp.bounding.data_phase import reading_data
 from securedp.mechanisms.records import check_missing_policy
 from securedp.reading.types import declared_schema, integer_columns
 from securedp.tables.cells import Column

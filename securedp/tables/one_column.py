@@ -28,11 +28,11 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from securedp.bounding.contributions import check_max_contributions
+from securedp.bounding.data_phase import check_shape
 from securedp.lattice.columns import ONE_COLUMN_HINT, NotOneColumnError
-from securedp.mechanisms.contributions import check_max_contributions
-from securedp.mechanisms.data_phase import check_shape
-from securedp.mechanisms.record_schema import bounded_range
-from securedp.mechanisms.release import PreparedRelease
+from securedp.ledger.release import PreparedRelease
+from securedp.ledger.release_record import bounded_range
 from securedp.mechanisms.statistic import check_call, release_function
 from securedp.tables.registry import OneCell, Statistic
 from securedp.tables.spec import STATISTICS, Aggregation

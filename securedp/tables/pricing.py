@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from securedp.bounding.contributions import positive_count
 from securedp.engines.protocol import group_columns
 from securedp.hazmat.exact.rational import to_rational
 from securedp.mechanisms import count
-from securedp.mechanisms.contributions import positive_count
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_threshold
 from securedp.mechanisms.partition_selection import (
     LaplaceThreshold,

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from securedp.hazmat.exact.rational import format_rational, to_int, to_rational
-from securedp.mechanisms.release import PreparedRelease, jsonable
+from securedp.ledger.release import PreparedRelease, jsonable
 from securedp.privacy.cost import Cost, Currency
 from securedp.reading.delimited import MissingColumns
 from securedp.reading.files import TableFile, column_names

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from securedp.ledger.release import Release
 from securedp.mechanisms.records import exact_value
-from securedp.mechanisms.release import Release
 
 OPTIONS = ("trim", "fallback")
 """The keyword options of a table aggregation besides its level (``--trim``, ``--fallback``)."""

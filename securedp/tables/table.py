@@ -71,9 +71,9 @@ import numpy as np
 
 from securedp.bounding.digest import draw_salt
 from securedp.hazmat.bits.source import RandomSource
+from securedp.ledger.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold
 from securedp.mechanisms.partition_selection import LaplaceThreshold
-from securedp.mechanisms.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.statistic import CellColumn, release_function
 from securedp.mechanisms.threshold_delta import asked_delta
 from securedp.privacy.accuracy import check_alpha
@@ -210,7 +210,7 @@ def prepare_table(
 
 @dataclass(frozen=True)
 class TableRoute:
-    """The :class:`~securedp.mechanisms.release.Route` of a table: one execution draws the salt first, then the
+    """The :class:`~securedp.ledger.release.Route` of a table: one execution draws the salt first, then the
     engine bounds and aggregates (step 1), partition selection keeps the private keys, and the noise step
     releases every cell (step 2); each execution commits to its own input."""
 
@@ -301,7 +301,7 @@ class OneCellView(Protocol):
 
 @dataclass(frozen=True)
 class CellRoute:
-    """The :class:`~securedp.mechanisms.release.Route` of a one-column release: the one-cell ``table``'s
+    """The :class:`~securedp.ledger.release.Route` of a one-column release: the one-cell ``table``'s
     execution, its one cell released as ``cell`` says, by ``mechanism`` (the same bytes and input)."""
 
     table: PreparedTable

@@ -20,8 +20,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 import securedp.audit.log as log_module
 from securedp import AuditLog, ChaChaSource, Session, verify_log
-from securedp.accounting.errors import RecordNotAppended
 from securedp.audit.log import AuditLogError
+from securedp.ledger.errors import RecordNotAppended
 
 
 def _failing(times: int, real: Callable[..., Any]) -> Callable[..., Any]:

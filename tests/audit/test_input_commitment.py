@@ -23,7 +23,7 @@ import securedp
 from securedp import ChaChaSource, Session
 from securedp.audit import AuditLog, verify_log
 from securedp.audit.replay import replay_log
-from securedp.mechanisms.release import COMMITMENT_LABEL, commit_input, encode_input
+from securedp.ledger.release import COMMITMENT_LABEL, commit_input, encode_input
 from securedp.tables.query import Query
 
 SEED = bytes(range(32))

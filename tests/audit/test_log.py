@@ -18,7 +18,7 @@ import pytest
 from securedp import ChaChaSource
 from securedp.audit import AuditLog, AuditLogError, verify_log
 from securedp.audit.log import GENESIS, canonical, entry_hash
-from securedp.mechanisms.release import Release
+from securedp.ledger.release import Release
 
 SEED = bytes(range(1, 33))
 

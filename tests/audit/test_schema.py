@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from securedp import AuditLog, ChaChaSource, Session, verify_log
-from securedp.accounting.budget import Budget
-from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
-from securedp.accounting.schema import (
+from securedp.audit.log import GENESIS, canonical, entry_hash
+from securedp.ledger.audit_record import (
     BudgetFields,
     ChargedRelease,
     Currency,
@@ -19,9 +18,10 @@ from securedp.accounting.schema import (
     SessionPath,
     parse_record,
 )
-from securedp.audit.log import GENESIS, canonical, entry_hash
-from securedp.mechanisms.record_schema import SchemaError
-from securedp.mechanisms.release import Release
+from securedp.ledger.budget import Budget
+from securedp.ledger.errors import BudgetExceeded, IncompatibleCost
+from securedp.ledger.release import Release
+from securedp.ledger.release_record import SchemaError
 from securedp.privacy.cost import Cost
 
 SEED = bytes(range(1, 33))

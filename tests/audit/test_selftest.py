@@ -7,8 +7,8 @@ import pytest
 from scipy import stats
 
 from securedp import ChaChaSource
-from securedp.audit.selftest import CASES, MIN_EXPECTED, chi2_sf, g_test, merge_bins, run_case
 from securedp.hazmat.samplers import discrete_laplace
+from securedp.hazmat.selftest import CASES, MIN_EXPECTED, chi2_sf, g_test, merge_bins, run_case
 
 
 @pytest.mark.parametrize("x, df", [(0.5, 1), (3, 2), (10, 5), (100, 80), (30, 3), (500, 400), (200, 10), (1e-3, 10)])

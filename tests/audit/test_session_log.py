@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from securedp import AuditLog, BudgetExceeded, ChaChaSource, Session, verify_log
-from securedp.accounting.errors import RecordNotAppended
-from securedp.accounting.recording import APPEND_ATTEMPTS
 from securedp.audit.log import GENESIS, canonical, entry_hash
 from securedp.audit.replay import replay_log
+from securedp.ledger.errors import RecordNotAppended
+from securedp.session.recording import APPEND_ATTEMPTS
 
 
 def test_session_records_verify_with_exact_budget_fields(tmp_path: Path) -> None:

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-import securedp.mechanisms.release as release_module
+import securedp.ledger.release as release_module
 from securedp import AuditLog, ChaChaSource, Session, verify_log
-from securedp.accounting.schema import UnreleasedRecord, parse_record
 from securedp.audit.replay import replay_log
 from securedp.audit.report import render_report
 from securedp.audit.report_model import build_report
-from securedp.mechanisms.record_schema import SchemaError
+from securedp.ledger.audit_record import UnreleasedRecord, parse_record
+from securedp.ledger.release_record import SchemaError
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
@@ -144,7 +144,7 @@ def test_replay_and_report_state_the_unreleased_charge(tmp_path: Path, monkeypat
 
 def test_a_partition_that_fails_after_its_salt_is_charged_and_recorded(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import securedp.accounting.session as session_module
+    import securedp.session.session as session_module
 
     path = tmp_path / "log.jsonl"
     session = Session(epsilon=2, audit=AuditLog(path), rng=ChaChaSource(bytes(32)))

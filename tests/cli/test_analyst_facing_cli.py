@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from securedp.accounting.errors import DATA_REFUSED
+from securedp.ledger.errors import DATA_REFUSED
 
 REFUSED = f"securedp: error: {DATA_REFUSED}\n"
 UNIT_WARNING = ("securedp: warning: no --id-column, so every row counts as a different person, but column 'person' "

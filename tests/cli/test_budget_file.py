@@ -218,7 +218,7 @@ def test_an_interrupted_save_leaves_the_state_before_it(tmp_path: Path, monkeypa
     """A Ctrl-C that lands just after the atomic replace made the save raise with the charge in place: the body
     never ran, so nothing refunded it and nothing recorded it (a fourth review: the budget file charged without a
     record, and the next record failing ``verify``). The state before the charge is put back."""
-    import securedp.accounting.budget_file as backend
+    import securedp.ledger.budget_file as backend
 
     path = tmp_path / "b.json"
     write(path)
@@ -242,10 +242,10 @@ def test_an_interrupted_save_leaves_the_state_before_it(tmp_path: Path, monkeypa
 
 def test_the_file_is_a_store_of_the_one_budget_implementation(tmp_path: Path) -> None:
     """The charging rules are the session's: the same price (epsilon**2 / 2 on rho), refusal message and refund."""
-    from securedp.accounting.budget import Budget
-    from securedp.accounting.budget_file import BudgetFile as Backend
-    from securedp.accounting.errors import BudgetExceeded
     from securedp.cli import budget as cli_budget
+    from securedp.ledger.budget import Budget
+    from securedp.ledger.budget_file import BudgetFile as Backend
+    from securedp.ledger.errors import BudgetExceeded
 
     assert cli_budget.BudgetFile is Backend and issubclass(cli_budget.BudgetError, ValueError)
     path = tmp_path / "b.json"

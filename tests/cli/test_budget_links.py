@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from securedp.accounting.budget_file import BudgetError, BudgetFile, read_budget
+from securedp.ledger.budget_file import BudgetError, BudgetFile, read_budget
 
 
 def test_a_symbolic_link_is_followed_and_shares_the_total(tmp_path: Path) -> None:

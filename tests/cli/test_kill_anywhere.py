@@ -29,9 +29,9 @@ LEDGER = ["--budget-file", "b.json", "--budget", "10", "--audit-log", "log.jsonl
 
 KILLER = textwrap.dedent('''
     import os, sys
-    import securedp.accounting.session as session
+    import securedp.session.session as session
     import securedp.audit.log as log
-    from securedp.accounting.budget_file import BudgetFile
+    from securedp.ledger.budget_file import BudgetFile
     from securedp.audit.log import AuditLog
     from securedp.cli.main import main
 
@@ -163,10 +163,10 @@ def test_a_python_session_over_a_budget_file_recovers_too(work: Path) -> None:
     script = textwrap.dedent('''
         import os, sys
         import securedp
-        from securedp.accounting.budget import Budget
-        from securedp.accounting.budget_file import BudgetFile
+        from securedp.ledger.budget import Budget
+        from securedp.ledger.budget_file import BudgetFile
         from securedp.audit.log import AuditLog
-        import securedp.accounting.session as session
+        import securedp.session.session as session
         die = sys.argv[1] == "die"
         boundary = session.data_boundary
         def drawn(*args, **kwargs):

@@ -11,7 +11,7 @@ import pytest
 
 import securedp.cli.pipeline
 import securedp.engines.polars.pieces as pieces
-import securedp.mechanisms.release
+import securedp.ledger.release
 from securedp.cli.main import main
 from tests.cli._seeded_cli import SEED, records, replayed
 
@@ -27,7 +27,7 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "data.csv").write_text("p,g,v\n" + "\n".join(rows) + "\n", encoding="utf-8")
     (tmp_path / "seed").write_bytes(SEED)
     fixed = type("Fixed", (), {"urandom": staticmethod(bytes)})  # the command's fresh stream label and nonce, fixed
-    monkeypatch.setattr(securedp.mechanisms.release, "os", fixed)
+    monkeypatch.setattr(securedp.ledger.release, "os", fixed)
     monkeypatch.setattr(securedp.cli.pipeline, "os", fixed)
     return tmp_path
 

@@ -18,14 +18,14 @@ import pandas as pd
 import pytest
 
 from securedp import ChaChaSource, Session
-from securedp.accounting.budget import Budget
-from securedp.accounting.budget_file import BudgetError, BudgetFile
-from securedp.accounting.errors import BudgetExceeded, IncompatibleCost
 from securedp.audit.log import AuditLog
 from securedp.audit.verify import verify_log
 from securedp.cli import commands, pipeline
 from securedp.cli.main import main
 from securedp.hazmat.bits.source import RandomSource
+from securedp.ledger.budget import Budget
+from securedp.ledger.budget_file import BudgetError, BudgetFile
+from securedp.ledger.errors import BudgetExceeded, IncompatibleCost
 from securedp.mechanisms.gaussian_threshold import gaussian_threshold
 from securedp.mechanisms.partition_selection import laplace_threshold
 from securedp.tables import Count

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from securedp.accounting.errors import DATA_REFUSED
+from securedp.ledger.errors import DATA_REFUSED
 
 Command = Callable[[list[str]], tuple[int, str, str]]
 """The ``command`` fixture (tests/conftest.py): exit status, standard output, standard error."""

@@ -22,12 +22,12 @@ import polars as pl
 import pytest
 from _ledger_cli import ledger_work
 
-from securedp.accounting.budget_file import BudgetFile
-from securedp.accounting.session import Session
 from securedp.audit.log import AuditLog
 from securedp.audit.verify import verify_log
 from securedp.cli.main import main
 from securedp.cli.show import exact_text
+from securedp.ledger.budget_file import BudgetFile
+from securedp.session.session import Session
 
 TABLE = ["--group-by", "g", "--keys", "a,b", "--count", "--sum", "v:0,10", "--id-column", "id"]
 COLUMN = ["--column", "v", "--stat", "sum", "--bounds", "0,10"]
@@ -212,7 +212,7 @@ def test_a_restored_budget_file_is_refused_when_the_ledger_ends_in_a_part(
     import shutil
 
     from securedp import ChaChaSource
-    from securedp.accounting.budget import Budget
+    from securedp.ledger.budget import Budget
 
     store = BudgetFile("b.json", 4)
     session = Session(budget=Budget("epsilon", store=store), audit=AuditLog("log.jsonl", writer=store.ledger),

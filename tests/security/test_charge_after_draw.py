@@ -19,8 +19,8 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource, Session
-from securedp.accounting.errors import RecordNotAppended
 from securedp.hazmat.bits.source import RandomSource, watching_draws
+from securedp.ledger.errors import RecordNotAppended
 from securedp.tables import Count, Sum
 
 
@@ -74,7 +74,7 @@ RELEASES: dict[str, Callable[[Session], Any]] = {
 
 AFTER_THE_DRAW: dict[str, str] = {
     "the output frame": "securedp.engines.polars.engine.exact_frame",
-    "the release record": "securedp.accounting.schema.ChargedRelease.of",
+    "the release record": "securedp.ledger.audit_record.ChargedRelease.of",
 }
 
 

@@ -19,11 +19,11 @@ import gmpy2
 import pytest
 
 import securedp
-from securedp.accounting.budget import Budget
-from securedp.accounting.budget_file import BudgetFile
 from securedp.audit.log import AuditLog
 from securedp.audit.verify import verify_log
 from securedp.cli.example_data import PATH as EXAMPLE
+from securedp.ledger.budget import Budget
+from securedp.ledger.budget_file import BudgetFile
 from securedp.tables import Sum
 
 REPO = Path(securedp.__file__).resolve().parent.parent

@@ -130,7 +130,7 @@ def test_a_seeded_generator_is_reproducible() -> None:
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from securedp.mechanisms.generator import _snap_one, lattice_exponent  # noqa: E402
+from securedp.hazmat.generator import _snap_one, lattice_exponent  # noqa: E402
 
 PROPERTY = settings(max_examples=300, deadline=None, derandomize=True, database=None)
 DRAWS = settings(max_examples=60, deadline=None, derandomize=True, database=None)  # each example builds a plan

@@ -2,7 +2,7 @@
 
 Two kinds of test:
 
-* **The boundary** (:mod:`securedp.accounting.boundary`): for every release path, data whose reading
+* **The boundary** (:mod:`securedp.session.boundary`): for every release path, data whose reading
   raises an exception carrying a secret makes an analyst-facing release raise ``DataRefused`` with its
   one fixed message, no cause and no context, nothing charged; the data holder's mode lets the
   original through (the leaky control: without the boundary the secret escapes). Public arguments
@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from securedp import ChaChaSource, DataRefused, Session
-from securedp.accounting.errors import DATA_REFUSED
+from securedp.ledger.errors import DATA_REFUSED
 from securedp.tables import Count, Mean, Sum
 
 pd = pytest.importorskip("pandas")

@@ -27,7 +27,7 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource, Session
-from securedp.accounting.errors import DATA_REFUSED
+from securedp.ledger.errors import DATA_REFUSED
 from securedp.tables import Count, Sum
 
 REFUSED = f"securedp: error: {DATA_REFUSED}\n"

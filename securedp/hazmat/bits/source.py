@@ -50,7 +50,7 @@ def watching_draws() -> Iterator[DrawWatch]:
     Nested scopes share the outermost watch (a conservative answer: ``used`` may also count
     randomness consumed in the outer scope before the inner one began). This is how a charge knows
     whether it may still be refunded: once the first random bit of a release is read, its charge
-    stands (:meth:`securedp.accounting.budget.Budget.charging`).
+    stands (:meth:`securedp.ledger.budget.Budget.charging`).
     """
     current = _WATCH.get()
     if current is not None:

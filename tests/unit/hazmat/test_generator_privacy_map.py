@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 
 from securedp import SecureGenerator
-from securedp.mechanisms.generator import _snap
+from securedp.hazmat.generator import _snap
 
 
 def _worst_steps(sensitivity: Fraction, scale) -> int:

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-import securedp.mechanisms.release as release_module
+import securedp.ledger.release as release_module
 from securedp import AuditLog, ChaChaSource, Session, verify_log
-from securedp.accounting.budget import Budget
-from securedp.accounting.budget_file import BudgetError, BudgetFile, read_budget
-from securedp.accounting.errors import RecordNotAppended, RecordPending
-from securedp.accounting.schema import OUTCOME_LOST
+from securedp.ledger.audit_record import OUTCOME_LOST
+from securedp.ledger.budget import Budget
+from securedp.ledger.budget_file import BudgetError, BudgetFile, read_budget
+from securedp.ledger.errors import RecordNotAppended, RecordPending
 
 
 def session(tmp_path: Path, audit: Any = "log") -> Session:

@@ -117,7 +117,7 @@ def test_private_bounds_release(method: str) -> None:
     release = securedp.private_bounds(x, epsilon=1, method=method, session=session)
     lo, hi = release.value
     assert release.statistic == "bounds" and release.epsilon == 1 and session.spent == 1
-    assert log[0]["value"] == [securedp.mechanisms.release.jsonable(v) for v in (lo, hi)]
+    assert log[0]["value"] == [securedp.ledger.release.jsonable(v) for v in (lo, hi)]
     assert lo < hi
     if method == "histogram":  # nonnegative data: lo >= 0; hi a power of two above half the largest value
         assert lo >= 0 and Fraction(hi) >= Fraction(float(x.max())) / 2 and Fraction(hi).numerator & (
@@ -159,7 +159,7 @@ def test_planning_releases_in_a_verified_audit_log(tmp_path: pathlib.Path) -> No
     assert report_check.ok and report_check.valid == 2
     records = [entry["record"] for entry in report_check.entries]
     assert records[0]["statistic"] == "bounds" and records[0]["value"] == list(
-        securedp.mechanisms.release.jsonable(bounds.value))
+        securedp.ledger.release.jsonable(bounds.value))
     assert records[1]["statistic"] == "contribution_histogram" and records[1]["spent"] == 1
 
 

@@ -120,7 +120,7 @@ def test_every_non_number_is_refused_naming_the_parameter(entry, bad):
     _, call = ENTRY_POINTS[entry]
     if entry.startswith("SecureGenerator.laplace") and isinstance(bad, list):
         # issue 43.9: NumPy broadcasts an array-valued scale, so [1] is an array of numbers there, accepted (each
-        # element drawn as a scalar call draws it: tests/unit/mechanisms/test_generator_sampling.py); the test
+        # element drawn as a scalar call draws it: tests/unit/hazmat/test_generator_sampling.py); the test
         # below refuses every refused value inside an array, as it is refused alone
         assert len(call(bad)) == 4
         return

@@ -1,6 +1,6 @@
 """Partitions enforce how many parts one person may fall in, when person ids are given.
 
-Rule under test (securedp.mechanisms.contributions.pending_parts): a person in more than
+Rule under test (securedp.bounding.contributions.pending_parts): a person in more than
 ``max_parts`` parts keeps their rows in the ``max_parts`` parts whose group digests
 ``SHA-256(hex(salt) || field(person) || field(part index))`` are smallest, the salt drawn from the
 session's source after the charge. The privacy argument needs the rule to depend only on each
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import securedp
 from securedp import ChaChaSource
+from securedp.bounding.contributions import pending_parts
 from securedp.bounding.messages import SALT_BYTES, draw_salt
-from securedp.mechanisms.contributions import pending_parts
 
 ROWS = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3)), max_size=40)
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None)

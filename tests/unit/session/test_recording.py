@@ -19,9 +19,9 @@ import pytest
 
 import securedp.audit.log as log_module
 from securedp import AuditLog, ChaChaSource, Session, verify_log
-from securedp.accounting import schema
-from securedp.accounting.errors import RecordNotAppended
-from securedp.accounting.recording import APPEND_ATTEMPTS, append_record, error_name
+from securedp.ledger import audit_record as schema
+from securedp.ledger.errors import RecordNotAppended
+from securedp.session.recording import APPEND_ATTEMPTS, append_record, error_name
 
 
 def _records(path: Path) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ import pytest
 
 import securedp
 import securedp.engines.polars.pieces as pieces
-import securedp.mechanisms.release
+import securedp.ledger.release
 from securedp import ChaChaSource
 from securedp.reading.mode import analyst_facing_scope
 from securedp.tables import Count, Mean, Quantile, Sum
@@ -74,7 +74,7 @@ def _release(path: Path, parts: int, monkeypatch: pytest.MonkeyPatch, analyst: b
     """``("released", frame, record bytes)`` or ``("refused", error type, message)`` of one release in ``parts``."""
     monkeypatch.setattr(pieces, "piece_count", lambda *_: parts)
     # the input commitment's nonce is fresh per release: fixed here, so that records compare byte for byte
-    monkeypatch.setattr(securedp.mechanisms.release, "os", SimpleNamespace(urandom=bytes))
+    monkeypatch.setattr(securedp.ledger.release, "os", SimpleNamespace(urandom=bytes))
     monkeypatch.setattr(pieces, "read_sizes", lambda *_: (53, 211))  # the file read a few rows or bytes at a time
     keys: dict[str, Any] = {"keys": None, "delta": "1e-3"} if private else {"keys": ["0", "1", "2", "3", "4", "5"]}
     if path.suffix == ".parquet" and not private:

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pytest
 
 from securedp import ChaChaSource
-from securedp.mechanisms.release import Execution
+from securedp.ledger.release import Execution
 from securedp.tables import Count, Mean, Median, Persons, Quantile, Sum, Variance, prepare_table
 from securedp.tables.table import TableRelease
 
