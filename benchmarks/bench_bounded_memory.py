@@ -21,19 +21,23 @@ pipeline's time, at most 12 times its own 10**7-row time, and at most 8 GiB; at 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 GROUPS = 10**4
 WIDTH = 200_000
 PIECE = 10**7
+CASES = ("securedp", "plain", "spark", "spark-plain")
 
 
 def data_file(rows: int, folder: Path) -> Path:
@@ -105,40 +109,146 @@ def run_plain(path: str) -> dict[str, object]:
     return {"seconds": seconds}
 
 
-def child(case: str, path: str, budget: float | None) -> None:
+def run_spark(path: str, securedp: bool, partitions: int) -> dict[str, object]:
+    """The same file on Spark (``bench_spark.start_spark``: ``local[2]``, driver memory 4g): securedp's Spark
+    engine with public keys (``keys=range(10**4)``), or ``bench_spark.plain``, a plain PySpark pipeline
+    bounding persons the same way (sha2-ranked windows, then count and sum per group, no noise)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_spark import plain, start_spark
+
+    from securedp.hazmat.bits import ChaChaSource
+    from securedp.tables import Count, Mean, Sum, prepare_table
+
+    start = time.perf_counter()
+    spark = start_spark(partitions)
+    frame = spark.read.parquet(path)
+    if securedp:
+        prepared = prepare_table(frame, group_by=["group"], aggregations=[
+            Count(), Sum("income", (0, WIDTH), 1), Mean("income", (0, WIDTH), 1)], id_column="person", max_groups=3,
+            max_rows=5, epsilon=1, keys=list(range(GROUPS)))
+        prepared_in = time.perf_counter() - start
+        release = prepared.execute(ChaChaSource(bytes(32)))
+        assert len(release.value) == GROUPS
+        result: dict[str, object] = {"prepare": prepared_in}
+    else:
+        cells = plain(frame)[1]
+        assert cells == GROUPS
+        result = {}
+    result["seconds"] = time.perf_counter() - start
+    spark.stop()
+    return result
+
+
+def child(case: str, path: str, budget: float | None, partitions: int) -> None:
     cpu = time.process_time()
-    result = run_securedp(path, budget) if case == "securedp" else run_plain(path)
+    if case in ("spark", "spark-plain"):
+        result = run_spark(path, case == "spark", partitions)
+    else:
+        result = run_securedp(path, budget) if case == "securedp" else run_plain(path)
     result["cpu"] = time.process_time() - cpu  # all threads: on a shared machine the steadier measure
     result["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # bytes: KiB on Linux
     print(json.dumps(result))
+
+
+class Sampler(threading.Thread):
+    """Every half second: the resident memory of a process and its descendants (summed, from ``/proc``), their
+    CPU seconds (each process's last reading, summed), and the bytes on disk under a folder (its temporary
+    files); the peaks are kept. A spike shorter than half a second can be missed: the child's own
+    ``ru_maxrss`` is exact for its own process."""
+
+    def __init__(self, pid: int, folder: Path) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.folder, self.done = pid, folder, threading.Event()
+        self.peak_rss = self.peak_disk = 0
+        self.cpu: dict[int, float] = {}
+        self.tick, self.page = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
+
+    def tree(self) -> list[int]:
+        parents: dict[int, list[int]] = {}
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                parents.setdefault(int(fields[1]), []).append(int(entry.name))
+        found, todo = [], [self.pid]
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            todo.extend(parents.get(pid, []))
+        return found
+
+    def sample(self) -> None:
+        rss = 0
+        for pid in self.tree():
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            rss += int(fields[21]) * self.page
+            self.cpu[pid] = (int(fields[11]) + int(fields[12])) / self.tick
+        disk = sum(f.stat().st_blocks * 512 for f in self.folder.rglob("*") if f.is_file()) \
+            if self.folder.exists() else 0
+        self.peak_rss, self.peak_disk = max(self.peak_rss, rss), max(self.peak_disk, disk)
+
+    def run(self) -> None:
+        while not self.done.wait(0.5):
+            with contextlib.suppress(OSError):  # a file removed while summed: the next sample counts again
+                self.sample()
+
+
+def measured(command: list[str], folder: Path) -> dict[str, float]:
+    """Run ``command`` with its temporary files (``TMPDIR``, Spark's local folders) in ``folder``; its JSON
+    result with the peaks of :class:`Sampler` added."""
+    folder.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(folder), "SPARK_LOCAL_DIRS": str(folder)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    child_process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+    sampler = Sampler(child_process.pid, folder)
+    sampler.start()
+    out, _ = child_process.communicate()
+    sampler.done.set()
+    sampler.join()
+    if child_process.returncode:
+        raise SystemExit(f"{command} failed ({child_process.returncode})")
+    result = json.loads(out.strip().splitlines()[-1])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the child and the descendants it waited for
+    waited = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    result.update(tree_peak=sampler.peak_rss, tree_cpu=max(waited, sum(sampler.cpu.values())),
+                  temp_peak=sampler.peak_disk)
+    shutil.rmtree(folder, ignore_errors=True)
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rows", help="rows of the file, such as 10**8")
     parser.add_argument("--budget", type=float, default=None, help="securedp's memory_budget in GiB (default: its own)")
-    parser.add_argument("--cases", default="securedp,plain")
+    parser.add_argument("--cases", default="securedp,plain", help=f"of {', '.join(CASES)}")
     parser.add_argument("--data", default=tempfile.gettempdir())
+    parser.add_argument("--partitions", type=int, default=32, help="Spark's shuffle partitions")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.rows, args.budget)
+        child(args.child, args.rows, args.budget, args.partitions)
         return
     rows = int(eval(args.rows, {"__builtins__": {}}))  # "10**8": arithmetic on literals only
     path = data_file(rows, Path(args.data))
     print(f"{rows:,} rows, {path.stat().st_size / 2**30:.2f} GiB of Parquet at {path}", flush=True)
     for case in args.cases.split(","):
-        command = [sys.executable, __file__, str(path), "--child", case]
+        if case not in CASES:
+            raise SystemExit(f"unknown case {case!r}: one of {', '.join(CASES)}")
+        command = [sys.executable, __file__, str(path), "--child", case, "--partitions", str(args.partitions)]
         if args.budget is not None:
             command += ["--budget", str(args.budget)]
-        done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True, env=os.environ)
-        result = json.loads(done.stdout.strip().splitlines()[-1])
+        result = measured(command, Path(args.data) / f"securedp-bench-tmp-{case}")
         stages = f" (prepare {result['prepare']:.1f} s)" if "prepare" in result else ""
-        print(f"{case:9} {result['seconds']:8.1f} s [{result['cpu']:.1f} CPU-s]{stages}   "
-              f"peak {result['peak'] / 2**30:6.2f} GiB", flush=True)
+        print(f"{case:12} {result['seconds']:8.1f} s [{result['tree_cpu']:.1f} CPU-s]{stages}   "
+              f"peak {result['tree_peak'] / 2**30:6.2f} GiB (own ru_maxrss {result['peak'] / 2**30:.2f})   "
+              f"temp disk {result['temp_peak'] / 2**30:6.2f} GiB", flush=True)
     print("targets at 10**8 rows: securedp <= plain's time, <= 12 x its 10**7 time, peak <= 8 GiB; "
           "10**9 rows complete within --budget 8")
-
 
 if __name__ == "__main__":
     main()
