@@ -15,8 +15,9 @@ are runs of rows.
 Refusals are those of the whole table, decided before anything is drawn: every part is read and checked
 (ids, keys and value cells) when the release is prepared, and an unusable id or key is refused naming
 the first in the file and their number there, as for the whole file. (A value cell refused names the
-first refused in its part.) Each checked part is kept on disk between uses, and read back when a salt's
-integers are computed: at most one part is in memory at a time. ``K = 1`` is the in-memory engine itself.
+first refused in its part.) Each checked part is kept on disk between uses (compressed, as are the rows by
+part), and read back when a salt's integers are computed: at most one part is in memory at a
+time. ``K = 1`` is the in-memory engine itself.
 """
 
 from __future__ import annotations
