@@ -217,3 +217,31 @@ def test_a_budget_of_a_few_bytes_is_a_budget_and_parts_are_capped(tmp_path: Path
                            max_groups=2, max_rows=3, memory_budget=3, rng=ChaChaSource(bytes(32))).frame
     assert frame.equals(securedp.table(str(path), group_by=["g"], keys=list(range(6)), id_column="pid", epsilon=1,
                                        max_groups=2, max_rows=3, rng=ChaChaSource(bytes(32))).frame)
+
+
+def test_the_parts_on_disk_are_compressed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parts' files of a release in parts (rows by part, then each part's checked frames) are compressed: at
+    10**8 rows of the benchmark's three integer columns, uncompressed Arrow files took 2.98 GiB at the peak beside a
+    Parquet file of 0.79 GiB (compressed: 0.63 GiB). Here 56 bytes a row were written in all uncompressed, 12.5
+    compressed."""
+    rows = 200_000
+    gen = np.random.default_rng(44)
+    persons = np.repeat(np.arange(rows), gen.integers(1, 11, rows))[:rows]
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"person": persons, "group": gen.integers(0, 10**4, rows),
+                             "income": gen.integers(0, 200_001, rows)}), path)
+    written: list[int] = []
+    original = pieces.pl.DataFrame.write_ipc
+
+    def spy(self: Any, file: Any, **kwargs: Any) -> Any:
+        out = original(self, file, **kwargs)
+        written.append(Path(file).stat().st_size)
+        return out
+
+    monkeypatch.setattr(pieces.pl.DataFrame, "write_ipc", spy)
+    monkeypatch.setattr(pieces, "piece_count", lambda *_: 4)
+    frame = securedp.table(str(path), group_by=["group"], keys=list(range(10**4)), id_column="person", epsilon=1,
+                           aggregations=[Count(), Sum("income", (0, 200_000), 1)], max_groups=3, max_rows=5,
+                           rng=ChaChaSource(bytes(32))).frame
+    assert frame.height == 10**4 and len(written) >= 8
+    assert sum(written) <= 24 * rows, sum(written) / rows
