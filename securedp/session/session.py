@@ -93,7 +93,13 @@ P = ParamSpec("P")
 
 
 
-class Session:
+if TYPE_CHECKING:  # a method per statistic of one column as a static checker sees it (made below at run time)
+    from securedp.tables.signatures import SessionStatistics
+else:
+    SessionStatistics = object
+
+
+class Session(SessionStatistics):
     """Exact privacy accounting over a sequence of releases (see the module docstring).
 
     ``Session(..., analyst_facing=True)`` is for releases requested by an
@@ -313,9 +319,6 @@ class Session:
         else:
             return None
         return dataclasses.replace(fields, delta=state.delta_fields(delta))
-
-    if TYPE_CHECKING:  # a method per statistic of one column, made by _statistic_method below
-        def __getattr__(self, name: str) -> Callable[..., Release]: ...
 
     exponential_mechanism = session_method(prepare_exponential_mechanism)
     report_noisy_max = session_method(prepare_report_noisy_max)

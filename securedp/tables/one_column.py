@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from securedp.bounding.contributions import check_max_contributions
 from securedp.bounding.data_phase import check_shape
@@ -37,6 +37,9 @@ from securedp.mechanisms.statistic import check_call, release_function
 from securedp.tables.registry import OneCell, Statistic
 from securedp.tables.spec import STATISTICS, Aggregation
 from securedp.tables.table import CellRoute, prepare_table
+
+if TYPE_CHECKING:  # each statistic's prepare_NAME and NAME as a static checker sees them (made below at run time)
+    from securedp.tables.signatures import *  # noqa: F403 - generated from STATISTICS; see that file
 
 __all__ = ["DATA", "IDS", "POINTS", "OneCell", "column_table", "one_cell", "request"]  # and every statistic's
 # prepare_NAME and NAME (from securedp.tables.spec.STATISTICS)
