@@ -27,11 +27,12 @@ issue 40's sampler is caught there on any machine (:func:`test_the_matrix_catche
 control must be caught by the runtime audit: it shows the audit resolves a leak of that size in that cell on
 this machine, now.
 
-**What a pass does not rule out.** The exponential mechanism over float scores keeps the ``2**-e``
-envelope, whose number of rounds follows the scores (SECURITY.md, not defended): on the float shape
-"all tied, one up" four or more rounds take 0.55 % of the draws against 4.3 %, a ratio near 8 that
-12,000 draws a stream do not certify at this false-failure rate, so those cells pass without proving
-that nothing leaks.
+**What a pass does not rule out.** Float scores (and integer gaps in exponent groups) propose from a tight
+envelope since issue 40, whose second round has probability below ``2**-16`` per draw whatever the scores
+(:mod:`securedp.hazmat.samplers.categorical`); integer slots, below ``2**-60``. Events that rare are beyond what
+12,000 draws a stream resolve: the audit sees the ``2**-e`` envelope these cells had (its rounds followed the
+scores: on "all tied, one up" four or more in 0.55 % of the draws against 4.3 %, certified in the bytes read in
+some runs), not a difference of ``2**-16``.
 """
 
 from __future__ import annotations
@@ -140,18 +141,7 @@ def test_the_matrix_covers_every_selection_and_shape() -> None:
     assert len({cell.name for cell in CELLS}) == len(CELLS)
 
 
-KNOWN_LEAK = pytest.mark.xfail(strict=False, reason=(
-    "float scores keep the 2**-e envelope, whose number of rounds follows the scores (SECURITY.md, not defended; "
-    "issue 40 stays open for it): the audit runs, and catches it in some runs, not in every one"))
-
-
-def _audited(cell: Cell) -> Any:
-    """``cell`` as a test parameter, marked as a known leak where the code is known to leak (see KNOWN_LEAK)."""
-    known = cell.selection == "exponential" and cell.shape.name.endswith(", float")
-    return pytest.param(cell, id=cell.name, marks=[KNOWN_LEAK] if known else [])
-
-
-@pytest.mark.parametrize("cell", [_audited(cell) for cell in CELLS])
+@pytest.mark.parametrize("cell", CELLS, ids=[cell.name for cell in CELLS])
 def test_time_and_bytes_read_tell_nothing_and_the_control_is_caught(cell: Cell) -> None:
     streams, leak_ns = _timed(cell, seed=sum(map(ord, cell.name)))
     x0, x1, control = streams
