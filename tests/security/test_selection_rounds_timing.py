@@ -5,8 +5,9 @@ Two audits, each with a control that shows it can fail:
 * **Rounds, counted exactly** (no clock): every proposal draws one uniform below the envelope's total
   (``uniform_below_secret``); over tied scores and over the neighbouring scores with one score one higher,
   every one of thousands of draws takes exactly one round (a second round has probability below
-  ``2**-60`` per draw). Control: float scores still use the loose ``2**-e`` envelope, whose round count
-  follows ``S / E``, and the same count sees two or more rounds.
+  ``2**-60`` per draw); so do float scores (the matrix's float shapes among them) and integer scores in
+  exponent groups, under the tight envelope of issue 40 (below ``2**-16``). Control: the loose ``2**-e``
+  envelope of 0.2 .. issue 40, whose round count follows ``S / E``, and the same count sees two or more rounds.
 * **(output, time) at the release level**: medians of neighbouring data (one record added), interleaved
   and in random order, garbage collector off; for the most frequent common output, runtimes in ten
   classes (the deciles of a calibration tenth of the draws, pooled and not audited) must show no event
@@ -37,15 +38,17 @@ from typing import Any
 import numpy as np
 import pytest
 from _audit import certified_violations, runtime_classes
+from _selection_matrix import SCORE_SHAPES
 
 import securedp
 import securedp.hazmat.samplers.categorical as categorical
 from securedp import ChaChaSource
+from securedp.hazmat.samplers.envelope import envelope_exponents
 
 DRAWS = 3000
 
 
-def rounds_per_draw(scores: list[Any], monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
+def rounds_per_draw(scores: Any, monkeypatch: pytest.MonkeyPatch, epsilon: Any = 2) -> Counter[int]:
     calls: list[int] = []
     real = categorical.uniform_below_secret
 
@@ -54,7 +57,7 @@ def rounds_per_draw(scores: list[Any], monkeypatch: pytest.MonkeyPatch) -> Count
         return real(n, bits, source)
 
     monkeypatch.setattr(categorical, "uniform_below_secret", counted)
-    plan = securedp.prepare_exponential_mechanism(scores, epsilon=2, sensitivity=1)
+    plan = securedp.prepare_exponential_mechanism(scores, epsilon=epsilon, sensitivity=1)
     source = ChaChaSource(bytes(32))
     rounds: Counter[int] = Counter()
     for _ in range(DRAWS):
@@ -69,9 +72,35 @@ def test_integer_scores_take_one_round_whatever_they_are(scores: list[int], monk
     assert rounds_per_draw(scores, monkeypatch) == Counter({1: DRAWS})
 
 
+FLOAT_SCORES = [
+    [0.5] + [0.0] * 7, [0.0] * 8, [0.1 * i for i in range(200)], [-1e6 * (i % 3) + 0.3 * i for i in range(300)],
+    *(list(shape.x0) for shape in SCORE_SHAPES if shape.name.endswith("float")),
+    *(list(shape.x1) for shape in SCORE_SHAPES if shape.name.endswith("float")),
+]
+
+
+@pytest.mark.parametrize("scores", FLOAT_SCORES, ids=range(len(FLOAT_SCORES)))
+def test_float_scores_take_one_round_whatever_they_are(scores: list[float], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 40: the tight envelope of float scores (a count per entry) makes a second round rarer than
+    ``2**-16`` per draw (none in these seeded draws); the ``2**-e`` envelope took two or more in up to half."""
+    assert rounds_per_draw(np.array(scores), monkeypatch) == Counter({1: DRAWS})
+
+
+@pytest.mark.parametrize("scores", [[0] * 8, [1] + [0] * 7, list(range(0, 10**6, 5000))])
+def test_integer_scores_in_exponent_groups_take_one_round(scores: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """At epsilon ``2e-4`` the slots would reach past ``2**16`` gaps: integer gaps take the exponent groups, tight."""
+    assert rounds_per_draw(scores, monkeypatch, epsilon="0.0002") == Counter({1: DRAWS})
+
+
+def _loose(plan: categorical.ExpCategorical, fill: Any) -> None:
+    """The ``2**-e`` envelope of 0.2 .. issue 40 for the gaps ``fill`` describes (the control's sampler)."""
+    plan._exponent_groups(envelope_exponents(fill, plan.size, plan.rate, plan.K), None)
+
+
 def test_control_the_loose_envelope_of_float_scores_is_seen_to_take_more_rounds(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    rounds = rounds_per_draw([0.5] + [0.0] * 7, monkeypatch)
+    monkeypatch.setattr(categorical.ExpCategorical, "_tight_exponent_groups", _loose)
+    rounds = rounds_per_draw(np.array([0.5] + [0.0] * 7), monkeypatch)
     assert rounds[1] < DRAWS and sum(n for r, n in rounds.items() if r >= 2) > DRAWS // 20
 
 

@@ -61,8 +61,19 @@ near proposal, or a proposal in the far slot, at most ``2**-72`` of the mass),
 rounds was geometric with a success probability ``S / E`` that depended on
 the scores (tied scores: always one round; one score one higher: two or
 more rounds in 39 % of draws), which told neighbouring datasets apart at the
-(output, time) level. :class:`ExponentGroups` (float scores and wide integer
-gaps) keep the ``2**-e`` envelope: their round count still follows ``S / E``.
+(output, time) level.
+
+**The tight envelope of exponent groups** (float gaps, int64 gaps without counts: :attr:`tight_counts`).
+Entry ``i`` also gets a count ``m_i = T[j_i]``: with ``x_i`` the float64 whose truncation is ``e_i``,
+``j_i = floor((x_i - e_i) 2**16)`` (exact) and ``2**27 < 2**28 * 2**(-j_i / 2**16) <= T[j_i]``, a table rounded up
+(:func:`~securedp.hazmat.samplers.envelope.tight_count_table`). The entry holds ``m_i`` points of group ``e_i``
+(as the caller's counts do), accepted with probability ``a_i = w_i 2**(e_i + 28) / m_i``. *Valid:*
+``e_i + j_i 2**-16 <= x_i <= t_i`` (``j_i = 0`` unless ``x_i >= 2**-16``, when ``x_i < t_i``), so ``a_i <= 1``.
+*Tight:* for ``e_i < K`` (``K = 128`` below ``2**56`` entries) ``t_i - x_i <= t_i 2**-39 < 2**-31`` and
+``m_i <= 2**28 2**(-j_i / 2**16) (1 + 2**-26.6)``, so ``1 - a_i < 2**-16 ln 2 + 2**-31 + 2**-26.6 < 2**-16``: a
+draw takes one round except with probability below ``2**-16`` (with the far group's ``2**-72`` and the windows'
+``6 * 2**-64``), **whatever the scores**, where the ``2**-e`` envelope (until issue 40) accepted above one half
+only (float shape "all tied, one up": four or more rounds in 0.55 % of the draws against 4.3 %).
 
 **Two ways of choosing the groups** (a strategy fixed once, when the plan is built).
 
@@ -72,7 +83,8 @@ gaps) keep the ``2**-e`` envelope: their round count still follows ``S / E``.
   far group; exponents and windows ``lo``, ``hi`` are tabulated once per
   ``(rate, K)`` and cached (:mod:`securedp.hazmat.samplers.slots`).
 * :class:`ExponentGroups` (every other case, e.g. 100,000 distinct float
-  scores). The group of an entry is its exponent ``e_i``: at most ``K + 1``
+  scores; tight as above unless the caller gives counts or the gaps are object
+  integers). The group of an entry is its exponent ``e_i``: at most ``K + 1``
   groups, whatever the number of distinct gaps. ``e_i`` comes from one
   vectorised float64 computation with a proven margin
   (:mod:`securedp.hazmat.samplers.envelope`). A round computes ``lo``, ``hi``
@@ -80,12 +92,9 @@ gaps) keep the ``2**-e`` envelope: their round count still follows ``S / E``.
   a fixed sequence of MPFR operations at 128 bits, directed rounding,
   ``hi - lo <= 2`` for ``e_i < K``).
 
-**Efficiency and the far group** (exponent groups; slot groups accept near
-proposals with probability above ``1 - 2**-61``). ``S / E > (1/2 - 2**-16) (1 - 2**-72)``:
-near entries accept with probability ``> 1/2 - 2**-16``, and the entries with
-``e_i = K`` carry at most ``sum m * 2**-K <= 2**-72`` of ``E`` while
-``E >= 1`` (the entry with gap 0 has ``e = 0``). Fewer than 2.0001 rounds
-are expected.
+**Efficiency and the far group** (loose exponent groups: the caller's counts, object gaps). ``S / E > (1/2 -
+2**-16) (1 - 2**-72)``: near entries accept with probability ``> 1/2 - 2**-16``, and the entries with ``e_i = K``
+carry at most ``sum m * 2**-K <= 2**-72`` of ``E >= 1`` (gap 0 has ``e = 0``): under 2.0001 rounds expected.
 
 **Locating the entry.** The entries are listed once, stably sorted by group,
 with their cumulative counts (:class:`LocateIndex`): point ``p`` of group
@@ -97,17 +106,14 @@ does not follow how the groups repeat), so the block holding the point is
 known and only its entries are scanned (packed into 64-bit words when the
 entries have no counts). Both do the same work for every group.
 
-**Timing.** A round does the same work whatever it proposes: a uniform
-integer below ``E * 2**K`` read as ``total_bits + 64`` bits whatever the scores
-(:func:`~securedp.hazmat.samplers.uniform.uniform_below_secret`: a retry has
-probability below ``2**-64``; 0.2 rejected ``bit_length(E * 2**K)``-bit
-integers, so its number of tries followed the scores' mass: 2 % of the draws
-over 1,000 tied candidates at epsilon 1, 40 % with one score one higher), a bisection over the
-groups, a word comparison and, for exponent groups, the location above and
-one fixed MPFR evaluation. A near slot is located once, after its word
-accepts it. Value-dependent work happens only when the word falls in a
-comparison window (probability ``<= 2**-63`` per round) or an entry with
-``e = K`` is proposed (``<= 2**-72``; the far slot is located before its
+**Timing.** A round does the same work whatever it proposes: a uniform integer below ``E * 2**K`` read as
+``total_bits + 64`` bits whatever the scores (:func:`~securedp.hazmat.samplers.uniform.uniform_below_secret`: a
+retry has probability below ``2**-64``; 0.2 rejected ``bit_length(E * 2**K)``-bit integers, so its tries followed
+the scores' mass: 2 % of the draws over 1,000 tied candidates at epsilon 1, 40 % with one score one higher), a
+bisection over the groups, a word comparison and, for exponent groups, the location above, one fixed MPFR
+evaluation and, when tight, the division of its window by the entry's count. A near slot is located once, after
+its word accepts it. Value-dependent work happens only when the word falls in a comparison window (probability
+``<= 2**-63`` per round) or an entry with ``e = K`` is proposed (``<= 2**-72``; the far slot is located before its
 comparison): :attr:`ExpCategorical.slow_path_bound`.
 """
 
@@ -128,6 +134,7 @@ from securedp.hazmat.exact.rational import to_mpq
 from securedp.hazmat.samplers.decide import WORD_BITS, below
 from securedp.hazmat.samplers.envelope import (
     BLOCK,
+    COUNT_BITS,
     FloatGaps,
     envelope_exponents,
     exact_envelope_exponents,
@@ -182,11 +189,14 @@ class ExpCategorical:
         self.table: SlotTable | None = None
         self.float_gaps: FloatGaps | None = None
         self.gaps: np.ndarray | None = None
+        self.tight_counts: np.ndarray | None = None
+        """The tight envelope's count of every entry, when the exponent groups carry one (float and int64 gaps
+        without counts: :meth:`_tight_exponent_groups`); also :attr:`counts`, which locates the points."""
         if isinstance(gaps, FloatGaps):
             if counts is not None:
                 raise ValueError("float gaps take no counts")
             self.float_gaps = gaps
-            self._exponent_groups(envelope_exponents(gaps.approx_into, self.size, rate, self.K), None)
+            self._tight_exponent_groups(gaps.approx_into)
             return
         if present is None:
             smallest = gaps.min()
@@ -200,6 +210,8 @@ class ExpCategorical:
             self._slot_groups(gaps, int(far_from), present, total_count)
         elif gaps.dtype == object:
             self._exponent_groups(exact_envelope_exponents(gaps, rate, self.K), present)
+        elif present is None:
+            self._tight_exponent_groups(int64_fill(gaps))
         else:
             self._exponent_groups(envelope_exponents(int64_fill(gaps), self.size, rate, self.K), present)
 
@@ -241,6 +253,17 @@ class ExpCategorical:
             tally.add(slots, None if counts is None else counts[start:stop])
         self._per_block = tally.per_block
         return slot_of, tally.counts()[:far_from]
+
+    def _tight_exponent_groups(self, fill: Any) -> None:
+        """Exponent groups whose entries carry the tight envelope's counts (no counts of the caller's)."""
+        tight = np.empty(self.size, dtype=np.int64)
+        exponents = envelope_exponents(fill, self.size, self.rate, self.K, tight)
+        self.counts = self.tight_counts = tight
+        self.groups = ExponentGroups(self.K)
+        self.groups.window = 6  # a window of 2 divided by m_i / 2**28 > 1/2, each end rounded outwards
+        self.slot_of = exponents
+        self.far_slot = self.K
+        self._masses(self._per_group(exponents, tight, self.K + 1, keep_blocks=True))
 
     def _exponent_groups(self, exponents: np.ndarray, present: np.ndarray | None) -> None:
         self.groups = ExponentGroups(self.K)
@@ -350,7 +373,7 @@ class ExpCategorical:
         if self._drawn and self._index is None:
             self._index = LocateIndex(self.slot_of, self.counts, len(self.ends))
         self._drawn = True
-        groups, units, starts = self.groups, self.groups.unit, self.starts
+        groups, units, starts, tight = self.groups, self.groups.unit, self.starts, self.tight_counts
         while True:  # the same operations for every group: no branch on the group but the per-entry one
             v = uniform_below_secret(self.total, self.total_bits, source)
             group = bisect_right(self.ends, v)
@@ -358,10 +381,20 @@ class ExpCategorical:
             located = self._locate(group, position) if groups.per_entry(group) else None
             x = self._x(located[0]) if located is not None else None  # a near slot's x is needed only to refine
             low, high = groups.bounds(group, x)
-            if below(source.word(), low, high, partial(self._acceptance, group, x), WORD_BITS, source):
-                return located if located is not None else self._locate(group, position)
+            count = 0
+            if tight is not None and located is not None:  # every round of a tight plan: scaled by the entry's count
+                count = int(tight[located[0]])
+                low, high = (low << COUNT_BITS) // count, -((-high << COUNT_BITS) // count)
+            if below(source.word(), low, high, partial(self._acceptance, group, x, count), WORD_BITS, source):
+                if located is None:
+                    return self._locate(group, position)
+                return (located[0], 0) if count else located
 
-    def _acceptance(self, group: int, x: Any) -> Real:
+    def _acceptance(self, group: int, x: Any, count: int) -> Real:
         """The exact acceptance probability of a draw in ``group``: ``x = rate * gap``, or for a near slot
-        (``x`` None) ``rate * group``, its gap being its index; computed only when the window must refine."""
-        return self.groups.acceptance(group, self._rate_q * group if x is None else x)
+        (``x`` None) ``rate * group``, its gap being its index; divided by ``count / 2**COUNT_BITS`` under the
+        tight envelope (``count`` > 0); computed only when the window must refine."""
+        real = self.groups.acceptance(group, self._rate_q * group if x is None else x)
+        if not count:
+            return real
+        return Real(lambda prec: real.interval(prec) * (1 << COUNT_BITS) / count, name=f"{real.name}*2**28/{count}")

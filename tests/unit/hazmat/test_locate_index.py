@@ -33,6 +33,7 @@ def _cases() -> list[tuple[np.ndarray | FloatGaps, Fraction, np.ndarray | None]]
 def test_index_agrees_with_the_cumulative_count_everywhere(case):
     gaps, rate, counts = _cases()[case]
     plan = ExpCategorical(gaps, rate, counts)
+    counts = plan.counts  # the points of each entry: the caller's counts, or the tight envelope's (exponent groups)
     index = LocateIndex(plan.slot_of, plan.counts, len(plan.ends))
     for group in range(len(plan.ends)):
         members = plan.slot_of == group

@@ -157,7 +157,7 @@ def test_first_draws_locate_by_blocks_like_a_full_cumulative_count(with_counts: 
     gaps = rng.integers(0, 30, size)
     counts = rng.integers(0, 3, size) if with_counts else None
     plan = ExpCategorical(FloatGaps(gaps / 7) if floats else gaps, Fraction(1, 2), counts)
-    weights = np.ones(size, dtype=np.int64) if counts is None else counts
+    weights = np.ones(size, dtype=np.int64) if plan.counts is None else plan.counts  # the tight counts of floats
     for group in (0, 5, 29, len(plan.ends) - 1):
         cumulative = np.cumsum(np.where(plan.slot_of == group, weights, 0))
         for position in {0, int(cumulative[-1]) // 2, int(cumulative[-1]) - 1} if cumulative[-1] else ():
