@@ -35,13 +35,25 @@ from securedp.lattice.columns import ONE_COLUMN_HINT, NotOneColumnError
 from securedp.mechanisms.contributions import check_max_contributions
 from securedp.mechanisms.data_phase import check_shape
 from securedp.mechanisms.quantile import check_levels
+from securedp.mechanisms.quantile_split import split_depths
 from securedp.mechanisms.record_schema import bounded_range
 from securedp.mechanisms.records import exact_value
 from securedp.mechanisms.release import Execution, PreparedRelease, Release
 from securedp.mechanisms.statistic import release_function
 from securedp.mechanisms.trimmed_mean import DEFAULT_SELECTION_SHARE, DEFAULT_TRIM
 from securedp.privacy.accuracy import check_alpha
-from securedp.tables.spec import IQR, Aggregation, Count, Histogram, Mean, Quantile, Sum, TrimmedMean, Variance
+from securedp.tables.spec import (
+    IQR,
+    Aggregation,
+    Count,
+    Histogram,
+    Mean,
+    Quantile,
+    Quantiles,
+    Sum,
+    TrimmedMean,
+    Variance,
+)
 from securedp.tables.table import PreparedTable, prepare_table
 
 DATA, IDS = "data", "ids"
@@ -96,6 +108,9 @@ def request(statistic: str, column: str, *, bounds: Any = None, lattice: Any = N
         qs = (Fraction(1, 2),) if statistic == "median" else check_levels(levels)
         if len(set(qs)) != len(qs):
             raise ValueError("qs repeats a level: each quantile level is released once")
+        if statistic == "quantiles" and split_depths(len(qs)) < len(qs):  # fewer selections' worth: the split
+            split = Quantiles(column, bounds, lattice, qs=qs, fallback=fallback)
+            return OneCell(statistic, tuple(f"{split.name}_{i}" for i in range(len(qs))), False, qs), [split]
         share = Fraction(1, len(qs)) if len(qs) > 1 else None
         quantiles = [Quantile(column, bounds, lattice, share, q, fallback=fallback) for q in qs]
         single = statistic != "quantiles"
