@@ -127,6 +127,32 @@ def split_tree(levels: Sequence[Fraction]) -> tuple[SplitNode, ...]:
     return tuple(nodes)
 
 
+class HalfRowWindow(Window):
+    """:class:`~securedp.mechanisms.rank_utility.Window` over half-rows: each record point ``p_j`` holds
+    ``below[j]`` half-rows just under it and ``above[j]`` just over it (module docstring, "Half-rows"), so a
+    candidate ``y`` has one rank ``H(y)`` (the half-rows under it) and scores ``|b H(y) - a n|`` for ``n``
+    half-rows: a gap after ``p_j`` scores ``|t_j|`` as in the window (``t_j = b C_j - a n``, ``C_j`` the
+    half-rows up to and around ``p_j``), the point ``p_j`` itself ``|b (C_{j-1} + below[j]) - a n|``, which lies
+    between ``t_{j-1}`` and ``t_j``: a point outside the near run still scores ``far`` or more."""
+
+    def __init__(self, points: np.ndarray, below: np.ndarray, above: np.ndarray, lo_u: int, hi_u: int, q: Fraction,
+                 far: int, fallback: int = 0) -> None:
+        super().__init__(points, below + above, lo_u, hi_u, q, far, fallback)
+        self.below = below
+        if len(self.near_points):
+            first, last, g = self.near_points[0], self.near_points[-1], len(self.gaps)
+            a, b = q.numerator, q.denominator
+            under = self.running[first - 1:last] + below[first - 1:last]
+            self.scores[g:g + len(self.near_points)] = np.abs(under * b - a * self.n)
+
+    def score_at(self, y: int) -> int:
+        """``|b H(y) - a n|`` of any candidate, from the running half-row counts."""
+        a, b = self.q.numerator, self.q.denominator
+        i = int(np.searchsorted(self.points, y, side="left"))
+        under = int(self.running[i]) + (int(self.below[i]) if i < self.d and int(self.points[i]) == y else 0)
+        return abs(b * under - a * self.n)
+
+
 @dataclass(frozen=True)
 class SplitQuantiles(Quantiles):
     """The quantiles at ``levels`` (two or more, distinct) in a cell by the recursive split (module docstring):
@@ -158,7 +184,7 @@ class SplitQuantiles(Quantiles):
     def laws(self) -> tuple[LevelLaw, ...]:
         """Each tree node's law at its rescaled level, in draw order (:attr:`tree`)."""
         cell = self.share
-        return tuple(LevelLaw(node.q, cell, self.max_contributions) for node in self.tree)
+        return tuple(LevelLaw(node.q, cell, 2 * self.max_contributions) for node in self.tree)
 
     def rank_errors(self, alpha: Fraction) -> dict[Fraction, int]:
         """Each level's rank error bound ``r_i`` (rows) at ``1 - alpha``: the sum of the bounds of the selections
@@ -217,10 +243,15 @@ class SplitQuantiles(Quantiles):
             for node, law in zip(tree, laws, strict=True):
                 y_lo = chosen[node.lower] if node.lower is not None else lo_u
                 y_hi = chosen[node.upper] if node.upper is not None else hi_u
-                first = int(np.searchsorted(at, y_lo, side="right")) if node.lower is not None else 0
+                first = int(np.searchsorted(at, y_lo, side="left")) if node.lower is not None else 0
                 last = int(np.searchsorted(at, y_hi, side="right")) if node.upper is not None else len(at)
+                below, above = held[first:last].copy(), held[first:last].copy()
+                if first < last and node.lower is not None and at[first] == y_lo:  # under y_lo: the part below's
+                    below[0] = 0
+                if first < last and node.upper is not None and at[last - 1] == y_hi:  # over y_hi: the part above's
+                    above[-1] = 0
                 weight = fallback_weight(p, y_hi - y_lo + 1) if p else 0
-                window = Window(at[first:last], held[first:last], y_lo, y_hi, node.q, far[law.rate], weight)
+                window = HalfRowWindow(at[first:last], below, above, y_lo, y_hi, node.q, far[law.rate], weight)
                 plan = ExpCategorical(window.scores, law.rate, window.widths)
                 chosen[node.index] = _select(window, law.rate, plan, source)
             return tuple(chosen[levels.index(q)] for q in self.levels)
