@@ -32,8 +32,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import sys
-import time
-from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
@@ -41,13 +39,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_utility import DATASETS  # noqa: E402 - the accuracy benchmark's datasets and bounds
+from bench_utility import DATASETS
 
-from securedp import ChaChaSource  # noqa: E402
-from securedp.mechanisms.quantile import Quantile, default_lattice  # noqa: E402
-from securedp.mechanisms.quantile_split import SplitQuantiles  # noqa: E402
-from securedp.mechanisms.records import LatticeColumn  # noqa: E402
-from securedp.privacy.cost import Cost  # noqa: E402
+from securedp import ChaChaSource
+from securedp.mechanisms.quantile import Quantile, default_lattice
+from securedp.mechanisms.quantile_split import SplitQuantiles
+from securedp.mechanisms.records import LatticeColumn
+from securedp.privacy.cost import Cost
 
 LEVELS = tuple(Fraction(i, 10) for i in range(1, 10))
 
@@ -144,15 +142,12 @@ def main(argv: list[str] | None = None) -> int:
             epsilon = Fraction(eps_text)
             found: dict[str, tuple[float, float]] = {}
             for method in methods:
-                started = time.perf_counter()
-                draw: Callable[[], np.ndarray]
                 if method == "pipelinedp":
                     released = pipelinedp_draws(values, (lo, hi), float(epsilon), runs)
                 else:
                     released = securedp_draws(method, column, epsilon, points, counts, runs,
                                               f"{name}|{eps_text}|{method}".encode())
                 found[method] = errors(released, values)
-                del started
             ratios = [found["split"][0] / max(found[m][0], 1e-12) for m in methods[1:]]
             ok = all(r <= 1.0 for r in ratios)
             met &= ok

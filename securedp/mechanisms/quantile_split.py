@@ -4,55 +4,71 @@
 Algorithm 1). The levels are sorted, ``q_1 < ... < q_m``, and arranged as a balanced search tree
 (:func:`split_tree`): the root is the level at index ``m // 2``, the levels below it form its left
 subtree, those above its right, recursively; the tree has ``D = ceil(log2(m + 1))`` depths (``m``'s bit
-length). Each level ``q_i`` has a *part*: the open range between the released points of its nearest
-ancestors below and above it (``y_lo``, ``y_hi``; the bounds where there is none), and a rescaled level
-``q' = (q_i - q_lo) / (q_hi - q_lo)`` (``q_lo``, ``q_hi`` those ancestors' levels, else 0 and 1). The
-release draws depth by depth, left to right within a depth: level ``q_i`` selects its point by the
-exponential mechanism of one quantile (:mod:`securedp.mechanisms.rank_utility`: score, fallback point,
-window and sampler exactly as :mod:`securedp.mechanisms.quantile`) at level ``q'``, over the candidates
-``[y_lo, y_hi]`` (lattice units; ``lo_u``, ``hi_u`` at the bounds) and the records ``x`` of the part:
-``y_lo < x <= y_hi`` (a record equal to a released point goes to the part *below* it; the leftmost part
-keeps every record ``<= y_hi``). Every depth runs at ``epsilon_depth``: :func:`~securedp.mechanisms.
-quantile.selection_epsilon` of ``cost / D`` for the ``max_groups`` cells a person changes.
+length). Each level ``q_i`` has a *part*: the range between the released points ``y_lo <= y_hi`` of its
+nearest ancestors below and above it (the bounds' ``lo_u``, ``hi_u`` where there is none), and a rescaled
+level ``q' = (q_i - q_lo) / (q_hi - q_lo)`` (``q_lo``, ``q_hi`` those ancestors' levels, else 0 and 1). The
+release draws depth by depth, left to right within a depth: level ``q_i`` selects its point among the
+candidates ``[y_lo, y_hi]`` (lattice units) by the exponential mechanism of one quantile at level ``q'``
+over its part's half-rows (below): the score of :mod:`securedp.mechanisms.rank_utility`, its fallback
+point (of weight ``floor(N p / (1 - p))`` for the part's ``N`` candidates), its window and its exact
+sampler (:mod:`securedp.mechanisms.quantile`). Every depth runs at ``epsilon_depth``:
+:func:`~securedp.mechanisms.quantile.selection_epsilon` of ``cost / D`` for the ``max_groups`` cells a
+person changes. A level's candidates lie between its ancestors' released points, so the released points
+are **monotone by construction**: ``y_1 <= ... <= y_m`` (equal points allowed).
 
-**Released outputs are monotone by construction**: a level's candidates lie between its ancestors'
-released points, so ``y_1 <= ... <= y_m`` always (equal points are allowed).
+**Half-rows** (how the split handles ties, which KSS exclude by assuming distinct data). Each record ``x``
+counts as two half-rows, one just under its point and one just over it (on the doubled lattice: at
+``2x - 1`` and ``2x + 1``, the candidates at ``2y``), so no half-row lies on a candidate. A candidate ``y``
+then has one rank, the half-rows ``H(y)`` under it (``2 #{x < y} + #{x = y}``: a tie block at ``y`` counts
+as its middle), and for ``q' = a / b`` over ``n`` half-rows scores ``g(y) = |b H(y) - a n|``; the part
+below a released ``y`` takes the half-rows under it, the part above those over it (a record at ``y`` gives
+one to each). One person's ``m`` rows are ``2m`` half-rows, so each selection uses the rate of one quantile
+for ``2m`` rows per person, ``epsilon_depth / (4 m max(a, b - a))`` (``epsilon_depth / (2m)`` when ``q'``
+is 0 or 1): per row, the rank rate of one quantile. :class:`HalfRowWindow` computes the scores.
 
-**Privacy map** (KSS Theorem 3.3, restated for ``m`` rows per person and a fallback). Fix the points
-released by the depths before ``d`` (adaptive composition conditions on them). They cut the bounds into
-parts by public points only, and each record lies in exactly one part (by its own value), so the parts of
-depth ``d`` hold disjoint records. A person with ``m`` rows has ``m_j`` of them in part ``j``,
-``sum m_j <= m``. Part ``j``'s selection is the exponential mechanism at rate ``epsilon_depth /
-(2 m max(a, b - a))`` for its level ``q' = a / b`` (``epsilon_depth / m`` when ``q'`` is 0 or 1), with a
-score (and a fallback score) that moves by at most ``m_j max(a, b - a)`` when those ``m_j`` rows are added
-or removed (the sensitivity proof of :mod:`~securedp.mechanisms.rank_utility`, row by row, applies to the
-part's records, whose count ``n'`` is private and enters the score as ``n`` does there; the candidates,
-rescaled level and fallback weight are public given the earlier depths). So part ``j`` loses at most
-``epsilon_depth m_j / m``, and the depth, its parts drawn independently, at most ``epsilon_depth``: it is
-``epsilon_depth``-DP, and ``epsilon_depth``-bounded range (the losses of independent parts add, each
-within its range of ``epsilon_depth m_j / m``), hence ``epsilon_depth**2 / 8``-zCDP. The ``D`` depths
-compose: ``D epsilon_depth <= epsilon`` (or ``D epsilon_depth**2 / 8 <= rho``), times ``max_groups`` in a
-table. ``tests/privacy/test_quantile_split_privacy.py`` enumerates the joint law of every output on tiny
-neighbouring instances and checks the largest loss against this charge.
+**Privacy map** (KSS Theorem 3.3, restated for half-rows, ``m`` rows per person and a fallback). Fix the
+points released by the depths before ``d`` (adaptive composition conditions on them). They cut the
+doubled lattice into parts at even points, and each half-row lies in exactly one part (by its own value),
+so the parts of depth ``d`` hold disjoint half-rows. A person's ``2m`` half-rows put ``h_j`` in part ``j``,
+``sum h_j <= 2m``. Adding one half-row to a part adds 1 to ``n`` and 0 or 1 to ``H(y)``, moving
+``b H - a n`` by ``-a`` or ``b - a``, so ``g`` (and the fallback's score ``max(a, b - a) n``, the largest
+any candidate has) by at most ``max(a, b - a)``, never down when ``q'`` is 0 or 1 (the proof of
+:mod:`~securedp.mechanisms.rank_utility`, half-row by half-row; the candidates, the rescaled level and the
+fallback's weight and point are public given the earlier depths). So part ``j`` loses at most
+``epsilon_depth h_j / (2m)`` (the exponential mechanism, McSherry and Talwar 2007, with a public base
+measure), and the depth, its parts drawn independently, at most ``epsilon_depth``: it is
+``epsilon_depth``-DP and ``epsilon_depth``-bounded range (the parts' losses add, each within its range),
+hence ``epsilon_depth**2 / 8``-zCDP (Cesar and Rogers 2021). The ``D`` depths compose: ``D epsilon_depth <=
+epsilon`` (or ``D epsilon_depth**2 / 8 <= rho``), per cell for ``max_groups`` cells. Tested exactly:
+``tests/privacy/test_quantile_split_privacy.py`` enumerates the joint law of every output on tiny
+neighbouring instances (one or two rows per person) and bounds the largest loss by the charge.
 
-**Rank error stated per level.** Write ``R(y) = [#{x < y}, #{x <= y}]`` (the ranks ``y`` holds). Level
-``q_i``'s selection, in its part of ``n'`` records starting at rank ``#{x <= y_lo}``, lands within
-``e_i`` rows of its target ``q' n'`` (``dist(q' n', R'(y))``, ``R'`` the ranks within the part), and
-``e_i <= rank_error_bound(rate_i b_i, |Y| + W, beta)`` with probability ``1 - beta`` whatever the data
-(:func:`~securedp.mechanisms.rank_utility.rank_error_bound`, over the whole range's candidates ``|Y|``
-and fallback weight ``W``, at least any part's). The target ``#{x <= y_lo} + q' n'`` is the convex
-combination ``(1 - q') #{x <= y_lo} + q' #{x <= y_hi}``, so the level's rank error in the whole cell is
-at most ``e_i`` plus the larger of its two ancestors' (recursively: the sum of ``e_j`` over its path from
-the root) **plus the records equal to an ancestor's released point** (a part cannot see the records tied
-at its lower end: KSS assume distinct data; on a lattice a tie block is counted once, below). With
-``beta = alpha / depth_i`` for the ``depth_i`` selections on its path: with probability at least
-``1 - alpha`` level ``q_i``'s rank error is at most ``r_i = sum_j rank_error_bound(rate_j b_j, |Y| + W,
-alpha / depth_i)`` (:meth:`SplitQuantiles.rank_errors`), ties at released points aside.
+**Rank error stated per level.** Within its part, level ``q_i``'s law is ``P(y) ~ exp(-rate g(y))`` with
+``g`` at least the least score ``g_min`` of any candidate, so ``Z >= exp(-rate g_min)`` and it releases a
+point scoring ``g_min + t`` or more with probability at most ``(|Y| + W) exp(-rate t)`` (the fallback's
+included, as in :mod:`~securedp.mechanisms.rank_utility`; ``|Y|``, ``W`` the whole range's candidates and
+fallback weight, at least any part's). ``g_min / b`` is at most half the largest step of ``H`` between two
+neighbouring candidates near the target: one half-row when no two records share a lattice point, half the
+records on the two lattice points around the target otherwise. So the selection lands ``e_i`` half-rows from
+its part's target ``q' n`` (``|H(y) - q' n|`` within the part), ``e_i / 2 <= g_min / (2b) +
+rank_error_bound(2 rate_i b_i, |Y| + W, beta)`` rows with probability ``1 - beta`` (``2 rate_i b_i`` the
+exponent per row: :func:`~securedp.mechanisms.rank_utility.rank_error_bound`). The part starts at the
+half-row rank ``H(y_lo)`` of its lower ancestor and ends at ``H(y_hi)``, so its target
+``H(y_lo) + q' (H(y_hi) - H(y_lo))`` is the convex combination ``(1 - q') H(y_lo) + q' H(y_hi)``, and the
+level's half-row rank in the whole cell is within ``e_i`` plus the larger of its ancestors' errors of
+``2 q_i n`` (``n`` rows): at most the sum of the ``e_j`` on its path from the root. Since ``H(y)`` lies in
+``[2 #{x < y}, 2 #{x <= y}]``, with probability at least ``1 - alpha`` (``beta = alpha / depth_i`` for the
+``depth_i`` selections on its path) the released ``y_i`` lies between the values at ranks ``q_i n - r_i``
+and ``q_i n + r_i``, with ``r_i = ceil(depth_i / 2) + sum_j rank_error_bound(2 rate_j b_j, |Y| + W,
+alpha / depth_i)`` (:meth:`SplitQuantiles.rank_errors`) when no two records share a lattice point; records
+that do add, for each selection on the path, at most a quarter of those on the two lattice points around
+its target (which no public number bounds; the single quantile's bound has no such term, its ties scoring 0).
 
-**Time.** Each selection is one quantile's (its part's window cut by two binary searches on the cell's
-record points, its sampler's draw in a time that does not depend on the point drawn); the parts of a depth
-hold the cell's records once, so a depth costs about one quantile's set-up. The time depends on the data
-as one quantile's does (the records, through their parts) and on the released points.
+**Time.** Each selection is one quantile's: its part's record points cut from the cell's by two binary
+searches, its window built over them and its sampler's draw in a time that does not depend on the point
+drawn (:mod:`securedp.mechanisms.quantile`). The parts of a depth hold the cell's record points once (a
+point at a released value in two), so a depth costs about one quantile's set-up and the release about
+``D`` of them. The time depends on the data as one quantile's does and on the released points.
 """
 
 from __future__ import annotations
@@ -118,11 +134,11 @@ def split_tree(levels: Sequence[Fraction]) -> tuple[SplitNode, ...]:
             i = (start + stop) // 2
             q_lo = levels[lower] if lower is not None else Fraction(0)
             q_hi = levels[upper] if upper is not None else Fraction(1)
-            nodes.append(SplitNode(i, depth, lower, upper, (levels[i] - q_lo) / (q_hi - q_lo), path + (i,)))
+            nodes.append(SplitNode(i, depth, lower, upper, (levels[i] - q_lo) / (q_hi - q_lo), (*path, i)))
             if start < i:
-                after.append((start, i, lower, i, path + (i,)))
+                after.append((start, i, lower, i, (*path, i)))
             if i + 1 < stop:
-                after.append((i + 1, stop, i, upper, path + (i,)))
+                after.append((i + 1, stop, i, upper, (*path, i)))
         todo = after
     return tuple(nodes)
 
@@ -187,13 +203,14 @@ class SplitQuantiles(Quantiles):
         return tuple(LevelLaw(node.q, cell, 2 * self.max_contributions) for node in self.tree)
 
     def rank_errors(self, alpha: Fraction) -> dict[Fraction, int]:
-        """Each level's rank error bound ``r_i`` (rows) at ``1 - alpha``: the sum of the bounds of the selections
-        on its path, each at ``alpha / depth_i`` (module docstring), ties at released points aside."""
+        """Each level's rank error bound ``r_i`` (rows) at ``1 - alpha``: ``ceil(depth_i / 2)`` and the bounds of
+        the selections on its path, each at ``alpha / depth_i``, at the rank rate per row (twice that per
+        half-row), for records on distinct lattice points (module docstring)."""
         tree, laws, spread = self.tree, self.laws, self.candidates + self.fallback_weight
-        rate = {node.index: law.rank_rate for node, law in zip(tree, laws, strict=True)}
+        rate = {node.index: 2 * law.rank_rate for node, law in zip(tree, laws, strict=True)}
         levels = self.sorted_levels
-        return {levels[node.index]: sum(rank_error_bound(rate[j], spread, alpha / node.depth) for j in node.path)
-                for node in tree}
+        return {levels[node.index]: (node.depth + 1) // 2 + sum(rank_error_bound(rate[j], spread, alpha / node.depth)
+                                                               for j in node.path) for node in tree}
 
     def rank_error(self, alpha: Fraction) -> int:
         """The largest of the levels' :meth:`rank_errors`."""

@@ -2,10 +2,10 @@
 
 Each case draws ``N`` selections of the split's statistic (:class:`~securedp.mechanisms.quantile_split.
 SplitQuantiles`, the draw a table cell runs; one case through ``securedp.quantiles`` itself, with fewer
-draws) from a fixed ChaCha seed and tests the joint frequencies of every level's output against the product law enumerated
-from the definition (bins expecting fewer than 5 pooled). A correct sampler fails with probability below
-``1e-6`` per case; the seeds are fixed, so each case is deterministic. A control checks that the test can
-fail: the same draws against the law of separate selections at ``epsilon / m`` each.
+draws) from a fixed ChaCha seed and tests the joint frequencies of every level's output against the
+product law enumerated from the definition (bins expecting fewer than 5 pooled). A correct sampler fails
+with probability below ``1e-6`` per case; the seeds are fixed, so each case is deterministic. A control
+checks that the test can fail: the same draws against the law of separate selections at ``epsilon / m`` each.
 """
 
 from __future__ import annotations
@@ -26,12 +26,13 @@ from securedp.privacy.cost import Cost
 
 N = 8000
 Q = Fraction
+FALLBACK = Q(3, 4)
 
 
 class Statistic:
     """The split's draw on integer records (lattice step 1), as a table cell runs it."""
 
-    def __init__(self, data, levels, lo, hi, eps, fallback=Q(3, 4)) -> None:
+    def __init__(self, data, levels, lo, hi, eps, fallback=FALLBACK) -> None:
         column = LatticeColumn.of(bounds=(lo, hi), lattice=1, max_contributions=1)
         points, counts = np.unique(np.asarray(data, dtype=np.int64), return_counts=True)
         self.draw = SplitQuantiles(Cost.of(epsilon=eps), column, tuple(levels), fallback=fallback).cell_points(
