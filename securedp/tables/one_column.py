@@ -49,11 +49,11 @@ from securedp.tables.spec import (
     Histogram,
     Mean,
     Quantile,
-    Quantiles,
     Sum,
     TrimmedMean,
     Variance,
 )
+from securedp.tables.split_quantiles import Quantiles
 from securedp.tables.table import PreparedTable, prepare_table
 
 DATA, IDS = "data", "ids"

@@ -66,7 +66,7 @@ from typing import Any, ClassVar
 
 from securedp.deprecation import deprecated
 from securedp.hazmat.exact.rational import format_rational, to_rational
-from securedp.mechanisms import count, histogram, iqr, mean, quantile, quantile_split, sum, trimmed_mean, variance  # noqa: A004 - the module securedp.mechanisms.sum
+from securedp.mechanisms import count, histogram, iqr, mean, quantile, sum, trimmed_mean, variance  # noqa: A004 - the module securedp.mechanisms.sum
 from securedp.mechanisms.histogram import Bins, Categories, check_categories, check_edges, edge_lattice
 from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.quantile import default_lattice as quantile_lattice
@@ -243,22 +243,6 @@ class Quantile(PointsAggregation):
         level = to_rational(self.q, "q")
         statistic = quantile.Median if level == Fraction(1, 2) else quantile.Quantile
         return statistic(cost, self.lattice_column(m), (level,), max_groups=k, fallback=self.fallback_probability)
-
-
-@dataclass(frozen=True)
-class Quantiles(PointsAggregation):
-    """Several quantiles (``qs``: two or more distinct levels) of a column per cell, by the recursive split
-    (:mod:`securedp.mechanisms.quantile_split`): output columns ``<column>_quantiles_<i>``, ``i`` the level's
-    index in ``qs``."""
-
-    qs: tuple[Any, ...] = ()
-
-    statistic = quantile_split.SplitQuantiles
-    kind = "quantiles"
-
-    def definition(self, cost: Cost, k: int, m: int) -> Definition:
-        return quantile_split.SplitQuantiles(cost, self.lattice_column(m), quantile.check_levels(self.qs),
-                                             max_groups=k, fallback=self.fallback_probability)
 
 
 @dataclass(frozen=True)
