@@ -42,8 +42,9 @@ rows (recorded) releases it with probability at most ``alpha``. It is one more e
 (:attr:`~securedp.mechanisms.rank_utility.Window.fallback_entry`), drawn by the same sampler in the same
 time.
 
-**Several quantiles.** :func:`securedp.quantiles` releases each ``q`` with
-``epsilon / len(qs)`` (basic composition: the total is ``epsilon``-DP).
+**Several quantiles.** :func:`securedp.quantiles` of one or two levels releases each ``q`` with
+``epsilon / len(qs)`` (basic composition: the total is ``epsilon``-DP); of three or more, by the recursive
+split of :mod:`securedp.mechanisms.quantile_split` (``ceil(log2(m + 1))`` selections' worth).
 
 **Priced in rho.** With ``rho=`` each level's selection runs at the largest
 ``epsilon = j / 2**32`` with ``epsilon**2 / 8 <= rho / len(qs)``
