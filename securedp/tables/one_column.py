@@ -215,8 +215,8 @@ def prepare_quantiles(data: Any, qs: Sequence[Any], *, bounds: Any = None, epsil
                       fill: Any = None, fallback: Any = None) -> PreparedRelease:
     """Validate and price several quantiles: of three or more levels by the recursive split
     (``epsilon / ceil(log2(len(qs) + 1))`` per depth, :mod:`securedp.mechanisms.quantile_split`), else
-    ``epsilon / len(qs)`` each, by the exact exponential mechanism; nothing is drawn yet. The release's value is a tuple in the order of ``qs``. See
-    :mod:`securedp.mechanisms.quantile`."""
+    ``epsilon / len(qs)`` each, by the exact exponential mechanism; nothing is drawn yet. The release's value
+    is a tuple in the order of ``qs``. See :mod:`securedp.mechanisms.quantile`."""
     return _release("quantiles", data, ids, epsilon=epsilon, rho=rho, max_contributions=max_contributions,
                     missing=missing, fill=fill, bounds=bounds, lattice=lattice, levels=qs, fallback=fallback)
 
