@@ -83,7 +83,7 @@ import numpy as np
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational
 from securedp.hazmat.samplers.categorical import ExpCategorical
-from securedp.mechanisms.quantile import Quantiles, _select, selection_epsilon, zcdp_of_selection
+from securedp.mechanisms.quantile import _CONVERSION, Quantiles, _select, selection_epsilon, zcdp_of_selection
 from securedp.mechanisms.rank_utility import (
     FALLBACK_LAW,
     LAW,
@@ -242,7 +242,8 @@ class SplitQuantiles(Quantiles):
             record.update(fallback=self.fallback)
         if self.cost.rho is not None:
             depths = split_depths(len(self.levels))
-            record.update(rho_cells=self.max_groups * depths * zcdp_of_selection(self.share))
+            record.update(rho_cells=self.max_groups * depths * zcdp_of_selection(self.share),
+                          conversion=_CONVERSION.get())
         return record
 
     def cell_points(self, points: Sequence[int] | np.ndarray,

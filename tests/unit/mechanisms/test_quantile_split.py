@@ -97,3 +97,4 @@ def test_a_rho_too_small_for_the_split_is_refused_before_anything_is_drawn() -> 
     with pytest.raises(ValueError, match="too small"):
         securedp.quantiles(DATA, DECILES, bounds=(0, 10), rho=Fraction(1, 2**80), rng=source)
     assert source.bytes_served == 0
+
