@@ -42,8 +42,9 @@ rows (recorded) releases it with probability at most ``alpha``. It is one more e
 (:attr:`~securedp.mechanisms.rank_utility.Window.fallback_entry`), drawn by the same sampler in the same
 time.
 
-**Several quantiles.** :func:`securedp.quantiles` releases each ``q`` with
-``epsilon / len(qs)`` (basic composition: the total is ``epsilon``-DP).
+**Several quantiles.** :func:`securedp.quantiles` of one or two levels releases each ``q`` with
+``epsilon / len(qs)`` (basic composition: the total is ``epsilon``-DP); of three or more, by the recursive
+split of :mod:`securedp.mechanisms.quantile_split` (``ceil(log2(m + 1))`` selections' worth).
 
 **Priced in rho.** With ``rho=`` each level's selection runs at the largest
 ``epsilon = j / 2**32`` with ``epsilon**2 / 8 <= rho / len(qs)``
@@ -218,15 +219,18 @@ class Quantiles(ColumnStatistic):
     def __post_init__(self) -> None:
         object.__setattr__(self, "fallback", check_fallback(self.fallback))
         super().__post_init__()
-        laws = self.laws  # a rho too small for any selection is refused when the statistic is defined
-        if len({(law.sensitivity, law.rate, law.rank_rate) for law in laws}) != 1:
-            raise ValueError("the levels of one statistic must share one law (q and 1 - q do): release other "
-                             "levels as quantiles of their own")
+        self._check_laws(self.laws)  # a rho too small for any selection is refused when the statistic is defined
         if self.fallback and not self.fallback_weight:
             p, n = self.fallback, self.candidates
             raise ValueError(f"fallback {p} gives the fallback point no weight against {n} candidates "
                              f"(W = floor({n} p / (1 - p)) = 0): give 0 for none, or at least "
                              f"{Fraction(1, n + 1)}")
+
+    def _check_laws(self, laws: tuple[LevelLaw, ...]) -> None:
+        """Refuse levels that do not share one law (``q`` and ``1 - q`` do)."""
+        if len({(law.sensitivity, law.rate, law.rank_rate) for law in laws}) != 1:
+            raise ValueError("the levels of one statistic must share one law (q and 1 - q do): release other "
+                             "levels as quantiles of their own")
 
     @property
     def share(self) -> Fraction:
@@ -323,6 +327,12 @@ class Quantiles(ColumnStatistic):
         :meth:`value`, cell by cell, in order): exact lattice values, with no interval."""
         values = [self.value(self.cell_points(p, c)(source)) for p, c in zip(points, counts, strict=True)]
         return CellColumn(values, None, None, None, self.column.lattice.step)
+
+    def release_columns(self, points: Sequence[Sequence[int] | np.ndarray],
+                        counts: Sequence[Sequence[int] | np.ndarray], source: RandomSource,
+                        alpha: Fraction) -> list[CellColumn]:
+        """The released columns of a table: :meth:`release_points`' one."""
+        return [self.release_points(points, counts, source, alpha)]
 
     def value(self, points: tuple[int, ...]) -> Any:
         """The released value of a cell from its selected points: each an exact lattice value (a tuple for

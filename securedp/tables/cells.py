@@ -274,7 +274,7 @@ def _from_points(definition: Definition, column: Column | None, feed: Feed) -> l
     rows; a cell without rows selects from the empty multiset (every point scores 0).
     """
     assert isinstance(definition, Quantiles) and column is not None
-    return [definition.release_points(*_unit_counts(column, feed), feed.source, feed.alpha)]
+    return definition.release_columns(*_unit_counts(column, feed), feed.source, feed.alpha)
 
 
 def _from_bins(definition: Definition, column: Column | None, feed: Feed) -> list[CellColumn]:

@@ -36,9 +36,8 @@ A quantile's sensitivity is that of its integer score ``g`` for ``q = a / b``
 (:mod:`securedp.mechanisms.rank_utility`), whose law has rate
 ``epsilon_cell / (2 m max(a, b - a))`` (``epsilon_cell / m`` for ``q`` 0 or 1).
 
-Quantiles spend ``epsilon_a / k`` per cell (a person is in at most ``k``
-cells; each cell's selection is ``epsilon_a / k``-DP for ``m`` rows). In a
-table priced in ``rho``, each cell's selection runs at the largest
+Quantiles spend ``epsilon_a / k`` per cell (a person is in at most ``k`` cells; each cell's selection is
+``epsilon_a / k``-DP for ``m`` rows). In a table priced in ``rho``, each cell's selection runs at the largest
 ``epsilon_cell = j / 2**32`` with ``k * epsilon_cell**2 / 8 <= rho_a``
 (:func:`~securedp.mechanisms.quantile.selection_epsilon`): an ``epsilon``-DP
 exponential mechanism is ``epsilon``-bounded range, hence ``epsilon**2 / 8``-zCDP (Cesar and Rogers 2021), and
@@ -67,6 +66,7 @@ from securedp.lattice.columns import ONE_COLUMN_HINT
 from securedp.mechanisms import count, histogram, iqr, mean, quantile, sum, trimmed_mean, variance  # noqa: A004 - the module securedp.mechanisms.sum
 from securedp.mechanisms.histogram import Bins, Categories, check_categories, check_edges, edge_lattice
 from securedp.mechanisms.quantile import check_levels
+from securedp.mechanisms.quantile_split import split_depths
 from securedp.mechanisms.records import LatticeColumn
 from securedp.privacy.cost import Cost
 from securedp.tables.aggregation import ColumnAggregation as ColumnAggregation  # the aggregations' bases, here too
@@ -75,6 +75,7 @@ from securedp.tables.aggregation import PointsAggregation as PointsAggregation
 from securedp.tables.aggregation import quantile_cell_epsilon as quantile_cell_epsilon  # the old path
 from securedp.tables.registry import STATISTICS as STATISTICS  # the one list, filled below
 from securedp.tables.registry import Kind, OneCell, Statistic
+from securedp.tables.split_quantiles import Quantiles as SplitQuantiles
 
 
 @dataclass(frozen=True)
@@ -308,9 +309,9 @@ def _quantile(data: Any, q: Any, /, *, bounds: Any = None, epsilon: Any = None, 
 def _quantiles(data: Any, qs: Sequence[Any], *, bounds: Any = None, epsilon: Any = None, rho: Any = None,
                max_contributions: Any = 1, ids: Any = None, lattice: Any = None, missing: str = "raise",
                fill: Any = None, fallback: Any = None) -> None:
-    """Validate and price several quantiles (``epsilon / len(qs)`` each, by the exact exponential mechanism);
-    nothing is drawn yet. The release's value is a tuple in the order of ``qs``. See
-    :mod:`securedp.mechanisms.quantile`."""
+    """Validate and price several quantiles: three or more by the recursive split (``epsilon / ceil(log2(len(qs)
+    + 1))`` per depth, :mod:`securedp.mechanisms.quantile_split`), else ``epsilon / len(qs)`` each, by the exact
+    exponential mechanism; nothing is drawn yet. The value is a tuple in the order of ``qs``."""
 
 
 def _histogram(data: Any, *, categories: Any = None, bins: Any = None, epsilon: Any = None, rho: Any = None,
@@ -341,6 +342,9 @@ def _levels(name: str, column: str, *, q: Any = None, qs: Any = None, bounds: An
     levels = check_levels((probability(q, "q"),) if name == "quantile" else qs)
     if len(set(levels)) != len(levels):
         raise ValueError("qs repeats a level: each quantile level is released once")
+    if name == "quantiles" and split_depths(len(levels)) < len(levels):  # fewer selections' worth: the split
+        split = SplitQuantiles(column, bounds, lattice, qs=levels, fallback=fallback)
+        return OneCell(name, tuple(f"{split.name}_{i}" for i in range(len(levels))), False, levels), [split]
     share = Fraction(1, len(levels)) if len(levels) > 1 else None
     made = [Quantile(column, bounds, lattice, share, level, fallback=fallback) for level in levels]
     single = name == "quantile"

@@ -3,7 +3,8 @@
 :func:`selections` lists every selection from the code, not by hand: each concrete
 :class:`~securedp.mechanisms.selection.Selection` subclass (a new one is driven through
 ``Selection.of_scores`` with no change here), the quantile release with and without its fallback
-point, and every partition-selection rule (a class of :mod:`securedp.mechanisms` with a
+point, several quantiles by the recursive split, and every partition-selection rule (a class of
+:mod:`securedp.mechanisms` with a
 ``select(persons, rng)`` method: :data:`PARTITION_PLANS` builds each, and a test fails when a rule
 has no plan here). Each selection is paired with every shape of its input kind (:data:`SCORE_SHAPES`,
 integer and float, :data:`QUANTILE_SHAPES`, :data:`COUNT_SHAPES`): a pair of neighbouring inputs and a
@@ -165,6 +166,16 @@ def _quantile(fallback: Any) -> Callable[[Any], Callable[[Any], Any]]:
     return prepare
 
 
+def _quantiles_split(x: Any) -> Callable[[Any], Any]:
+    """Three quartiles by the recursive split (:mod:`securedp.mechanisms.quantile_split`): two depths."""
+    prepared = securedp.prepare_quantiles(x, ["1/4", "1/2", "3/4"], bounds=(0, 100), lattice="0.25", epsilon=1)
+    return lambda source: prepared.execute(source).value
+
+
+def _values_class(values: Any) -> Any:
+    return tuple(_value_class(value) for value in values)
+
+
 def _partition(rule: type) -> Callable[[Any], Callable[[Any], Any]]:
     def prepare(x: Any) -> Callable[[Any], Any]:
         plan = PARTITION_PLANS[rule]()  # a rule with no plan here fails its cells
@@ -181,6 +192,8 @@ def selections() -> list[Cell]:
     cells = [Cell(cls.selection, shape, _scores_selection(cls)) for cls in score_selections() for shape in SCORE_SHAPES]
     for label, fallback in (("quantile, no fallback", 0), ("quantile, fallback", None)):
         cells += [Cell(label, shape, _quantile(fallback)) for shape in QUANTILE_SHAPES]
+    cells += [Cell("quantiles, recursive split", Shape(shape.name, shape.x0, shape.x1, _values_class),
+                   _quantiles_split) for shape in QUANTILE_SHAPES]
     for rule in sorted(partition_rules(), key=lambda cls: cls.__name__):
         cells += [Cell(f"partition, {rule.__name__}", shape, _partition(rule)) for shape in COUNT_SHAPES]
     return cells
