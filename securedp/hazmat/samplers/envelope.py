@@ -158,11 +158,11 @@ def _work_buffers() -> tuple[np.ndarray, np.ndarray]:
 def _tight_counts(x: np.ndarray, exponents: np.ndarray, counts: np.ndarray) -> None:
     """Each entry's exponent ``e = trunc(x)`` into ``exponents`` and its count ``T[j] >= 2**COUNT_BITS *
     2**-(j / 2**16)`` (:func:`tight_count_table`) into ``counts``, ``j = floor((x - e) * 2**16)``; ``x`` (at most
-    :data:`BLOCK` float64 ``0 <= x < 2**21``, from :func:`envelope_exponents`) is overwritten."""
+    :data:`BLOCK` float64 ``0 <= x < 2**21``, from :func:`envelope_exponents`)."""
     n = len(x)
     scaled, index = (buffer[:n] for buffer in _work_buffers())
-    np.multiply(x, float(1 << FRACTION_BITS), out=x)  # float-ok: exact, a power of two (below 2**37)
-    np.copyto(scaled, x, casting="unsafe")  # floor of x * 2**16 >= 0 (truncation), exactly: x = e + f
+    # x * 2**16 is exact (a power of two, below 2**37), then truncated to int64: floor(x * 2**16), with x = e + f
+    np.multiply(x, float(1 << FRACTION_BITS), out=scaled, casting="unsafe")  # float-ok: exact, see above
     np.right_shift(scaled, FRACTION_BITS, out=index)
     np.copyto(exponents, index, casting="unsafe")  # e = floor(x) <= K: fits the exponents' dtype
     np.bitwise_and(scaled, _FRACTION_MASK, out=index)
