@@ -31,17 +31,22 @@ from typing import Any
 
 from securedp._version import __version__
 
-# Random sources (layer 0).
+# Layer 0: random sources, exact numbers, the drop-in generator.
 from securedp.hazmat.bits import ChaChaSource, RandomSource, SystemSource
 from securedp.hazmat.exact.rational import InexactFloatWarning
-
-# Lattice values, releases, selection, the drop-in generator, tables.
-from securedp.lattice import Lattice
-from securedp.mechanisms.exponential import exponential_mechanism, prepare_exponential_mechanism
 from securedp.hazmat.generator import SecureGenerator
+
+# Layer 2: lattice values; a release and the ledger's errors.
+from securedp.lattice import Lattice
+from securedp.ledger.errors import BudgetExceeded, DataRefused, IncompatibleCost
+from securedp.ledger.release import PreparedRelease, Release
+
+# Layer 3: the selections.
+from securedp.mechanisms.exponential import exponential_mechanism, prepare_exponential_mechanism
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max, report_noisy_max
 from securedp.mechanisms.permute_and_flip import permute_and_flip, prepare_permute_and_flip
-from securedp.ledger.release import PreparedRelease, Release
+
+# Layer 4: tables, the one route of every release.
 from securedp.tables import prepare_table, table
 from securedp.tables.one_column import (  # every release of one column is the one-cell table of it
     count,
@@ -66,8 +71,7 @@ from securedp.tables.one_column import (  # every release of one column is the o
     variance,
 )
 
-# Layer 5: the session (and the ledger's errors), planning beside it.
-from securedp.ledger.errors import BudgetExceeded, DataRefused, IncompatibleCost
+# Layer 5: the session, planning beside it.
 from securedp.session.session import Session
 from securedp.planning import analyze_contributions, prepare_private_bounds, private_bounds
 

@@ -22,7 +22,7 @@ import securedp
 
 ROOT = pathlib.Path(securedp.__file__).parent
 
-# -- the layers: begin (tools/move_house.py rewrites this block) --
+# -- the layers: begin --
 LAYERS = {  # one layer per package; the longest prefix of a module's name gives its layer
     "securedp._version": 0,
     "securedp.deprecation": 0,  # the one helper retiring a name, used by any layer

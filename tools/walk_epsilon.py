@@ -10,7 +10,7 @@ arguments are appended to the command) and prints two sets of securedp files, in
   epsilon (``"0.37"``, or 37/100 exactly) or holds it up to two levels down (a ``Cost``, a query, the parsed
   arguments): where the value is read, checked, priced and handed on.
 
-A reader following the value opens at least the *value* files. A dev tool, like ``move_house.py``.
+A reader following the value opens at least the *value* files. A dev tool (issue 41).
 """
 
 # ruff: noqa: T201 - a command that prints
