@@ -1,6 +1,7 @@
 """Every module path moved by the house of issue 41 still imports, for one release, with a warning.
 
-Written by the move of issue 41 (tools/move_house.py, in git history): each old path is a ``securedp.deprecation.moved_module`` alias of the new one.
+Written by the move of issue 41 (tools/move_house.py, in git history): each old path is a
+``securedp.deprecation.moved_module`` alias of the new one.
 """
 
 from __future__ import annotations
