@@ -9,6 +9,7 @@ runs. ``securedp/tables/signatures.pyi`` states the same signatures for it: it i
 
 from __future__ import annotations
 
+import ast
 import inspect
 import pathlib
 import sys
@@ -90,14 +91,33 @@ def test_the_stub_states_what_the_list_of_statistics_makes() -> None:
         f"{STUB} is out of date: run python tests/unit/tables/test_signatures_stub.py")
 
 
-def test_every_name_the_stub_declares_exists_at_run_time_with_that_signature() -> None:
-    namespace: dict[str, object] = {}
-    text = stub_text()
-    assert "def prepare_trimmed_mean(\n    data: Any,\n" in text and "    def trimmed_mean(\n        self,\n" in text
-    for name in (n for n in STATISTICS if STATISTICS[n].signature is not None):
-        assert getattr(securedp, name, None) is getattr(one_column, name) or name == "persons"
-        namespace[name] = inspect.signature(getattr(Session, name))
-    assert namespace
+def _stub_parameters(function: ast.FunctionDef) -> list[tuple[str, str]]:
+    """``(name, kind)`` of each parameter a stub declares, read from the stub's text (not from the generator)."""
+    args = function.args
+    return ([(a.arg, "POSITIONAL_ONLY") for a in args.posonlyargs]
+            + [(a.arg, "POSITIONAL_OR_KEYWORD") for a in args.args]
+            + [(a.arg, "KEYWORD_ONLY") for a in args.kwonlyargs])
+
+
+def _runtime_parameters(function: object) -> list[tuple[str, str]]:
+    return [(p.name, p.kind.name) for p in inspect.signature(function).parameters.values()]  # type: ignore[arg-type]
+
+
+def test_every_function_the_stub_declares_exists_at_run_time_with_those_parameters() -> None:
+    """The stub file, read as a static checker reads it, declares what runs: each top-level function is the
+    public one of that name (``securedp.NAME`` and ``securedp.tables.one_column.NAME``) with the same parameters in
+    the same kinds, and each method of ``SessionStatistics`` is ``Session``'s."""
+    tree = ast.parse(STUB.read_text(encoding="utf-8"))
+    declared = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    methods = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    assert len(declared) == 2 * len(methods[0].body[1:]) > 0  # prepare_NAME and NAME, and one method each
+    for function in declared:
+        runtime = getattr(one_column, function.name)
+        assert getattr(securedp, function.name) is runtime
+        assert _stub_parameters(function) == _runtime_parameters(runtime), function.name
+    for method in methods[0].body[1:]:  # after the class docstring
+        assert isinstance(method, ast.FunctionDef)
+        assert _stub_parameters(method) == _runtime_parameters(getattr(Session, method.name)), method.name
 
 
 if __name__ == "__main__":
