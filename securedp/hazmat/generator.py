@@ -244,10 +244,7 @@ class SecureGenerator(Sampling):
         """
         if arrays_in(scale):
             return self.elementwise(self.laplace, size, np.float64, _LOC_SCALE, loc=loc, scale=scale)
-        k, units_scale = _SCALES.get(scale)
-        if size is None and not isinstance(loc, (list, tuple, np.ndarray)):
-            return _scalar_to_float(_snap_one(loc, k) + discrete_laplace(units_scale, rng=self.source), k)
-        return self._shifted(loc, k, size, lambda n: discrete_laplace(units_scale, n, rng=self.source))
+        return self._lattice_noise(loc, scale, size, discrete_laplace)
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
         """Gaussian noise around ``loc``: ``(round(loc/step) + discrete_gaussian(scale/step)) * step``.
@@ -256,10 +253,16 @@ class SecureGenerator(Sampling):
         """
         if arrays_in(scale):
             return self.elementwise(self.normal, size, np.float64, _LOC_SCALE, loc=loc, scale=scale)
-        k, sigma_units = _SCALES.get(scale)
+        return self._lattice_noise(loc, scale, size, discrete_gaussian)
+
+    def _lattice_noise(self, loc: Any, scale: Any, size: Any, sampler: Any) -> Any:
+        """``(round(loc/step) + sampler(scale/step)) * step`` for a scalar ``scale``: ``sampler`` is
+        :func:`~securedp.hazmat.samplers.discrete_laplace` (``scale`` its scale) or
+        :func:`~securedp.hazmat.samplers.discrete_gaussian` (``scale`` its standard deviation)."""
+        k, units = _SCALES.get(scale)
         if size is None and not isinstance(loc, (list, tuple, np.ndarray)):
-            return _scalar_to_float(_snap_one(loc, k) + discrete_gaussian(sigma_units, rng=self.source), k)
-        return self._shifted(loc, k, size, lambda n: discrete_gaussian(sigma_units, n, rng=self.source))
+            return _scalar_to_float(_snap_one(loc, k) + sampler(units, rng=self.source), k)
+        return self._shifted(loc, k, size, lambda n: sampler(units, n, rng=self.source))
 
     def _shifted(self, loc: Any, k: int, size: Any, draw: Any) -> Any:
         center = _snap(loc, k)
