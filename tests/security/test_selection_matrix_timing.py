@@ -32,9 +32,9 @@ envelope since issue 40, whose second round has probability below ``2**-16`` per
 (:mod:`securedp.hazmat.samplers.categorical`); integer slots, below ``2**-60``. Events that rare are beyond what
 12,000 draws a stream resolve: the audit sees the ``2**-e`` envelope these cells had (its rounds followed the
 scores: on "all tied, one up" four or more in 0.55 % of the draws against 4.3 %, certified in the bytes read in
-some runs), not a difference of ``2**-16``. What it still sees there, on a quiet machine: the float cells' runtime
-follows the scores by tens of nanoseconds beyond the rounds (:data:`KNOWN_TIME_LEAK`, an expected failure of the
-runtime alone: issue 40 is open for it).
+some runs), not a difference of ``2**-16``. Until the float cells' windows were computed in fixed-width integers
+(:mod:`securedp.hazmat.exact.exp_window`), a quiet machine certified their runtime beyond the rounds (x1 about
+60 ns faster in 18 us: an MPFR ``exp`` of the exact gap); that was an expected failure here, and is no more.
 """
 
 from __future__ import annotations
@@ -143,19 +143,6 @@ def test_the_matrix_covers_every_selection_and_shape() -> None:
     assert len({cell.name for cell in CELLS}) == len(CELLS)
 
 
-KNOWN_TIME_LEAK = (
-    "float scores: with the rounds fixed (the bytes audit passes), a quiet machine still certifies the runtime of "
-    "'all tied, one up, float' and 'issue 40: 1,000 tied, one up, float' on fresh draws too (CI of 2026-12-07: "
-    "x1 about 60 ns faster in 18 us); issue 40 stays open for it. The bytes read and the control stay asserted."
-)
-
-
-def _known_time_leak(cell: Cell) -> bool:
-    """The cells whose runtime is known to follow the data (:data:`KNOWN_TIME_LEAK`): the exponential mechanism
-    over float scores."""
-    return cell.selection == "exponential" and cell.shape.name.endswith(", float")
-
-
 @pytest.mark.parametrize("cell", CELLS, ids=[cell.name for cell in CELLS])
 def test_time_and_bytes_read_tell_nothing_and_the_control_is_caught(cell: Cell) -> None:
     streams, leak_ns = _timed(cell, seed=sum(map(ord, cell.name)))
@@ -169,8 +156,6 @@ def test_time_and_bytes_read_tell_nothing_and_the_control_is_caught(cell: Cell) 
         found["time again"] = _violations(again[0], again[1], "time")
         print(f"{cell.name}: confirmed {found}")
     assert found["control"] > 0, f"the control's leak of {leak_ns} ns went unseen"
-    if found.get("time again") and _known_time_leak(cell):
-        pytest.xfail(KNOWN_TIME_LEAK)
     assert not found.get("time again"), "the running time follows the data (twice, on fresh draws)"
 
 

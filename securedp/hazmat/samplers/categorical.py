@@ -87,10 +87,10 @@ only (float shape "all tied, one up": four or more rounds in 0.55 % of the draws
   integers). The group of an entry is its exponent ``e_i``: at most ``K + 1``
   groups, whatever the number of distinct gaps. ``e_i`` comes from one
   vectorised float64 computation with a proven margin
-  (:mod:`securedp.hazmat.samplers.envelope`). A round computes ``lo``, ``hi``
-  for the proposed entry alone (:func:`~securedp.hazmat.exact.kernels.exp_neg_window`:
-  a fixed sequence of MPFR operations at 128 bits, directed rounding,
-  ``hi - lo <= 2`` for ``e_i < K``).
+  (:mod:`securedp.hazmat.samplers.envelope`). A round computes ``lo``, ``hi`` for the proposed entry alone,
+  ``hi - lo <= 2`` for ``e_i < K``, in fixed-width integers from its gap scaled to an integer
+  (:class:`~securedp.hazmat.exact.exp_window.ExpWindow`; an MPFR ``exp`` of the exact ``x``, until issue 40,
+  took a time that followed ``x``); the exact ``x`` is formed only when the window must refine.
 
 **Efficiency and the far group** (loose exponent groups: the caller's counts, object gaps). ``S / E > (1/2 -
 2**-16) (1 - 2**-72)``: near entries accept with probability ``> 1/2 - 2**-16``, and the entries with ``e_i = K``
@@ -110,8 +110,8 @@ entries have no counts). Both do the same work for every group.
 ``total_bits + 64`` bits whatever the scores (:func:`~securedp.hazmat.samplers.uniform.uniform_below_secret`: a
 retry has probability below ``2**-64``; 0.2 rejected ``bit_length(E * 2**K)``-bit integers, so its tries followed
 the scores' mass: 2 % of the draws over 1,000 tied candidates at epsilon 1, 40 % with one score one higher), a
-bisection over the groups, a word comparison and, for exponent groups, the location above, one fixed MPFR
-evaluation and, when tight, the division of its window by the entry's count. A near slot is located once, after
+bisection over the groups, a word comparison and, for exponent groups, the location above, one fixed-width
+integer window and, when tight, the division of its window by the entry's count. A near slot is located once, after
 its word accepts it. Value-dependent work happens only when the word falls in a comparison window (probability
 ``<= 2**-63`` per round) or an entry with ``e = K`` is proposed (``<= 2**-72``; the far slot is located before its
 comparison): :attr:`ExpCategorical.slow_path_bound`.
@@ -140,7 +140,7 @@ from securedp.hazmat.samplers.envelope import (
     exact_envelope_exponents,
     int64_fill,
 )
-from securedp.hazmat.samplers.groups import ExponentGroups, LocateIndex, SlotGroups
+from securedp.hazmat.samplers.groups import ExponentGroups, LocateIndex, SlotGroups, exponent_groups
 from securedp.hazmat.samplers.slots import DENSE_TABLES, SlotTable, envelope_cap, far_boundary
 from securedp.hazmat.samplers.tally import Tally
 from securedp.hazmat.samplers.uniform import uniform_below_secret
@@ -259,14 +259,14 @@ class ExpCategorical:
         tight = np.empty(self.size, dtype=np.int64)
         exponents = envelope_exponents(fill, self.size, self.rate, self.K, tight)
         self.counts = self.tight_counts = tight
-        self.groups = ExponentGroups(self.K)
+        self.groups = exponent_groups(self.rate, self.K, self.gaps, self.float_gaps, self._x)
         self.groups.window = 6  # a window of 2 divided by m_i / 2**28 > 1/2, each end rounded outwards
         self.slot_of = exponents
         self.far_slot = self.K
         self._masses(self._per_group(exponents, tight, self.K + 1, keep_blocks=True))
 
     def _exponent_groups(self, exponents: np.ndarray, present: np.ndarray | None) -> None:
-        self.groups = ExponentGroups(self.K)
+        self.groups = exponent_groups(self.rate, self.K, self.gaps, self.float_gaps, self._x)
         if present is None:
             per_group = self._per_group(exponents, None, self.K + 1, keep_blocks=True)
         else:
@@ -306,7 +306,7 @@ class ExpCategorical:
         self.slow_path_bound = self.groups.window * 2.0**-WORD_BITS + self.far_share  # float-ok: documented bound
 
     def _x(self, i: int) -> Any:
-        """``rate * g_i`` exactly (an mpq)."""
+        """``rate * g_i`` exactly (an mpq): read only when a window must refine, or in a group with ``e = K``."""
         if self.float_gaps is not None:
             return self._rate_q * self.float_gaps.exact(i)
         gaps = self.gaps
@@ -379,22 +379,22 @@ class ExpCategorical:
             group = bisect_right(self.ends, v)
             position = (v - starts[group]) // units[group]
             located = self._locate(group, position) if groups.per_entry(group) else None
-            x = self._x(located[0]) if located is not None else None  # a near slot's x is needed only to refine
-            low, high = groups.bounds(group, x)
+            entry = located[0] if located is not None else None  # a near slot's entry is located on acceptance
+            low, high = groups.bounds(group, entry)
             count = 0
             if tight is not None and located is not None:  # every round of a tight plan: scaled by the entry's count
                 count = int(tight[located[0]])
                 low, high = (low << COUNT_BITS) // count, -((-high << COUNT_BITS) // count)
-            if below(source.word(), low, high, partial(self._acceptance, group, x, count), WORD_BITS, source):
+            if below(source.word(), low, high, partial(self._acceptance, group, entry, count), WORD_BITS, source):
                 if located is None:
                     return self._locate(group, position)
                 return (located[0], 0) if count else located
 
-    def _acceptance(self, group: int, x: Any, count: int) -> Real:
-        """The exact acceptance probability of a draw in ``group``: ``x = rate * gap``, or for a near slot
-        (``x`` None) ``rate * group``, its gap being its index; divided by ``count / 2**COUNT_BITS`` under the
-        tight envelope (``count`` > 0); computed only when the window must refine."""
-        real = self.groups.acceptance(group, self._rate_q * group if x is None else x)
+    def _acceptance(self, group: int, entry: int | None, count: int) -> Real:
+        """The exact acceptance probability of a draw of ``entry`` in ``group``: of ``x = rate * gap``, or for
+        a near slot (``entry`` None) of ``rate * group``, its gap being its index; divided by ``count /
+        2**COUNT_BITS`` under the tight envelope (``count`` > 0); computed only when the window must refine."""
+        real = self.groups.acceptance(group, self._rate_q * group if entry is None else self._x(entry))
         if not count:
             return real
         return Real(lambda prec: real.interval(prec) * (1 << COUNT_BITS) / count, name=f"{real.name}*2**28/{count}")

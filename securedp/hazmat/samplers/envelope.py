@@ -104,6 +104,17 @@ class FloatGaps:
         """The gap of entry ``i``, exactly."""
         return self._top_q - gmpy2.mpq(float(self.values[i]))
 
+    def scaled_lower(self, shift: int) -> Callable[[int], int]:
+        """``d(i) = floor(top 2**shift) - ceil(v_i 2**shift)``, so ``d(i) <= (top - v_i) 2**shift <= d(i) + 2``:
+        integer shifts of the doubles' 53-bit significands (``frexp``, exact), the same operations for every
+        entry (:class:`~securedp.hazmat.exact.exp_window.ExpWindow` reads it on every proposal)."""
+        top = _scaled_ceil(-self.top, shift)  # -floor(top 2**shift)
+        values = self.values
+
+        def lower(i: int) -> int:
+            return -top - _scaled_ceil(float(values[i]), shift)
+        return lower
+
     def integers(self) -> tuple[np.ndarray, Fraction]:
         """Integer gaps ``G`` and a unit ``2**low`` with ``top - v_i = G_i * 2**low`` exactly (object array)."""
         mantissa, exponent = np.frexp(self.values)
@@ -114,6 +125,14 @@ class FloatGaps:
         units = [int(m) << (int(s) - low) if m else 0 for m, s in zip(mant, exp, strict=True)]
         top = max(units)
         return np.array([top - v for v in units], dtype=object), Fraction(2) ** low
+
+
+def _scaled_ceil(value: float, shift: int) -> int:
+    """``ceil(value * 2**shift)`` exactly for a finite double (its significand and exponent from ``frexp``)."""
+    fraction, exponent = math.frexp(value)
+    significand = int(fraction * 9007199254740992.0)  # float-ok: exact, a double has 53 significant bits
+    s = exponent - 53 + shift
+    return significand << s if s >= 0 else -((-significand) >> -s)
 
 
 def exponent_dtype(cap: int) -> type:

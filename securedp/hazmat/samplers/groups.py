@@ -11,13 +11,18 @@ finds the entry holding a point of a group by one binary search. The law and its
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from securedp.hazmat.exact.exp_window import ExpWindow
+from securedp.hazmat.exact.exp_window import W as WINDOW_BITS
 from securedp.hazmat.exact.interval import Interval, Real, exp_neg
 from securedp.hazmat.exact.kernels import exp_neg_window
 from securedp.hazmat.samplers.decide import WORD_BITS
+from securedp.hazmat.samplers.envelope import FloatGaps
 from securedp.hazmat.samplers.slots import SlotTable
 
 
@@ -46,9 +51,9 @@ class SlotGroups:
         """Whether the weight depends on the entry: only in the far slot (a near slot's gap is its index)."""
         return group == self._far
 
-    def bounds(self, group: int, x: Any) -> tuple[int, int]:  # noqa: ARG002 - one window per slot
-        """``low <= a * 2**64 <= high`` for the acceptance probability ``a`` of an entry of ``group`` (``x``, None
-        for a near slot, is not read)."""
+    def bounds(self, group: int, entry: int | None) -> tuple[int, int]:  # noqa: ARG002 - one window per slot
+        """``low <= a * 2**64 <= high`` for the acceptance probability ``a`` of an entry of ``group`` (``entry``,
+        None for a near slot, is not read)."""
         return self.low[group], self.high[group]
 
     def acceptance(self, group: int, x: Any) -> Real:
@@ -61,28 +66,55 @@ class SlotGroups:
 
 
 class ExponentGroups:
-    """One group per envelope exponent ``0 .. K``: windows computed per proposal (envelope ``2**-e``)."""
+    """One group per envelope exponent ``0 .. K``: windows computed per proposal (envelope ``2**-e``).
+
+    ``window`` computes an entry's window from ``scaled_gap(i)`` in fixed-width integer arithmetic
+    (:class:`~securedp.hazmat.exact.exp_window.ExpWindow`: the same work for every gap); the groups with
+    ``e = K`` (their exponent capped, so ``x`` unbounded; proposed with probability at most ``2**-72``) take a
+    fixed-precision MPFR evaluation of the exact ``exact_x(i)``.
+    """
 
     window = 2
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, window: ExpWindow, scaled_gap: Callable[[int], int],
+                 exact_x: Callable[[int], Any]) -> None:
         self.shift = range(cap + 1)
         self.unit = _exponent_units(cap)
         """Envelope mass of one point of each group, in units of ``2**-K``."""
         self.capped_from = cap
         """The groups with ``e = K``: this one and every later one."""
+        self._window, self._scaled_gap, self._exact_x = window, scaled_gap, exact_x
 
     def per_entry(self, group: int) -> bool:  # noqa: ARG002 - every group holds many weights
         """Whether the weight depends on the entry: always."""
         return True
 
-    def bounds(self, group: int, x: Any) -> tuple[int, int]:
-        """``lo <= exp(-x) * 2**(e + 64) <= hi`` by a fixed MPFR evaluation (``e = group``)."""
-        return exp_neg_window(x, group)
+    def bounds(self, group: int, entry: int | None) -> tuple[int, int]:
+        """``lo <= exp(-x) * 2**(e + 64) <= hi`` (``e = group``, ``x`` the entry's ``rate * gap``)."""
+        assert entry is not None  # every group locates its entry before its window
+        if group >= self.capped_from:
+            return exp_neg_window(self._exact_x(entry), group)
+        return self._window.bounds(self._scaled_gap(entry), group)
 
     def acceptance(self, group: int, x: Any) -> Real:
         """The exact acceptance probability ``exp(-x) * 2**e`` of an entry of ``group``."""
         return exp_neg(x, group)
+
+
+def exponent_groups(rate: Fraction, cap: int, gaps: np.ndarray | None, float_gaps: FloatGaps | None,
+                    exact_x: Callable[[int], Any]) -> ExponentGroups:
+    """Exponent groups whose windows are computed from each entry's gap scaled to an integer: exactly for integer
+    ``gaps``, within 2 units of ``2**-Q`` for ``float_gaps`` (``Q`` such that ``rate 2**(128 - Q) <= 1/2``). A gap
+    in a group ``e < K`` is below ``(K + 2) / rate``: ``t = rate gap / ln 2 < (K + 1) (1 + 2**-38)`` there."""
+    scaled: Callable[[int], int]
+    if float_gaps is None:
+        assert gaps is not None  # the sampler holds exactly one of gaps and float_gaps
+        shift, spread, scaled = 0, 0, lambda i: int(gaps[i])
+    else:
+        shift = max(0, WINDOW_BITS + 2 + rate.numerator.bit_length() - rate.denominator.bit_length())
+        spread, scaled = 2, float_gaps.scaled_lower(shift)
+    limit = -(-((cap + 2) << shift) * rate.denominator // rate.numerator)
+    return ExponentGroups(cap, ExpWindow(rate, shift, spread, limit, cap), scaled, exact_x)
 
 
 @functools.cache
