@@ -256,17 +256,17 @@ class ExpCategorical:
 
     def _tight_exponent_groups(self, fill: Any) -> None:
         """Exponent groups whose entries carry the tight envelope's counts (no counts of the caller's)."""
-        tight = np.empty(self.size, dtype=np.int64)
+        tight = np.empty(self.size, dtype=np.int32)  # sums of counts run in int64 (NumPy's default for int32)
         exponents = envelope_exponents(fill, self.size, self.rate, self.K, tight)
         self.counts = self.tight_counts = tight
-        self.groups = exponent_groups(self.rate, self.K, self.gaps, self.float_gaps, self._x)
+        self.groups = exponent_groups(self.rate, self.K, self.gaps, self.float_gaps)
         self.groups.window = 6  # a window of 2 divided by m_i / 2**28 > 1/2, each end rounded outwards
         self.slot_of = exponents
         self.far_slot = self.K
         self._masses(self._per_group(exponents, tight, self.K + 1, keep_blocks=True))
 
     def _exponent_groups(self, exponents: np.ndarray, present: np.ndarray | None) -> None:
-        self.groups = exponent_groups(self.rate, self.K, self.gaps, self.float_gaps, self._x)
+        self.groups = exponent_groups(self.rate, self.K, self.gaps, self.float_gaps)
         if present is None:
             per_group = self._per_group(exponents, None, self.K + 1, keep_blocks=True)
         else:

@@ -21,6 +21,7 @@ from securedp.hazmat.exact.exp_window import ExpWindow
 from securedp.hazmat.exact.exp_window import W as WINDOW_BITS
 from securedp.hazmat.exact.interval import Interval, Real, exp_neg
 from securedp.hazmat.exact.kernels import exp_neg_window
+from securedp.hazmat.exact.rational import to_mpq
 from securedp.hazmat.samplers.decide import WORD_BITS
 from securedp.hazmat.samplers.envelope import FloatGaps
 from securedp.hazmat.samplers.slots import SlotTable
@@ -101,20 +102,23 @@ class ExponentGroups:
         return exp_neg(x, group)
 
 
-def exponent_groups(rate: Fraction, cap: int, gaps: np.ndarray | None, float_gaps: FloatGaps | None,
-                    exact_x: Callable[[int], Any]) -> ExponentGroups:
+def exponent_groups(rate: Fraction, cap: int, gaps: np.ndarray | None, float_gaps: FloatGaps | None) -> ExponentGroups:
     """Exponent groups whose windows are computed from each entry's gap scaled to an integer: exactly for integer
     ``gaps``, within 2 units of ``2**-Q`` for ``float_gaps`` (``Q`` such that ``rate 2**(128 - Q) <= 1/2``). A gap
     in a group ``e < K`` is below ``(K + 2) / rate``: ``t = rate gap / ln 2 < (K + 1) (1 + 2**-38)`` there."""
     scaled: Callable[[int], int]
+    exact: Callable[[int], Any]
+    rate_q = to_mpq(rate)  # the closures below hold the gaps, never the sampler: no reference cycle to collect
     if float_gaps is None:
         assert gaps is not None  # the sampler holds exactly one of gaps and float_gaps
         shift, spread, scaled = 0, 0, lambda i: int(gaps[i])
+        exact = lambda i: rate_q * int(gaps[i])  # noqa: E731 - one expression, beside its twin
     else:
         shift = max(0, WINDOW_BITS + 2 + rate.numerator.bit_length() - rate.denominator.bit_length())
         spread, scaled = 2, float_gaps.scaled_lower(shift)
+        exact = lambda i: rate_q * float_gaps.exact(i)  # noqa: E731 - one expression, beside its twin
     limit = -(-((cap + 2) << shift) * rate.denominator // rate.numerator)
-    return ExponentGroups(cap, ExpWindow(rate, shift, spread, limit, cap), scaled, exact_x)
+    return ExponentGroups(cap, ExpWindow(rate, shift, spread, limit, cap), scaled, exact)
 
 
 @functools.cache

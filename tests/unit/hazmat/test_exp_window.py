@@ -64,7 +64,7 @@ def test_float_gaps_are_enclosed_from_their_scaled_lower_bound(v, up, rate):
     e = _exponent(x, cap)
     if e >= cap - 1:
         return
-    groups = exponent_groups(rate, cap, None, gaps, lambda i: None)
+    groups = exponent_groups(rate, cap, None, gaps)
     window = groups._window
     d = gaps.scaled_lower(window.scale_bits)(0)
     assert d <= exact * 2**window.scale_bits <= d + 2
