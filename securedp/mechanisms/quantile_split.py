@@ -73,10 +73,10 @@ point at a released value in two), so a depth costs about one quantile's set-up 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -173,6 +173,16 @@ class HalfRowWindow(Window):
 class SplitQuantiles(Quantiles):
     """The quantiles at ``levels`` (two or more, distinct) in a cell by the recursive split (module docstring):
     ``split_depths(m)`` selections' worth of the cost, each depth at :attr:`share`."""
+
+    record_words: ClassVar[Mapping[str, str]] = {  # the report's words for the fields this record adds
+        "depths": "the depths of the recursive split, ceil(log2(m + 1)) for m levels: each depth's selections run at "
+                  "epsilon_cell over disjoint parts of the records, so the depths compose, not the levels",
+        "rescaled_q": "each level's level within its part, q' = (q - q_lo) / (q_hi - q_lo) between its nearest "
+                      "ancestors' levels (0 and 1 where there is none), in the order of q",
+        "rank_error_bounds": "each level's rank error bound r in rows at level 1 - alpha, in the order of q: the value "
+                             "lies between the values at ranks q n - r and q n + r (the bounds of the selections on "
+                             "its path from the root, added)",
+    }
 
     def __post_init__(self) -> None:
         if len(self.levels) < 2 or len(set(self.levels)) != len(self.levels):

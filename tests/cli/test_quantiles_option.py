@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from securedp import ChaChaSource
+from securedp.audit.report_words import UNDESCRIBED
 from securedp.cli.example_data import PATH as EXAMPLE
 from securedp.cli.main import main
 from securedp.hazmat.exact.bounds import MAX_LEVELS
+from securedp.tables.query import Query
 
 SEED = bytes(range(32))
 DECILES = ",".join(f"0.{i}" for i in range(1, 10))
@@ -25,39 +28,47 @@ def work(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run(work: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+def run(work: Path, capsys: pytest.CaptureFixture[str], *args: str, log: str = "a.jsonl") -> tuple[int, str, str]:
     capsys.readouterr()
-    status = main(["release", str(EXAMPLE), "--seed-file", str(work / "seed"), "--audit-log", str(work / "a.jsonl"),
-                   *args])
+    status = main(["release", str(EXAMPLE), "--seed-file", str(work / "seed"), "--audit-log", str(work / log), *args])
     out, err = capsys.readouterr()
     return status, out, err
 
 
-def records(work: Path) -> list[dict]:
-    return [json.loads(line)["record"] for line in (work / "a.jsonl").read_text(encoding="utf-8").splitlines()]
+def records(work: Path, log: str = "a.jsonl") -> list[dict]:
+    return [json.loads(line)["record"] for line in (work / log).read_text(encoding="utf-8").splitlines()]
 
 
-def test_deciles_of_one_column_are_the_one_cell_table_to_the_byte_and_replay(work: Path,
-                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def replays(work: Path, capsys: pytest.CaptureFixture[str], log: str) -> str:
+    capsys.readouterr()
+    assert main(["audit", "verify", str(work / log)]) == 0
+    assert main(["audit", "replay", str(work / log), "--seed-file", str(work / "seed"), "--data", str(EXAMPLE)]) == 0
+    return capsys.readouterr().out
+
+
+def test_deciles_of_one_column_are_the_one_cell_table_to_the_byte_and_replay(
+        work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     one = run(work, capsys, "--column", "age", "--stat", "quantiles", "--levels", DECILES, "--bounds", "0,120",
               "--epsilon", "1", "--json")
-    table = run(work, capsys, "--quantiles", f"age:{DECILES}:0,120", "--epsilon", "1", "--json")
+    table = run(work, capsys, "--quantiles", f"age:{DECILES}:0,120", "--epsilon", "1", "--json", log="b.jsonl")
     assert one[0] == 0 and table[0] == 0, (one, table)
-    column, cell = records(work)
-    assert column["statistic"] == "quantiles" and column["query"]["qs"] == [f"{i}/10" if i % 2 else f"{i // 2}/5"
-                                                                            for i in range(1, 10)]
-    assert column["parameters"] == cell["parameters"]  # the same bytes: the one cell of the same table
-    assert column["value"] == cell["value"][0] == sorted(column["value"])  # monotone by construction
+    (column,), (cell,) = records(work), records(work, "b.jsonl")  # each the first release of its seeded log
+    assert column["statistic"] == "quantiles" and column["query"]["qs"] == [str(Fraction(i, 10)) for i in range(1, 10)]
+    for values in (column["value"], cell["value"][0]):
+        assert [Fraction(v) for v in values] == sorted(Fraction(v) for v in values)  # monotone by construction
+    same = [Query.from_json(r["query"]).prepare(EXAMPLE).execute(ChaChaSource(SEED)) for r in (column, cell)]
+    assert json.dumps(same[0].record()["parameters"]) == json.dumps(same[1].record()["parameters"])  # to the byte:
+    assert same[0].value == same[1].value[0]  # the one-column release is the one cell of the same table
     split = column["parameters"]["age_quantiles"]
     assert split["selection"].startswith("recursive split") and split["depths"] == 4
     assert len(split["rank_error_bounds"]) == 9 and split["epsilon_cell"] == "1/4"  # eps / ceil(log2(10)) per depth
     assert cell["query"]["aggregations"] == [{"kind": "quantiles", "column": "age", "bounds": [0, 120],
                                              "qs": column["query"]["qs"]}]
-    capsys.readouterr()
-    assert main(["audit", "verify", str(work / "a.jsonl")]) == 0
-    assert main(["audit", "replay", str(work / "a.jsonl"), "--seed-file", str(work / "seed"),
-                 "--data", str(EXAMPLE)]) == 0
-    assert "all 2 releases reproduced exactly" in capsys.readouterr().out
+    assert json.loads(one[1])["parameters"] == column["parameters"] and json.loads(table[1])["value"] == cell["value"]
+    for log in ("a.jsonl", "b.jsonl"):
+        assert "the one release reproduced exactly" in replays(work, capsys, log)
+        assert main(["audit", "report", str(work / log), "-o", str(work / "report.html")]) == 0
+        assert UNDESCRIBED not in (work / "report.html").read_text(encoding="utf-8")  # depths, rescaled_q ... explained
 
 
 def test_the_text_output_states_each_levels_rank_interval(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -67,7 +78,7 @@ def test_the_text_output_states_each_levels_rank_interval(work: Path, capsys: py
     (record,) = records(work)
     bounds = record["parameters"]["age_quantiles"]["rank_error_bounds"]
     lines = out.splitlines()
-    assert lines[0] == "quantiles of column 'age' by the recursive split (3 levels, 2 depths of epsilon 1/2 each)"
+    assert lines[0] == "quantiles of column 'age' by the recursive split (3 levels, 2 depths of epsilon 0.5 each)"
     for level, value, r in zip(("0.25", "0.5", "0.75"), record["value"], bounds, strict=True):
         assert any(line.split()[:2] == [level, str(value)] and f"rank {level} n +/- {r} with probability 0.95" in line
                    for line in lines), (level, out)
@@ -95,9 +106,7 @@ def test_a_table_of_deciles_per_group_replays(work: Path, capsys: pytest.Capture
     (record,) = records(work)
     assert record["parameters"]["shares"] == {"count": "1/2", "income_quantiles": "1/2"}
     assert "income_quantiles: q = 0.1, 0.2" in err and "rank q n +/- " in err  # each level's rank interval
-    capsys.readouterr()
-    assert main(["audit", "replay", str(work / "a.jsonl"), "--seed-file", str(work / "seed"),
-                 "--data", str(EXAMPLE)]) == 0
+    assert "the one release reproduced exactly" in replays(work, capsys, "a.jsonl")
 
 
 TOO_MANY = ",".join(str(Fraction(i, MAX_LEVELS + 2)) for i in range(1, MAX_LEVELS + 2))
@@ -112,7 +121,7 @@ TOO_MANY = ",".join(str(Fraction(i, MAX_LEVELS + 2)) for i in range(1, MAX_LEVEL
     (("--column", "age", "--stat", "quantiles", "--levels", "0.1,nan,0.9", "--bounds", "0,120"), "--levels"),
     (("--column", "age", "--stat", "quantiles", "--levels", TOO_MANY, "--bounds", "0,120"), "MAX_LEVELS"),
     (("--column", "age", "--stat", "quantiles", "--bounds", "0,120"), "needs --levels"),
-    (("--column", "age", "--stat", "quantile", "--levels", "0.1,0.5,0.9", "--bounds", "0,120"),
+    (("--column", "age", "--stat", "quantile", "--q", "0.5", "--levels", "0.1,0.5,0.9", "--bounds", "0,120"),
      "--levels applies to the quantiles statistic only"),
     (("--column", "age", "--stat", "quantiles", "--q", "0.5", "--levels", "0.1,0.5,0.9", "--bounds", "0,120"),
      "--q applies to the quantile statistic only"),
