@@ -343,6 +343,7 @@ _PYTHON_WORDS = [  # the library's keyword arguments, as the command's flags (on
      lambda m: f"--{m.group(1)}" + (f" {m.group(2)}" if m.group(2) else "")),
     (re.compile(r"\b(max_contributions|max_groups|max_rows|id_column|group_by|keys_file)\b"),
      lambda m: "--" + m.group(1).replace("_", "-")),
+    (re.compile(r"\bqs\[(\d+)\]"), lambda m: f"level {int(m.group(1)) + 1}"),  # several quantiles' levels
 ]
 
 

@@ -239,7 +239,8 @@ class SplitQuantiles(Quantiles):
         """What a release records of the split in each cell: its levels, depths, ``epsilon_cell`` per depth, each
         level's rescaled level, rate and rank error bound (in the order of the levels), and the candidates."""
         tree, laws, errors = self.tree, self.laws, self.rank_errors(alpha)
-        by_level = {self.sorted_levels[n.index]: (n, law) for n, law in zip(tree, laws, strict=True)}
+        levels = self.sorted_levels
+        by_level = {levels[n.index]: (n, law) for n, law in zip(tree, laws, strict=True)}
         record: dict[str, Any] = {
             "noise": [], "selection": SPLIT, "q": list(self.levels), "depths": split_depths(len(self.levels)),
             "epsilon_cell": self.share, "utility": UTILITY, "law": FALLBACK_LAW if self.fallback_weight else LAW,
@@ -263,7 +264,9 @@ class SplitQuantiles(Quantiles):
         at = np.asarray(points) if len(points) else np.zeros(0, dtype=np.int64)
         held = np.asarray(counts, dtype=np.int64)
         lo_u, hi_u, p = self.column.lo_u, self.column.hi_u, self.fallback
-        tree, laws, levels = self.tree, self.laws, self.sorted_levels
+        tree, laws = self.tree, self.laws
+        order = {q: i for i, q in enumerate(self.sorted_levels)}
+        asked = [order[q] for q in self.levels]  # each level's index in the tree, in the order of the levels
         far = {law.rate: far_score(law.rate, self.candidates) for law in laws}
 
         def draw(source: RandomSource) -> tuple[int, ...]:
@@ -282,7 +285,7 @@ class SplitQuantiles(Quantiles):
                 window = HalfRowWindow(at[first:last], below, above, y_lo, y_hi, node.q, far[law.rate], weight)
                 plan = ExpCategorical(window.scores, law.rate, window.widths)
                 chosen[node.index] = _select(window, law.rate, plan, source)
-            return tuple(chosen[levels.index(q)] for q in self.levels)
+            return tuple(chosen[i] for i in asked)
 
         return draw
 

@@ -74,7 +74,10 @@ def column_check(statistic: str, options: Mapping[str, Any], epsilon: Fraction |
     if "qs" not in takes and "qs" in options:
         raise ValueError(f"--levels applies to the {_names('qs')} statistic only")
     if "qs" in options:
-        increasing_levels(options["qs"])
+        try:
+            increasing_levels(options["qs"])
+        except ValueError as error:
+            raise ValueError(f"--levels: {error}") from None
     if "bins" in takes and ("bins" in options) == ("categories" in options):
         raise ValueError(f"{statistic} needs exactly one of --bins E0,E1,... or --categories A,B,...")
     if "bins" not in takes and ("bins" in options or "categories" in options):

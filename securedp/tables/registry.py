@@ -123,8 +123,11 @@ class Statistic:
                 raise ValueError("needs its level (COLUMN:Q:LO,HI)")
             return self.make(column, bounds, lattice, share, q, **options)
         if self.takes == "levels":
-            _, made = self.cells(self.name, column, qs=increasing_levels(qs), bounds=bounds, lattice=lattice,
-                                 **options)
+            try:
+                levels = increasing_levels(qs)
+            except ValueError as error:
+                raise ValueError(f"levels: {error}") from None
+            _, made = self.cells(self.name, column, qs=levels, bounds=bounds, lattice=lattice, **options)
             if len(made) != 1:
                 raise ValueError("takes three or more levels (COLUMN:Q1,Q2,Q3...:LO,HI, released by the recursive "
                                  "split); give one or two levels as --quantile COLUMN:Q:LO,HI each")
@@ -140,12 +143,12 @@ def increasing_levels(qs: Any) -> tuple[Fraction, ...]:
     if qs is None:
         raise ValueError("needs its levels (COLUMN:Q1,Q2,...:LO,HI, or --levels Q1,Q2,...)")
     levels = check_levels(qs)
-    if len(set(levels)) != len(levels):
-        raise ValueError("repeats a level: each quantile level is released once")
-    down = next((i for i in range(1, len(levels)) if levels[i] < levels[i - 1]), None)
+    down = next((i for i in range(1, len(levels)) if levels[i] <= levels[i - 1]), None)
+    if down is not None and levels[down] == levels[down - 1]:
+        raise ValueError(f"the level {exact_text(levels[down])} is given twice: each quantile level is released once")
     if down is not None:
-        raise ValueError(f"levels must be given in increasing order (0.1,0.5,0.9): {exact_text(levels[down - 1])} "
-                         f"comes before {exact_text(levels[down])}")
+        raise ValueError(f"the levels must be given in increasing order (0.1,0.5,0.9): "
+                         f"{exact_text(levels[down - 1])} comes before {exact_text(levels[down])}")
     return levels
 
 
