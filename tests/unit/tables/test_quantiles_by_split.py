@@ -77,3 +77,16 @@ def test_more_levels_than_the_declared_bound_are_refused_before_any_bit_is_read(
     at_most = securedp.quantiles([1, 2, 3], levels[:MAX_LEVELS], bounds=(0, 10), lattice=1, epsilon=1,
                                  rng=ChaChaSource(bytes(32)))
     assert len(at_most.value) == MAX_LEVELS
+
+
+def test_the_plan_states_each_levels_rank_error_before_anything_is_drawn() -> None:
+    prepared = securedp.prepare_table(pl.read_csv(EXAMPLE), group_by=["region"], keys=KEYS, id_column="person_id",
+                                      max_rows=2, epsilon=1,
+                                      aggregations=[QuantilesBySplit("income", (0, 200_000), "0.01", qs=DECILES)])
+    assert prepared.plan is not None
+    (output,) = prepared.plan.outputs
+    stated = prepared.execute(ChaChaSource(bytes(32))).parameters["income_quantiles"]["rank_error_bounds"]
+    assert output.level_rank_errors == tuple(zip(DECILES, stated, strict=True))
+    assert output.rank_error_bound == max(stated)
+    each = ", ".join(f"q 0.{i}: {r:,}" for i, r in enumerate(stated, start=1))
+    assert f"by the recursive split, each level's rank error at most (rows) {each}" in prepared.plan.lines()[-1]
