@@ -95,6 +95,8 @@ def one_column_query(args: argparse.Namespace) -> Query:
     if bounds is not None and len(bounds) != 2:
         raise Failure(f"--bounds: expected LO,HI, got {args.bounds!r}")
     schema = parse_schema(getattr(args, "schema", None))
+    if args.q is not None and "," in args.q:
+        raise Failure(f"--q takes one level, got {args.q!r}: several quantiles are --stat quantiles --levels Q1,Q2,...")
     return Query.of_column(
         statistic=args.stat,
         column=args.column,

@@ -68,7 +68,8 @@ def column_check(statistic: str, options: Mapping[str, Any], epsilon: Fraction |
     if "q" in takes and "q" not in options:
         raise ValueError(f"{statistic} needs --q Q (a number in [0, 1])")
     if "q" not in takes and "q" in options:
-        raise ValueError(f"--q applies to the {_names('q')} statistic only")
+        several = " (several quantiles' levels: --levels Q1,Q2,...)" if "qs" in takes else ""
+        raise ValueError(f"--q applies to the {_names('q')} statistic only{several}")
     if "qs" in takes and "qs" not in options:
         raise ValueError(f"{statistic} needs --levels Q1,Q2,... (increasing, each in [0, 1])")
     if "qs" not in takes and "qs" in options:

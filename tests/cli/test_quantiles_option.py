@@ -16,6 +16,8 @@ from securedp.audit.report_words import UNDESCRIBED
 from securedp.cli.example_data import PATH as EXAMPLE
 from securedp.cli.main import main
 from securedp.hazmat.exact.bounds import MAX_LEVELS
+from securedp.mechanisms.quantile import selection_epsilon
+from securedp.privacy.cost import Cost
 from securedp.tables.query import Query
 
 SEED = bytes(range(32))
@@ -126,6 +128,8 @@ TOO_MANY = ",".join(str(Fraction(i, MAX_LEVELS + 2)) for i in range(1, MAX_LEVEL
      "--levels applies to the quantiles statistic only"),
     (("--column", "age", "--stat", "quantiles", "--q", "0.5", "--levels", "0.1,0.5,0.9", "--bounds", "0,120"),
      "--q applies to the quantile statistic only"),
+    (("--column", "age", "--stat", "quantiles", "--q", "0.1,0.5,0.9", "--bounds", "0,120"),
+     "several quantiles are --stat quantiles --levels Q1,Q2,..."),
     (("--quantiles", "age:0.5,0.1,0.9:0,120"), "increasing order"),
     (("--quantiles", "age:0.1,0.1,0.9:0,120"), "the level 0.1 is given twice"),
     (("--quantiles", "age:0.1,2,0.9:0,120"), "[0, 1]"),
@@ -152,3 +156,16 @@ def test_the_dry_run_states_each_levels_rank_error_and_draws_nothing(work: Path,
     assert status == 0, err
     assert sum("accuracy rank_error_q" in line for line in out.splitlines()) == 9
     assert not (work / "a.jsonl").exists()
+
+
+def test_deciles_priced_in_rho_charge_each_depth_its_share_and_replay(work: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(work, capsys, "--column", "age", "--stat", "quantiles", "--levels", DECILES, "--bounds",
+                         "0,120", "--rho", "1/2", "--id-column", "person_id", "--max-contributions", "4")
+    assert status == 0, err
+    (record,) = records(work)
+    split = record["parameters"]["age_quantiles"]
+    depth = Fraction(split["epsilon_cell"])
+    assert split["depths"] == 4 and depth == selection_epsilon(Cost.of(rho=Fraction(1, 8)))  # rho / 4 per depth
+    assert Fraction(split["rho_cells"]) == 4 * depth**2 / 8 <= Fraction(1, 2) and record["rho"] == "1/2"
+    assert "the one release reproduced exactly" in replays(work, capsys, "a.jsonl")
