@@ -300,7 +300,8 @@ def _quantiles(data: Any, qs: Sequence[Any], *, bounds: Any = None, epsilon: Any
                fill: Any = None, fallback: Any = None) -> None:
     """Validate and price several quantiles: three or more by the recursive split (``epsilon / ceil(log2(len(qs)
     + 1))`` per depth, :mod:`securedp.mechanisms.quantile_split`), else ``epsilon / len(qs)`` each, by the exact
-    exponential mechanism; nothing is drawn yet. The value is a tuple in the order of ``qs``."""
+    exponential mechanism; nothing is drawn yet. The value is a tuple in the order of ``qs`` (each level once, at
+    most :data:`~securedp.hazmat.exact.bounds.MAX_LEVELS`); each level's rank error bound is in the record."""
 
 
 def _histogram(data: Any, *, categories: Any = None, bins: Any = None, epsilon: Any = None, rho: Any = None,
