@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from securedp.deprecation import deprecated, moved_module
+from securedp.hazmat.exact.bounds import levels
 from securedp.hazmat.exact.rational import display_rational, to_rational
 from securedp.tables import query as _moved
 from securedp.tables.query import AggregationQuery, Query
@@ -28,20 +29,28 @@ def __getattr__(name: str) -> Any:
 def parse_aggregation(kind: str, text: str | None) -> AggregationQuery:
     """``--sum income:0,200000[:0.01]`` as an :class:`AggregationQuery` (``COLUMN:LO,HI[:STEP]``).
 
-    A quantile names its level first: ``--quantile age:0.9:0,120[:STEP]``.
+    A quantile names its level first: ``--quantile age:0.9:0,120[:STEP]``; several quantiles their levels, each
+    once and increasing: ``--quantiles age:0.1,0.5,0.9:0,120[:STEP]`` (counted against
+    :data:`~securedp.hazmat.exact.bounds.MAX_LEVELS` before any is read).
     """
     if text is None:
         return AggregationQuery(kind)
-    q = None
-    if KINDS[kind].takes == "level":
+    q, qs, takes = None, None, KINDS[kind].takes
+    if takes in ("level", "levels"):
         column, _, rest = text.partition(":")
         level, _, tail = rest.partition(":")
-        if not level:
-            raise ValueError(f"--quantile: expected COLUMN:Q:LO,HI[:STEP], got {text!r}")
-        q, text = to_rational(level, "--quantile level"), f"{column}:{tail}"
+        if not level or "" in level.split(","):
+            shape = "COLUMN:Q:LO,HI[:STEP]" if takes == "level" else "COLUMN:Q1,Q2,...:LO,HI[:STEP]"
+            raise ValueError(f"--{kind}: expected {shape}, got {text!r}")
+        if takes == "level":
+            q = to_rational(level, "--quantile level")
+        else:
+            levels(level.count(",") + 1, f"--{kind}")
+            qs = tuple(to_rational(each, f"--{kind} level") for each in level.split(","))
+        text = f"{column}:{tail}"
     parts = text.split(":")
     if len(parts) == 2 and parts[1] == "auto" and parts[0]:
-        return AggregationQuery(kind, parts[0], None, None, None, q, auto=True)
+        return AggregationQuery(kind, parts[0], None, None, None, q, auto=True, qs=qs)
     if len(parts) not in (2, 3) or not parts[0]:
         raise ValueError(f"--{kind}: expected COLUMN:LO,HI[:STEP], got {text!r}")
     bounds = parts[1].split(",")
@@ -49,7 +58,7 @@ def parse_aggregation(kind: str, text: str | None) -> AggregationQuery:
         raise ValueError(f"--{kind}: expected bounds LO,HI, got {parts[1]!r}")
     lattice = to_rational(parts[2], f"--{kind} step") if len(parts) == 3 else None
     pair = (to_rational(bounds[0], f"--{kind}"), to_rational(bounds[1], f"--{kind}"))
-    return AggregationQuery(kind, parts[0], pair, lattice, None, q)
+    return AggregationQuery(kind, parts[0], pair, lattice, None, q, qs=qs)
 
 
 def selection_line(query: Query, parameters: Mapping[str, Any], released: int) -> str | None:

@@ -15,6 +15,7 @@ from securedp.cli import pipeline
 from securedp.cli.pipeline import Failure
 from securedp.cli.show import counted, show_release
 from securedp.engines.protocol import MISSING_KEYS
+from securedp.hazmat.exact.bounds import levels
 from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
 from securedp.ledger.audit_record import Currency
 from securedp.ledger.budget_file import read_budget
@@ -73,6 +74,14 @@ def _numbers(text: str | None, name: str) -> tuple[Fraction, ...] | None:
     return tuple(to_rational(p, f"--{name}") for p in parts)
 
 
+def _levels(text: str | None) -> tuple[Fraction, ...] | None:
+    """``--levels Q1,Q2,...``, counted against :data:`~securedp.hazmat.exact.bounds.MAX_LEVELS` before any level is
+    read (their order and range are the query's to check)."""
+    if text is not None:
+        levels(text.count(",") + 1, "--levels")
+    return _numbers(text, "levels")
+
+
 def _bin_edges(text: str | None) -> tuple[Fraction, ...] | None:
     try:
         return _numbers(text, "bins")
@@ -86,6 +95,8 @@ def one_column_query(args: argparse.Namespace) -> Query:
     if bounds is not None and len(bounds) != 2:
         raise Failure(f"--bounds: expected LO,HI, got {args.bounds!r}")
     schema = parse_schema(getattr(args, "schema", None))
+    if args.q is not None and "," in args.q:
+        raise Failure(f"--q takes one level, got {args.q!r}: several quantiles are --stat quantiles --levels Q1,Q2,...")
     return Query.of_column(
         statistic=args.stat,
         column=args.column,
@@ -103,6 +114,7 @@ def one_column_query(args: argparse.Namespace) -> Query:
         schema=tuple(schema.items()), analyst_facing=bool(args.analyst_facing),
         trim=None if args.trim is None else to_rational(args.trim, "--trim"),
         fallback=None if args.fallback is None else to_rational(args.fallback, "--fallback"),
+        qs=_levels(args.levels),
     ).check()
 
 

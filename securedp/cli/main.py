@@ -87,6 +87,9 @@ def _add_release(sub: argparse._SubParsersAction[_Parser]) -> None:
     rel.add_argument("--step", help="the lattice step of --bounds (1 keeps whole numbers whole; CSV cells are text, "
                                     "so the default comes from the bounds)")
     rel.add_argument("--q", help="the quantile, in [0, 1] (for --stat quantile)")
+    rel.add_argument("--levels", help="several quantiles, each once, increasing, each in [0, 1]: deciles are "
+                                      "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9 (for --stat quantiles; three or more by the "
+                                      "recursive split, epsilon / ceil(log2(levels + 1)) per depth)")
     trims = ", ".join(f"--stat {name} and every --{name.replace('_', '-')}" for name in commands.taking("trim"))
     rel.add_argument("--trim", help="the trim level, in [0, 1/2): the mean between the TRIM and 1 - TRIM quantiles "
                                     f"({trims}; default 0.1)")
@@ -246,7 +249,8 @@ _TABLE_DEFAULTS = {"max_groups": ("--max-groups", "1"), "max_rows": ("--max-rows
                    "alpha": ("--alpha", "0.05"), "delimiter": ("--delimiter", ","),
                    "engine": ("--engine", "memory"), "missing_keys": ("--missing-keys", "raise"),
                    "grid": ("--grid", "1/100")}
-_COLUMN_ONLY = {"bounds": "--bounds", "step": "--step", "q": "--q", "bins": "--bins", "categories": "--categories"}
+_COLUMN_ONLY = {"bounds": "--bounds", "step": "--step", "q": "--q", "levels": "--levels", "bins": "--bins",
+                "categories": "--categories"}
 
 
 def _refuse_other_mode(args: argparse.Namespace, table: bool) -> None:
@@ -339,6 +343,7 @@ _PYTHON_WORDS = [  # the library's keyword arguments, as the command's flags (on
      lambda m: f"--{m.group(1)}" + (f" {m.group(2)}" if m.group(2) else "")),
     (re.compile(r"\b(max_contributions|max_groups|max_rows|id_column|group_by|keys_file)\b"),
      lambda m: "--" + m.group(1).replace("_", "-")),
+    (re.compile(r"\bqs\[(\d+)\]"), lambda m: f"level {int(m.group(1)) + 1}"),  # several quantiles' levels
 ]
 
 

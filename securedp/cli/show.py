@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -70,8 +71,35 @@ def first_cell(release: Release) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
+def level_ranks(parameters: Mapping[str, Any]) -> list[int]:
+    """The rank error bound of each quantile level a release selects, in order: a split's ``rank_error_bounds``,
+    one quantile's ``rank_error_bound`` (from the records of its aggregations, in the order of their shares)."""
+    shares = parameters.get("shares")
+    records = [parameters.get(name) for name in (shares if isinstance(shares, dict) else ())]
+    ranks: list[int] = []
+    for record in records:
+        if isinstance(record, dict) and "selection" in record:
+            stated = record.get("rank_error_bounds", [record.get("rank_error_bound")])
+            ranks += [int(r) for r in stated if r is not None]
+    return ranks
+
+
+def split_lines(parameters: Mapping[str, Any]) -> list[str]:
+    """Each split of a table's record in words: its levels, its output columns and each level's rank interval."""
+    level = display_rational(1 - Fraction(parameters.get("alpha", Fraction(1, 20))))
+    lines = []
+    for name, record in parameters.items():
+        if isinstance(record, dict) and "rank_error_bounds" in record:
+            levels = ", ".join(exact_text(Fraction(q)) for q in record["q"])
+            bounds = ", ".join(f"{int(r):,}" for r in record["rank_error_bounds"])
+            lines.append(f"ranks    {name}: q = {levels} (columns {name}_0 to _{len(record['q']) - 1}), by the "
+                         f"recursive split: each at rank q n +/- {bounds} rows of its cell's n with probability "
+                         f"{level}")
+    return lines
+
+
 def show_release(release: Release, query: Query, budget: Budget | None) -> str:
-    """Several aligned lines describing ``release``."""
+    """Several aligned lines describing ``release``; several quantiles state each level's rank interval."""
     if release.epsilon is not None:
         cost = f"epsilon {display_rational(release.epsilon)}"
     else:
@@ -80,12 +108,26 @@ def show_release(release: Release, query: Query, budget: Budget | None) -> str:
     head = f"{release.statistic} of column {query.column!r}"
     if query.q is not None:
         head += f" at q = {exact_text(query.q)}"
+    split = first_cell(release)
+    if "depths" in split:
+        head += (f" by the recursive split ({len(split['q'])} levels, {split['depths']} depths of epsilon "
+                 f"{display_rational(split['epsilon_cell'])} each)")
     lines = [head]
     if isinstance(release.value, tuple):
         labels = release.labels or tuple(range(len(release.value)))
         texts = [label_text(label, i == len(labels) - 1) for i, label in enumerate(labels)]
         width = max(len(text) for text in texts) if texts else 0
-        lines += [f"  {text:<{width}}  {number(v)}" for text, v in zip(texts, release.value, strict=True)]
+        values = [number(v) for v in release.value]
+        ranks = level_ranks(release.parameters) if query.statistic == "quantiles" else []
+        if len(ranks) == len(values):
+            level = display_rational(1 - Fraction(release.parameters.get("alpha", Fraction(1, 20))))
+            shown = max(len(v) for v in values)
+            values = [f"{v:<{shown}}  (rank {t} n +/- {r:,} with probability {level})"
+                      for v, t, r in zip(values, texts, ranks, strict=True)]
+        lines += [f"  {text:<{width}}  {v}" for text, v in zip(texts, values, strict=True)]
+        if len(ranks) == len(values):
+            lines.append("  (rank q n +/- r: the value lies between the kept rows' values at ranks q n - r and "
+                         "q n + r, n their number, not released)")
     else:
         lines.append(f"  value    {number(release.value)}")
     lines += rounded_note(lines)

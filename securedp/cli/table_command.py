@@ -39,6 +39,7 @@ from securedp.cli.auto_plan import auto_cost, auto_dry_run
 from securedp.cli.budget import budget_line
 from securedp.cli.commands import Failure, add_missing_keys_option, parse_schema
 from securedp.cli.progress import Stages
+from securedp.cli.show import split_lines
 from securedp.cli.table_output import write_table
 from securedp.engines.registry import DEFAULT, engine_named, engine_names
 from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
@@ -51,12 +52,16 @@ if TYPE_CHECKING:  # the table modules load only when a table is released
     from securedp.tables.query import Query as TableQuery
 
 
-def _kinds(takes: tuple[str, ...] = ("nothing", "column", "level")) -> tuple[str, ...]:
+def _kinds(takes: tuple[str, ...] = ("nothing", "column", "level", "levels")) -> tuple[str, ...]:
     """The aggregation options (``--count``, ``--sum`` ...) of the kinds that take ``takes``: names of
     :data:`securedp.tables.spec.KINDS`, read when the command runs (a statistic registered later has its own)."""
     from securedp.tables.spec import KINDS
 
     return tuple(name for name, kind in KINDS.items() if kind.takes in takes)
+
+
+SHAPES = {"level": "COLUMN:Q:LO,HI[:STEP]", "levels": "COLUMN:Q1,Q2,...:LO,HI[:STEP]"}
+"""An aggregation option's value when it takes a level or several (else ``COLUMN:LO,HI[:STEP]``)."""
 
 
 def wants_table(args: argparse.Namespace) -> bool:
@@ -106,7 +111,7 @@ def table_query(args: argparse.Namespace) -> TableQuery:
     aggregations: list[AggregationQuery] = []
     for kind in _kinds():
         given = getattr(args, kind)
-        if kind not in _kinds(("column", "level")):
+        if kind not in _kinds(("column", "level", "levels")):
             aggregations += [AggregationQuery(kind)] if given else []
         else:
             aggregations += [parse_aggregation(kind, text) for text in given or ()]
@@ -122,7 +127,7 @@ def table_query(args: argparse.Namespace) -> TableQuery:
         aggregations = [dataclasses.replace(a, **exact) if a.kind in takers else a for a in aggregations]
     if not aggregations:
         raise Failure("give at least one aggregation: --count, --persons, --sum/--mean/--variance/--median "
-                      "COLUMN:LO,HI or --quantile COLUMN:Q:LO,HI")
+                      "COLUMN:LO,HI, --quantile COLUMN:Q:LO,HI or --quantiles COLUMN:Q1,Q2,...:LO,HI")
     if args.stat is not None or args.column is not None:
         raise Failure("--stat/--column release one statistic of one column; a table takes --group-by and "
                       "aggregations such as --count or --sum COLUMN:LO,HI")
@@ -314,6 +319,8 @@ def release_table(args: argparse.Namespace) -> int:
     assert isinstance(result, TableRelease)
     for note in result.notes:  # read from the released values only
         print(f"securedp: note: {note}", file=sys.stderr)
+    for line in split_lines(result.parameters):  # several quantiles: each level's rank interval
+        print(f"  {line}", file=sys.stderr)
     entry = recorder.entry
     keys = selection_line(query, result.parameters, len(result.value))
     if args.output is not None or entry is not None or keys is not None:
@@ -339,10 +346,12 @@ def add_table_options(rel: argparse.ArgumentParser) -> None:
         if spec.takes == "nothing":
             table.add_argument(f"--{kind}", action="store_true", help=(spec.make.__doc__ or kind).strip().rstrip("."))
             continue
-        shape = "COLUMN:Q:LO,HI[:STEP]" if spec.takes == "level" else "COLUMN:LO,HI[:STEP]"
+        shape = SHAPES.get(spec.takes, "COLUMN:LO,HI[:STEP]")
         spelled = [f"--{kind.replace('_', '-')}"] + ([f"--{kind}"] if "_" in kind else [])  # --a-name and --a_name
+        several = (": three or more increasing levels, by the recursive split (deciles: 0.1,0.2,...,0.9)"
+                   if spec.takes == "levels" else "")
         table.add_argument(*spelled, dest=kind, action="append", metavar=shape,
-                           help=f"{kind.replace('_', ' ')} of a column (repeatable)")
+                           help=f"{kind.replace('_', ' ')} of a column{several} (repeatable)")
     table.add_argument("--keys", help="public keys of the one group column, one CSV line: A,B,... (quote a key "
                                       "holding a comma: '\"A, B\",C'; default: private keys)")
     table.add_argument("--keys-file", help="public keys: a CSV or Parquet table of the group columns")

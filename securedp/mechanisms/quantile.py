@@ -76,6 +76,7 @@ the draws.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -196,9 +197,12 @@ def selection_epsilon(cost: Cost, k: int = 1) -> Fraction:
 
 
 def check_levels(qs: Any) -> tuple[Fraction, ...]:
-    """The quantile levels ``qs`` as exact rationals in ``[0, 1]``, at least one."""
+    """The quantile levels ``qs`` as exact rationals in ``[0, 1]``, at least one and at most
+    :data:`~securedp.hazmat.exact.bounds.MAX_LEVELS` (counted before any is read)."""
     check_ordered(qs, "qs", "a sequence of quantile levels in [0, 1]")
-    levels = tuple(bounds.parameter(probability(q, f"qs[{i}]"), f"qs[{i}]") for i, q in enumerate(qs))
+    held = qs if hasattr(qs, "__len__") else list(itertools.islice(qs, bounds.MAX_LEVELS + 1))
+    bounds.levels(len(held), "qs")
+    levels = tuple(bounds.parameter(probability(q, f"qs[{i}]"), f"qs[{i}]") for i, q in enumerate(held))
     if not levels:
         raise ValueError("qs must not be empty")
     return levels

@@ -73,10 +73,10 @@ point at a released value in two), so a depth costs about one quantile's set-up 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -174,6 +174,16 @@ class SplitQuantiles(Quantiles):
     """The quantiles at ``levels`` (two or more, distinct) in a cell by the recursive split (module docstring):
     ``split_depths(m)`` selections' worth of the cost, each depth at :attr:`share`."""
 
+    record_words: ClassVar[Mapping[str, str]] = {  # the report's words for the fields this record adds
+        "depths": "the depths of the recursive split, ceil(log2(m + 1)) for m levels: each depth's selections run at "
+                  "epsilon_cell over disjoint parts of the records, so the depths compose, not the levels",
+        "rescaled_q": "each level's level within its part, q' = (q - q_lo) / (q_hi - q_lo) between its nearest "
+                      "ancestors' levels (0 and 1 where there is none), in the order of q",
+        "rank_error_bounds": "each level's rank error bound r in rows at level 1 - alpha, in the order of q: the value "
+                             "lies between the values at ranks q n - r and q n + r (the bounds of the selections on "
+                             "its path from the root, added)",
+    }
+
     def __post_init__(self) -> None:
         if len(self.levels) < 2 or len(set(self.levels)) != len(self.levels):
             raise ValueError("a recursive split takes two or more distinct levels")
@@ -229,7 +239,8 @@ class SplitQuantiles(Quantiles):
         """What a release records of the split in each cell: its levels, depths, ``epsilon_cell`` per depth, each
         level's rescaled level, rate and rank error bound (in the order of the levels), and the candidates."""
         tree, laws, errors = self.tree, self.laws, self.rank_errors(alpha)
-        by_level = {self.sorted_levels[n.index]: (n, law) for n, law in zip(tree, laws, strict=True)}
+        levels = self.sorted_levels
+        by_level = {levels[n.index]: (n, law) for n, law in zip(tree, laws, strict=True)}
         record: dict[str, Any] = {
             "noise": [], "selection": SPLIT, "q": list(self.levels), "depths": split_depths(len(self.levels)),
             "epsilon_cell": self.share, "utility": UTILITY, "law": FALLBACK_LAW if self.fallback_weight else LAW,
@@ -253,7 +264,9 @@ class SplitQuantiles(Quantiles):
         at = np.asarray(points) if len(points) else np.zeros(0, dtype=np.int64)
         held = np.asarray(counts, dtype=np.int64)
         lo_u, hi_u, p = self.column.lo_u, self.column.hi_u, self.fallback
-        tree, laws, levels = self.tree, self.laws, self.sorted_levels
+        tree, laws = self.tree, self.laws
+        order = {q: i for i, q in enumerate(self.sorted_levels)}
+        asked = [order[q] for q in self.levels]  # each level's index in the tree, in the order of the levels
         far = {law.rate: far_score(law.rate, self.candidates) for law in laws}
 
         def draw(source: RandomSource) -> tuple[int, ...]:
@@ -272,7 +285,7 @@ class SplitQuantiles(Quantiles):
                 window = HalfRowWindow(at[first:last], below, above, y_lo, y_hi, node.q, far[law.rate], weight)
                 plan = ExpCategorical(window.scores, law.rate, window.widths)
                 chosen[node.index] = _select(window, law.rate, plan, source)
-            return tuple(chosen[levels.index(q)] for q in self.levels)
+            return tuple(chosen[i] for i in asked)
 
         return draw
 

@@ -12,6 +12,7 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from securedp.deprecation import deprecated
+from securedp.hazmat.exact.rational import format_rational
 from securedp.mechanisms import histogram, quantile
 from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.quantile import default_lattice as quantile_lattice
@@ -103,3 +104,18 @@ def quantile_cell_epsilon(epsilon: Fraction | None, rho: Fraction | None, k: int
     """Deprecated: :func:`securedp.mechanisms.quantile.selection_epsilon` of ``Cost(epsilon, rho)`` and ``k``."""
     deprecated("quantile_cell_epsilon", "securedp.mechanisms.quantile.selection_epsilon")
     return selection_epsilon(Cost.of(epsilon, rho), k)
+
+
+def level_text(q: Fraction) -> str:
+    """A quantile level as a column name writes it: its exact decimal (``0.9``, ``0.25``), else ``num/den``."""
+    d = q.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    if d != 1:
+        return format_rational(q)
+    places = 0
+    while (q * 10**places).denominator != 1:
+        places += 1
+    digits = str((q * 10**places).numerator).rjust(places + 1, "0")
+    return digits if places == 0 else f"{digits[:-places]}.{digits[-places:]}"

@@ -3,11 +3,12 @@ Query` (``securedp release --column --stat``).
 
 A release of one column records its query flat: ``{"statistic": NAME, "column": ..., "epsilon"`` or ``"rho",
 "bounds", "q", "bins", "categories", "max_contributions", "id_column"}``, then ``encoding``, ``lattice``,
-``missing``, ``fill``, ``schema``, ``analyst_facing``, ``trim`` and ``fallback`` only when set (every record
-written so far has this shape, byte for byte). Which options a statistic takes, and which it needs, is read
-from its signature in the one list (:data:`securedp.tables.spec.STATISTICS`): a statistic that takes
-``bounds`` needs them (and only such a statistic takes ``--step``), one that takes a level ``q`` needs it,
-one that takes ``bins`` needs exactly one of bins and categories; an option it does not take is refused.
+``missing``, ``fill``, ``schema``, ``analyst_facing``, ``trim``, ``fallback`` and several quantiles' levels ``qs``
+only when set (every record written so far has this shape, byte for byte). Which options a statistic takes, and
+which it needs, is read from its signature in the one list (:data:`securedp.tables.spec.STATISTICS`): a statistic
+that takes ``bounds`` needs them (and only such a statistic takes ``--step``), one that takes a level ``q`` needs
+it, one that takes levels ``qs`` needs them, each once and in increasing order (``--levels 0.1,0.5,0.9``), one that
+takes ``bins`` needs exactly one of bins and categories; an option it does not take is refused.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from securedp.hazmat.exact.bounds import levels
 from securedp.hazmat.exact.rational import positive_rational, to_int, to_rational
 from securedp.reading.types import declared_schema
+from securedp.tables.registry import increasing_levels
 from securedp.tables.spec import STATISTICS
 
 
@@ -42,6 +45,7 @@ class ColumnFields:
     analyst_facing: bool = False
     trim: Fraction | None = None
     fallback: Fraction | None = None
+    qs: tuple[Fraction, ...] | None = None
 
 
 def _names(option: str) -> str:
@@ -64,7 +68,17 @@ def column_check(statistic: str, options: Mapping[str, Any], epsilon: Fraction |
     if "q" in takes and "q" not in options:
         raise ValueError(f"{statistic} needs --q Q (a number in [0, 1])")
     if "q" not in takes and "q" in options:
-        raise ValueError(f"--q applies to the {_names('q')} statistic only")
+        several = " (several quantiles' levels: --levels Q1,Q2,...)" if "qs" in takes else ""
+        raise ValueError(f"--q applies to the {_names('q')} statistic only{several}")
+    if "qs" in takes and "qs" not in options:
+        raise ValueError(f"{statistic} needs --levels Q1,Q2,... (increasing, each in [0, 1])")
+    if "qs" not in takes and "qs" in options:
+        raise ValueError(f"--levels applies to the {_names('qs')} statistic only")
+    if "qs" in options:
+        try:
+            increasing_levels(options["qs"])
+        except ValueError as error:
+            raise ValueError(f"--levels: {error}") from None
     if "bins" in takes and ("bins" in options) == ("categories" in options):
         raise ValueError(f"{statistic} needs exactly one of --bins E0,E1,... or --categories A,B,...")
     if "bins" not in takes and ("bins" in options or "categories" in options):
@@ -110,6 +124,18 @@ def read_column(data: Mapping[str, Any]) -> dict[str, Any]:
             "analyst_facing": data.get("analyst_facing") is True,
             "trim": None if data.get("trim") is None else to_rational(data["trim"], "trim"),
             "fallback": None if data.get("fallback") is None else to_rational(data["fallback"], "fallback"),
+            "qs": read_levels(data.get("qs")),
         }
     except (KeyError, IndexError, TypeError) as exc:
         raise ValueError(f"malformed query: {exc}") from None
+
+
+def read_levels(recorded: Any) -> tuple[Fraction, ...] | None:
+    """A record's several quantile levels (``"qs"``: a list of exact rationals), or ``None``; the count is checked
+    before any level is read (:func:`~securedp.tables.registry.increasing_levels` checks the rest)."""
+    if recorded is None:
+        return None
+    if not isinstance(recorded, list):
+        raise ValueError("malformed query: 'qs' must be a list of quantile levels")
+    levels(len(recorded), "qs")
+    return tuple(to_rational(q, "qs") for q in recorded)

@@ -32,7 +32,7 @@ from typing import Any
 import gmpy2
 
 from securedp.hazmat.exact.interval import Interval
-from securedp.hazmat.exact.rational import display_rational, format_rational, round_up
+from securedp.hazmat.exact.rational import display_rational, exact_text, format_rational, round_up
 from securedp.hazmat.exact.search import least_holding
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_tail
 from securedp.mechanisms.histogram import Histogram
@@ -60,6 +60,9 @@ class OutputPlan:
     halfwidths: dict[str, Fraction] = field(default_factory=dict)
     """Each noisy integer's half-width (``""``: the value's own, for a count or a sum)."""
     rank_error_bound: int | None = None
+    level_rank_errors: tuple[tuple[Fraction, int], ...] = ()
+    """Several quantiles by the recursive split: each level and its own rank error bound (the largest is
+    :attr:`rank_error_bound`)."""
     fallback_rows: int | None = None
     """A selection with a fallback point: the rows from which a cell releases it with probability at most alpha."""
     value_halfwidth: Callable[[int], Fraction] | None = field(default=None, compare=False, repr=False)
@@ -147,6 +150,9 @@ class TablePlan:
                                                                ", the fallback point included, which a cell "
                                                                f"of {o.fallback_rows:,} rows or more releases "
                                                                "with probability at most alpha"))
+                if o.level_rank_errors:
+                    each = ", ".join(f"q {exact_text(q)}: {r:,}" for q, r in o.level_rank_errors)
+                    out.append(f"    by the recursive split, each level's rank error at most (rows) {each}")
                 if o.value_halfwidth is not None:  # a mean between selected points
                     at = ", ".join(f"+/- {width_text(o.value_halfwidth(n))} at {n:,} rows" for n in sorted(set(rows)))
                     out.append(f"    its mean between them: {at} kept in the cell (column units)")
@@ -284,8 +290,11 @@ def table_plan(aggregations: Sequence[Aggregation], defined: dict[str, Definitio
         at = _value_halfwidth(d, alpha)
         if isinstance(d, Quantiles):
             record: dict[str, Any] = d.cell_record(alpha)
+            levels = tuple(zip(record["q"], record["rank_error_bounds"], strict=True)) \
+                if "rank_error_bounds" in record else ()
             outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, rank_error_bound=record["rank_error_bound"],
-                                      fallback_rows=record.get("fallback_rows_bound"), value_halfwidth=at))
+                                      level_rank_errors=levels, fallback_rows=record.get("fallback_rows_bound"),
+                                      value_halfwidth=at))
         else:
             assert isinstance(d, (AdditiveStatistic, Histogram))
             outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, halfwidths=d.halfwidths(alpha),

@@ -14,7 +14,8 @@ byte for byte):
 
 * a table: ``{"statistic": "table", "group_by": [...], "aggregations": [...], ...}``;
 * one column: ``{"statistic": NAME, "column": ..., "epsilon" or "rho", "bounds", "q", "bins",
-  "categories", "max_contributions", "id_column", ...}`` (the optional fields only when set).
+  "categories", "max_contributions", "id_column", ...}`` (the optional fields only when set, several quantiles'
+  levels ``"qs"`` last).
 
 :meth:`Query.from_json` reads both back; :meth:`Query.prepare` re-runs it on the same file. Which options
 a statistic of one column takes is its signature's (:data:`securedp.tables.spec.STATISTICS`).
@@ -34,12 +35,12 @@ from securedp.privacy.cost import Cost, Currency
 from securedp.reading.delimited import MissingColumns
 from securedp.reading.files import TableFile, column_names
 from securedp.reading.types import declared_schema
-from securedp.tables.column_query import ColumnFields, column_check, read_column
+from securedp.tables.column_query import ColumnFields, column_check, read_column, read_levels
 from securedp.tables.one_column import one_cell, request
 from securedp.tables.spec import KINDS, Aggregation
 from securedp.tables.table import PreparedTable, prepare_table
 
-OPTIONS = ("bounds", "q", "bins", "categories", "trim", "fallback", "lattice")
+OPTIONS = ("bounds", "q", "qs", "bins", "categories", "trim", "fallback", "lattice")
 """An aggregation's fields that are a statistic's own parameters (its signature's), when set."""
 
 
@@ -75,13 +76,15 @@ class AggregationQuery:
     """A histogram's bin edges (``--bins``; one column only)."""
     categories: tuple[str, ...] | None = field(default=None, kw_only=True)
     """A histogram's categories, compared with the cells verbatim (``--categories``; one column only)."""
+    qs: tuple[Fraction, ...] | None = field(default=None, kw_only=True)
+    """Several quantiles' levels (``--quantiles COLUMN:Q1,Q2,...:LO,HI``, ``--levels``), recorded when given."""
 
     def build(self) -> Aggregation:
         if self.kind not in KINDS:
             raise ValueError(f"unknown aggregation {self.kind!r} (choose from {', '.join(KINDS)})")
         try:
             made = KINDS[self.kind].build(self.column, self.bounds, self.lattice, self.share, self.q, self.trim,
-                                          self.fallback)
+                                          self.fallback, qs=self.qs)
             return cast("Aggregation", made)
         except ValueError as error:
             raise ValueError(f"{self.kind} {error}") from None
@@ -99,6 +102,8 @@ class AggregationQuery:
         for name in ("lattice", "share", "q", "trim", "fallback"):
             if getattr(self, name) is not None:
                 out[name] = jsonable(getattr(self, name))
+        if self.qs is not None:
+            out["qs"] = [jsonable(q) for q in self.qs]
         return out
 
     @classmethod
@@ -111,7 +116,8 @@ class AggregationQuery:
             pair = (to_rational(bounds[0], "bounds"), to_rational(bounds[1], "bounds"))
         return cls(str(data["kind"]), data.get("column"), pair, _rational(data.get("lattice"), "lattice"),
                    _rational(data.get("share"), "share"), _rational(data.get("q"), "q"),
-                   trim=_rational(data.get("trim"), "trim"), fallback=_rational(data.get("fallback"), "fallback"))
+                   trim=_rational(data.get("trim"), "trim"), fallback=_rational(data.get("fallback"), "fallback"),
+                   qs=read_levels(data.get("qs")))
 
 
 @dataclass(frozen=True)
@@ -154,11 +160,12 @@ class Query:
         """The query of one statistic of one column (``securedp release --column --stat``), from the fields of a
         column's record (:class:`~securedp.tables.column_query.ColumnFields`: ``bounds``, ``q``, ``bins``,
         ``categories``, ``max_contributions``, ``id_column``, ``rho``, ``encoding``, ``lattice``, ``missing``,
-        ``fill``, ``schema``, ``analyst_facing``, ``trim``, ``fallback``, in this order), unchecked
+        ``fill``, ``schema``, ``analyst_facing``, ``trim``, ``fallback``, ``qs``, in this order), unchecked
         (:meth:`check`)."""
         asked = ColumnFields(*args, **fields)
         aggregation = AggregationQuery(statistic, column, asked.bounds, asked.lattice, None, asked.q, trim=asked.trim,
-                                       fallback=asked.fallback, bins=asked.bins, categories=asked.categories)
+                                       fallback=asked.fallback, bins=asked.bins, categories=asked.categories,
+                                       qs=asked.qs)
         return cls((), (aggregation,), epsilon=epsilon, rho=asked.rho, id_column=asked.id_column,
                    max_rows=asked.max_contributions, missing=asked.missing, fill=asked.fill, encoding=asked.encoding,
                    schema=asked.schema, analyst_facing=asked.analyst_facing, one_column=True)
@@ -285,6 +292,7 @@ class Query:
             **({"analyst_facing": True} if self.analyst_facing else {}),
             **({"trim": _text(cell.trim)} if cell.trim is not None else {}),
             **({"fallback": _text(cell.fallback)} if cell.fallback is not None else {}),
+            **({"qs": [_text(q) for q in cell.qs]} if cell.qs is not None else {}),
         }
 
     @classmethod

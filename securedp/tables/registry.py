@@ -21,13 +21,16 @@ functions and its ``Session`` method.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from securedp.hazmat.exact.rational import exact_text
 from securedp.ledger.release import Release
+from securedp.mechanisms.quantile import check_levels
 from securedp.mechanisms.records import exact_value
 
 OPTIONS = ("trim", "fallback")
@@ -70,11 +73,12 @@ def one_aggregation(name: str, column: str, **options: Any) -> tuple[OneCell, li
 class Statistic:
     """One statistic: its name, its table aggregation and, released of one column, its signature.
 
-    ``takes`` is ``"nothing"`` (``--count``), ``"column"`` (``--sum COLUMN:LO,HI[:STEP]``) or ``"level"``
-    (``--quantile COLUMN:Q:LO,HI[:STEP]``); ``make`` is the aggregation's constructor; ``options`` the keyword
-    options of :data:`OPTIONS` it takes. ``signature`` (``None``: a table aggregation only) is a function with
-    the parameters and docstring of ``prepare_NAME``; ``doc`` the docstring of ``NAME``. ``table``: the
-    command has ``--NAME`` for it; ``command``: ``--stat NAME``. ``cells`` (default:
+    ``takes`` is ``"nothing"`` (``--count``), ``"column"`` (``--sum COLUMN:LO,HI[:STEP]``), ``"level"``
+    (``--quantile COLUMN:Q:LO,HI[:STEP]``) or ``"levels"`` (``--quantiles COLUMN:Q1,Q2,...:LO,HI[:STEP]``: the one
+    aggregation its ``cells`` make of them, see :meth:`build`); ``make`` is the aggregation's constructor;
+    ``options`` the keyword options of :data:`OPTIONS` it takes. ``signature`` (``None``: a table aggregation only)
+    is a function with the parameters and docstring of ``prepare_NAME``; ``doc`` the docstring of ``NAME``.
+    ``table``: the command has ``--NAME`` for it; ``command``: ``--stat NAME``. ``cells`` (default:
     :func:`one_aggregation`) gives the aggregations of a column; ``hint`` the hint of a refused column.
     """
 
@@ -98,9 +102,14 @@ class Statistic:
         return () if self.signature is None else tuple(inspect.signature(self.signature).parameters)
 
     def build(self, column: str | None = None, bounds: tuple[Any, Any] | None = None, lattice: Any = None,
-              share: Any = None, q: Any = None, trim: Any = None, fallback: Any = None) -> Any:
-        """The table aggregation of a recorded query or of the command (``--NAME COLUMN:LO,HI``)."""
+              share: Any = None, q: Any = None, trim: Any = None, fallback: Any = None, *, qs: Any = None) -> Any:
+        """The table aggregation of a recorded query or of the command (``--NAME COLUMN:LO,HI``). Several levels
+        ``qs`` (``takes == "levels"``) are given in increasing order (:func:`increasing_levels`) and must make one
+        aggregation of this statistic's ``cells``: the recursive split, from three levels on (one or two are that
+        many ``--quantile``, each a share of its own)."""
         options = {name: value for name, value in (("trim", trim), ("fallback", fallback)) if value is not None}
+        if (q is not None and self.takes != "level") or (qs is not None and self.takes != "levels"):
+            raise ValueError("takes no level q" if q is not None else "takes no levels qs")
         if "trim" in options.keys() - self.options:
             raise ValueError(f"takes no trim level (--trim is a {STATISTICS.spelled('trim')}'s)")
         if "fallback" in options.keys() - self.options:
@@ -113,7 +122,34 @@ class Statistic:
             if q is None:
                 raise ValueError("needs its level (COLUMN:Q:LO,HI)")
             return self.make(column, bounds, lattice, share, q, **options)
+        if self.takes == "levels":
+            try:
+                levels = increasing_levels(qs)
+            except ValueError as error:
+                raise ValueError(f"levels: {error}") from None
+            _, made = self.cells(self.name, column, qs=levels, bounds=bounds, lattice=lattice, **options)
+            if len(made) != 1:
+                raise ValueError("takes three or more levels (COLUMN:Q1,Q2,Q3...:LO,HI, released by the recursive "
+                                 "split); give one or two levels as --quantile COLUMN:Q:LO,HI each")
+            return dataclasses.replace(made[0], share=share)
         return self.make(column, bounds, lattice, share, **options)
+
+
+def increasing_levels(qs: Any) -> tuple[Fraction, ...]:
+    """Several quantile levels as the command and a recorded query give them: each once, in increasing order
+    (``0.1,0.5,0.9``), in ``[0, 1]`` and at most :data:`~securedp.hazmat.exact.bounds.MAX_LEVELS`
+    (:func:`~securedp.mechanisms.quantile.check_levels`). (A Python caller's ``qs`` may come in any order: the
+    values come back in it.)"""
+    if qs is None:
+        raise ValueError("needs its levels (COLUMN:Q1,Q2,...:LO,HI, or --levels Q1,Q2,...)")
+    levels = check_levels(qs)
+    down = next((i for i in range(1, len(levels)) if levels[i] <= levels[i - 1]), None)
+    if down is not None and levels[down] == levels[down - 1]:
+        raise ValueError(f"the level {exact_text(levels[down])} is given twice: each quantile level is released once")
+    if down is not None:
+        raise ValueError(f"the levels must be given in increasing order (0.1,0.5,0.9): "
+                         f"{exact_text(levels[down - 1])} comes before {exact_text(levels[down])}")
+    return levels
 
 
 Kind = Statistic

@@ -41,7 +41,10 @@ Quantiles spend ``epsilon_a / k`` per cell (a person is in at most ``k`` cells; 
 ``epsilon_cell = j / 2**32`` with ``k * epsilon_cell**2 / 8 <= rho_a``
 (:func:`~securedp.mechanisms.quantile.selection_epsilon`): an ``epsilon``-DP
 exponential mechanism is ``epsilon``-bounded range, hence ``epsilon**2 / 8``-zCDP (Cesar and Rogers 2021), and
-the at most ``k`` cells one person changes compose to ``k * epsilon_cell**2 / 8``.
+the at most ``k`` cells one person changes compose to ``k * epsilon_cell**2 / 8``. Several quantiles by the
+recursive split (:class:`~securedp.tables.split_quantiles.QuantilesBySplit`, three or more levels) run each of
+their ``D = ceil(log2(levels + 1))`` depths at that rule's ``epsilon_cell`` for ``epsilon_a / D`` (or
+``rho_a / D``): the parts of one depth hold disjoint records (:mod:`securedp.mechanisms.quantile_split`).
 
 **One definition.** An aggregation here is a *request* (which column, which
 bounds, which share of the budget); the statistic itself, its sensitivities,
@@ -61,7 +64,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
-from securedp.hazmat.exact.rational import format_rational, probability, to_rational
+from securedp.hazmat.exact.rational import probability, to_rational
 from securedp.lattice.columns import ONE_COLUMN_HINT
 from securedp.mechanisms import count, histogram, iqr, mean, quantile, sum, trimmed_mean, variance  # noqa: A004 - the module securedp.mechanisms.sum
 from securedp.mechanisms.histogram import Bins, Categories, check_categories, check_edges, edge_lattice
@@ -72,10 +75,11 @@ from securedp.privacy.cost import Cost
 from securedp.tables.aggregation import ColumnAggregation as ColumnAggregation  # the aggregations' bases, here too
 from securedp.tables.aggregation import Definition as Definition
 from securedp.tables.aggregation import PointsAggregation as PointsAggregation
+from securedp.tables.aggregation import level_text
 from securedp.tables.aggregation import quantile_cell_epsilon as quantile_cell_epsilon  # the old path
 from securedp.tables.registry import STATISTICS as STATISTICS  # the one list, filled below
 from securedp.tables.registry import Kind, OneCell, Statistic
-from securedp.tables.split_quantiles import Quantiles as SplitQuantiles
+from securedp.tables.split_quantiles import QuantilesBySplit
 
 
 @dataclass(frozen=True)
@@ -163,7 +167,7 @@ class Quantile(PointsAggregation):
     @property
     def name(self) -> str:
         q = to_rational(self.q, "q")
-        return f"{self.column}_median" if q == Fraction(1, 2) else f"{self.column}_q{_level_text(q)}"
+        return f"{self.column}_median" if q == Fraction(1, 2) else f"{self.column}_q{level_text(q)}"
 
     def definition(self, cost: Cost, k: int, m: int) -> Definition:
         level = to_rational(self.q, "q")
@@ -199,21 +203,6 @@ class TrimmedMean(PointsAggregation):
         return trimmed_mean.TrimmedMean(cost, self.lattice_column(m), trim=self.trim,
                                         selection_share=self.selection_share, max_groups=k,
                                         fallback=self.fallback_probability)
-
-
-def _level_text(q: Fraction) -> str:
-    """A quantile level as a column name writes it: its exact decimal (``0.9``, ``0.25``), else ``num/den``."""
-    d = q.denominator
-    for p in (2, 5):
-        while d % p == 0:
-            d //= p
-    if d != 1:
-        return format_rational(q)
-    places = 0
-    while (q * 10**places).denominator != 1:
-        places += 1
-    digits = str((q * 10**places).numerator).rjust(places + 1, "0")
-    return digits if places == 0 else f"{digits[:-places]}.{digits[-places:]}"
 
 
 @dataclass(frozen=True)
@@ -311,7 +300,8 @@ def _quantiles(data: Any, qs: Sequence[Any], *, bounds: Any = None, epsilon: Any
                fill: Any = None, fallback: Any = None) -> None:
     """Validate and price several quantiles: three or more by the recursive split (``epsilon / ceil(log2(len(qs)
     + 1))`` per depth, :mod:`securedp.mechanisms.quantile_split`), else ``epsilon / len(qs)`` each, by the exact
-    exponential mechanism; nothing is drawn yet. The value is a tuple in the order of ``qs``."""
+    exponential mechanism; nothing is drawn yet. The value is a tuple in the order of ``qs`` (each level once, at
+    most :data:`~securedp.hazmat.exact.bounds.MAX_LEVELS`); each level's rank error bound is in the record."""
 
 
 def _histogram(data: Any, *, categories: Any = None, bins: Any = None, epsilon: Any = None, rho: Any = None,
@@ -343,7 +333,7 @@ def _levels(name: str, column: str, *, q: Any = None, qs: Any = None, bounds: An
     if len(set(levels)) != len(levels):
         raise ValueError("qs repeats a level: each quantile level is released once")
     if name == "quantiles" and split_depths(len(levels)) < len(levels):  # fewer selections' worth: the split
-        split = SplitQuantiles(column, bounds, lattice, qs=levels, fallback=fallback)
+        split = QuantilesBySplit(column, bounds, lattice, qs=levels, fallback=fallback)
         return OneCell(name, tuple(f"{split.name}_{i}" for i in range(len(levels))), False, levels), [split]
     share = Fraction(1, len(levels)) if len(levels) > 1 else None
     made = [Quantile(column, bounds, lattice, share, level, fallback=fallback) for level in levels]
@@ -382,9 +372,8 @@ see :mod:`securedp.mechanisms.mean` for the privacy map."""),
 ``Fraction``); see :mod:`securedp.mechanisms.quantile`."""),
     Statistic("quantile", "level", Quantile, SELECTED, _quantile, """The ``q``-quantile as an exact lattice value \
 (``int`` or ``Fraction``); see :mod:`securedp.mechanisms.quantile`.""", cells=_levels),
-    Statistic("quantiles", "level", Quantile, SELECTED, _quantiles, """Several quantiles, each an exact lattice \
-value (a tuple, in the order of ``qs``); see :mod:`securedp.mechanisms.quantile`.""", table=False, command=False,
-              cells=_levels),
+    Statistic("quantiles", "levels", QuantilesBySplit, SELECTED, _quantiles, """Several quantiles, each an exact \
+lattice value (a tuple, in the order of ``qs``); see :mod:`securedp.mechanisms.quantile_split`.""", cells=_levels),
     Statistic("histogram", "column", Histogram, signature=_histogram, doc="""Release noisy counts for declared \
 categories or bins; one ``epsilon`` for all bins (see :mod:`securedp.mechanisms.histogram`).""", table=False,
               cells=_labels, hint=_tuples),

@@ -100,6 +100,10 @@ COMMANDS: dict[str, list[str]] = {
                                    "--auto-epsilon", "1", "--id-column", "id"],
     "release --stat histogram": ["release", "--column", "g", "--stat", "histogram", "--categories", "KEYS",
                                  "--id-column", "id"],
+    "release --stat quantiles": ["release", "--column", "v", "--stat", "quantiles", "--levels", "0.25,0.5,0.75",
+                                 "--bounds", "0,10", "--id-column", "id"],
+    "release table, several quantiles": ["release", "--group-by", "g", "--keys", "KEYS", "--quantiles",
+                                         "v:0.25,0.5,0.75:0,10", "--id-column", "id"],
     "bounds": ["bounds", "--column", "v", "--id-column", "id"],
     "analyze": ["analyze", "--id-column", "id", "--group-by", "g"],
 }

@@ -15,8 +15,7 @@ from securedp import ChaChaSource
 from securedp.mechanisms.quantile_split import SplitQuantiles, split_depths, split_tree
 from securedp.mechanisms.records import LatticeColumn
 from securedp.privacy.cost import Cost
-from securedp.tables import Quantile
-from securedp.tables.split_quantiles import Quantiles
+from securedp.tables import Quantile, QuantilesBySplit
 
 DECILES = [f"0.{i}" for i in range(1, 10)]
 DATA = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4]
@@ -40,7 +39,7 @@ def test_the_one_column_release_is_the_one_cell_table_to_the_byte() -> None:
     """Same seed, same bytes: ``securedp.quantiles`` of three or more levels and the one-cell table of the split."""
     one_column = securedp.quantiles(pl.Series("v", DATA), DECILES, bounds=(0, 10), epsilon=1,
                                     rng=ChaChaSource(bytes(32)))
-    table = securedp.table(pl.DataFrame({"v": DATA}), aggregations=[Quantiles("v", (0, 10), qs=tuple(DECILES))],
+    table = securedp.table(pl.DataFrame({"v": DATA}), aggregations=[QuantilesBySplit("v", (0, 10), qs=tuple(DECILES))],
                            epsilon=1, rng=ChaChaSource(bytes(32)))
     assert one_column.value == tuple(table.value[0])
     assert one_column.parameters["data_quantiles"]["selection"].startswith("recursive split")
