@@ -37,6 +37,11 @@ CHANGELOG "Quantiles: a fallback point"; records written before state none). The
 is in its record (``"fallback"`` in each of its parameters; absent: none), so replay re-runs such a query with
 that probability.
 
+**The lattice.** A column statistic that names no lattice takes the default of the version that runs it, and the
+default has changed (securedp 0.3 gives a column whose type is a decimal of scale ``s`` the step ``10**-s``,
+:func:`~securedp.mechanisms.records.typed_lattice`; earlier versions the bounds' rule). The step a statistic used is
+in its record (``"lattice_step"`` in its parameters), so replay re-runs such a query on that step.
+
 **The conversion.** A selection priced in ``rho`` runs at the ``epsilon`` its conversion allows, and the
 conversion has changed (securedp 0.3 prices an exponential mechanism ``epsilon**2 / 8``, by bounded range;
 earlier versions ``epsilon**2 / 2``). The conversion a selection used is in its record (``"conversion"`` in its
@@ -150,13 +155,23 @@ def _stated_fallback(parameters: Any, name: str | None = None) -> Any:
     return stated[0] if stated else "0"
 
 
+def _aggregation_name(aggregation: dict[str, Any]) -> str | None:
+    """The name of a recorded table aggregation (``income_median``), or ``None`` when it is malformed (its re-run
+    says so)."""
+    from securedp.tables.query import AggregationQuery
+
+    try:
+        return str(AggregationQuery.from_json(aggregation).build().name)
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
 def _with_fallback(query: Any, parameters: Any) -> Any:
     """A query whose selections name no fallback probability, with the one their record states (see the module
     docstring)."""
     if not isinstance(query, dict):
         return query
     if query.get("statistic") == "table":
-        from securedp.tables.query import AggregationQuery
         from securedp.tables.spec import KINDS
 
         aggregations = query.get("aggregations")
@@ -166,15 +181,43 @@ def _with_fallback(query: Any, parameters: Any) -> Any:
         for aggregation in aggregations:
             if (isinstance(aggregation, dict) and "fallback" not in aggregation
                     and "fallback" in getattr(KINDS.get(str(aggregation.get("kind"))), "options", ())):
-                try:
-                    name = AggregationQuery.from_json(aggregation).build().name
-                except (ValueError, TypeError, KeyError):
-                    name = None  # malformed: its re-run says so
-                aggregation = {**aggregation, "fallback": _stated_fallback(parameters, name)}
+                aggregation = {**aggregation, "fallback": _stated_fallback(parameters, _aggregation_name(aggregation))}
             filled.append(aggregation)
         return {**query, "aggregations": filled}
     if query.get("statistic") in STATISTICS.taking("fallback") and "fallback" not in query:
         return {**query, "fallback": _stated_fallback(parameters)}
+    return query
+
+
+def _stated_step(parameters: Any, name: str | None = None) -> Any:
+    """The lattice step recorded in ``parameters`` (under the aggregation ``name``, or in the one column's
+    statistic), or ``None`` when they state none."""
+    if not isinstance(parameters, dict):
+        return None
+    cells = [parameters.get(name)] if name is not None else list(parameters.values())
+    stated = [cell["lattice_step"] for cell in cells if isinstance(cell, dict) and "lattice_step" in cell]
+    return stated[0] if stated else None
+
+
+def _with_lattice(query: Any, parameters: Any) -> Any:
+    """A query whose column statistics name no lattice, with the step their record states (see the module
+    docstring)."""
+    if not isinstance(query, dict):
+        return query
+    if query.get("statistic") == "table":
+        aggregations = query.get("aggregations")
+        if not isinstance(aggregations, list):
+            return query
+        filled = []
+        for aggregation in aggregations:
+            if isinstance(aggregation, dict) and "lattice" not in aggregation and aggregation.get("bounds") is not None:
+                step = _stated_step(parameters, _aggregation_name(aggregation))
+                aggregation = aggregation if step is None else {**aggregation, "lattice": step}
+            filled.append(aggregation)
+        return {**query, "aggregations": filled}
+    step = _stated_step(parameters)
+    if "lattice" not in query and query.get("bounds") is not None and step is not None:
+        return {**query, "lattice": step}
     return query
 
 
@@ -221,7 +264,8 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     for label in source["substream"]:
         stream = stream.substream(label)
     written = record.get("format", 1)
-    query = _with_fallback(_with_rule(record["query"], record.get("parameters")), record.get("parameters"))
+    stated = record.get("parameters")
+    query = _with_lattice(_with_fallback(_with_rule(record["query"], stated), stated), stated)
     mode = isinstance(query, dict) and query.get("analyst_facing") is True  # read the data as the release did
     try:
         parameters = record.get("parameters")

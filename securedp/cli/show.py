@@ -70,8 +70,9 @@ def first_cell(release: Release) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
-def show_release(release: Release, query: Query, budget: Budget | None) -> str:
-    """Several aligned lines describing ``release``."""
+def show_release(release: Release, query: Query, budget: Budget | None, typed: Fraction | None = None) -> str:
+    """Several aligned lines describing ``release``; ``typed``: the grid the column's type declares, if any
+    (:func:`securedp.reading.types.typed_steps`), which the lattice line names as its origin when it is the step."""
     if release.epsilon is not None:
         cost = f"epsilon {display_rational(release.epsilon)}"
     else:
@@ -95,7 +96,8 @@ def show_release(release: Release, query: Query, budget: Budget | None) -> str:
                  f"privacy unit: {unit}")
     step = first_cell(release).get("lattice_step")
     if step is not None and query.bounds is not None:
-        how = "--step" if query.lattice is not None else "from --bounds; --step 1 keeps whole numbers whole"
+        how = ("--step" if query.lattice is not None else "from the column's type" if step == typed
+               else "from --bounds; --step 1 keeps whole numbers whole, --step 0.01 whole cents")
         lines.append(f"  lattice  step {exact_text(step)} ({how})")
     if budget is not None:
         lines.append(f"  budget   {budget_line(budget)}")

@@ -32,10 +32,11 @@ from typing import Any
 import gmpy2
 
 from securedp.hazmat.exact.interval import Interval
-from securedp.hazmat.exact.rational import display_rational, format_rational, round_up
+from securedp.hazmat.exact.rational import display_rational, exact_text, format_rational, round_up
 from securedp.hazmat.exact.search import least_holding
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_tail
 from securedp.mechanisms.histogram import Histogram
+from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.partition_selection import LaplaceThreshold, OptimalSelection
 from securedp.mechanisms.quantile import Quantiles
 from securedp.mechanisms.statistic import AdditiveStatistic
@@ -62,6 +63,9 @@ class OutputPlan:
     rank_error_bound: int | None = None
     fallback_rows: int | None = None
     """A selection with a fallback point: the rows from which a cell releases it with probability at most alpha."""
+    lattice_step: Fraction | None = None
+    """The step of the column's lattice (given, the declared grid of the column's type, or the bounds' rule:
+    :func:`~securedp.mechanisms.records.typed_lattice`), as the release records it; ``None`` without a column."""
     value_halfwidth: Callable[[int], Fraction] | None = field(default=None, compare=False, repr=False)
     """For a mean or a variance: the half-width of the released value in the column's units (squared, for a
     variance) at the plan's level in a cell that keeps ``n`` rows, exact
@@ -141,6 +145,8 @@ class TablePlan:
                f"accuracy intervals at level 1 - {display_rational(self.alpha)}; nothing drawn, nothing charged"]
         for o in self.outputs:
             share = format_rational(self.shares[o.name])
+            if o.lattice_step is not None:
+                share += f", lattice step {exact_text(o.lattice_step)}"
             if o.rank_error_bound is not None:
                 out.append(f"  {o.name}: {o.mechanism}, share {share}; rank error at most {o.rank_error_bound} "
                            "rows with probability 1 - alpha" + ("" if o.fallback_rows is None else
@@ -282,12 +288,14 @@ def table_plan(aggregations: Sequence[Aggregation], defined: dict[str, Definitio
     for a in aggregations:
         d = defined[a.name]
         at = _value_halfwidth(d, alpha)
+        step = d.column.lattice.step if isinstance(d, ColumnStatistic) else None
         if isinstance(d, Quantiles):
             record: dict[str, Any] = d.cell_record(alpha)
             outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, rank_error_bound=record["rank_error_bound"],
-                                      fallback_rows=record.get("fallback_rows_bound"), value_halfwidth=at))
+                                      fallback_rows=record.get("fallback_rows_bound"), lattice_step=step,
+                                      value_halfwidth=at))
         else:
             assert isinstance(d, (AdditiveStatistic, Histogram))
             outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, halfwidths=d.halfwidths(alpha),
-                                      value_halfwidth=at))
+                                      lattice_step=step, value_halfwidth=at))
     return TablePlan(alpha, epsilon, rho, shares, outputs, selection)

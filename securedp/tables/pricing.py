@@ -29,7 +29,7 @@ add up to exactly 1.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -140,13 +140,13 @@ class TableParameters:
     alpha: Any = "0.05"
 
 
-def price_table(parameters: TableParameters, integer_columns: Collection[str] = ()) -> PricedTable:
+def price_table(parameters: TableParameters, typed_steps: Mapping[str, Fraction] | None = None) -> PricedTable:
     """Validate and price a table query's public ``parameters`` (the arguments of
     :func:`~securedp.tables.table.prepare_table` that are not data); raises before anything is read.
 
-    ``integer_columns``: the value columns whose declared type is an integer
-    (:func:`securedp.reading.types.integer_columns`, read from the table's schema); an aggregation of one
-    without a lattice takes step 1 (:func:`~securedp.mechanisms.records.typed_lattice`), as the
+    ``typed_steps``: the grid each value column's declared type states (1 for integers, ``10**-s`` for a decimal
+    of scale ``s``: :func:`securedp.reading.types.typed_steps`, read from the table's schema); an aggregation of
+    one without a lattice takes that step (:func:`~securedp.mechanisms.records.typed_lattice`), as the
     one-column release of the same column does."""
     p = parameters
     group_by, keys, selection, selection_share, delta = p.group_by, p.keys, p.selection, p.selection_share, p.delta
@@ -158,7 +158,8 @@ def price_table(parameters: TableParameters, integer_columns: Collection[str] = 
     twice = sorted({c for c in group_by if group_by.count(c) > 1}, key=str)
     if twice:
         raise ValueError(f"group_by names column(s) {twice} more than once: name each group column once")
-    aggregations = [a.typed(a.column in integer_columns) if isinstance(a, ColumnAggregation) else a
+    steps = dict(typed_steps or {})
+    aggregations = [a.typed(steps.get(a.column)) if isinstance(a, ColumnAggregation) else a
                     for a in aggregations]
     if keys is not None and not group_by:
         raise ValueError("keys= lists the public values of the group_by columns; without group_by there is one "
