@@ -5,8 +5,9 @@
 candidate set depends on the data. The lattice is ``lattice=`` (a
 :class:`~securedp.lattice.Lattice` or a step); without one, an integer-typed
 column takes step 1 and a decimal column of scale ``s`` step ``10**-s``
-(:func:`~securedp.mechanisms.records.typed_lattice`), and any other the power of two giving ``2**20`` to ``2**21`` steps across the
-bounds (:func:`default_lattice`). Records are screened, clamped and rounded
+(:func:`~securedp.mechanisms.records.typed_lattice`), and any other the power
+of two giving ``2**20`` to ``2**21`` steps across the bounds
+(:func:`default_lattice`). Records are screened, clamped and rounded
 onto the lattice first (:mod:`securedp.lattice`); ``max_contributions`` and
 ``ids`` bound each person's rows as everywhere in securedp.
 
