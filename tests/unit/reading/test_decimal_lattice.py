@@ -230,3 +230,21 @@ def test_a_record_of_the_earlier_default_still_replays(tmp_path: Path, command: 
         log.write_bytes(canonical(entry) + b"\n")
         status, out, err = command(["audit", "replay", str(log), "--seed-file", str(seed), "--data", str(data)])
         assert status == 1 and "differs" in out + err, out + err
+
+
+def test_the_finest_scale_is_within_the_declared_bound_of_a_step() -> None:
+    """Arrow's finest decimal, decimal256(76, 76): step 10**-76 (253 bits, within the declared bound of a lattice
+    step, ``PARAMETER_BITS``) while the bounds lie within 2**62 of its units; wider bounds keep the bounds' rule."""
+    column = pa.array([Decimal("1E-70")], type=pa.decimal256(76, 76))
+    within = securedp.sum(column, bounds=(0, "1e-60"), epsilon=1, rng=ChaChaSource(SEED))
+    assert within.parameters["data_sum"]["lattice_step"] == Fraction(1, 10**76)
+    wide = securedp.sum(column, bounds=(0, "1e-40"), epsilon=1, rng=ChaChaSource(SEED))
+    assert wide.parameters["data_sum"]["lattice_step"] == Fraction(1, 2**149)  # 2**16 steps across the bounds
+
+
+def test_a_histogram_s_bins_fix_its_lattice_whatever_the_scale() -> None:
+    column = pa.array(CENTS, type=pa.decimal128(10, 2))
+    release = securedp.histogram(column, bins=[0, 1, 2, 6], epsilon=1, rng=ChaChaSource(SEED))
+    assert release.parameters["data_histogram"]["lattice_step"] == 1  # the bins' indices, as for any column
+    floats = securedp.histogram([float(c) for c in CENTS], bins=[0, 1, 2, 6], epsilon=1, rng=ChaChaSource(SEED))
+    assert release.value == floats.value
