@@ -70,6 +70,7 @@ cannot be re-derived from a seed and a file: each is reported as *not replayable
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,14 +146,14 @@ def _with_rule(query: Any, parameters: Any) -> Any:
     return query
 
 
-def _stated_fallback(parameters: Any, name: str | None = None) -> Any:
-    """The fallback probability recorded in ``parameters`` (under the aggregation ``name``, or in any selection's
-    parameters of a one-column release), or ``"0"`` when they state none (a release from before the fallback)."""
+def _stated(parameters: Any, field: str, name: str | None = None) -> Any:
+    """The ``field`` recorded in ``parameters`` (under the aggregation ``name``, or in any statistic's parameters of
+    a one-column release), or ``None`` when they state none."""
     if not isinstance(parameters, dict):
-        return "0"
+        return None
     cells = [parameters.get(name)] if name is not None else list(parameters.values())
-    stated = [cell["fallback"] for cell in cells if isinstance(cell, dict) and "fallback" in cell]
-    return stated[0] if stated else "0"
+    stated = [cell[field] for cell in cells if isinstance(cell, dict) and field in cell]
+    return stated[0] if stated else None
 
 
 def _aggregation_name(aggregation: dict[str, Any]) -> str | None:
@@ -166,59 +167,49 @@ def _aggregation_name(aggregation: dict[str, Any]) -> str | None:
         return None
 
 
-def _with_fallback(query: Any, parameters: Any) -> Any:
-    """A query whose selections name no fallback probability, with the one their record states (see the module
-    docstring)."""
+def _with_stated(query: Any, option: str, takes: Callable[[dict[str, Any]], bool],
+                 stated: Callable[[str | None], Any]) -> Any:
+    """A query whose statistics that ``takes`` ``option`` name none (a table's aggregations, or one column's
+    statistic), with the value ``stated(name)`` gives from their record (``None``: left as they are)."""
     if not isinstance(query, dict):
         return query
-    if query.get("statistic") == "table":
-        from securedp.tables.spec import KINDS
-
-        aggregations = query.get("aggregations")
-        if not isinstance(aggregations, list):
-            return query
-        filled = []
-        for aggregation in aggregations:
-            if (isinstance(aggregation, dict) and "fallback" not in aggregation
-                    and "fallback" in getattr(KINDS.get(str(aggregation.get("kind"))), "options", ())):
-                aggregation = {**aggregation, "fallback": _stated_fallback(parameters, _aggregation_name(aggregation))}
-            filled.append(aggregation)
-        return {**query, "aggregations": filled}
-    if query.get("statistic") in STATISTICS.taking("fallback") and "fallback" not in query:
-        return {**query, "fallback": _stated_fallback(parameters)}
-    return query
+    if query.get("statistic") != "table":
+        value = stated(None) if option not in query and takes(query) else None
+        return query if value is None else {**query, option: value}
+    aggregations = query.get("aggregations")
+    if not isinstance(aggregations, list):
+        return query
+    filled = []
+    for aggregation in aggregations:
+        if isinstance(aggregation, dict) and option not in aggregation and takes(aggregation):
+            value = stated(_aggregation_name(aggregation))
+            aggregation = aggregation if value is None else {**aggregation, option: value}
+        filled.append(aggregation)
+    return {**query, "aggregations": filled}
 
 
-def _stated_step(parameters: Any, name: str | None = None) -> Any:
-    """The lattice step recorded in ``parameters`` (under the aggregation ``name``, or in the one column's
-    statistic), or ``None`` when they state none."""
-    if not isinstance(parameters, dict):
-        return None
-    cells = [parameters.get(name)] if name is not None else list(parameters.values())
-    stated = [cell["lattice_step"] for cell in cells if isinstance(cell, dict) and "lattice_step" in cell]
-    return stated[0] if stated else None
+def _with_fallback(query: Any, parameters: Any) -> Any:
+    """A query whose selections name no fallback probability, with the one their record states, ``"0"`` when it
+    states none: a release from before the fallback (see the module docstring)."""
+    from securedp.tables.spec import KINDS
+
+    def takes(statistic: dict[str, Any]) -> bool:
+        if "kind" in statistic:  # a table's aggregation
+            return "fallback" in getattr(KINDS.get(str(statistic.get("kind"))), "options", ())
+        return statistic.get("statistic") in STATISTICS.taking("fallback")
+
+    def stated(name: str | None) -> Any:
+        value = _stated(parameters, "fallback", name)
+        return "0" if value is None else value
+
+    return _with_stated(query, "fallback", takes, stated)
 
 
 def _with_lattice(query: Any, parameters: Any) -> Any:
-    """A query whose column statistics name no lattice, with the step their record states (see the module
-    docstring)."""
-    if not isinstance(query, dict):
-        return query
-    if query.get("statistic") == "table":
-        aggregations = query.get("aggregations")
-        if not isinstance(aggregations, list):
-            return query
-        filled = []
-        for aggregation in aggregations:
-            if isinstance(aggregation, dict) and "lattice" not in aggregation and aggregation.get("bounds") is not None:
-                step = _stated_step(parameters, _aggregation_name(aggregation))
-                aggregation = aggregation if step is None else {**aggregation, "lattice": step}
-            filled.append(aggregation)
-        return {**query, "aggregations": filled}
-    step = _stated_step(parameters)
-    if "lattice" not in query and query.get("bounds") is not None and step is not None:
-        return {**query, "lattice": step}
-    return query
+    """A query whose column statistics (those with bounds) name no lattice, with the step their record states (see
+    the module docstring)."""
+    return _with_stated(query, "lattice", lambda statistic: statistic.get("bounds") is not None,
+                        lambda name: _stated(parameters, "lattice_step", name))
 
 
 def _stated_conversion(parameters: Any) -> str:

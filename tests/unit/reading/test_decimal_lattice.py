@@ -23,7 +23,7 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource
-from securedp.reading.types import typed_step, typed_steps
+from securedp.reading.types import typed_step
 from securedp.tables import IQR, Mean, Median, Sum
 
 SEED = bytes(32)
@@ -102,23 +102,6 @@ def test_neighbours_with_one_schema_get_one_lattice() -> None:
     for neighbour in (base.append(pl.Series([None], dtype=pl.Decimal(10, 2))),
                       base.append(pl.Series([Decimal("5")], dtype=pl.Decimal(10, 2)))):
         assert _median_step(neighbour) == _median_step(base) == HUNDREDTH
-
-
-@pytest.mark.parametrize("kind", ["polars", "lazy", "pandas", "pyarrow", "parquet", "csv"])
-def test_typed_steps_of_every_table_kind(kind: str, tmp_path: Path) -> None:
-    frame = pl.DataFrame({"i": [1, 2], "d": pl.Series([Decimal("1.25"), Decimal("2.5")], dtype=pl.Decimal(10, 2)),
-                          "f": [1.25, 2.5]})
-    table: Any = {"polars": frame, "lazy": frame.lazy(), "pandas": frame.to_pandas(types_mapper=pd.ArrowDtype),
-                  "pyarrow": frame.to_arrow()}.get(kind)
-    if kind == "parquet":
-        table = tmp_path / "t.parquet"
-        frame.write_parquet(table)
-    elif kind == "csv":
-        table = tmp_path / "t.csv"
-        frame.write_csv(table)
-    expected = {} if kind == "csv" else {"i": 1, "d": HUNDREDTH}  # CSV cells are text: no type, no scale
-    assert typed_steps(table, ["i", "d", "f", "absent"]) == expected
-    assert typed_steps(table, ["d"], {"d": "number"}) == {}  # a declared type replaces the column's own
 
 
 def _prices() -> pl.DataFrame:
