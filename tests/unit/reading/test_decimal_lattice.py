@@ -231,3 +231,37 @@ def test_a_histogram_s_bins_fix_its_lattice_whatever_the_scale() -> None:
     assert release.parameters["data_histogram"]["lattice_step"] == 1  # the bins' indices, as for any column
     floats = securedp.histogram([float(c) for c in CENTS], bins=[0, 1, 2, 6], epsilon=1, rng=ChaChaSource(SEED))
     assert release.value == floats.value
+
+
+def test_the_planner_takes_the_grid_as_the_release_does(tmp_path: Path, command: Command) -> None:
+    """``--dry-run --target``: the least epsilon meeting a median's rank error is priced on the lattice the release
+    takes (the Parquet decimal's step 1/100: 601 candidates, not 2**20), and a CSV file's ``--schema v:int``
+    declares step 1 to the planner as it does to the release."""
+    from securedp.planning.budget import least_budget
+
+    frame = _prices()
+    parquet, csv = tmp_path / "p.parquet", tmp_path / "p.csv"
+    frame.write_parquet(parquet)
+    frame.with_columns(pl.col("price").cast(pl.Float64)).write_csv(csv)
+    argv = ["--group-by", "g", "--keys", "a,b", "--median", "price:0,6", "--epsilon", "4", "--dry-run", "--target",
+            "price_median:12"]
+    found = {}
+    for name, path in (("decimal", parquet), ("float", csv)):
+        status, out, _ = command(["release", str(path), *argv])
+        assert status == 0, out
+        found[name] = next(line for line in out.splitlines() if line.startswith("plan: "))
+    query = {"group_by": ["g"], "keys": [("a",), ("b",)], "aggregations": [Median("price", (0, 6))]}
+    typed = least_budget({"price_median": 12}, currency="epsilon", grid="0.01", most=4, **query,
+                         typed_steps={"price": HUNDREDTH})
+    bounds_rule = least_budget({"price_median": 12}, currency="epsilon", grid="0.01", most=4, **query)
+    assert typed.amount < bounds_rule.amount
+    assert f"is {typed.amount.numerator / typed.amount.denominator:g} " in found["decimal"], found
+    assert f"is {float(bounds_rule.amount):g} " in found["float"], found
+    whole = tmp_path / "w.csv"
+    whole.write_text("g,v\n" + "".join(f"{'ab'[i % 2]},{i}\n" for i in range(8)))
+    declared = ["release", str(whole), "--group-by", "g", "--keys", "a,b", "--median", "v:0,6", "--epsilon", "4",
+                "--dry-run", "--target", "v_median:12"]
+    status, out, _ = command([*declared, "--schema", "v:int"])
+    step_1 = least_budget({"v_median": 12}, currency="epsilon", grid="0.01", most=4, group_by=["g"],
+                          keys=[("a",), ("b",)], aggregations=[Median("v", (0, 6))], typed_steps={"v": Fraction(1)})
+    assert status == 0 and "lattice step 1;" in out and f"is {float(step_1.amount):g} " in out, out
