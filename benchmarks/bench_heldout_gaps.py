@@ -40,8 +40,10 @@ budget, ``probability_of_keep``). Each securedp curve is exact, from the plan a 
 sensitivity, :func:`~securedp.mechanisms.partition_selection.optimal_selection`).
 
 **Lattice** (part ``lattice``). diamonds' ``carat`` (hundredths) in a float column, bounds (0, 6): the default
-binary lattice (``2**-18``), a power of ten of the same resolution (``10**-6``, contains the cents), and the
-declared grid ``lattice="0.01"``: expected RMSE of the 0.1, 0.5 and 0.9 quantiles at epsilon 0.1 and 1, and
+binary lattice (``2**-18``), a power of ten of the same resolution (``10**-6``, contains the cents), the
+declared grid ``lattice="0.01"`` and the default of the same values in a ``decimal(4, 2)`` column (its scale,
+:func:`securedp.reading.types.typed_step`, as the library chooses it): expected RMSE of the 0.1, 0.5 and 0.9
+quantiles at epsilon 0.1 and 1, and
 OpenDP's draw and score over the default lattice's candidates (its score puts a tied block at one rank, so the gaps
 beside the block that holds the quantile can outscore it).
 
@@ -265,9 +267,20 @@ def keys_part() -> None:
 
 
 def lattice_part() -> None:
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    from securedp.mechanisms.records import typed_lattice
+    from securedp.reading.types import typed_step
+
     carat = _data("diamonds")["carat"].to_numpy()
-    print("\nLattice: diamonds carat (hundredths, float column), bounds (0, 6): expected RMSE of securedp's draw")
-    lattices = {"default 2**-18": None, "10**-6": Fraction(1, 10**6), "lattice='0.01'": Fraction(1, 100)}
+    print("\nLattice: diamonds carat (hundredths), bounds (0, 6): expected RMSE of securedp's draw; a float column "
+          "takes the bounds' rule, a decimal(4, 2) column its scale")
+    decimal = pa.array([Decimal(str(v)) for v in carat[:10]], type=pa.decimal128(4, 2))  # the type is what counts
+    typed = typed_lattice(None, (0, 6), typed_step(decimal))  # the library's own choice for that column
+    lattices = {"default 2**-18": None, "10**-6": Fraction(1, 10**6), "lattice='0.01'": Fraction(1, 100),
+                f"decimal(4, 2) default {typed}": typed}
     for epsilon in EPSILONS:
         for q in LEVELS:
             laws = {name: quantile_rmse(carat, (0, 6), lattice, q, epsilon) for name, lattice in lattices.items()}

@@ -37,6 +37,11 @@ CHANGELOG "Quantiles: a fallback point"; records written before state none). The
 is in its record (``"fallback"`` in each of its parameters; absent: none), so replay re-runs such a query with
 that probability.
 
+**The lattice.** A column statistic that names no lattice takes the default of the version that runs it, and the
+default has changed (securedp 0.3 gives a column whose type is a decimal of scale ``s`` the step ``10**-s``,
+:func:`~securedp.mechanisms.records.typed_lattice`; earlier versions the bounds' rule). The step a statistic used is
+in its record (``"lattice_step"`` in its parameters), so replay re-runs such a query on that step.
+
 **The conversion.** A selection priced in ``rho`` runs at the ``epsilon`` its conversion allows, and the
 conversion has changed (securedp 0.3 prices an exponential mechanism ``epsilon**2 / 8``, by bounded range;
 earlier versions ``epsilon**2 / 2``). The conversion a selection used is in its record (``"conversion"`` in its
@@ -65,6 +70,7 @@ cannot be re-derived from a seed and a file: each is reported as *not replayable
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,42 +146,70 @@ def _with_rule(query: Any, parameters: Any) -> Any:
     return query
 
 
-def _stated_fallback(parameters: Any, name: str | None = None) -> Any:
-    """The fallback probability recorded in ``parameters`` (under the aggregation ``name``, or in any selection's
-    parameters of a one-column release), or ``"0"`` when they state none (a release from before the fallback)."""
+def _stated(parameters: Any, field: str, name: str | None = None) -> Any:
+    """The ``field`` recorded in ``parameters`` (under the aggregation ``name``, or in any statistic's parameters of
+    a one-column release), or ``None`` when they state none."""
     if not isinstance(parameters, dict):
-        return "0"
+        return None
     cells = [parameters.get(name)] if name is not None else list(parameters.values())
-    stated = [cell["fallback"] for cell in cells if isinstance(cell, dict) and "fallback" in cell]
-    return stated[0] if stated else "0"
+    stated = [cell[field] for cell in cells if isinstance(cell, dict) and field in cell]
+    return stated[0] if stated else None
+
+
+def _aggregation_name(aggregation: dict[str, Any]) -> str | None:
+    """The name of a recorded table aggregation (``income_median``), or ``None`` when it is malformed (its re-run
+    says so)."""
+    from securedp.tables.query import AggregationQuery
+
+    try:
+        return str(AggregationQuery.from_json(aggregation).build().name)
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def _with_stated(query: Any, option: str, takes: Callable[[dict[str, Any]], bool],
+                 stated: Callable[[str | None], Any]) -> Any:
+    """A query whose statistics that ``takes`` ``option`` name none (a table's aggregations, or one column's
+    statistic), with the value ``stated(name)`` gives from their record (``None``: left as they are)."""
+    if not isinstance(query, dict):
+        return query
+    if query.get("statistic") != "table":
+        value = stated(None) if option not in query and takes(query) else None
+        return query if value is None else {**query, option: value}
+    aggregations = query.get("aggregations")
+    if not isinstance(aggregations, list):
+        return query
+    filled = []
+    for aggregation in aggregations:
+        if isinstance(aggregation, dict) and option not in aggregation and takes(aggregation):
+            value = stated(_aggregation_name(aggregation))
+            aggregation = aggregation if value is None else {**aggregation, option: value}
+        filled.append(aggregation)
+    return {**query, "aggregations": filled}
 
 
 def _with_fallback(query: Any, parameters: Any) -> Any:
-    """A query whose selections name no fallback probability, with the one their record states (see the module
-    docstring)."""
-    if not isinstance(query, dict):
-        return query
-    if query.get("statistic") == "table":
-        from securedp.tables.query import AggregationQuery
-        from securedp.tables.spec import KINDS
+    """A query whose selections name no fallback probability, with the one their record states, ``"0"`` when it
+    states none: a release from before the fallback (see the module docstring)."""
+    from securedp.tables.spec import KINDS
 
-        aggregations = query.get("aggregations")
-        if not isinstance(aggregations, list):
-            return query
-        filled = []
-        for aggregation in aggregations:
-            if (isinstance(aggregation, dict) and "fallback" not in aggregation
-                    and "fallback" in getattr(KINDS.get(str(aggregation.get("kind"))), "options", ())):
-                try:
-                    name = AggregationQuery.from_json(aggregation).build().name
-                except (ValueError, TypeError, KeyError):
-                    name = None  # malformed: its re-run says so
-                aggregation = {**aggregation, "fallback": _stated_fallback(parameters, name)}
-            filled.append(aggregation)
-        return {**query, "aggregations": filled}
-    if query.get("statistic") in STATISTICS.taking("fallback") and "fallback" not in query:
-        return {**query, "fallback": _stated_fallback(parameters)}
-    return query
+    def takes(statistic: dict[str, Any]) -> bool:
+        if "kind" in statistic:  # a table's aggregation
+            return "fallback" in getattr(KINDS.get(str(statistic.get("kind"))), "options", ())
+        return statistic.get("statistic") in STATISTICS.taking("fallback")
+
+    def stated(name: str | None) -> Any:
+        value = _stated(parameters, "fallback", name)
+        return "0" if value is None else value
+
+    return _with_stated(query, "fallback", takes, stated)
+
+
+def _with_lattice(query: Any, parameters: Any) -> Any:
+    """A query whose column statistics (those with bounds) name no lattice, with the step their record states (see
+    the module docstring)."""
+    return _with_stated(query, "lattice", lambda statistic: statistic.get("bounds") is not None,
+                        lambda name: _stated(parameters, "lattice_step", name))
 
 
 def _stated_conversion(parameters: Any) -> str:
@@ -221,7 +255,8 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     for label in source["substream"]:
         stream = stream.substream(label)
     written = record.get("format", 1)
-    query = _with_fallback(_with_rule(record["query"], record.get("parameters")), record.get("parameters"))
+    stated = record.get("parameters")
+    query = _with_lattice(_with_fallback(_with_rule(record["query"], stated), stated), stated)
     mode = isinstance(query, dict) and query.get("analyst_facing") is True  # read the data as the release did
     try:
         parameters = record.get("parameters")

@@ -16,16 +16,17 @@ from securedp.cli.pipeline import Failure
 from securedp.cli.show import counted, show_release
 from securedp.engines.protocol import MISSING_KEYS
 from securedp.hazmat.exact.bounds import levels
-from securedp.hazmat.exact.rational import display_rational, positive_rational, to_int, to_rational
+from securedp.hazmat.exact.rational import display_rational, exact_text, positive_rational, to_int, to_rational
 from securedp.ledger.audit_record import Currency
 from securedp.ledger.budget_file import read_budget
 from securedp.ledger.release import PreparedRelease
 from securedp.reading.files import check_encoding
-from securedp.reading.types import DECLARED_TYPES, declared_schema
+from securedp.reading.types import DECLARED_TYPES, declared_schema, typed_steps
 from securedp.session.recording import holds
 from securedp.tables.plan import ROWS, width_text
 from securedp.tables.query import Query
 from securedp.tables.spec import STATISTICS as REGISTRY
+from securedp.tables.table import CellRoute
 
 STAT_CHOICES = frozenset(REGISTRY.commands)
 
@@ -140,7 +141,8 @@ def release(args: argparse.Namespace) -> int:
     if args.json:
         released.show(json.dumps(recorder.record, indent=2) + "\n")
     else:
-        lines = [show_release(released.release, query, recorder.budget)]
+        typed = typed_steps(args.data, [query.column], dict(query.schema)).get(query.column)
+        lines = [show_release(released.release, query, recorder.budget, typed)]
         entry = recorder.entry
         if entry is not None:
             signed = "" if "sig" not in entry else f", signed by {entry['signer'][:16]}…"
@@ -158,6 +160,10 @@ def dry_run_lines(what: str, currency: Currency, cost: Fraction, prepared: Prepa
     public parameters alone; nothing is drawn or charged and no record is written."""
     lines = [f"{what}: dry run, nothing drawn, nothing charged, no audit record",
              f"  cost     {currency} {display_rational(cost)}"]
+    plan = prepared.route.table.plan if isinstance(prepared.route, CellRoute) else None
+    step = None if plan is None or not plan.outputs else plan.outputs[0].lattice_step
+    if step is not None:
+        lines.append(f"  lattice  step {exact_text(step)}")
     accuracy = {} if prepared.accuracy is None else prepared.accuracy(DRY_RUN_ALPHA)
     at = prepared.value_halfwidth
     widths = {n: at(DRY_RUN_ALPHA, n) for n in ROWS} if at is not None else {}

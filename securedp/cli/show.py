@@ -98,8 +98,10 @@ def split_lines(parameters: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def show_release(release: Release, query: Query, budget: Budget | None) -> str:
-    """Several aligned lines describing ``release``; several quantiles state each level's rank interval."""
+def show_release(release: Release, query: Query, budget: Budget | None, typed: Fraction | None = None) -> str:
+    """Several aligned lines describing ``release``; several quantiles state each level's rank interval; ``typed``:
+    the grid the column's type declares, if any (:func:`securedp.reading.types.typed_steps`), which the lattice
+    line names as its origin when it is the step."""
     if release.epsilon is not None:
         cost = f"epsilon {display_rational(release.epsilon)}"
     else:
@@ -137,7 +139,8 @@ def show_release(release: Release, query: Query, budget: Budget | None) -> str:
                  f"privacy unit: {unit}")
     step = first_cell(release).get("lattice_step")
     if step is not None and query.bounds is not None:
-        how = "--step" if query.lattice is not None else "from --bounds; --step 1 keeps whole numbers whole"
+        how = ("--step" if query.lattice is not None else "from the column's type" if step == typed
+               else "from --bounds; --step 1 keeps whole numbers whole, --step 0.01 whole cents")
         lines.append(f"  lattice  step {exact_text(step)} ({how})")
     if budget is not None:
         lines.append(f"  budget   {budget_line(budget)}")

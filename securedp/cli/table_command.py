@@ -187,7 +187,7 @@ def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
     target (:func:`securedp.planning.least_budget`; a mean's or a variance's at ``--cell-rows``), proven both
     ways; nothing without ``--target``."""
     from securedp.planning.budget import least_budget, stated
-    from securedp.reading.types import integer_columns
+    from securedp.reading.types import typed_steps
     from securedp.tables.plan import width_text
 
     targets = _targets(args)
@@ -197,9 +197,10 @@ def _planned(args: argparse.Namespace, query: TableQuery) -> list[str]:
     assert most is not None  # a table query has exactly one of epsilon and rho
     rows = cell_rows(args)
     try:
-        typed = integer_columns(args.data, query.columns())  # a Parquet schema's integers: step 1, as released
+        # the grids of a Parquet schema's integers and decimals and of --schema's "int", as the release takes them
+        typed = typed_steps(args.data, query.columns(), dict(query.schema))
         found = least_budget(targets, currency=currency, grid=args.grid, most=most, cell_rows=rows,
-                             **query.public(), integer_columns=typed)
+                             **query.public(), typed_steps=typed)
     except ValueError as error:
         raise Failure(str(error).replace("the most you would spend", f"--{currency}")) from None
     lines = [f"plan: the least {currency} on the grid {display_rational(found.grid)} meeting every target is "

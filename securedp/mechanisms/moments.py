@@ -28,10 +28,10 @@ class ColumnStatistic(CellStatistic):
     """A statistic of one numeric column clamped to public ``bounds`` on a lattice (``column``)."""
 
     whole: ClassVar[bool] = True
-    """Its answer is a value of the column's lattice that an integer column keeps whole (a sum, a quantile):
-    an integer-typed column without a lattice takes step 1 (:func:`~securedp.mechanisms.records.typed_lattice`).
-    False for a mean or a variance, whose answers are fractions of whole data (a proportion of 0/1 values):
-    they keep the bounds' rule."""
+    """Its answer is a value of the column's lattice that a typed column keeps on its grid (a sum, a quantile):
+    a column without a lattice whose type declares a grid takes it, step 1 for integers and ``10**-s`` for a
+    decimal of scale ``s`` (:func:`~securedp.mechanisms.records.typed_lattice`). False for a mean or a variance,
+    whose answers are fractions of the data's grid (a proportion of 0/1 values): they keep the bounds' rule."""
 
     cost: Cost
     column: LatticeColumn

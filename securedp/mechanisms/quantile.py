@@ -4,9 +4,10 @@
 (snapped inward): ``y = k * step`` for ``lo_u <= k <= hi_u``. Nothing about the
 candidate set depends on the data. The lattice is ``lattice=`` (a
 :class:`~securedp.lattice.Lattice` or a step); without one, an integer-typed
-column takes step 1 (:func:`~securedp.mechanisms.records.typed_lattice`) and
-any other the power of two giving ``2**20`` to ``2**21`` steps across the
-bounds (:func:`default_lattice`). Records are screened, clamped and rounded
+column takes step 1 and a decimal column of scale ``s`` step ``10**-s``
+(:func:`~securedp.mechanisms.records.typed_lattice`), and any other the power
+of two giving ``2**20`` to ``2**21`` steps across the bounds
+(:func:`default_lattice`). Records are screened, clamped and rounded
 onto the lattice first (:mod:`securedp.lattice`); ``max_contributions`` and
 ``ids`` bound each person's rows as everywhere in securedp.
 
@@ -122,9 +123,9 @@ def default_lattice(lattice: Any, bounds: Any) -> Any:
 
     The coarsest power of two ``2**-k`` giving at least ``QUANTILE_RESOLUTION = 2**20`` steps across
     ``[lo, hi]`` (so ``2**20`` to ``2**21`` candidates: :meth:`~securedp.lattice.Lattice.for_bounds`);
-    step 1 when ``lo == hi``. (An integer-typed column never gets here: it keeps step 1,
-    :func:`~securedp.mechanisms.records.typed_lattice`. Integer values in a float or text column should say
-    ``lattice=1``, values on a coarser grid that grid.)
+    step 1 when ``lo == hi``. (A column whose type declares a grid never gets here: an integer column keeps
+    step 1 and a decimal column of scale ``s`` step ``10**-s``, :func:`~securedp.mechanisms.records.typed_lattice`.
+    Integer values in a float or text column should say ``lattice=1``, values on a coarser grid that grid.)
 
     **Why ``2**20``** (measured: ``benchmarks/bench_quantile_lattice.py``, every median of the real-data
     benchmark and two synthetic shapes, at ``2**12`` to ``2**32`` steps). Two errors pull apart. A record is

@@ -34,17 +34,17 @@ class LatticeColumn:
     @classmethod
     def of(
         cls, *, bounds: Any, lattice: Any, max_contributions: Any,
-        default: Callable[[Any, Any], Any] | None = None, integer: bool = False,
+        default: Callable[[Any, Any], Any] | None = None, typed: Fraction | None = None,
     ) -> LatticeColumn:
         """Validate the public arguments (``max_contributions`` first, then ``bounds``, then ``lattice``).
 
-        Without a ``lattice``, an ``integer`` column (its declared type:
-        :func:`securedp.reading.types.integer_typed`) takes step 1 (:func:`typed_lattice`); otherwise
-        ``default(lattice, bounds)``, when given, chooses the lattice (the quantiles' rule), else
+        Without a ``lattice``, a column whose declared type states a grid ``typed`` (1 for integers, ``10**-s`` for
+        a decimal of scale ``s``: :func:`securedp.reading.types.typed_step`) takes that step (:func:`typed_lattice`);
+        otherwise ``default(lattice, bounds)``, when given, chooses the lattice (the quantiles' rule), else
         :func:`resolve_lattice`'s rule applies.
         """
         m = positive_count(max_contributions, "max_contributions")
-        lattice = typed_lattice(lattice, bounds, integer)
+        lattice = typed_lattice(lattice, bounds, typed)
         if default is not None:
             lattice = default(lattice, bounds)
         lo, hi = parse_bounds(bounds)
@@ -85,23 +85,28 @@ def parse_bounds(bounds: Any) -> tuple[Fraction, Fraction]:
     return lo_q, hi_q
 
 
-INTEGER_REACH = 1 << 62
-"""An integer column's default step is 1 while its bounds stay within ``±INTEGER_REACH`` (as lattice units
-they must: tables refuse bounds of ``2**62`` units or more); wider bounds keep the bounds' rule."""
+TYPED_REACH = 1 << 62
+"""A typed column's default step (its declared grid) applies while its bounds stay within ``±TYPED_REACH`` units
+(as lattice units they must: tables refuse bounds of ``2**62`` units or more); wider bounds keep the bounds' rule."""
 
 
-def typed_lattice(lattice: Any, bounds: Any, integer: bool) -> Any:
-    """``lattice`` when given; for an ``integer`` column (a declared type, never the cells), step 1.
+def typed_lattice(lattice: Any, bounds: Any, typed: Fraction | None) -> Any:
+    """``lattice`` when given; for a column whose declared type states the grid ``typed`` (a type, never the
+    cells: :func:`securedp.reading.types.typed_step`), that step.
 
-    **Rule:** an integer column without a lattice has step 1 when both bounds lie strictly within
-    ``±2**62``, so integer data stay integers (a sum of whole hours is a whole number of hours, a
-    median of years of schooling a whole year) and no record is rounded. Otherwise, and for every other
-    column, ``lattice`` is returned as given (``None``: the statistic's rule from the bounds alone).
+    **Rule:** a column without a lattice whose type declares a grid, step 1 for an integer type and ``10**-s``
+    for a decimal of scale ``s``, has that step when both bounds lie strictly within ``±2**62`` of its units, so
+    integer data stay integers (a sum of whole hours is a whole number of hours, a median of years of schooling
+    a whole year), cents stay cents (a tail quantile of prices selects among whole cents, not among the points of
+    the gaps between them) and no record is rounded. Otherwise, and for every other column, ``lattice`` is
+    returned as given (``None``: the statistic's rule from the bounds alone). The step is a power of ten of a
+    scale of at most 76 digits (Arrow's ``decimal256``), well within the declared bound of a lattice step
+    (:data:`securedp.hazmat.exact.bounds.PARAMETER_BITS`).
     """
-    if lattice is not None or not integer or isinstance(bounds, str):
+    if lattice is not None or typed is None or isinstance(bounds, str):
         return lattice
     lo, hi = parse_bounds(bounds)
-    return Fraction(1) if max(abs(lo), abs(hi)) < INTEGER_REACH else None
+    return typed if max(abs(lo), abs(hi)) < TYPED_REACH * typed else None
 
 
 def resolve_lattice(lattice: Any, lo: Fraction, hi: Fraction) -> Lattice:

@@ -171,6 +171,7 @@ def largest_bound(targets: Mapping[str, Any], *, bound: str = "max_rows", limit:
 
 def _plan(query: dict[str, Any], chosen: dict[str, Any]) -> TablePlan:
     """The plan of the table ``query`` (the public arguments of :func:`~securedp.tables.pricing.price_table`,
-    its ``integer_columns`` among them if given) with the planner's ``chosen`` cost or bound."""
-    public = {name: value for name, value in query.items() if name != "integer_columns"}
-    return price_table(TableParameters(**public, **chosen), query.get("integer_columns", ())).plan()
+    its ``typed_steps`` among them if given: :func:`securedp.reading.types.typed_steps`) with the planner's ``chosen``
+    cost or bound."""
+    public = {name: value for name, value in query.items() if name != "typed_steps"}
+    return price_table(TableParameters(**public, **chosen), query.get("typed_steps")).plan()

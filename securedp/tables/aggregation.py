@@ -40,17 +40,18 @@ class ColumnAggregation(ABC):
     kind: ClassVar[str] = ""
     reads: ClassVar[str] = "sums"
     statistic: ClassVar[type[ColumnStatistic]]
-    """The statistic of each cell (:meth:`definition` builds it); its ``whole`` says whether an integer column keeps
-    step 1."""
+    """The statistic of each cell (:meth:`definition` builds it); its ``whole`` says whether a typed column keeps its
+    declared grid (step 1 for integers, ``10**-s`` for decimals)."""
 
     @property
     def name(self) -> str:
         return f"{self.column}_{self.kind}"
 
-    def typed(self, integer: bool) -> ColumnAggregation:
-        """This aggregation with its lattice fixed by the column's declared type: step 1 for an ``integer``
-        column without a lattice (:func:`~securedp.mechanisms.records.typed_lattice`), else itself."""
-        lattice = typed_lattice(self.lattice, self.bounds, integer and self.statistic.whole)
+    def typed(self, step: Fraction | None) -> ColumnAggregation:
+        """This aggregation with its lattice fixed by the column's declared type: the grid ``step`` it declares
+        (1 for integers, ``10**-s`` for decimals) for a column without a lattice
+        (:func:`~securedp.mechanisms.records.typed_lattice`), else itself."""
+        lattice = typed_lattice(self.lattice, self.bounds, step if self.statistic.whole else None)
         return self if lattice is self.lattice else dataclasses.replace(self, lattice=lattice)
 
     def lattice_column(self, m: int = 1) -> LatticeColumn:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from securedp.bounding.contributions import analyst_facing, data_policy
 from securedp.bounding.data_phase import reading_data
 from securedp.mechanisms.records import check_missing_policy
-from securedp.reading.types import declared_schema, integer_columns
+from securedp.reading.types import declared_schema, typed_steps
 from securedp.tables.cells import Column
 from securedp.tables.notes import plan_notes
 from securedp.tables.plan import TablePlan
@@ -77,7 +77,7 @@ def check_table(data: Any, parameters: TableParameters, reading: Reading) -> Che
                          "('int' or 'number')")
     valued = [a.column for a in aggregations if isinstance(a, ColumnAggregation)]
     priced = price_table(dataclasses.replace(parameters, aggregations=aggregations),
-                         integer_columns(data, valued, declared))
+                         typed_steps(data, valued, declared))
     id_column = reading.id_column
     if id_column == "":
         raise ValueError("id_column='' names no column: give the person column a name, or leave id_column out "

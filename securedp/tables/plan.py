@@ -36,6 +36,7 @@ from securedp.hazmat.exact.rational import display_rational, exact_text, format_
 from securedp.hazmat.exact.search import least_holding
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_tail
 from securedp.mechanisms.histogram import Histogram
+from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.partition_selection import LaplaceThreshold, OptimalSelection
 from securedp.mechanisms.quantile import Quantiles
 from securedp.mechanisms.statistic import AdditiveStatistic
@@ -65,6 +66,9 @@ class OutputPlan:
     :attr:`rank_error_bound`)."""
     fallback_rows: int | None = None
     """A selection with a fallback point: the rows from which a cell releases it with probability at most alpha."""
+    lattice_step: Fraction | None = None
+    """The step of the column's lattice (given, the declared grid of the column's type, or the bounds' rule:
+    :func:`~securedp.mechanisms.records.typed_lattice`), as the release records it; ``None`` without a column."""
     value_halfwidth: Callable[[int], Fraction] | None = field(default=None, compare=False, repr=False)
     """For a mean or a variance: the half-width of the released value in the column's units (squared, for a
     variance) at the plan's level in a cell that keeps ``n`` rows, exact
@@ -89,6 +93,12 @@ class SelectionPlan:
     """For each level of :data:`NEEDED`, the least ``n`` whose release probability is proven at least that level."""
     delta_asked: Fraction | None = None
     """The ``delta`` asked, when the threshold proves (and charges) a smaller :attr:`delta`."""
+    sensitivity: int = 1
+    """The thresholded count's cell sensitivity (``max_rows`` for a count of rows; 1 for persons)."""
+    cheaper: SelectionPlan | None = None
+    """Rule ``"count"`` on a count of rows: the plan of the separate selection on distinct persons at half the budget
+    (``selection="optimal"`` in epsilon, ``"gaussian"`` in rho) when a key of one-row persons needs fewer persons
+    for a 1/2 chance under it (:func:`securedp.tables.pricing.PricedTable.plan`), else ``None``."""
 
     @property
     def delta_text(self) -> str:
@@ -113,7 +123,23 @@ class SelectionPlan:
             needs = " and ".join(f"{n} {self.unit} for a {display_rational(level)} chance"
                                  for level, n in self.needed.items())
             out.append(f"    a key needs {needs}")
+        if self.cheaper is not None:
+            out += self._hint(self.cheaper)
         return out
+
+    def _hint(self, other: SelectionPlan) -> list[str]:
+        """Where a key's persons hold about one row each: the cheaper rule, the persons a key needs under each and
+        the chance it is kept at the counts this rule needs."""
+        half, most = NEEDED
+        kept = "; ".join(f"{n} persons: {_decimal(other.release_probability[n][0], False)} (here at least "
+                         f"{display_rational(level)})" for level, n in self.needed.items())
+        noise = "twice the noise scale" if other.rule == "optimal" else "sqrt(2) times the noise's standard deviation"
+        return [f"  hint: where a key's persons hold about one row each, selection='{other.rule}' (the command's "
+                f"--selection {other.rule}) keeps more of the keys: it selects on a separate count of distinct persons "
+                f"(sensitivity 1, where this count's is max_rows = {self.sensitivity}) at half the budget, so a key "
+                f"needs {other.needed[half]} persons for a {display_rational(half)} chance and {other.needed[most]} "
+                f"for {display_rational(most)} (here {self.needed[half]} and {self.needed[most]} rows); the chance "
+                f"it keeps a key of {kept}. Every aggregation then gets half its share ({noise})."]
 
 
 @dataclass(frozen=True)
@@ -144,6 +170,8 @@ class TablePlan:
                f"accuracy intervals at level 1 - {display_rational(self.alpha)}; nothing drawn, nothing charged"]
         for o in self.outputs:
             share = format_rational(self.shares[o.name])
+            if o.lattice_step is not None:
+                share += f", lattice step {exact_text(o.lattice_step)}"
             if o.rank_error_bound is not None:
                 out.append(f"  {o.name}: {o.mechanism}, share {share}; rank error at most {o.rank_error_bound} "
                            "rows with probability 1 - alpha" + ("" if o.fallback_rows is None else
@@ -235,8 +263,11 @@ def _gaussian_at_least(j: int, variance: Fraction) -> tuple[Fraction, Fraction]:
     return _interval_fraction(1 - gaussian_tail(1 - j, variance, _PRECISION))
 
 
-def release_probability(plan: LaplaceThreshold | OptimalSelection | GaussianThreshold,
-                        n: int) -> tuple[Fraction, Fraction]:
+Selection = LaplaceThreshold | OptimalSelection | GaussianThreshold
+"""The plan of a partition selection rule."""
+
+
+def release_probability(plan: Selection, n: int) -> tuple[Fraction, Fraction]:
     """An enclosure of the probability that ``plan`` releases a key whose count is ``n``."""
     if isinstance(plan, OptimalSelection):
         return (plan.probability(n),) * 2
@@ -255,15 +286,25 @@ def least_needed(plan: LaplaceThreshold | OptimalSelection | GaussianThreshold, 
 
 def selection_plan(rule: str, plan: LaplaceThreshold | OptimalSelection | GaussianThreshold,
                    delta: Fraction, persons: Sequence[int] = PERSONS, *,
-                   counted: str | None = None) -> SelectionPlan:
+                   counted: str | None = None, cheaper: Selection | None = None) -> SelectionPlan:
     """The release probability of a key with ``n`` persons under ``plan``, for each ``n`` in ``persons``, and
     the least ``n`` reaching each level of :data:`NEEDED` (``counted``: the released count the rule
-    ``"count"`` thresholds; its ``n`` counts rows when the plan's sensitivity is above 1)."""
+    ``"count"`` thresholds; its ``n`` counts rows when the plan's sensitivity is above 1; ``cheaper``: the
+    separate selection on distinct persons that rule could name instead, stated as :attr:`SelectionPlan.cheaper`
+    when a key needs fewer persons for a 1/2 chance under it)."""
     threshold = None if isinstance(plan, OptimalSelection) else plan.threshold
-    rows = counted is not None and not isinstance(plan, OptimalSelection) and plan.sensitivity > 1
+    sensitivity = 1 if isinstance(plan, OptimalSelection) else plan.sensitivity
+    rows = counted is not None and sensitivity > 1
+    needed = {level: least_needed(plan, level) for level in NEEDED}
+    other = None
+    if cheaper is not None:
+        rule_name = "optimal" if isinstance(cheaper, OptimalSelection) else "gaussian"
+        spent = cheaper.delta if isinstance(cheaper, OptimalSelection) else cheaper.delta_spent
+        other = selection_plan(rule_name, cheaper, spent, sorted(set(needed.values())))
+        other = other if other.needed[NEEDED[0]] < needed[NEEDED[0]] else None
     return SelectionPlan(rule, delta, threshold, {n: release_probability(plan, n) for n in persons},
-                         delta / plan.max_groups, counted, "rows" if rows else "persons",
-                         {level: least_needed(plan, level) for level in NEEDED}, plan.delta)
+                         delta / plan.max_groups, counted, "rows" if rows else "persons", needed, plan.delta,
+                         sensitivity, other)
 
 
 def _value_halfwidth(d: Definition, alpha: Fraction) -> Callable[[int], Fraction] | None:
@@ -288,15 +329,16 @@ def table_plan(aggregations: Sequence[Aggregation], defined: dict[str, Definitio
     for a in aggregations:
         d = defined[a.name]
         at = _value_halfwidth(d, alpha)
+        step = d.column.lattice.step if isinstance(d, ColumnStatistic) else None
         if isinstance(d, Quantiles):
             record: dict[str, Any] = d.cell_record(alpha)
             levels = tuple(zip(record["q"], record["rank_error_bounds"], strict=True)) \
                 if "rank_error_bounds" in record else ()
             outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, rank_error_bound=record["rank_error_bound"],
                                       level_rank_errors=levels, fallback_rows=record.get("fallback_rows_bound"),
-                                      value_halfwidth=at))
+                                      lattice_step=step, value_halfwidth=at))
         else:
             assert isinstance(d, (AdditiveStatistic, Histogram))
             outputs.append(OutputPlan(a.name, d.statistic, d.mechanism, halfwidths=d.halfwidths(alpha),
-                                      value_halfwidth=at))
+                                      lattice_step=step, value_halfwidth=at))
     return TablePlan(alpha, epsilon, rho, shares, outputs, selection)

@@ -29,7 +29,7 @@ add up to exactly 1.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -41,7 +41,6 @@ from securedp.mechanisms import count
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold, gaussian_threshold
 from securedp.mechanisms.partition_selection import (
     LaplaceThreshold,
-    OptimalSelection,
     laplace_threshold,
     optimal_selection,
 )
@@ -50,16 +49,13 @@ from securedp.privacy.cost import Cost
 from securedp.privacy.noise import Law, Noise
 from securedp.reading.columns import check_ordered
 from securedp.tables.cells import CellNoise, Column, definitions
-from securedp.tables.plan import TablePlan, selection_plan, table_plan
+from securedp.tables.plan import Selection, TablePlan, selection_plan, table_plan
 from securedp.tables.spec import Aggregation, ColumnAggregation, Count, Definition, Histogram, Persons
 
 SELECTION_RULES = ("count", "laplace", "optimal", "gaussian")
 """Partition selection rules: ``"count"`` thresholds the count the table releases (either currency); the
 others select on a separate count of persons, ``"laplace"`` and ``"optimal"`` priced in ``epsilon``,
 ``"gaussian"`` in ``rho``."""
-
-Selection = LaplaceThreshold | OptimalSelection | GaussianThreshold
-
 
 @dataclass(frozen=True)
 class PricedTable:
@@ -97,11 +93,31 @@ class PricedTable:
         return CellNoise(self.group_by, self.columns, self.aggregations, self.defined, self.alpha,
                          self.selection_noise)
 
+    def per_person_selection(self) -> Selection | None:
+        """Rule ``"count"`` on a count of rows (cell sensitivity ``max_rows > 1``): the separate selection on
+        distinct persons (sensitivity 1) the table could name instead, at the default share 1/2 of the budget
+        (``selection="optimal"`` in epsilon, ``"gaussian"`` in rho), as :func:`price_table` would plan it; else
+        ``None``. From the public parameters alone: the plan states it where it needs fewer persons
+        (:attr:`~securedp.tables.plan.SelectionPlan.cheaper`)."""
+        counted = self.selection
+        if (self.rule != "count" or self.delta is None or not isinstance(counted, (LaplaceThreshold, GaussianThreshold))
+                or counted.sensitivity <= 1):
+            return None
+        half = self.cost.share(Fraction(1, 2))
+        try:
+            if half.epsilon is not None:
+                return optimal_selection(half.epsilon, self.delta, self.k)
+            assert half.rho is not None  # a cost is priced in exactly one currency
+            return gaussian_threshold(half.rho, self.delta, self.k)
+        except ValueError:  # no threshold at that budget: nothing cheaper to name
+            return None
+
     def plan(self) -> TablePlan:
         """What the release will state before it draws (:mod:`securedp.tables.plan`)."""
         charged = self.delta_charged
         selected = (None if self.selection is None or self.rule is None or charged is None
-                    else selection_plan(self.rule, self.selection, charged, counted=self.thresholded))
+                    else selection_plan(self.rule, self.selection, charged, counted=self.thresholded,
+                                        cheaper=self.per_person_selection()))
         return table_plan(self.aggregations, self.defined, self.alpha, self.cost.epsilon, self.cost.rho,
                           self.shares, selected)
 
@@ -140,13 +156,13 @@ class TableParameters:
     alpha: Any = "0.05"
 
 
-def price_table(parameters: TableParameters, integer_columns: Collection[str] = ()) -> PricedTable:
+def price_table(parameters: TableParameters, typed_steps: Mapping[str, Fraction] | None = None) -> PricedTable:
     """Validate and price a table query's public ``parameters`` (the arguments of
     :func:`~securedp.tables.table.prepare_table` that are not data); raises before anything is read.
 
-    ``integer_columns``: the value columns whose declared type is an integer
-    (:func:`securedp.reading.types.integer_columns`, read from the table's schema); an aggregation of one
-    without a lattice takes step 1 (:func:`~securedp.mechanisms.records.typed_lattice`), as the
+    ``typed_steps``: the grid each value column's declared type states (1 for integers, ``10**-s`` for a decimal
+    of scale ``s``: :func:`securedp.reading.types.typed_steps`, read from the table's schema); an aggregation of
+    one without a lattice takes that step (:func:`~securedp.mechanisms.records.typed_lattice`), as the
     one-column release of the same column does."""
     p = parameters
     group_by, keys, selection, selection_share, delta = p.group_by, p.keys, p.selection, p.selection_share, p.delta
@@ -158,7 +174,8 @@ def price_table(parameters: TableParameters, integer_columns: Collection[str] = 
     twice = sorted({c for c in group_by if group_by.count(c) > 1}, key=str)
     if twice:
         raise ValueError(f"group_by names column(s) {twice} more than once: name each group column once")
-    aggregations = [a.typed(a.column in integer_columns) if isinstance(a, ColumnAggregation) else a
+    steps = dict(typed_steps or {})
+    aggregations = [a.typed(steps.get(a.column)) if isinstance(a, ColumnAggregation) else a
                     for a in aggregations]
     if keys is not None and not group_by:
         raise ValueError("keys= lists the public values of the group_by columns; without group_by there is one "

@@ -233,7 +233,7 @@ class Histogram(ColumnAggregation):
         edges = check_edges(self.bins)
         return Bins(edges, edge_lattice(edges, self.lattice))
 
-    def typed(self, integer: bool) -> ColumnAggregation:  # noqa: ARG002 - the bins fix the lattice
+    def typed(self, step: Fraction | None) -> ColumnAggregation:  # noqa: ARG002 - the bins fix the lattice
         return self
 
     def lattice_column(self, m: int = 1) -> LatticeColumn:

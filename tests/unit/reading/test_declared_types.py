@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ import pytest
 
 import securedp
 from securedp import ChaChaSource
-from securedp.reading.types import integer_columns, integer_typed
+from securedp.reading.types import typed_step, typed_steps
 from securedp.tables import IQR, Mean, Median, Sum, Variance
 
 SEED = bytes(32)
@@ -56,7 +57,7 @@ Command = Callable[[list[str]], tuple[int, str, str]]
 @pytest.mark.parametrize("name", sorted(TYPED))
 def test_the_type_is_read_from_the_schema(name: str) -> None:
     column, integer = TYPED[name]
-    assert integer_typed(column) is integer
+    assert typed_step(column) == (1 if integer else None)
 
 
 @pytest.mark.parametrize("name", sorted(TYPED))
@@ -113,19 +114,23 @@ def test_tables_take_the_type_of_each_column() -> None:
     assert all(Fraction(v).denominator == 1 for v in release.frame["hours_sum"].to_list())
 
 
-@pytest.mark.parametrize("kind", ["polars", "lazy", "pandas", "pyarrow", "parquet", "csv"])
-def test_integer_columns_of_every_table_kind(kind: str, tmp_path: Path) -> None:
-    frame = pl.DataFrame({"i": VALUES, "f": [float(v) for v in VALUES], "s": [str(v) for v in VALUES]})
+@pytest.mark.parametrize("kind", ["polars", "lazy", "pandas", "pandas arrow", "pyarrow", "parquet", "csv"])
+def test_typed_columns_of_every_table_kind(kind: str, tmp_path: Path) -> None:
+    """Integer columns declare step 1, decimal columns of scale 2 step 1/100 (issue 42.3); a pandas column of
+    Python ``Decimal`` objects (NumPy-backed pandas) declares no scale, nor does any CSV cell."""
+    cents = pl.Series([Decimal(v) / 100 for v in VALUES], dtype=pl.Decimal(10, 2))
+    frame = pl.DataFrame({"i": VALUES, "f": [float(v) for v in VALUES], "s": [str(v) for v in VALUES], "d": cents})
     table: Any = {"polars": frame, "lazy": frame.lazy(), "pandas": frame.to_pandas(),
-                  "pyarrow": frame.to_arrow()}.get(kind)
+                  "pandas arrow": frame.to_pandas(types_mapper=pd.ArrowDtype), "pyarrow": frame.to_arrow()}.get(kind)
     if kind == "parquet":
         table = tmp_path / "t.parquet"
         frame.write_parquet(table)
     elif kind == "csv":
         table = tmp_path / "t.csv"
         frame.write_csv(table)
-    expected = frozenset() if kind == "csv" else frozenset({"i"})  # CSV cells are text
-    assert integer_columns(table, ["i", "f", "s", "absent"]) == expected
+    expected = {} if kind == "csv" else {"i": 1} if kind == "pandas" else {"i": 1, "d": Fraction(1, 100)}
+    assert typed_steps(table, ["i", "f", "s", "d", "absent"]) == expected  # CSV cells are text
+    assert typed_steps(table, ["i", "d"], {"i": "number", "d": "number"}) == {}  # a declared type replaces its own
 
 
 
