@@ -30,6 +30,7 @@ computed once per value.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from fractions import Fraction
 
 from securedp.hazmat.exact.interval import Interval
@@ -58,6 +59,25 @@ def _round_up(x: Fraction) -> Fraction:
     return Fraction(-(-x.numerator // (x.denominator << -shift)) << -shift)
 
 
+def certified_sup(epsilon: Fraction, renyi: Callable[[Fraction, Fraction], Interval]) -> Fraction:
+    """A certified upper bound of ``sup_{alpha > 1} e(alpha) / alpha`` for a non-decreasing ``e`` with
+    ``e(alpha) <= epsilon`` and ``e(alpha)`` inside ``renyi(epsilon, alpha)``, by the cover of ``(1, inf)`` of the
+    module docstring, rounded up to :data:`_KEPT_BITS` significant bits (also used by
+    :mod:`securedp.privacy.bounded_range_zcdp`)."""
+    best = renyi(epsilon, _FIRST).upper  # bounds e(alpha) / alpha on (1, a_1]
+    a, ratio = _FIRST, Fraction(2)
+    while epsilon / a > best:
+        ratio = min(Fraction(2), 2 * ratio - 1)  # try twice the last step's length first
+        while True:
+            b = Fraction(int(a * ratio * _GRID), _GRID)  # a point of the grid 2**-30, above a
+            bound = renyi(epsilon, b).upper / a
+            if bound <= best or ratio <= _FINEST:
+                break
+            ratio = 1 + (ratio - 1) / 2
+        best, a = max(best, bound), b
+    return _round_up(best)
+
+
 @functools.lru_cache(maxsize=256)
 def pure_zcdp(epsilon: Fraction) -> Fraction:
     """A certified upper bound of ``sup_{alpha > 1} e(alpha) / alpha`` (module docstring), never above
@@ -65,15 +85,4 @@ def pure_zcdp(epsilon: Fraction) -> Fraction:
     classic = epsilon * epsilon / 2
     if epsilon < CERTIFIED_FROM:
         return classic
-    best = renyi_upper(epsilon, _FIRST).upper  # bounds e(alpha) / alpha on (1, a_1]
-    a, ratio = _FIRST, Fraction(2)
-    while epsilon / a > best:
-        ratio = min(Fraction(2), 2 * ratio - 1)  # try twice the last step's length first
-        while True:
-            b = Fraction(int(a * ratio * _GRID), _GRID)  # a point of the grid 2**-30, above a
-            bound = renyi_upper(epsilon, b).upper / a
-            if bound <= best or ratio <= _FINEST:
-                break
-            ratio = 1 + (ratio - 1) / 2
-        best, a = max(best, bound), b
-    return min(classic, _round_up(best))
+    return min(classic, certified_sup(epsilon, renyi_upper))
