@@ -17,8 +17,8 @@ of the two-point law on its ends with mean 1, which puts ``q = (1 - u) / (u (e^e
     ``M(u) = u**alpha + q u**alpha (e^(alpha eps) - 1) = u**(alpha - 1) (c - (c - 1) u)``,
     ``c = (e^(alpha eps) - 1) / (e^eps - 1)``.
 
-``c > alpha`` (``x -> e^(x eps)`` is strictly convex and the chord from 0 to 1 meets it there), and ``log M`` is
-strictly concave in ``u``, greatest where ``(alpha - 1) / u = (c - 1) / (c - (c - 1) u)``, at
+``c > alpha`` (``x -> e^(x eps)`` is strictly convex, so above its chord through ``x = 0`` and ``x = 1`` at
+``x = alpha``), and ``log M = (alpha - 1) ln u + ln(c - (c - 1) u)`` is strictly concave in ``u``, greatest where ``(alpha - 1) / u = (c - 1) / (c - (c - 1) u)``, at
 ``u* = (alpha - 1) c / (alpha (c - 1)) < 1``, where ``c - (c - 1) u* = c / alpha``. So every
 ``epsilon``-bounded-range release satisfies (``alpha``, ``e(alpha)``)-Rényi DP with
 
@@ -43,10 +43,10 @@ adaptively (the recursive quantile split's depths: zCDP composes), is charged no
 **The certificate** is :func:`~securedp.privacy.pure_zcdp.certified_sup`'s, the one of pure releases: ``(1, inf)``
 covered by intervals on which ``e(b) / a`` bounds ``e(alpha) / alpha``, every ``e(b)`` computed by interval
 arithmetic with directed rounding (:class:`~securedp.hazmat.exact.interval.Interval`), the largest bound rounded up
-to 40 significant bits: never below ``rho*``, above it by less than ``1 + 2**-11`` (measured: below ``1 + 10**-4``
-at ``epsilon`` 3/4 to 1024). :func:`bounded_range_zcdp` returns the smaller of it and ``epsilon**2 / 8``; below
-``epsilon = 3/4`` it returns ``epsilon**2 / 8`` itself (within x1.008 of ``rho*``), and above 1024 the exact
-``min(epsilon**2 / 8, epsilon)`` (within x1.008: ``rho* > epsilon - 1 - ln(epsilon)``). The charge is a dyadic
+to 40 significant bits: never below ``rho*``, above it by a factor below ``1 + 2.5 * 10**-4`` (measured at
+``epsilon`` 3/4 to 1024 against the Kullback-Leibler value). :func:`bounded_range_zcdp` returns the smaller of it
+and ``epsilon**2 / 8``; below ``epsilon = 3/4`` it returns ``epsilon**2 / 8`` itself (within x1.008 of ``rho*``),
+and above 1024 the exact ``min(epsilon**2 / 8, epsilon)`` (within x1.008: ``rho* > epsilon - 1 - ln(epsilon)``). The charge is a dyadic
 rational of at most 40 significant bits (denominator at most ``2**44`` from ``epsilon = 3/4``), or the exact
 ``epsilon**2 / 8`` of a bounded parameter. It depends on ``epsilon`` alone (public) and is computed once per value.
 
