@@ -17,10 +17,10 @@ of the two-point law on its ends with mean 1, which puts ``q = (1 - u) / (u (e^e
     ``M(u) = u**alpha + q u**alpha (e^(alpha eps) - 1) = u**(alpha - 1) (c - (c - 1) u)``,
     ``c = (e^(alpha eps) - 1) / (e^eps - 1)``.
 
-``c > alpha`` (``x -> e^(x eps)`` is strictly convex, so above its chord through ``x = 0`` and ``x = 1`` at
-``x = alpha``), and ``log M = (alpha - 1) ln u + ln(c - (c - 1) u)`` is strictly concave in ``u``, greatest where ``(alpha - 1) / u = (c - 1) / (c - (c - 1) u)``, at
-``u* = (alpha - 1) c / (alpha (c - 1)) < 1``, where ``c - (c - 1) u* = c / alpha``. So every
-``epsilon``-bounded-range release satisfies (``alpha``, ``e(alpha)``)-Rényi DP with
+``c > alpha`` (``x -> e^(x eps)`` is strictly convex, so above its chord through ``x = 0`` and ``x = 1`` at ``x =
+alpha``), and ``log M = (alpha - 1) ln u + ln(c - (c - 1) u)`` is strictly concave in ``u``, greatest where ``(alpha
+- 1) / u = (c - 1) / (c - (c - 1) u)``, at ``u* = (alpha - 1) c / (alpha (c - 1)) < 1``, where ``c - (c - 1) u* = c
+/ alpha``. So every ``epsilon``-bounded-range release satisfies (``alpha``, ``e(alpha)``)-Rényi DP with
 
     ``e(alpha) = ln(c / alpha) / (alpha - 1) + ln((alpha - 1) c / (alpha (c - 1)))``
 
@@ -46,9 +46,10 @@ arithmetic with directed rounding (:class:`~securedp.hazmat.exact.interval.Inter
 to 40 significant bits: never below ``rho*``, above it by a factor below ``1 + 2.5 * 10**-4`` (measured at
 ``epsilon`` 3/4 to 1024 against the Kullback-Leibler value). :func:`bounded_range_zcdp` returns the smaller of it
 and ``epsilon**2 / 8``; below ``epsilon = 3/4`` it returns ``epsilon**2 / 8`` itself (within x1.008 of ``rho*``),
-and above 1024 the exact ``min(epsilon**2 / 8, epsilon)`` (within x1.008: ``rho* > epsilon - 1 - ln(epsilon)``). The charge is a dyadic
-rational of at most 40 significant bits (denominator at most ``2**44`` from ``epsilon = 3/4``), or the exact
-``epsilon**2 / 8`` of a bounded parameter. It depends on ``epsilon`` alone (public) and is computed once per value.
+and above 1024 the exact ``min(epsilon**2 / 8, epsilon)`` (within x1.008: ``rho* > epsilon - 1 - ln(epsilon)``). The
+charge is a dyadic rational of at most 40 significant bits (denominator at most ``2**44`` from ``epsilon = 3/4``),
+or the exact ``epsilon**2 / 8`` of a bounded parameter. It depends on ``epsilon`` alone (public) and is computed
+once per value.
 
 **The inverse.** :func:`bounded_range_epsilon` gives a rho-priced selection the ``epsilon = j / grid`` at which it
 runs, with ``bounded_range_zcdp(j / grid) <= rho``: below ``3/4`` the largest ``j`` with ``(j / grid)**2 / 8 <=
