@@ -17,10 +17,11 @@ of the two-point law on its ends with mean 1, which puts ``q = (1 - u) / (u (e^e
     ``M(u) = u**alpha + q u**alpha (e^(alpha eps) - 1) = u**(alpha - 1) (c - (c - 1) u)``,
     ``c = (e^(alpha eps) - 1) / (e^eps - 1)``.
 
-``c > alpha`` (``x -> e^(x eps)`` is strictly convex, so above its chord through ``x = 0`` and ``x = 1`` at ``x =
-alpha``), and ``log M = (alpha - 1) ln u + ln(c - (c - 1) u)`` is strictly concave in ``u``, greatest where ``(alpha
-- 1) / u = (c - 1) / (c - (c - 1) u)``, at ``u* = (alpha - 1) c / (alpha (c - 1)) < 1``, where ``c - (c - 1) u* = c
-/ alpha``. So every ``epsilon``-bounded-range release satisfies (``alpha``, ``e(alpha)``)-Rényi DP with
+``c > alpha`` (``x -> e^(x eps)`` is strictly convex, so above its chord through ``x = 0`` and ``x = 1``
+at ``x = alpha``), and ``log M = (alpha - 1) ln u + ln(c - (c - 1) u)`` is strictly concave in ``u``,
+greatest where ``(alpha - 1) / u = (c - 1) / (c - (c - 1) u)``, at ``u* = (alpha - 1) c / (alpha (c - 1)) < 1``,
+where ``c - (c - 1) u* = c / alpha``. So every ``epsilon``-bounded-range release satisfies (``alpha``,
+``e(alpha)``)-Rényi DP with
 
     ``e(alpha) = ln(c / alpha) / (alpha - 1) + ln((alpha - 1) c / (alpha (c - 1)))``
 
