@@ -126,3 +126,26 @@ def test_a_record_charged_epsilon_squared_over_eight_still_verifies(tmp_path) ->
     rewrite(path, entries)
     problem = verify_log(path).problem
     assert problem is not None and problem.field == "record.charged"
+
+
+def test_a_rho_split_records_the_conversion_it_ran_by_and_replay_reads_it_back() -> None:
+    import securedp
+    from securedp import ChaChaSource
+    from securedp.audit.replay import _stated_conversion
+    from securedp.mechanisms.quantile import CONVERSIONS, conversion_scope
+
+    data = [v * 7 % 101 for v in range(300)]
+    levels = [Fraction(k, 10) for k in range(1, 10)]  # the recursive split: 4 depths
+    epsilons = []
+    for conversion in CONVERSIONS:
+        with conversion_scope(conversion):
+            release = securedp.quantiles(data, levels, bounds=(0, 100), rho="1/2", rng=ChaChaSource(bytes(32)))
+        record = release.record()
+        parameters = record["parameters"]["data_quantiles"]
+        assert parameters["selection"].startswith("recursive split") and parameters["depths"] == 4
+        assert parameters["conversion"] == conversion and Fraction(parameters["rho_cells"]) <= Fraction(1, 2)
+        assert _stated_conversion(record["parameters"]) == conversion
+        assert _stated_conversion([{"shares": {}}, {"x": parameters}]) == conversion  # a table's cells
+        epsilons.append(Fraction(parameters["epsilon_cell"]))
+    assert epsilons[0] > epsilons[1] > epsilons[2]  # the sharp bound, epsilon**2 / 8, epsilon**2 / 2
+    assert _stated_conversion({"x": {"epsilon_cell": "1"}}) == CONVERSIONS[0]  # none stated: this version's
