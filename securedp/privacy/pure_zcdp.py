@@ -17,14 +17,15 @@ every ``alpha``), below Bun & Steinke's ``epsilon**2 / 2`` (Prop. 1.4): x1.021 a
 
 **The certificate.** ``e`` is non-decreasing in ``alpha`` (Rényi divergences are: van Erven & Harremoës 2014,
 Theorem 3), so ``e(alpha) / alpha <= e(b) / a`` on ``[a, b]``, ``e(alpha) <= e(a_1)`` on ``(1, a_1]`` and
-``e(alpha) / alpha <= epsilon / a`` on ``[a, inf)``. :func:`pure_zcdp` covers ``(1, inf)`` by such intervals
+``e(alpha) / alpha <= epsilon / a`` on ``[a, inf)``. :func:`certified_sup` covers ``(1, inf)`` by such intervals
 (``a_1 = 1 + 2**-20``, then each step as long as keeps its bound under the best bound so far, down to a ratio of
 ``1 + 2**-12``, until ``epsilon / a`` is under it) and returns the largest bound, every ``e(b)`` computed by
 interval arithmetic with directed rounding (:class:`~securedp.hazmat.exact.interval.Interval`), rounded up to
 40 significant bits: never below ``rho*``, above it by a factor below ``1 + 2**-12`` (measured: below
 ``1 + 3 * 10**-4`` at ``epsilon`` 3/4 to 1000). Below ``epsilon = 3/4`` it returns ``epsilon**2 / 2`` itself,
 within x1.047 of ``rho*`` (x1.021 at 1/2). It depends on ``epsilon`` alone (a public parameter) and is
-computed once per value.
+computed once per value. The same cover certifies the bound of bounded-range releases, whose ``e`` has the same two
+properties (:mod:`securedp.privacy.bounded_range_zcdp`).
 """
 
 from __future__ import annotations
