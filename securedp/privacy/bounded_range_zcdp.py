@@ -69,9 +69,11 @@ from fractions import Fraction
 import gmpy2
 
 from securedp.hazmat.exact.interval import Interval, rounding_context
-from securedp.privacy.pure_zcdp import CERTIFIED_FROM, certified_sup
+from securedp.privacy.pure_zcdp import certified_sup
 
 _PRECISION = 256
+CERTIFIED_FROM = Fraction(3, 4)
+"""Below this ``epsilon`` the charge is ``epsilon**2 / 8`` (within x1.008 of the sharp bound)."""
 CERTIFIED_UP_TO = Fraction(1024)
 """Above this ``epsilon`` the charge is ``min(epsilon**2 / 8, epsilon)``, exact (within x1.008 of the sharp bound)."""
 
