@@ -149,3 +149,15 @@ def test_a_rho_split_records_the_conversion_it_ran_by_and_replay_reads_it_back()
         epsilons.append(Fraction(parameters["epsilon_cell"]))
     assert epsilons[0] > epsilons[1] > epsilons[2]  # the sharp bound, epsilon**2 / 8, epsilon**2 / 2
     assert _stated_conversion({"x": {"epsilon_cell": "1"}}) == CONVERSIONS[0]  # none stated: this version's
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.fractions(min_value=Fraction(1, 100), max_value=Fraction(50), max_denominator=1 << 16),
+       st.integers(min_value=1, max_value=5))
+def test_the_selection_epsilon_fits_its_share_and_loses_nearly_all_of_it(rho: Fraction, k: int) -> None:
+    from securedp.mechanisms.quantile import selection_epsilon
+
+    cell = selection_epsilon(Cost.of(rho=rho), k)
+    assert k * charge(cell) <= rho
+    assert (cell * (1 << 32)).denominator == 1
+    assert mp(rho / k) <= kullback_leibler_bound(cell) * gmpy2.mpfr("1.003") or rho / k < Fraction(1, 14)
