@@ -11,6 +11,9 @@ Prints, each line with its target:
   delta) budget grants by each; target: CKS, rounded the safe way;
 * **pure releases in rho**: ``epsilon**2 / 2`` against the certified sharp bound; target: within 1.05x of the sharp
   bound ``epsilon tanh(epsilon / 2)`` (a count's exact zCDP);
+* **exponential mechanisms in rho**: the charge (the certified sharp bounded-range bound) and the earlier
+  ``epsilon**2 / 8`` against the sharp bound (the zCDP of the worst two-candidate instance, its Kullback-Leibler
+  value at ``alpha -> 1``), and the epsilon a rho-priced selection runs at by each; target: within 1.05x;
 * **thresholds**: the delta asked against the delta the integer threshold proves; target: charge the latter::
 
     python benchmarks/bench_proven_loss.py --runs 200
@@ -30,7 +33,8 @@ from securedp import ChaChaSource
 from securedp.mechanisms.gaussian_threshold import gaussian_threshold
 from securedp.mechanisms.partition_selection import laplace_threshold
 from securedp.mechanisms.quantile import EARLIER_ZCDP_CONVERSION, ZCDP_CONVERSION, conversion_scope
-from securedp.privacy.conversions import approx_dp_to_zcdp, pure_to_zcdp, zcdp_to_approx_dp
+from securedp.privacy.conversions import approx_dp_to_zcdp, bounded_range_to_zcdp, pure_to_zcdp, zcdp_to_approx_dp
+from securedp.privacy.cost import Cost
 
 
 def datasets() -> list[tuple[str, Any, tuple[int, int], Any]]:
@@ -88,6 +92,7 @@ def pure_and_thresholds() -> None:
         e = Fraction(eps)
         sharp = float(e) * math.tanh(float(e) / 2)
         print(f"  epsilon {eps:4s}: {float(pure_to_zcdp(e)) / sharp:.4f}, x{float(e * e / 2 / pure_to_zcdp(e)):.3f}")
+    bounded_range()
     print("thresholds: delta asked / delta charged (proven by the integer threshold)")
     for eps, delta, k in (("1", "1e-9", 1), ("1/2", "1e-6", 3), ("2", "1e-5", 10)):
         plan = laplace_threshold(eps, delta, k)
@@ -97,6 +102,22 @@ def pure_and_thresholds() -> None:
         gplan = gaussian_threshold(rho, delta, k)
         print(f"  Gaussian rho {rho:5s} delta {delta} k {k:2d}: tau {gplan.threshold:3d}, "
               f"x{float(gplan.delta / gplan.delta_spent):.2f}")
+
+
+def bounded_range() -> None:
+    from securedp.mechanisms.quantile import EIGHTH_ZCDP_CONVERSION, selection_epsilon
+
+    print("exponential mechanism in rho: charge / sharp bound (target: <= 1.05), epsilon**2 / 8 / sharp, "
+          "rho-priced selection's epsilon now / by epsilon**2 / 8")
+    for eps in ("1/10", "1/2", "1", "2", "4"):
+        e = Fraction(eps)
+        x = float(e)
+        sharp = x / -math.expm1(-x) - 1 - math.log(x / -math.expm1(-x))  # the worst instance's KL
+        rho = Cost.of(rho=e * e / 8)
+        with conversion_scope(EIGHTH_ZCDP_CONVERSION):
+            before = selection_epsilon(rho)
+        print(f"  epsilon {eps:4s}: {float(bounded_range_to_zcdp(e)) / sharp:.5f}, x{x * x / 8 / sharp:.4f};"
+              f"  at rho {float(rho.amount):.5f}: epsilon {float(selection_epsilon(rho)):.4f} / {float(before):.4f}")
 
 
 def main() -> None:

@@ -9,11 +9,13 @@ with budget fields (:class:`~securedp.ledger.audit_record.BudgetFields`):
   :meth:`securedp.privacy.cost.Cost.in_currency` (``epsilon`` on an epsilon
   budget; on a rho budget ``rho``, or for a pure release the zCDP its
   mechanism is proven to have, from :mod:`securedp.privacy.conversions`:
-  ``epsilon**2 / 8`` for an exponential mechanism, else the sharp bound of
-  every ``epsilon``-DP release; a rho release is never charged to an
+  the sharp bounded-range bound for an exponential mechanism, else the sharp
+  bound of every ``epsilon``-DP release; a rho release is never charged to an
   epsilon budget). A record that states ``charged`` must state exactly
   that, or ``epsilon**2 / 2``, the charge of a pure release in a rho budget
-  before securedp 0.3 (:meth:`~securedp.privacy.cost.Cost.accepted_charges`:
+  before securedp 0.3, or for an exponential mechanism the smaller of
+  ``epsilon**2 / 8`` and the pure charge, its charge before the sharp bound
+  (:meth:`~securedp.privacy.cost.Cost.accepted_charges`:
   records carry what they were charged, and each rule is a proven bound); one without ``charged`` is charged its own
   ``epsilon`` or ``rho``, which must then be in the ``budget_kind``;
 * ``spent`` is the previous ``spent`` of the ledger plus the charge, and

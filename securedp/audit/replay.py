@@ -43,10 +43,10 @@ default has changed (securedp 0.3 gives a column whose type is a decimal of scal
 in its record (``"lattice_step"`` in its parameters), so replay re-runs such a query on that step.
 
 **The conversion.** A selection priced in ``rho`` runs at the ``epsilon`` its conversion allows, and the
-conversion has changed (securedp 0.3 prices an exponential mechanism ``epsilon**2 / 8``, by bounded range;
-earlier versions ``epsilon**2 / 2``). The conversion a selection used is in its record (``"conversion"`` in its
-parameters), so replay re-runs a record that states the earlier one by it
-(:func:`~securedp.mechanisms.quantile.conversion_scope`).
+conversion has changed (this version prices an exponential mechanism by the certified sharp bounded-range bound;
+earlier ones ``epsilon**2 / 8``, by bounded range, and before them ``epsilon**2 / 2``). The conversion a selection
+used is in its record (``"conversion"`` in its parameters), so replay re-runs a record that states an earlier one
+by it (:func:`~securedp.mechanisms.quantile.conversion_scope`).
 
 **The delta of a threshold.** A table that thresholds its private keys charges the ``delta`` its integer
 threshold proves since securedp 0.3 (:mod:`securedp.mechanisms.threshold_delta`), recording the one asked as
@@ -79,7 +79,7 @@ from securedp.audit.verify import verify_log
 from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
 from securedp.ledger.release import PreparedRelease, commit_input
 from securedp.ledger.release_record import FORMAT, ReleaseRecord
-from securedp.mechanisms.quantile import EARLIER_ZCDP_CONVERSION, ZCDP_CONVERSION, conversion_scope
+from securedp.mechanisms.quantile import CONVERSIONS, ZCDP_CONVERSION, conversion_scope
 from securedp.mechanisms.threshold_delta import asked_delta_scope
 from securedp.reading.mode import analyst_facing_scope
 from securedp.tables.spec import STATISTICS
@@ -216,13 +216,14 @@ def _stated_conversion(parameters: Any) -> str:
     """The conversion of a rho-priced selection that ``parameters`` state (anywhere in them: one column's, or each
     aggregation's cells), or this version's when none is stated (see the module docstring)."""
     if isinstance(parameters, dict):
-        if parameters.get("conversion") == EARLIER_ZCDP_CONVERSION:
-            return EARLIER_ZCDP_CONVERSION
+        if parameters.get("conversion") in CONVERSIONS:
+            return str(parameters["conversion"])
         parameters = list(parameters.values())
     if isinstance(parameters, list):
         for item in parameters:
-            if _stated_conversion(item) == EARLIER_ZCDP_CONVERSION:
-                return EARLIER_ZCDP_CONVERSION
+            stated = _stated_conversion(item)
+            if stated != ZCDP_CONVERSION:
+                return stated
     return ZCDP_CONVERSION
 
 

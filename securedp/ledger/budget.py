@@ -8,7 +8,7 @@ by the command's budget file and by the audit verifier:
 * **price** (:meth:`securedp.privacy.cost.Cost.in_currency`): a release of cost (``epsilon``, ``rho``)
   takes ``epsilon`` from an epsilon budget and ``rho`` from a rho budget; a
   pure ``epsilon`` release takes the zCDP it is proven to have from a rho budget
-  (``epsilon**2 / 8`` for an exponential mechanism, else
+  (the sharp bounded-range bound, at most ``epsilon**2 / 8``, for an exponential mechanism, else
   :func:`~securedp.privacy.conversions.pure_to_zcdp`, at most ``epsilon**2 / 2``); a zCDP
   release cannot be charged to an epsilon budget (zCDP does not imply pure
   DP): :class:`IncompatibleCost`;

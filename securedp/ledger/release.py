@@ -123,7 +123,8 @@ class PreparedRelease:
     """The ``delta`` the release spends (partition selection of a table's private keys), else ``None``."""
     bounded_range: bool = field(default=False, kw_only=True)
     """An ``epsilon`` release that is ``epsilon``-bounded range
-    (:func:`~securedp.ledger.release_record.bounded_range`), priced ``epsilon**2 / 8`` in a rho budget."""
+    (:func:`~securedp.ledger.release_record.bounded_range`), priced by the sharp bounded-range bound in a rho budget
+    (:func:`~securedp.privacy.conversions.bounded_range_to_zcdp`, at most ``epsilon**2 / 8``)."""
     accuracy: Callable[[Any], Mapping[str, Fraction]] | None = field(default=None, kw_only=True)
     """The release's accuracy at level ``1 - alpha``, stated from its public parameters before anything
     is drawn: the half-width of each noisy integer in output units, or a selection's rank error bound

@@ -106,10 +106,12 @@ BOUNDED_RANGE_STATISTICS = frozenset({"selection", "median", "quantile", "quanti
 
 def bounded_range(statistic: str, mechanism: str) -> bool:
     """Whether a pure release of ``statistic`` by ``mechanism`` is ``epsilon``-bounded range, hence
-    ``epsilon**2 / 8``-zCDP (:func:`~securedp.privacy.conversions.bounded_range_to_zcdp`): the exponential
-    mechanism's selections (:mod:`securedp.mechanisms.exponential`, which proves it for the plain, monotone and
-    fallback laws), alone or several at shares of ``epsilon`` (their zCDP add up to at most
-    ``epsilon**2 / 8``). Report-noisy-max and permute-and-flip are not (see
+    zCDP by the sharp bounded-range bound (:func:`~securedp.privacy.conversions.bounded_range_to_zcdp`, at most
+    ``epsilon**2 / 8``): the exponential mechanism's selections (:mod:`securedp.mechanisms.exponential`, which
+    proves it for the plain, monotone and fallback laws), alone, several side by side at shares of ``epsilon``
+    (their losses add: ``epsilon``-bounded range), or in ``D`` adaptive depths at ``epsilon / D`` (their zCDP add
+    up to at most the bound of ``epsilon``: :mod:`securedp.privacy.bounded_range_zcdp`, "Equal shares").
+    Report-noisy-max and permute-and-flip are not (see
     :mod:`securedp.mechanisms.permute_and_flip`): they keep the bound of every ``epsilon``-DP release."""
     return mechanism == "exponential" and statistic in BOUNDED_RANGE_STATISTICS
 

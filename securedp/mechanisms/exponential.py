@@ -16,7 +16,8 @@ direction (``monotonic=True``, e.g. counts), the factor 2 can be dropped and
 the release is still ``epsilon``-DP (Dwork & Roth 2014, Theorem 3.10, remark).
 The candidates themselves must not depend on the data.
 
-**Bounded range, hence zCDP** (what a rho budget is charged: ``epsilon**2 / 8``, not ``epsilon**2 / 2``). The
+**Bounded range, hence zCDP** (what a rho budget is charged: the sharp bounded-range bound, at most
+``epsilon**2 / 8``, not ``epsilon**2 / 2``). The
 release is ``epsilon``-bounded range (Durfee & Rogers 2019, "Practical differentially private top-k
 selection with pay-what-you-get composition", Lemma 3.1): for neighbours ``x, x'`` the privacy loss of
 output ``y`` is ``f(y) = c (s_y(x) - s_y(x')) + t`` with ``t = log(Z(x') / Z(x))`` independent of ``y`` and
@@ -29,10 +30,12 @@ entries, :mod:`securedp.mechanisms.quantile`): a weight that does not depend on 
 An ``eta``-bounded-range release is ``eta**2 / 8``-zCDP (Cesar & Rogers 2021, "Bounding, concentrating, and
 truncating: unifying privacy loss composition for data analytics", Lemma 3.2: by Hoeffding's lemma the
 loss, supported on a width-``eta`` interval, has ``log E[exp(lambda f)] <= lambda E[f] + lambda**2 eta**2 / 8``,
-and ``lambda = -1`` with ``E[exp(-f)] = 1`` gives ``E[f] <= eta**2 / 8``): see
-:func:`~securedp.privacy.conversions.bounded_range_to_zcdp`. ``tests/unit/privacy/test_proven_loss.py``
-computes the exact zCDP of small neighbouring instances: ``(0, 1)`` against ``(1, 0)`` loses
-``(epsilon / 2) tanh(epsilon / 4)``, x1.021 under the charge at ``epsilon = 1`` (x1.082 at 2).
+and ``lambda = -1`` with ``E[exp(-f)] = 1`` gives ``E[f] <= eta**2 / 8``); the least valid bound is lower
+(x1.014 at ``eta = 1``, x1.054 at 2) and is what is charged, certified from above
+(:mod:`securedp.privacy.bounded_range_zcdp`, :func:`~securedp.privacy.conversions.bounded_range_to_zcdp`).
+``tests/unit/privacy/test_proven_loss.py`` and ``test_bounded_range_zcdp.py`` compute the exact zCDP of small
+neighbouring instances against the charge: two candidates whose scores move apart by the whole sensitivity lose
+within x1.001 of it.
 
 **Algorithm.** Scores become integers on a common rational unit
 (:mod:`securedp.mechanisms.scores`), or, for float scores, stay float64

@@ -8,7 +8,7 @@ sensitivity ``3 m`` for ``m = max_contributions``, rate
 ``epsilon / (2 * 3 m)``: :mod:`securedp.mechanisms.rank_utility`), each at
 half the cost: ``epsilon / 2``
 (basic composition: the pair is ``epsilon``-DP), or with ``rho`` each at the
-largest ``epsilon = j / 2**32`` with ``epsilon**2 / 8 <= rho / 2``
+``epsilon = j / 2**32`` whose sharp bounded-range zCDP is at most ``rho / 2``
 (:func:`~securedp.mechanisms.quantile.selection_epsilon`). The release is the
 post-processing ``max(Q3 - Q1, 0)``: the two selections are independent, so the
 drawn upper quartile can fall below the drawn lower one, and the range is then 0.

@@ -38,8 +38,10 @@ fallback's weight and point are public given the earlier depths). So part ``j`` 
 ``epsilon_depth h_j / (2m)`` (the exponential mechanism, McSherry and Talwar 2007, with a public base
 measure), and the depth, its parts drawn independently, at most ``epsilon_depth``: it is
 ``epsilon_depth``-DP and ``epsilon_depth``-bounded range (the parts' losses add, each within its range),
-hence ``epsilon_depth**2 / 8``-zCDP (Cesar and Rogers 2021). The ``D`` depths compose: ``D epsilon_depth <=
-epsilon`` (or ``D epsilon_depth**2 / 8 <= rho``), per cell for ``max_groups`` cells. Tested exactly:
+hence zCDP by its certified sharp bound (:mod:`securedp.privacy.bounded_range_zcdp`, at most
+``epsilon_depth**2 / 8``, Cesar and Rogers 2021). The ``D`` depths compose: ``D epsilon_depth <= epsilon`` (or ``D``
+times that zCDP ``<= rho``), per cell for ``max_groups`` cells; an ``epsilon`` split in a rho budget is charged
+the bound of ``epsilon`` itself, at least ``D`` times that of ``epsilon / D`` (its "Equal shares"). Tested exactly:
 ``tests/privacy/test_quantile_split_privacy.py`` enumerates the joint law of every output on tiny
 neighbouring instances (one or two rows per person) and bounds the largest loss by the charge.
 

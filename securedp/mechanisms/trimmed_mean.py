@@ -24,12 +24,12 @@ estimates, surely. The noise's own half-width is stated before the draw (:meth:`
 
 **Privacy map** (``m = max_contributions`` rows per person in a cell, ``k = max_groups`` cells per person).
 Step 1 is the quantiles' selection at ``s * cost``: each level's is ``epsilon_sel / 2``-DP per person over
-its ``k`` cells (``epsilon / k`` per cell; priced in ``rho``, each runs at the largest ``j / 2**32`` with
-``k * epsilon_cell**2 / 8 <= s rho / 2``: :func:`~securedp.mechanisms.quantile.selection_epsilon`). Given
-the released ``(a, b)`` of every cell, step 2 is a fixed function of the data whose count moves by at most
-``m`` and whose centred sum by at most ``m * h`` per cell when one person is added or removed (a
-winsorized record lies in ``[a_u, b_u]``, so ``|clamp(u, a, b) - c| <= h``), so step 3's two noises
-(:class:`~securedp.privacy.noise.Noise`, calibrated to those sensitivities and ``k`` cells) are
+its ``k`` cells (``epsilon / k`` per cell; priced in ``rho``, each runs at a ``j / 2**32`` whose sharp
+bounded-range zCDP, ``k`` times, is at most ``s rho / 2``:
+:func:`~securedp.mechanisms.quantile.selection_epsilon`). Given the released ``(a, b)`` of every cell, step 2 is a
+fixed function of the data whose count moves by at most ``m`` and whose centred sum by at most ``m * h`` per cell
+when one person is added or removed (a winsorized record lies in ``[a_u, b_u]``, so ``|clamp(u, a, b) - c| <= h``),
+so step 3's two noises (:class:`~securedp.privacy.noise.Noise`, calibrated to those sensitivities and ``k`` cells) are
 ``(1 - s) epsilon``-DP (``(1 - s) rho``-zCDP) for every value of ``(a, b)``. The sensitivity depends on the
 data only through ``(a, b)``, which are outputs of a DP mechanism: by adaptive sequential composition
 (Dwork and Roth 2014, Thm. 3.16; for zCDP Bun and Steinke 2016, Lemma 2.3) the release is

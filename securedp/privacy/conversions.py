@@ -3,8 +3,8 @@
 * **pure -> zCDP**: an ``epsilon``-DP release is ``rho``-zCDP for ``rho`` =
   :func:`~securedp.privacy.pure_zcdp.pure_zcdp` (the sharp bound valid for every ``epsilon``-DP release,
   certified from above; ``epsilon**2 / 2`` of Bun & Steinke 2016, Prop. 1.4, below ``epsilon = 1/2``);
-  an ``epsilon``-DP exponential mechanism is moreover ``epsilon``-bounded range, hence
-  ``epsilon**2 / 8``-zCDP (:func:`bounded_range_to_zcdp`).
+  an ``epsilon``-DP exponential mechanism is moreover ``epsilon``-bounded range, hence ``rho``-zCDP for the sharp
+  bounded-range bound, certified from above and at most ``epsilon**2 / 8`` (:func:`bounded_range_to_zcdp`).
 * **zCDP -> (epsilon, delta)** (Canonne, Kamath & Steinke 2020, "The Discrete Gaussian for Differential
   Privacy", Prop. 12 with Def. of zCDP as (``alpha``, ``alpha rho``)-RDP for all ``alpha > 1``, i.e. their
   Corollary 13): for *every* ``alpha > 1``, ``rho``-zCDP implies (``eps(alpha)``, ``delta``)-DP with
@@ -34,6 +34,7 @@ import gmpy2
 
 from securedp.hazmat.exact.interval import Interval
 from securedp.hazmat.exact.rational import positive_rational, probability
+from securedp.privacy.bounded_range_zcdp import bounded_range_zcdp
 from securedp.privacy.pure_zcdp import pure_zcdp
 
 PRECISION = 256
@@ -68,13 +69,11 @@ def pure_to_zcdp(epsilon: Any) -> Fraction:
 
 
 def bounded_range_to_zcdp(epsilon: Any) -> Fraction:
-    """``epsilon**2 / 8`` (exact): an ``epsilon``-bounded-range release is ``epsilon**2 / 8``-zCDP (Cesar &
-    Rogers 2021, "Bounding, concentrating, and truncating", Lemma 3.2; by Hoeffding's lemma, the privacy loss
-    lying in an interval of width ``epsilon`` and ``E[exp(-Z)] = 1``), and an ``epsilon``-DP exponential
-    mechanism is ``epsilon``-bounded range (Durfee & Rogers 2019, Lemma 3.1): see
-    :mod:`securedp.mechanisms.exponential`."""
-    eps = positive_rational(epsilon, "epsilon")
-    return eps * eps / 8
+    """The zCDP of an ``epsilon``-bounded-range release (:func:`~securedp.privacy.bounded_range_zcdp.
+    bounded_range_zcdp`: the sharp bound certified from above, at most ``epsilon**2 / 8``, Cesar & Rogers 2021,
+    Lemma 3.2); an ``epsilon``-DP exponential mechanism is ``epsilon``-bounded range (Durfee & Rogers 2019,
+    Lemma 3.1): see :mod:`securedp.mechanisms.exponential`."""
+    return bounded_range_zcdp(positive_rational(epsilon, "epsilon"))
 
 
 def _golden(f: Callable[[float], float], lo: float = -60.0, hi: float = 60.0) -> float:

@@ -5,12 +5,14 @@ A release costs ``epsilon`` (pure DP) or ``rho`` (zCDP): exactly one of them, an
 ``delta`` for a release that spends one (a table whose keys are chosen by partition selection).
 A budget counts one :class:`Currency`; :meth:`Cost.in_currency` prices a cost in it: an
 ``epsilon`` in an epsilon budget as itself; in a rho budget as the zCDP its mechanism is proven to have
-(:mod:`securedp.privacy.conversions`): ``epsilon**2 / 8`` for a ``bounded_range`` release (an exponential
-mechanism: ``epsilon``-bounded range, Cesar & Rogers 2021), else the sharp bound for every ``epsilon``-DP
-release (:func:`~securedp.privacy.conversions.pure_to_zcdp`, at most ``epsilon**2 / 2``), whichever is
-smaller; and a ``rho`` never in an epsilon budget (:class:`IncompatibleCost`). Earlier versions charged
-``epsilon**2 / 2`` (Bun & Steinke 2016, Prop. 1.4) for every pure release in a rho budget: also a proven
-bound, so a record charged that still verifies (:meth:`Cost.accepted_charges`).
+(:mod:`securedp.privacy.conversions`): for a ``bounded_range`` release (an exponential mechanism:
+``epsilon``-bounded range) the sharp bounded-range bound (:func:`~securedp.privacy.conversions.
+bounded_range_to_zcdp`, at most ``epsilon**2 / 8``), else the sharp bound for every ``epsilon``-DP release
+(:func:`~securedp.privacy.conversions.pure_to_zcdp`, at most ``epsilon**2 / 2``), whichever is smaller; and a
+``rho`` never in an epsilon budget (:class:`IncompatibleCost`). Earlier versions charged ``epsilon**2 / 2`` (Bun &
+Steinke 2016, Prop. 1.4) for every pure release in a rho budget, and then ``epsilon**2 / 8`` (Cesar & Rogers 2021)
+(or the pure charge, if smaller) for a bounded-range one: each a proven bound, so a record charged either still verifies
+(:meth:`Cost.accepted_charges`).
 """
 
 from __future__ import annotations
@@ -97,9 +99,13 @@ class Cost:
 
     def accepted_charges(self, currency: Currency) -> tuple[Fraction, ...]:
         """The charges a record of this cost may state to a budget counting ``currency``: this version's
-        (:meth:`in_currency`) and, for an ``epsilon`` release in a rho budget, ``epsilon**2 / 2``, which
-        earlier versions charged (each a proven bound; see the module docstring)."""
+        (:meth:`in_currency`) and, for an ``epsilon`` release in a rho budget, ``epsilon**2 / 2``, and for a
+        ``bounded_range`` one also the smaller of ``epsilon**2 / 8`` and the pure charge, which earlier versions
+        charged (each a proven bound; see the module docstring)."""
         charge = self.in_currency(currency)
         if currency is self.currency:
             return (charge,)
-        return (charge, self.amount * self.amount / 2)
+        square = self.amount * self.amount
+        if self.bounded_range:
+            return (charge, square / 2, min(square / 8, pure_to_zcdp(self.amount)))
+        return (charge, square / 2)

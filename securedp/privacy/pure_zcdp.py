@@ -17,19 +17,21 @@ every ``alpha``), below Bun & Steinke's ``epsilon**2 / 2`` (Prop. 1.4): x1.021 a
 
 **The certificate.** ``e`` is non-decreasing in ``alpha`` (Rényi divergences are: van Erven & Harremoës 2014,
 Theorem 3), so ``e(alpha) / alpha <= e(b) / a`` on ``[a, b]``, ``e(alpha) <= e(a_1)`` on ``(1, a_1]`` and
-``e(alpha) / alpha <= epsilon / a`` on ``[a, inf)``. :func:`pure_zcdp` covers ``(1, inf)`` by such intervals
+``e(alpha) / alpha <= epsilon / a`` on ``[a, inf)``. :func:`certified_sup` covers ``(1, inf)`` by such intervals
 (``a_1 = 1 + 2**-20``, then each step as long as keeps its bound under the best bound so far, down to a ratio of
 ``1 + 2**-12``, until ``epsilon / a`` is under it) and returns the largest bound, every ``e(b)`` computed by
 interval arithmetic with directed rounding (:class:`~securedp.hazmat.exact.interval.Interval`), rounded up to
 40 significant bits: never below ``rho*``, above it by a factor below ``1 + 2**-12`` (measured: below
 ``1 + 3 * 10**-4`` at ``epsilon`` 3/4 to 1000). Below ``epsilon = 3/4`` it returns ``epsilon**2 / 2`` itself,
 within x1.047 of ``rho*`` (x1.021 at 1/2). It depends on ``epsilon`` alone (a public parameter) and is
-computed once per value.
+computed once per value. The same cover certifies the bound of bounded-range releases, whose ``e`` has the same two
+properties (:mod:`securedp.privacy.bounded_range_zcdp`).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from fractions import Fraction
 
 from securedp.hazmat.exact.interval import Interval
@@ -58,6 +60,25 @@ def _round_up(x: Fraction) -> Fraction:
     return Fraction(-(-x.numerator // (x.denominator << -shift)) << -shift)
 
 
+def certified_sup(epsilon: Fraction, renyi: Callable[[Fraction, Fraction], Interval]) -> Fraction:
+    """A certified upper bound of ``sup_{alpha > 1} e(alpha) / alpha`` for a non-decreasing ``e`` with
+    ``e(alpha) <= epsilon`` and ``e(alpha)`` inside ``renyi(epsilon, alpha)``, by the cover of ``(1, inf)`` of the
+    module docstring, rounded up to :data:`_KEPT_BITS` significant bits (also used by
+    :mod:`securedp.privacy.bounded_range_zcdp`)."""
+    best = renyi(epsilon, _FIRST).upper  # bounds e(alpha) / alpha on (1, a_1]
+    a, ratio = _FIRST, Fraction(2)
+    while epsilon / a > best:
+        ratio = min(Fraction(2), 2 * ratio - 1)  # try twice the last step's length first
+        while True:
+            b = Fraction(int(a * ratio * _GRID), _GRID)  # a point of the grid 2**-30, above a
+            bound = renyi(epsilon, b).upper / a
+            if bound <= best or ratio <= _FINEST:
+                break
+            ratio = 1 + (ratio - 1) / 2
+        best, a = max(best, bound), b
+    return _round_up(best)
+
+
 @functools.lru_cache(maxsize=256)
 def pure_zcdp(epsilon: Fraction) -> Fraction:
     """A certified upper bound of ``sup_{alpha > 1} e(alpha) / alpha`` (module docstring), never above
@@ -65,15 +86,4 @@ def pure_zcdp(epsilon: Fraction) -> Fraction:
     classic = epsilon * epsilon / 2
     if epsilon < CERTIFIED_FROM:
         return classic
-    best = renyi_upper(epsilon, _FIRST).upper  # bounds e(alpha) / alpha on (1, a_1]
-    a, ratio = _FIRST, Fraction(2)
-    while epsilon / a > best:
-        ratio = min(Fraction(2), 2 * ratio - 1)  # try twice the last step's length first
-        while True:
-            b = Fraction(int(a * ratio * _GRID), _GRID)  # a point of the grid 2**-30, above a
-            bound = renyi_upper(epsilon, b).upper / a
-            if bound <= best or ratio <= _FINEST:
-                break
-            ratio = 1 + (ratio - 1) / 2
-        best, a = max(best, bound), b
-    return min(classic, _round_up(best))
+    return min(classic, certified_sup(epsilon, renyi_upper))

@@ -25,6 +25,8 @@ from scipy import stats
 
 import securedp
 from securedp import ChaChaSource
+from securedp.mechanisms.quantile import selection_epsilon
+from securedp.privacy.cost import Cost
 from securedp.tables import IQR, Count, Mean, Median, Quantile, Sum, TrimmedMean, Variance
 
 HUGE = 10**12
@@ -81,7 +83,8 @@ def test_a_median_priced_in_rho_is_released_at_the_same_selection_epsilon() -> N
     table = securedp.table(pl.DataFrame({"v": DATA}), aggregations=[Median("v", BOUNDS)], rho="1/2",
                            rng=ChaChaSource(bytes(32)))
     assert release.rho == Fraction(1, 2) and release.epsilon is None
-    assert release.parameters["data_median"]["epsilon_cell"] == table.parameters["v_median"]["epsilon_cell"] == 2
+    assert release.parameters["data_median"]["epsilon_cell"] == table.parameters["v_median"]["epsilon_cell"] == (
+        selection_epsilon(Cost.of(rho=Fraction(1, 2))))
     session = securedp.Session(rho=1)
     session.median(DATA, bounds=BOUNDS, rho="1/2")
     assert session.spent == Fraction(1, 2)

@@ -183,17 +183,25 @@ def cell_epsilon(epsilon, rho, k):
 
 
 def test_selection_epsilon_exact_cases():
-    """epsilon tables: epsilon_a / k; rho tables: the largest j / 2**32 with k * eps**2 / 8 <= rho_a (bounded
-    range: an exponential mechanism is eps**2 / 8-zCDP)."""
+    """epsilon tables: epsilon_a / k; rho tables: a j / 2**32 whose sharp bounded-range zCDP, k times, is at most
+    rho_a (the largest with k * eps**2 / 8 <= rho_a by the earlier rule, and below epsilon 3/4)."""
+    from securedp.mechanisms.quantile import EIGHTH_ZCDP_CONVERSION, conversion_scope
+    from securedp.privacy.conversions import bounded_range_to_zcdp
+
     assert cell_epsilon(Fraction(1), None, 4) == Fraction(1, 4)
-    assert cell_epsilon(None, Fraction(1, 2), 1) == 2  # 1 * 2**2 / 8 = 1/2 exactly
-    assert cell_epsilon(None, Fraction(1, 8), 1) == 1
-    assert cell_epsilon(None, Fraction(1, 2), 2) == Fraction(6074000999, 2**32)  # isqrt(2**65): sqrt(2)
+    with conversion_scope(EIGHTH_ZCDP_CONVERSION):
+        assert cell_epsilon(None, Fraction(1, 2), 1) == 2  # 1 * 2**2 / 8 = 1/2 exactly
+        assert cell_epsilon(None, Fraction(1, 8), 1) == 1
+        assert cell_epsilon(None, Fraction(1, 2), 2) == Fraction(6074000999, 2**32)  # isqrt(2**65): sqrt(2)
+    assert cell_epsilon(None, Fraction(1, 32), 1) == Fraction(1, 2)  # below 3/4: 1 * (1/2)**2 / 8 = 1/32 exactly
+    assert cell_epsilon(None, Fraction(1, 2), 1) > Fraction(205, 100)  # the sharp bound allows more than 2
     for rho, k in [(Fraction(1, 3), 3), (Fraction(1, 10**6), 7), (Fraction(5, 2), 1), (Fraction(1, 2), 2)]:
         cell = cell_epsilon(None, rho, k)
         step = Fraction(1, 2**32)
         assert (cell / step).denominator == 1
-        assert k * cell**2 / 8 <= rho < k * (cell + step) ** 2 / 8  # within the share, and the largest such
+        assert k * bounded_range_to_zcdp(cell) <= rho < k * (cell * Fraction(1002, 1000)) ** 2 / 8  # nearly all
+        if cell < Fraction(3, 4):
+            assert rho < k * (cell + step) ** 2 / 8  # the largest such
     with pytest.raises(ValueError, match="too small"):
         cell_epsilon(None, Fraction(1, 10**30), 3)
 
@@ -204,7 +212,7 @@ def test_the_deprecated_quantile_cell_epsilon_still_answers():
 
 
 def test_quantiles_in_rho_tables_spend_their_share_as_zcdp(monkeypatch):
-    """Each cell's exponential mechanism runs at the recorded epsilon_cell, and k * eps**2 / 8 <= rho_a."""
+    """Each cell's exponential mechanism runs at the recorded epsilon_cell, and k * rho(eps) <= rho_a."""
     from securedp.mechanisms.quantile import Quantiles
 
     used = []
@@ -220,7 +228,9 @@ def test_quantiles_in_rho_tables_spend_their_share_as_zcdp(monkeypatch):
     record = release.parameters["age_median"]
     cell = record["epsilon_cell"]
     assert set(used) == {cell} and len(used) == 2 and cell == cell_epsilon(None, Fraction(1, 4), 2)
-    assert record["rho_cells"] == 2 * cell**2 / 8 <= Fraction(1, 4)
+    from securedp.privacy.conversions import bounded_range_to_zcdp
+
+    assert record["rho_cells"] == 2 * bounded_range_to_zcdp(cell) <= Fraction(1, 4) < 2 * cell**2 / 8
     assert all(0 <= v <= 120 for v in release.frame["age_median"].to_list())
 
 
