@@ -17,6 +17,7 @@ from securedp.cli.example_data import PATH as EXAMPLE
 from securedp.cli.main import main
 from securedp.hazmat.exact.bounds import MAX_LEVELS
 from securedp.mechanisms.quantile import selection_epsilon
+from securedp.privacy.bounded_range_zcdp import bounded_range_zcdp
 from securedp.privacy.cost import Cost
 from securedp.tables.query import Query
 
@@ -167,5 +168,6 @@ def test_deciles_priced_in_rho_charge_each_depth_its_share_and_replay(work: Path
     split = record["parameters"]["age_quantiles"]
     depth = Fraction(split["epsilon_cell"])
     assert split["depths"] == 4 and depth == selection_epsilon(Cost.of(rho=Fraction(1, 8)))  # rho / 4 per depth
-    assert Fraction(split["rho_cells"]) == 4 * depth**2 / 8 <= Fraction(1, 2) and record["rho"] == "1/2"
+    charged = 4 * bounded_range_zcdp(depth)  # each depth's certified sharp bounded-range zCDP, at most depth**2 / 8
+    assert Fraction(split["rho_cells"]) == charged <= Fraction(1, 2) and record["rho"] == "1/2"
     assert "the one release reproduced exactly" in replays(work, capsys, "a.jsonl")
