@@ -63,7 +63,7 @@ import math
 import threading
 from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 import gmpy2
 import numpy as np
@@ -205,16 +205,42 @@ def _tight_counts(scaled: np.ndarray, exponents: np.ndarray, counts: np.ndarray)
     np.take(tight_count_table(), index, out=counts)
 
 
+class BlockTally(Protocol):
+    """What receives each block's exponents and counts (a :class:`~securedp.hazmat.samplers.tally.Tally`)."""
+
+    def add(self, values: np.ndarray, weights: np.ndarray | None = None) -> None:
+        """Add the block's ``weights`` per value."""
+
+    def add_sums(self, sums: np.ndarray) -> None:
+        """Add the block's sums per value, already formed."""
+
+
+def _kernel() -> Any:
+    """The C kernel of the tight envelope (:mod:`securedp.hazmat.samplers._tight_envelope`), or None where it was
+    not built."""
+    try:
+        import securedp.hazmat.samplers._tight_envelope as kernel  # the module alone: the package imports this one
+    except ImportError:  # pragma: no cover - depends on the installation
+        return None
+    return kernel
+
+
+KERNEL = _kernel()
+"""One pass per block of the tight envelope's exponents, counts and sums per exponent, the same arrays as the
+NumPy passes (:func:`_tight_counts`, then the tally's ``add``) in a third of their time; None without it."""
+
+
 def envelope_exponents(fill: Callable[[int, int, np.ndarray], None], size: int, rate: Fraction,
-                       cap: int, counts: np.ndarray | None = None) -> np.ndarray:
+                       cap: int, counts: np.ndarray | None = None, tally: BlockTally | None = None) -> np.ndarray:
     """Integers ``0 <= e_i <= K`` (``K = cap``) with ``e_i <= rate * g_i / ln 2``, for ``i < size``.
 
     ``fill(start, stop, out)`` writes finite float64 ``0 <= d_i <= g_i (1 + 2**-53)``
     for the entries ``start .. stop-1`` into ``out``. The float64 computation and
     its error analysis are in the module docstring; with ``counts`` (the tight envelope) it computes
-    ``x_i * 2**16`` (``scale``), in one multiplication when ``c`` is normal. Entries are processed in
-    blocks of :data:`BLOCK` through one small buffer (a large temporary costs more in
-    page faults than the arithmetic).
+    ``x_i * 2**16`` (``scale``), in one multiplication when ``c`` is normal, and gives each block's exponents and
+    counts to ``tally`` (by :data:`KERNEL` when built: the same arrays in one pass). Entries are processed in
+    blocks of :data:`BLOCK` through one small buffer (a large temporary costs more in page faults than the
+    arithmetic).
     """
     if cap > _K_LIMIT:
         raise ValueError("envelope cap K beyond the analysed range")
@@ -225,9 +251,9 @@ def envelope_exponents(fill: Callable[[int, int, np.ndarray], None], size: int, 
     normal = -1022 <= ce < 1000  # c is a normal double: one multiplication by fl(c) = cm * 2**ce
     factor = float(c) if normal else float(c / Fraction(2) ** ce)  # float-ok: correctly rounded, see docstring
     scale = float(1 << FRACTION_BITS) if counts is not None else 1.0  # float-ok: a power of two, see docstring
-    if normal:
-        factor *= scale  # float-ok: exact, fl(c) 2**16 < 2**1016 (see docstring)
-    ceiling = _ceiling((cap + 1 - _MARGIN) * scale)  # float-ok: exact, below 2**37 (see docstring)
+    multiplier = factor * scale if normal else scale  # float-ok: exact, fl(c) 2**16 < 2**1016 (see docstring)
+    top = (cap + 1 - _MARGIN) * scale  # float-ok: exact, below 2**37 (see docstring)
+    ceiling = _ceiling(top)
     ce = min(max(ce, -3000), 3000)  # changes nothing below: k + ce is clipped to [-1100, 1100] anyway
     out: np.ndarray = np.empty(size, dtype=exponent_dtype(cap))
     buffer = np.empty(min(size, BLOCK), dtype=np.float64)
@@ -236,20 +262,26 @@ def envelope_exponents(fill: Callable[[int, int, np.ndarray], None], size: int, 
             stop = min(start + BLOCK, size)
             x = buffer[:stop - start]
             fill(start, stop, x)
-            if normal:
-                x *= factor  # float-ok: bound with proven margin, see docstring
-            else:
+            if not normal:
                 m, k = np.frexp(x)  # exact: d = m * 2**k, m in [1/2, 1) or 0
                 np.multiply(m, factor, out=x)  # float-ok: fl(m * cm) in [1/2, 2], see docstring
                 k += ce
                 np.clip(k, -_CE_LIMIT, _CE_LIMIT, out=k)
                 np.ldexp(x, k, out=x)  # float-ok: bound with proven margin, see docstring
-                x *= scale  # float-ok: exact or harmless, see docstring
+            if counts is not None and KERNEL is not None:  # the same operations as below, in one pass
+                sums = np.empty(cap + 1, dtype=np.int64)
+                KERNEL.tight_block(x, multiplier, top, tight_count_table(), out[start:stop], counts[start:stop], sums)
+                if tally is not None:
+                    tally.add_sums(sums)
+                continue
+            x *= multiplier  # float-ok: bound with proven margin (times 2**16 exactly or harmlessly), see docstring
             np.minimum(x, ceiling[:stop - start], out=x)  # float-ok: clip below K + 1, exact; see docstring
             if counts is None:
                 out[start:stop] = x  # truncation toward 0 of x >= 0: the docstring's e
-            else:
-                _tight_counts(x, out[start:stop], counts[start:stop])
+                continue
+            _tight_counts(x, out[start:stop], counts[start:stop])
+            if tally is not None:
+                tally.add(out[start:stop], counts[start:stop])
     return out
 
 
