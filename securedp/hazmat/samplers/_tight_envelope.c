@@ -11,8 +11,8 @@
  * -ffp-contract=off and refuses to compile under fast-math or with excess precision. The sums of the block's counts
  * per exponent are exact int64 (each count below 2**29, a block below 2**16 entries), spread over 8 lanes of counters
  * (entry i adds to lane i % 8) so that no addition waits for the one before whatever the exponents: equal exponents
- * take the time spread ones take (securedp.hazmat.samplers.tally explains why). 0.28 ms for 10**5 entries by NumPy and
- * a Tally, ~0.1 ms here (issue 40). Every index is bounded before memory is touched: the ceiling is checked below
+ * take the time spread ones take (securedp.hazmat.samplers.tally explains why). Over 10**5 float scores the NumPy passes
+ * and a Tally took 0.38 ms, the fill and this pass 0.13 ms (issue 40). Every index is bounded before memory is touched: the ceiling is checked below
  * groups * 2**16 once, each y is clipped to it in a register, a table index is 16 bits; the GIL is released.
  */
 #define PY_SSIZE_T_CLEAN
