@@ -1,4 +1,5 @@
-/* The buffer checks of securedp's C extensions, in one place (included by _sha256_heads.c and _hash_codes.c).
+/* The buffer checks of securedp's C extensions, in one place (included by _sha256_heads.c, _hash_codes.c and
+ * _tight_envelope.c).
  *
  * Each extension releases the GIL while it runs, so another thread may write a buffer meanwhile: a value that
  * decides where memory is read or written is read once (read_once) and checked where it is used. A buffer is
@@ -19,11 +20,11 @@ static int overlap(const Py_buffer *a, const Py_buffer *b) {
     return a->len > 0 && b->len > 0 && a0 < b0 + (uintptr_t)b->len && b0 < a0 + (uintptr_t)a->len;
 }
 
-/* 1 when a buffer holds native 8-byte integers of one of the struct codes in ``codes`` ("ql": signed), 8-byte
- * aligned. */
-static int native_words(const Py_buffer *view, const char *codes) {
+/* 1 when a buffer holds native items of ``size`` bytes (a power of two) of one of the struct codes in ``codes``
+ * ("ql": signed 8-byte integers, "d": doubles), aligned to their size. */
+static int native_items(const Py_buffer *view, Py_ssize_t size, const char *codes) {
     const char *f = view->format;
-    if (f == NULL || view->itemsize != 8 || view->len % 8 != 0 || ((uintptr_t)view->buf & 7) != 0) {
+    if (f == NULL || view->itemsize != size || view->len % size != 0 || ((uintptr_t)view->buf & (uintptr_t)(size - 1)) != 0) {
         return 0;
     }
     if (*f == '@' || *f == '=' || (*f == '<' && PY_LITTLE_ENDIAN) || ((*f == '>' || *f == '!') && !PY_LITTLE_ENDIAN)) {
@@ -31,6 +32,10 @@ static int native_words(const Py_buffer *view, const char *codes) {
     }
     return f[0] != '\0' && f[1] == '\0' && strchr(codes, f[0]) != NULL;
 }
+
+/* 1 when a buffer holds native 8-byte integers of one of the struct codes in ``codes`` ("ql": signed), 8-byte
+ * aligned. */
+static int native_words(const Py_buffer *view, const char *codes) { return native_items(view, 8, codes); }
 
 /* One read of an int64 that another thread may be writing (the GIL is released): the compiler may not read it
  * again after it was checked. */

@@ -1,23 +1,18 @@
 """Exact selection with probabilities proportional to ``m_i * exp(-rate * g_i)``.
 
-**Law.** Given exact gaps ``g_i >= 0`` (integers, or the exact differences
-``top - v_i`` of float64 values,
-:class:`~securedp.hazmat.samplers.envelope.FloatGaps`), integer multiplicities
-``m_i >= 0`` (default 1) and a rational ``rate > 0``, draw an index ``I``
-and an offset ``J`` with
+**Law.** Given exact gaps ``g_i >= 0`` (integers, or the exact differences ``top - v_i`` of float64 values,
+:class:`~securedp.hazmat.samplers.envelope.FloatGaps`), integer multiplicities ``m_i >= 0`` (default 1) and a rational
+``rate > 0``, draw an index ``I`` and an offset ``J`` with
 
     P(I = i, J = j) = exp(-rate * g_i) / S   for 0 <= j < m_i,
     S = sum_k m_k * exp(-rate * g_k),
 
-so ``P(I = i) = m_i * exp(-rate * g_i) / S`` and ``J`` is uniform on
-``[0, m_i)`` given ``I``. With every ``m_i = 1`` this is the exponential
-mechanism (McSherry & Talwar 2007) over gaps ``g_i = s_max - s_i``; with
-``m_i`` the number of points in a group of equally scored outcomes it picks a
-group and a point inside it (the interval construction of Smith 2011 for
-quantiles). Entries with ``m_i = 0`` are never drawn. No weight is ever
-rounded to zero: ``exp(-10**9)`` or ``exp(-2**300)`` keeps its exact,
-non-zero probability (the failure of floating-point implementations shown by
-Ilvento 2020).
+so ``P(I = i) = m_i * exp(-rate * g_i) / S`` and ``J`` is uniform on ``[0, m_i)`` given ``I``. With every ``m_i = 1``
+this is the exponential mechanism (McSherry & Talwar 2007) over gaps ``g_i = s_max - s_i``; with ``m_i`` the number of
+points in a group of equally scored outcomes it picks a group and a point inside it (the interval construction of
+Smith 2011 for quantiles). Entries with ``m_i = 0`` are never drawn. No weight is ever rounded to zero:
+``exp(-10**9)`` or ``exp(-2**300)`` keeps its exact, non-zero probability (the failure of floating-point
+implementations shown by Ilvento 2020).
 
 **Algorithm: rejection from a dyadic envelope** (a base-2 envelope in the
 spirit of Ilvento 2020). Shift the gaps so that the smallest gap with
@@ -96,15 +91,13 @@ only (float shape "all tied, one up": four or more rounds in 0.55 % of the draws
 2**-16) (1 - 2**-72)``: near entries accept with probability ``> 1/2 - 2**-16``, and the entries with ``e_i = K``
 carry at most ``sum m * 2**-K <= 2**-72`` of ``E >= 1`` (gap 0 has ``e = 0``): under 2.0001 rounds expected.
 
-**Locating the entry.** The entries are listed once, stably sorted by group,
-with their cumulative counts (:class:`LocateIndex`): point ``p`` of group
-``G`` is found by one binary search over all entries, whatever ``G``, its
-size or ``p``. The index is built on a plan's second draw, so a plan drawn
-once (a fresh call) scans instead: the set-up counted the entries per group
-block by block (:class:`~securedp.hazmat.samplers.tally.Tally`, whose time
-does not follow how the groups repeat), so the block holding the point is
-known and only its entries are scanned (packed into 64-bit words when the
-entries have no counts). Both do the same work for every group.
+**Locating the entry.** The entries are listed once, stably sorted by group, with their cumulative counts
+(:class:`LocateIndex`): point ``p`` of group ``G`` is found by one binary search over all entries, whatever ``G``,
+its size or ``p``. The index is built on a plan's second draw, so a plan drawn once (a fresh call) scans instead:
+the set-up counted the entries per group block by block (:class:`~securedp.hazmat.samplers.tally.Tally`, or the tight
+envelope's C kernel as it computes them; neither's time follows how the groups repeat), so the block holding the
+point is known and only its entries are scanned (packed into 64-bit words when the entries have no counts). Both do
+the same work for every group.
 
 **Timing.** A round does the same work whatever it proposes: a uniform integer below ``E * 2**K`` read as
 ``total_bits + 64`` bits whatever the scores (:func:`~securedp.hazmat.samplers.uniform.uniform_below_secret`: a
@@ -257,13 +250,18 @@ class ExpCategorical:
     def _tight_exponent_groups(self, fill: Any) -> None:
         """Exponent groups whose entries carry the tight envelope's counts (no counts of the caller's)."""
         tight = np.empty(self.size, dtype=np.int32)  # sums of counts run in int64 (NumPy's default for int32)
-        exponents = envelope_exponents(fill, self.size, self.rate, self.K, tight)
+        tally = Tally(self.K + 1, weighted=True) if self.size < 1 << (52 - COUNT_BITS) else None  # sums < 2**53
+        exponents = envelope_exponents(fill, self.size, self.rate, self.K, tight, tally)
         self.counts = self.tight_counts = tight
         self.groups = exponent_groups(self.rate, self.K, self.gaps, self.float_gaps)
         self.groups.window = 6  # a window of 2 divided by m_i / 2**28 > 1/2, each end rounded outwards
         self.slot_of = exponents
         self.far_slot = self.K
-        self._masses(self._per_group(exponents, tight, self.K + 1, keep_blocks=True))
+        if tally is None:
+            self._masses(self._per_group(exponents, tight, self.K + 1, keep_blocks=True))
+        else:  # summed per group while the exponents were computed
+            self._per_block = tally.per_block
+            self._masses(tally.counts())
 
     def _exponent_groups(self, exponents: np.ndarray, present: np.ndarray | None) -> None:
         self.groups = exponent_groups(self.rate, self.K, self.gaps, self.float_gaps)

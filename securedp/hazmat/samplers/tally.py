@@ -71,6 +71,13 @@ class Tally:
         if self.per_block is not None:
             self.per_block.append(block.reshape(self.size, self.lanes).sum(axis=1))
 
+    def add_sums(self, sums: np.ndarray) -> None:
+        """Add a block already counted: ``sums[v]``, the block's count (or sum of weights) of each value ``v`` (int64,
+        from a pass that spread its counters as :meth:`add` does: the envelope's C kernel)."""
+        self._sums.reshape(self.size, self.lanes)[:, 0] += sums
+        if self.per_block is not None:
+            self.per_block.append(sums)
+
     def counts(self) -> list[int]:
         """The count (or the sum of weights) of every value ``0 .. size-1``."""
         counts: list[int] = self._sums.reshape(self.size, self.lanes).sum(axis=1).astype(np.int64).tolist()
