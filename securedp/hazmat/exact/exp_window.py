@@ -99,20 +99,22 @@ class ExpWindow:
     """The window of ``exp(-x) * 2**(e + 64)`` for ``x = rate * gap``, gaps known as ``d <= gap * 2**Q <= d +
     spread``, ``0 <= d <= gap_limit`` (a public bound), ``e < cap``: see the module docstring.
 
-    ``rate``: a positive rational; ``scale_bits`` = ``Q >= 0``; ``spread``: 0 or 2.
+    ``rate``: a positive rational; ``scale_bits`` = ``Q >= 0``; ``spread``: 0 or 2; ``offset``: added by the
+    caller to every ``d`` it gives (:meth:`bounds`).
     """
 
-    def __init__(self, rate: Fraction, scale_bits: int, spread: int, gap_limit: int, cap: int) -> None:
+    def __init__(self, rate: Fraction, scale_bits: int, spread: int, gap_limit: int, cap: int, offset: int = 0) -> None:
         if not 0 < cap <= E_LIMIT or scale_bits < 0 or spread < 0 or gap_limit < 0 or rate <= 0:
             raise ValueError("exp window parameters out of range")
         self.scale_bits, self.spread = scale_bits, spread
         self.low_table, self.high_table, ln2_high, tail = _table()
         numerator, self._den = rate.numerator, rate.denominator << scale_bits
-        self._d_limit = gap_limit
+        self._range = (offset - 1, offset + gap_limit)  # the caller gives d + offset (an integer of a fixed width)
         # d + OFF lies in [2**M + 2**(M-1)... : numerator * (d + OFF) in [1.25, 2) * 2**M, with d in [-1, gap_limit]
         m = (numerator * (gap_limit + 2)).bit_length() + 2
         self._off = -(-(5 << m) // (4 * numerator)) + 1
         self._num = numerator << W
+        self._shift_in = self._off - offset
         s_spread = -(-(self._num * spread) // self._den)
         self.slack = 3 + s_spread + cap
         self._ln2 = ln2_high
@@ -122,10 +124,11 @@ class ExpWindow:
         self._error = DEGREE + tail + 1
 
     def bounds(self, d: int, e: int) -> tuple[int, int]:
-        """Integers ``lo <= exp(-x) * 2**(e + 64) <= hi``, ``hi - lo <= 2``, for ``d <= gap 2**Q <= d + spread``."""
-        if not -1 <= d <= self._d_limit:
+        """Integers ``lo <= exp(-x) * 2**(e + 64) <= hi``, ``hi - lo <= 2``, given ``d = g + offset`` for an integer
+        ``g <= gap 2**Q <= g + spread`` (``offset``, fixed per plan, lets the caller form ``d`` at one width)."""
+        if not self._range[0] <= d <= self._range[1]:
             raise AssertionError("a gap beyond the window's declared limit")  # a caller's invariant: never data
-        u = max(((self._num * (d + self._off)) // self._den) + self._base - (e + E_LIMIT) * self._ln2,
+        u = max(((self._num * (d + self._shift_in)) // self._den) + self._base - (e + E_LIMIT) * self._ln2,
                 self._floor_u)
         k = (u >> (W - TABLE_BITS)) - (1 << (TABLE_BITS + 2))
         z = (u & _LOW_MASK) + (1 << (W - TABLE_BITS))

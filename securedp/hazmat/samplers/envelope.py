@@ -114,16 +114,19 @@ class FloatGaps:
         """The gap of entry ``i``, exactly."""
         return self._top_q - gmpy2.mpq(float(self.values[i]))
 
-    def scaled_lower(self, shift: int) -> Callable[[int], int]:
-        """``d(i) = floor(top 2**shift) - ceil(v_i 2**shift)``, so ``d(i) <= (top - v_i) 2**shift <= d(i) + 2``:
-        integer shifts of the doubles' 53-bit significands (``frexp``, exact), the same operations for every
-        entry (:class:`~securedp.hazmat.exact.exp_window.ExpWindow` reads it on every proposal)."""
-        top = _scaled_ceil(-self.top, shift)  # -floor(top 2**shift)
+    def scaled_lower(self, shift: int) -> tuple[Callable[[int], int], int]:
+        """``d(i) + C`` and ``C``, where ``d(i) = floor(top 2**shift) - ceil(v_i 2**shift)``, so ``d(i) <= (top -
+        v_i) 2**shift <= d(i) + 2``: integer shifts of the doubles' 53-bit significands (``frexp``, exact), the same
+        operations for every entry (:class:`~securedp.hazmat.exact.exp_window.ExpWindow` reads it on every
+        proposal). ``C = 3 * 2**(1099 + shift)`` keeps ``floor(top 2**shift) + C`` in one binade whatever ``top``
+        (``|top| < 2**1024``): a gap of 0 is no cheaper to form than any other."""
+        offset = 3 << (1099 + shift)
+        top = offset - _scaled_ceil(-self.top, shift)  # floor(top 2**shift) + C
         values = self.values
 
         def lower(i: int) -> int:
-            return -top - _scaled_ceil(float(values[i]), shift)
-        return lower
+            return top - _scaled_ceil(float(values[i]), shift)
+        return lower, offset
 
     def integers(self) -> tuple[np.ndarray, Fraction]:
         """Integer gaps ``G`` and a unit ``2**low`` with ``top - v_i = G_i * 2**low`` exactly (object array)."""

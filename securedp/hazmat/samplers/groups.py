@@ -111,14 +111,20 @@ def exponent_groups(rate: Fraction, cap: int, gaps: np.ndarray | None, float_gap
     rate_q = to_mpq(rate)  # the closures below hold the gaps, never the sampler: no reference cycle to collect
     if float_gaps is None:
         assert gaps is not None  # the sampler holds exactly one of gaps and float_gaps
-        shift, spread, scaled = 0, 0, lambda i: int(gaps[i])
+        shift, spread, offset = 0, 0, 0
+        if gaps.dtype == np.int64:  # g + 2**63 (the top bit set): a Python int of 64 bits for every 0 <= g < 2**63
+            unsigned, top_bit, offset = gaps.view(np.uint64), np.uint64(1 << 63), 1 << 63
+            scaled = lambda i: int(unsigned[i] ^ top_bit)  # noqa: E731 - one expression, beside its twin
+        else:
+            scaled = lambda i: int(gaps[i])  # noqa: E731 - object gaps: Python ints already
         exact = lambda i: rate_q * int(gaps[i])  # noqa: E731 - one expression, beside its twin
     else:
         shift = max(0, WINDOW_BITS + 2 + rate.numerator.bit_length() - rate.denominator.bit_length())
-        spread, scaled = 2, float_gaps.scaled_lower(shift)
+        spread = 2
+        scaled, offset = float_gaps.scaled_lower(shift)
         exact = lambda i: rate_q * float_gaps.exact(i)  # noqa: E731 - one expression, beside its twin
     limit = -(-((cap + 2) << shift) * rate.denominator // rate.numerator)
-    return ExponentGroups(cap, ExpWindow(rate, shift, spread, limit, cap), scaled, exact)
+    return ExponentGroups(cap, ExpWindow(rate, shift, spread, limit, cap, offset), scaled, exact)
 
 
 @functools.cache

@@ -66,8 +66,9 @@ def test_float_gaps_are_enclosed_from_their_scaled_lower_bound(v, up, rate):
         return
     groups = exponent_groups(rate, cap, None, gaps)
     window = groups._window
-    d = gaps.scaled_lower(window.scale_bits)(0)
-    assert d <= exact * 2**window.scale_bits <= d + 2
+    lower, offset = gaps.scaled_lower(window.scale_bits)
+    d = lower(0)
+    assert d - offset <= exact * 2**window.scale_bits <= d - offset + 2
     _check(window, d, x, e)
 
 
@@ -101,3 +102,15 @@ def test_parameters_out_of_range_are_refused():
     for args in [(Fraction(0), 0, 0, 1, 128), (Fraction(1), -1, 0, 1, 128), (Fraction(1), 0, 0, 1, E_LIMIT + 1)]:
         with pytest.raises(ValueError):
             ExpWindow(*args)
+
+
+def test_every_gap_reaches_the_window_at_one_width():
+    """A gap of 0 was a small cached int, another gap a long one (36 ns apart per proposal): the caller adds the
+    window's offset, so every value it forms has one width (the window subtracts it again)."""
+    values = np.array([0.0, 0.0, -1.0, -3.5, 2.0**-30, -1e6])
+    groups = exponent_groups(Fraction(1, 2), 128, None, FloatGaps(values))
+    assert len({groups._scaled_gap(i).bit_length() for i in range(len(values))}) == 1
+    ints = exponent_groups(Fraction(1, 10**6), 128, np.array([0, 1, 255, 256, 10**5], dtype=np.int64), None)
+    assert len({ints._scaled_gap(i).bit_length() for i in range(5)}) == 1
+    for i, gap in enumerate([0, 1, 255, 256, 10**5]):  # the window reads the gap, not the offset
+        assert ints.bounds(0, i) == ExpWindow(Fraction(1, 10**6), 0, 0, 130 * 10**6, 128).bounds(gap, 0)
