@@ -84,6 +84,7 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.mechanisms.quantile import _CONVERSION, Quantiles, _select, selection_epsilon, zcdp_of_selection
+from securedp.mechanisms.quantile_draw import EXPONENTIAL
 from securedp.mechanisms.rank_utility import (
     FALLBACK_LAW,
     LAW,
@@ -181,6 +182,11 @@ class SplitQuantiles(Quantiles):
 
     def _check_laws(self, laws: tuple[LevelLaw, ...]) -> None:
         """Nothing to refuse: the levels' laws differ by design, one per rescaled level."""
+
+    @property
+    def selection(self) -> str:
+        """Each part draws by the exponential mechanism, whatever the price (the module docstring says why)."""
+        return EXPONENTIAL
 
     @property
     def sorted_levels(self) -> tuple[Fraction, ...]:
