@@ -218,10 +218,15 @@ class Quantiles(ColumnStatistic):
     fallback: Any = field(default=DEFAULT_FALLBACK, kw_only=True)
     """The fallback probability ``p`` (:mod:`~securedp.mechanisms.rank_utility`): a cell without records releases
     the fallback point with probability ``p``; 0 is the plain exponential mechanism."""
+    selection: str = field(default="", init=False, repr=False, compare=False)
+    """How each level's selection draws, decided once when the statistic is defined
+    (:func:`~securedp.mechanisms.quantile_draw.quantile_selection` of the price, the candidates and the
+    fallback's weight, under the rule in force then): ``"permute_and_flip"`` or ``"exponential"``."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fallback", check_fallback(self.fallback))
         super().__post_init__()
+        object.__setattr__(self, "selection", self._selection())
         self._check_laws(self.laws)  # a rho too small for any selection is refused when the statistic is defined
         if self.fallback and not self.fallback_weight:
             p, n = self.fallback, self.candidates
@@ -248,10 +253,8 @@ class Quantiles(ColumnStatistic):
         cell = self.share
         return tuple(LevelLaw(q, cell, self.max_contributions) for q in self.levels)
 
-    @property
-    def selection(self) -> str:
-        """How each level's selection draws (:func:`~securedp.mechanisms.quantile_draw.quantile_selection`, from
-        the price, the candidates and the fallback's weight): ``"permute_and_flip"`` or ``"exponential"``."""
+    def _selection(self) -> str:
+        """The draw this statistic's selections use (:attr:`selection`)."""
         return quantile_selection(self.cost, self.candidates, self.fallback_weight)
 
     @property

@@ -24,7 +24,9 @@ scoring 0 always does). Drawn exactly: every coin is flipped at once by exact fi
 (:class:`~securedp.hazmat.samplers.ExpCoins`) and the order is given by i.i.d. uniform keys
 (:func:`~securedp.hazmat.samplers.first_in_random_order`), as :mod:`securedp.mechanisms.permute_and_flip`
 proves; the coins are the window's entries (:class:`~securedp.mechanisms.rank_utility.Window` over the whole
-range: no far entry) each repeated over its width, so the scores have one definition.
+range: no far entry) each repeated over its width in the lattice's order, so the scores have one definition
+(without a fallback, the same bytes as :func:`~securedp.mechanisms.permute_and_flip.permute_and_flip` of the
+scores ``-g(y)``).
 
 **Privacy map.** Permute-and-flip is report-noisy-max with exponential noise (Ding, Kifer, Saucier-Fleury and
 Wang 2021, "The permute-and-flip mechanism is identical to report-noisy-max with exponential noise"): release
@@ -47,10 +49,9 @@ each with probability at most ``exp(-rate t)`` (a union bound), and the fallback
 each ``exp(-rate h)``.
 
 **Time.** Every draw flips all ``|Y| + W`` coins and reads all their keys, whichever candidate wins (ties of
-keys, below ``(|Y| + W) 2**-62``, read more); mapping the winner to its point is a binary search over the
-window's entries. The set-up (the window, the coins' tables) depends on the data as the exponential
-mechanism's does. Measured: ``benchmarks/bench_selection.py`` (the median of ``10**6`` values over
-``2**17`` candidates).
+keys, below ``(|Y| + W) 2**-62``, read more); the winner's index is its point. The set-up (the window, the
+coins' tables) depends on the data as the exponential mechanism's does. Measured:
+``benchmarks/bench_selection.py`` (the median of ``10**6`` values over ``2**17`` candidates).
 
 **Records.** The cell's record names the draw (``"selection"``) and its law (:data:`LAW`, :data:`FALLBACK_LAW`),
 and the release's ``mechanism`` is it. Releases before securedp 0.3 drew every quantile by the exponential
@@ -117,18 +118,23 @@ def whole_range(q: Fraction, counts: Sequence[int] | np.ndarray) -> int:
 
 class FlipDraw:
     """Permute-and-flip over every candidate of ``window`` (built by :func:`whole_range`) at ``rate``: one coin per
-    lattice point and per unit of the fallback's weight (module docstring); called with a source, the point drawn
-    (units)."""
+    lattice point, in the lattice's order, then one per unit of the fallback's weight (module docstring); called
+    with a source, the point drawn (units). With no fallback it is :func:`~securedp.mechanisms.permute_and_flip.
+    permute_and_flip` of the scores ``-g(y)`` in the lattice's order, byte for byte."""
 
     def __init__(self, window: Window, rate: Fraction) -> None:
-        assert window.far_entry is None, "permute-and-flip flips a coin for every candidate: no far entry"
-        widths = np.asarray(window.widths, dtype=np.int64)  # each at most PERMUTE_AND_FLIP_COINS
-        self.window, self.ends = window, np.cumsum(widths)
-        self.coins = ExpCoins(np.repeat(window.scores, widths), rate)
+        d = window.d
+        assert window.far_entry is None and len(window.gaps) == d + 1, "a coin for every candidate: no far entry"
+        order = np.empty(2 * d + 1, dtype=np.int64)  # the window's gaps 0 .. d, then its points 1 .. d: interleaved
+        order[0::2], order[1::2] = np.arange(d + 1), np.arange(d + 1, 2 * d + 1)
+        gaps = np.repeat(window.scores[order], np.asarray(window.widths[order], dtype=np.int64))
+        self.lo_u, self.size, self.fallback_point = window.lo_u, gaps.size, window.fallback_point
+        assert self.size == window.hi_u - window.lo_u + 1
+        if window.fallback_entry is not None:
+            weight = int(window.widths[window.fallback_entry])  # at most PERMUTE_AND_FLIP_COINS
+            gaps = np.concatenate([gaps, np.full(weight, window.scores[window.fallback_entry], dtype=gaps.dtype)])
+        self.coins = ExpCoins(gaps, rate)
 
     def __call__(self, source: RandomSource) -> int:
         k = first_in_random_order(self.coins.flip(source), source)
-        i = int(np.searchsorted(self.ends, k, side="right"))
-        if i == self.window.fallback_entry:
-            return self.window.fallback_point
-        return self.window.start(i) + k - int(self.ends[i] - self.window.widths[i])
+        return self.lo_u + k if k < self.size else self.fallback_point

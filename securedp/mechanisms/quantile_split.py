@@ -183,8 +183,7 @@ class SplitQuantiles(Quantiles):
     def _check_laws(self, laws: tuple[LevelLaw, ...]) -> None:
         """Nothing to refuse: the levels' laws differ by design, one per rescaled level."""
 
-    @property
-    def selection(self) -> str:
+    def _selection(self) -> str:
         """Each part draws by the exponential mechanism, whatever the price (the module docstring says why)."""
         return EXPONENTIAL
 
