@@ -31,6 +31,11 @@ probability ``exp(-rate (g(y) - far))`` (else the draw starts again), so each
 keeps its exact probability, and the far entry is proposed at most ``2**-64``
 of the time.
 
+**The draw.** Priced in ``epsilon`` over at most ``2**19`` candidates and fallback weight, the same law's
+selection is drawn instead by exact permute-and-flip over every candidate (same score, rate and stated
+bounds; never a worse expected score): :mod:`securedp.mechanisms.quantile_draw`, which proves it and states
+the rule; :attr:`Quantiles.selection` names the draw and the record states it.
+
 **The fallback point.** The law's base measure also holds one public atom: the lattice point nearest
 ``lo + q (hi - lo)``, ``lo`` and ``hi`` the least and greatest candidates (the bounds when they lie on
 the lattice; halves rounded up), of weight ``W = floor(candidates p / (1 - p))`` for the fallback
