@@ -31,7 +31,7 @@ probability ``exp(-rate (g(y) - far))`` (else the draw starts again), so each
 keeps its exact probability, and the far entry is proposed at most ``2**-64``
 of the time.
 
-**The draw.** Priced in ``epsilon`` over at most ``2**19`` candidates and fallback weight, the same law's
+**The draw.** Priced in ``epsilon`` over at most ``2**17`` candidates and fallback weight, the same law's
 selection is drawn instead by exact permute-and-flip over every candidate (same score, rate and stated
 bounds; never a worse expected score): :mod:`securedp.mechanisms.quantile_draw`, which proves it and states
 the rule; :attr:`Quantiles.selection` names the draw and the record states it.

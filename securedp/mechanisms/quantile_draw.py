@@ -3,12 +3,12 @@
 **The rule** (:func:`quantile_selection`, from public parameters only: the price, the bounds, the lattice and the
 fallback probability, never the data). A selection priced in ``epsilon`` whose coins, its lattice points between
 the bounds plus the fallback's weight ``W`` (:mod:`~securedp.mechanisms.rank_utility`), number at most
-:data:`PERMUTE_AND_FLIP_COINS` (``2**19``: every candidate up to ``2**17`` at the default fallback ``3/4``)
+:data:`PERMUTE_AND_FLIP_COINS` (``2**17``: every candidate up to ``2**15`` at the default fallback ``3/4``)
 draws by **permute-and-flip** (McKenna and Sheldon 2020); any other by the exponential mechanism
 (:mod:`securedp.mechanisms.quantile`). Both have the same rate, score, privacy map and stated bounds; in
 expected score permute-and-flip is never worse than the exponential mechanism (McKenna and Sheldon 2020,
-Theorem 2), and on the held-out benchmark (``benchmarks/bench_heldout_gaps.py``: diamonds' prices, step 1)
-its expected RMSE is 1.08-1.41x lower on tail quantiles at ``epsilon = 0.1`` and equal on fine lattices.
+Theorem 2), and on the held-out benchmark (``benchmarks/bench_heldout_gaps.py``: diamonds' prices, step 1,
+20,001 candidates) its expected RMSE is 1.00-1.41x lower (1.08x on ``q = 0.1`` at ``epsilon = 0.1``).
 Priced in ``rho`` a selection keeps the exponential mechanism: it is ``epsilon``-bounded range, hence
 ``epsilon**2 / 8``-zCDP, and permute-and-flip is not (:mod:`securedp.mechanisms.permute_and_flip`): the
 exponential mechanism's four times smaller charge is worth more than the better draw. Likewise an
@@ -51,7 +51,10 @@ each ``exp(-rate h)``.
 **Time.** Every draw flips all ``|Y| + W`` coins and reads all their keys, whichever candidate wins (ties of
 keys, below ``(|Y| + W) 2**-62``, read more); the winner's index is its point. The set-up (the window, the
 coins' tables) depends on the data as the exponential mechanism's does. Measured:
-``benchmarks/bench_selection.py`` (the median of ``10**6`` values over ``2**17`` candidates).
+``benchmarks/bench_selection.py``: a coin costs about 100-200 ns (its 16 random bytes are most of it), so
+the median of ``10**6`` values over ``2**15`` candidates (``2**17`` coins) took 33 ms where OpenDP's over 1,024
+candidates took 126 ms on the same loaded machine, and over ``2**17`` candidates (``2**19`` coins) 137 ms, more
+than OpenDP's: hence the limit of ``2**17`` coins, not ``2**19``.
 
 **Records.** The cell's record names the draw (``"selection"``) and its law (:data:`LAW`, :data:`FALLBACK_LAW`),
 and the release's ``mechanism`` is it. Releases before securedp 0.3 drew every quantile by the exponential
@@ -75,7 +78,7 @@ from securedp.privacy.cost import Cost
 
 EXPONENTIAL = "exponential"
 PERMUTE_AND_FLIP = "permute_and_flip"
-PERMUTE_AND_FLIP_COINS = 1 << 19
+PERMUTE_AND_FLIP_COINS = 1 << 17
 """The most coins (candidates plus the fallback's weight) an ``epsilon``-priced selection flips by
 permute-and-flip; beyond, it draws by the exponential mechanism (whose time does not grow with the candidates)."""
 LAW = ("permute-and-flip over every lattice point y of the bounds: a uniformly random order, a coin of "

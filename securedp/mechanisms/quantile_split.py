@@ -67,8 +67,8 @@ its target (which no public number bounds; the single quantile's bound has no su
 **The draw: the exponential mechanism, whatever the price.** A single ``epsilon``-priced quantile over few
 candidates draws by permute-and-flip (:mod:`securedp.mechanisms.quantile_draw`); the split does not. Each depth
 would flip a coin for every candidate and fallback unit of every part (about ``|Y| + W`` per depth, ``D`` times
-the single quantile's: four times ``2**19`` coins for deciles, about 0.1 s a cell at the measured 26 ms per
-``2**19`` coins), where the exponential mechanism's draw costs the same whatever the candidates; and its gain
+the single quantile's: four times ``2**17`` coins for deciles, 50-100 ms a cell at the measured 100-200 ns a
+coin), where the exponential mechanism's draw costs the same whatever the candidates; and its gain
 on the split's parts is not measured (issue 42.3 measured single quantiles). Its privacy map would hold (the
 same survival-ratio argument per part, the parts disjoint), so this is a choice of time, not of privacy; the
 record's ``"selection"`` names the split.

@@ -198,3 +198,17 @@ def test_a_rho_session_keeps_the_exponential_mechanism_and_its_charge() -> None:
     assert session.spent == Fraction(1, 2) + pure_to_zcdp(2)  # not bounded range: the pure charge
     pure = Session(epsilon=10)
     assert pure.median(x, bounds=(0, 100), epsilon=2).mechanism == PERMUTE_AND_FLIP and pure.spent == 2
+
+
+def test_the_rule_reads_the_price_and_the_coins_only() -> None:
+    from securedp.mechanisms.quantile_draw import PERMUTE_AND_FLIP_COINS, quantile_selection
+
+    eps, rho = Cost.of(EPSILON, None), Cost.of(None, Fraction(1, 8))
+    assert quantile_selection(eps, PERMUTE_AND_FLIP_COINS // 4, 3 * PERMUTE_AND_FLIP_COINS // 4) == PERMUTE_AND_FLIP
+    assert quantile_selection(eps, PERMUTE_AND_FLIP_COINS // 4, 3 * PERMUTE_AND_FLIP_COINS // 4 + 1) == EXPONENTIAL
+    assert quantile_selection(rho, 9, 27) == EXPONENTIAL  # bounded range: a quarter of the charge
+    with selection_scope(EXPONENTIAL):
+        assert quantile_selection(eps, 9, 27) == EXPONENTIAL
+    large = securedp.prepare_median([1, 2], bounds=(0, 2**15), lattice=1, epsilon=1)  # 32,769 + 98,307 coins
+    small = securedp.prepare_median([1, 2], bounds=(0, 2**15 - 1), lattice=1, epsilon=1)  # 2**15 + 3 * 2**15
+    assert [p.execute(ChaChaSource(bytes(32))).mechanism for p in (large, small)] == [EXPONENTIAL, PERMUTE_AND_FLIP]
