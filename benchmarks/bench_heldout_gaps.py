@@ -192,12 +192,13 @@ def drawn_rmse(values: np.ndarray, bounds: tuple[int, int], q: Fraction, epsilon
     return {name: math.sqrt(float(np.mean((np.array(v) - truth) ** 2))) for name, v in drawn.items()}
 
 
-def securedp_draw(bounds: tuple[Any, Any], lattice: Any, epsilon: Fraction) -> str:
+def securedp_draw(bounds: tuple[Any, Any], lattice: Any, q: Fraction, epsilon: Fraction) -> str:
     """The draw securedp uses for an epsilon-priced quantile of these public parameters (``em`` or ``pf``:
     :func:`~securedp.mechanisms.quantile_draw.quantile_selection`)."""
     lo_u, hi_u = securedp.Lattice(default_lattice(lattice, bounds)).bounds_units(*bounds)
     candidates = hi_u - lo_u + 1
-    rule = quantile_selection(Cost.of(epsilon, None), candidates, fallback_weight(DEFAULT_FALLBACK, candidates))
+    rule = quantile_selection(Cost.of(epsilon, None), candidates, fallback_weight(DEFAULT_FALLBACK, candidates),
+                              LevelLaw(q, epsilon, 1).rate)
     return "pf" if rule == PERMUTE_AND_FLIP else "em"
 
 
@@ -210,8 +211,8 @@ def quantiles_part(runs: int) -> None:
     for label, (load, bounds, lattice) in QUANTILE_CASES.items():
         values = load()
         for epsilon in EPSILONS:
-            draw = securedp_draw(bounds, lattice, epsilon)
             for q in LEVELS:
+                draw = securedp_draw(bounds, lattice, q, epsilon)
                 r = quantile_rmse(values, bounds, lattice, q, epsilon)
                 ratio, em_ratio = (r[n] / r[names[3]] if r[names[3]] else math.inf
                                    for n in (f"{draw}, securedp score", names[0]))

@@ -260,7 +260,7 @@ class Quantiles(ColumnStatistic):
 
     def _selection(self) -> str:
         """The draw this statistic's selections use (:attr:`selection`)."""
-        return quantile_selection(self.cost, self.candidates, self.fallback_weight)
+        return quantile_selection(self.cost, self.candidates, self.fallback_weight, self.laws[0].rate)
 
     @property
     def mechanism(self) -> str:

@@ -203,12 +203,15 @@ def test_a_rho_session_keeps_the_exponential_mechanism_and_its_charge() -> None:
 def test_the_rule_reads_the_price_and_the_coins_only() -> None:
     from securedp.mechanisms.quantile_draw import PERMUTE_AND_FLIP_COINS, quantile_selection
 
-    eps, rho = Cost.of(EPSILON, None), Cost.of(None, Fraction(1, 8))
-    assert quantile_selection(eps, PERMUTE_AND_FLIP_COINS // 4, 3 * PERMUTE_AND_FLIP_COINS // 4) == PERMUTE_AND_FLIP
-    assert quantile_selection(eps, PERMUTE_AND_FLIP_COINS // 4, 3 * PERMUTE_AND_FLIP_COINS // 4 + 1) == EXPONENTIAL
-    assert quantile_selection(rho, 9, 27) == EXPONENTIAL  # bounded range: a quarter of the charge
+    eps, rho, rate = Cost.of(EPSILON, None), Cost.of(None, Fraction(1, 8)), Fraction(1, 2)
+    most = PERMUTE_AND_FLIP_COINS
+    assert quantile_selection(eps, most // 4, 3 * most // 4, rate) == PERMUTE_AND_FLIP
+    assert quantile_selection(eps, most // 4, 3 * most // 4 + 1, rate) == EXPONENTIAL
+    assert quantile_selection(eps, 9, 27, Fraction(1, 1950)) == PERMUTE_AND_FLIP  # a table of 262,080 gaps
+    assert quantile_selection(eps, 9, 27, Fraction(1, 1951)) == EXPONENTIAL  # 262,215 > 2**18: beyond its bound
+    assert quantile_selection(rho, 9, 27, rate) == EXPONENTIAL  # bounded range: a quarter of the charge
     with selection_scope(EXPONENTIAL):
-        assert quantile_selection(eps, 9, 27) == EXPONENTIAL
+        assert quantile_selection(eps, 9, 27, rate) == EXPONENTIAL
     large = securedp.prepare_median([1, 2], bounds=(0, 2**15), lattice=1, epsilon=1)  # 32,769 + 98,307 coins
     small = securedp.prepare_median([1, 2], bounds=(0, 2**15 - 1), lattice=1, epsilon=1)  # 2**15 + 3 * 2**15
     assert [p.execute(ChaChaSource(bytes(32))).mechanism for p in (large, small)] == [EXPONENTIAL, PERMUTE_AND_FLIP]
