@@ -91,8 +91,8 @@ def median_report(repeat: int) -> None:
     cases = [
         ("median, 10**6 ints in [0, 2**32), system source", wide, 2**32 - 1, system),
         ("median, the same, seeded ChaCha (with input commitment)", wide, 2**32 - 1, seeded),
-        ("median, 10**6 ints in [0, 1000] (permute-and-flip), system source", narrow, 1000, system),
-        ("median, 10**6 ints in [0, 2**15) (permute-and-flip, 2**17 coins)", coins, 2**15 - 1, system),
+        ("median, 10**6 ints in [0, 1000], p-and-f, system source", narrow, 1000, system),
+        ("median, 10**6 ints in [0, 2**15), p-and-f (2**17 coins)", coins, 2**15 - 1, system),
         ("median, the same, seeded ChaCha (with input commitment)", coins, 2**15 - 1, seeded),
     ]
     for name, data, hi, source in cases:
