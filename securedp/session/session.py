@@ -240,12 +240,10 @@ class Session(SessionStatistics):
         Analyst-facing, an exception raised once the data has started to be
         read becomes :class:`~securedp.ledger.errors.DataRefused`; the
         public arguments are validated before that and their errors pass
-        (:mod:`securedp.session.boundary`). In a ``rho`` budget every quantile selection draws by the
-        exponential mechanism, even one priced in ``epsilon``: bounded range, it is charged ``epsilon**2 / 8``,
-        a quarter of permute-and-flip's charge (:mod:`securedp.mechanisms.quantile_draw`).
+        (:mod:`securedp.session.boundary`). In a ``rho`` budget quantiles draw by the exponential mechanism even
+        priced in ``epsilon`` (bounded range: ``epsilon**2 / 8``, :mod:`securedp.mechanisms.quantile_draw`).
         """
-        rule = EXPONENTIAL if self._budget.currency == RHO else PERMUTE_AND_FLIP
-        with selection_scope(rule):
+        with selection_scope(EXPONENTIAL if self._budget.currency == RHO else PERMUTE_AND_FLIP):
             return data_boundary(self._analyst_facing, lambda: prepare(*args, **options))
 
     def release(self, prepared: PreparedRelease, *, query: dict[str, Json] | None = None) -> Release:
