@@ -20,7 +20,10 @@ rate ``epsilon / (2 max(a, b - a))``, checked against OpenDP when it is importab
 a time: ``em`` (securedp's exponential mechanism) or ``pf`` (permute-and-flip = report-noisy-max with exponential
 noise, OpenDP's ``then_noisy_max``; law by quadrature, :func:`bench_median_draws.pf_law`), each with securedp's or
 OpenDP's score (securedp's score keeps its fallback entry, ``W`` candidates at the fallback point; OpenDP has
-none). ``opendp`` is ``pf`` with OpenDP's score: OpenDP's selection over the same candidates.
+none). ``opendp`` is ``pf`` with OpenDP's score: OpenDP's selection over the same candidates. ``draw`` is
+securedp's own since issue 42.3 (``pf`` priced in epsilon over at most ``2**17`` candidates and fallback
+weight: diamonds; ``em`` beyond: movies and BudgetFood, 200,001 candidates), ``securedp/opendp`` its ratio and
+``em/opendp`` the exponential mechanism's (securedp's draw before).
 With ``--runs`` the diamonds cells are drawn through the APIs as a check of the laws: ``securedp.quantile``
 (seeded), securedp's exact ``permute_and_flip`` of its own scores over the same 20,001 candidates (what a caller
 can run today; no fallback, which weighs nothing at 53,940 rows), OpenDP's
@@ -72,7 +75,9 @@ from bench_median_draws import em_law, pf_law  # the laws' quadrature: one defin
 import securedp
 from securedp.mechanisms.partition_selection import laplace_threshold, optimal_selection
 from securedp.mechanisms.quantile import default_lattice
+from securedp.mechanisms.quantile_draw import PERMUTE_AND_FLIP, quantile_selection
 from securedp.mechanisms.rank_utility import DEFAULT_FALLBACK, LevelLaw, Window, fallback_weight
+from securedp.privacy.cost import Cost
 
 LEVELS = (Fraction(1, 10), Fraction(1, 2), Fraction(9, 10))
 EPSILONS = (Fraction(1, 10), Fraction(1))
@@ -189,18 +194,32 @@ def drawn_rmse(values: np.ndarray, bounds: tuple[int, int], q: Fraction, epsilon
     return {name: math.sqrt(float(np.mean((np.array(v) - truth) ** 2))) for name, v in drawn.items()}
 
 
+def securedp_draw(bounds: tuple[Any, Any], lattice: Any, q: Fraction, epsilon: Fraction) -> str:
+    """The draw securedp uses for an epsilon-priced quantile of these public parameters (``em`` or ``pf``:
+    :func:`~securedp.mechanisms.quantile_draw.quantile_selection`)."""
+    lo_u, hi_u = securedp.Lattice(default_lattice(lattice, bounds)).bounds_units(*bounds)
+    candidates = hi_u - lo_u + 1
+    rule = quantile_selection(Cost.of(epsilon, None), candidates, fallback_weight(DEFAULT_FALLBACK, candidates),
+                              LevelLaw(q, epsilon, 1).rate)
+    return "pf" if rule == PERMUTE_AND_FLIP else "em"
+
+
 def quantiles_part(runs: int) -> None:
-    print("Quantiles: expected RMSE from the laws (em: securedp's draw; pf: permute-and-flip, OpenDP's draw)")
+    print("Quantiles: expected RMSE from the laws (em: the exponential mechanism; pf: permute-and-flip, OpenDP's "
+          "draw; securedp draws by pf priced in epsilon over at most 2**17 candidates and fallback weight)")
     names = ["em, securedp score", "pf, securedp score", "em, opendp score", "pf, opendp score"]
-    print(f"{'case':34} " + " ".join(f"{n:>19}" for n in names) + "  securedp/opendp  pf/opendp  target  mass")
+    print(f"{'case':34} " + " ".join(f"{n:>19}" for n in names)
+          + "  draw  securedp/opendp  em/opendp  target  mass")
     for label, (load, bounds, lattice) in QUANTILE_CASES.items():
         values = load()
         for epsilon in EPSILONS:
             for q in LEVELS:
+                draw = securedp_draw(bounds, lattice, q, epsilon)
                 r = quantile_rmse(values, bounds, lattice, q, epsilon)
-                ratio, pf_ratio = (r[n] / r[names[3]] if r[names[3]] else math.inf for n in names[:2])
+                ratio, em_ratio = (r[n] / r[names[3]] if r[names[3]] else math.inf
+                                   for n in (f"{draw}, securedp score", names[0]))
                 print(f"{label + f' q={q} eps={epsilon}':34} " + " ".join(f"{r[n]:19.5g}" for n in names)
-                      + f"  {ratio:15.3f}  {pf_ratio:9.3f}  <= 1.0  {r['mass']:.0e}", flush=True)
+                      + f"  {draw:>4}  {ratio:15.3f}  {em_ratio:9.3f}  <= 1.0  {r['mass']:.0e}", flush=True)
                 if runs and label == "diamonds price":
                     drawn = drawn_rmse(values, bounds, q, epsilon, runs)
                     print(f"{'':34} drawn {runs}x: " + ", ".join(f"{k} {v:.5g}" for k, v in drawn.items()))

@@ -48,6 +48,12 @@ earlier ones ``epsilon**2 / 8``, by bounded range, and before them ``epsilon**2 
 used is in its record (``"conversion"`` in its parameters), so replay re-runs a record that states an earlier one
 by it (:func:`~securedp.mechanisms.quantile.conversion_scope`).
 
+**The draw.** An ``epsilon``-priced quantile selection over few candidates draws by permute-and-flip since
+securedp 0.3 (:mod:`securedp.mechanisms.quantile_draw`), and its record says so (``"selection":
+"permute_and_flip"`` in its parameters); earlier records drew every selection by the exponential mechanism
+and state ``"exponential"``, so replay re-runs a record that states no permute-and-flip within
+:func:`~securedp.mechanisms.quantile_draw.selection_scope` of the exponential mechanism.
+
 **The delta of a threshold.** A table that thresholds its private keys charges the ``delta`` its integer
 threshold proves since securedp 0.3 (:mod:`securedp.mechanisms.threshold_delta`), recording the one asked as
 ``delta_asked``; earlier records state only the ``delta`` asked, which they charged, so replay re-runs a record
@@ -80,6 +86,7 @@ from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
 from securedp.ledger.release import PreparedRelease, commit_input
 from securedp.ledger.release_record import FORMAT, ReleaseRecord
 from securedp.mechanisms.quantile import CONVERSIONS, ZCDP_CONVERSION, conversion_scope
+from securedp.mechanisms.quantile_draw import EXPONENTIAL, PERMUTE_AND_FLIP, selection_scope
 from securedp.mechanisms.threshold_delta import asked_delta_scope
 from securedp.reading.mode import analyst_facing_scope
 from securedp.tables.spec import STATISTICS
@@ -227,6 +234,20 @@ def _stated_conversion(parameters: Any) -> str:
     return ZCDP_CONVERSION
 
 
+def _stated_draw(parameters: Any) -> str:
+    """The quantile selection rule to replay ``parameters`` by: this version's if they state a permute-and-flip
+    draw anywhere (``"selection": "permute_and_flip"``), else every selection by the exponential mechanism, as
+    the record's version drew them (see the module docstring; a record of this version that states none drew
+    none by permute-and-flip, so both rules re-run it alike)."""
+    if isinstance(parameters, dict):
+        if parameters.get("selection") == PERMUTE_AND_FLIP:
+            return PERMUTE_AND_FLIP
+        parameters = list(parameters.values())
+    if isinstance(parameters, list) and any(_stated_draw(item) == PERMUTE_AND_FLIP for item in parameters):
+        return PERMUTE_AND_FLIP
+    return EXPONENTIAL
+
+
 def _prepared(query: Any, data: str | Path) -> PreparedRelease:
     """The recorded query (one statistic of one column, or a grouped table) prepared again on ``data``."""
     if isinstance(query, dict) and query.get("statistic") in PLANNING:
@@ -263,7 +284,7 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
         parameters = record.get("parameters")
         earlier_delta = isinstance(parameters, dict) and "delta" in parameters and "delta_asked" not in parameters
         with (analyst_facing_scope(mode), conversion_scope(_stated_conversion(parameters)),
-              asked_delta_scope(earlier_delta)):
+              asked_delta_scope(earlier_delta), selection_scope(_stated_draw(parameters))):
             executed = _prepared(query, data).executed(stream)
             again = executed.release.record()
         committed = record.get("input_commitment") if written == FORMAT else None  # an earlier input encoding

@@ -21,7 +21,7 @@ from securedp.audit.report_words import ABSENT, e, plain, table
 
 __all__ = ["noise_section", "selection_section"]
 
-SELECTIONS = {"exponential": "the exponential mechanism"}
+SELECTIONS = {"exponential": "the exponential mechanism", "permute_and_flip": "permute-and-flip (every candidate)"}
 
 
 def _pmf(law: NoiseLaw, t: int) -> tuple[list[int], list[float]]:

@@ -136,7 +136,8 @@ COMMITMENT = {
 }
 MECHANISMS = {"discrete_laplace": "discrete Laplace noise (pure epsilon-DP)",
               "discrete_gaussian": "discrete Gaussian noise (rho-zCDP)",
-              "exponential": "the exponential mechanism (a selection)"}
+              "exponential": "the exponential mechanism (a selection)",
+              "permute_and_flip": "permute-and-flip (a selection)"}
 
 
 def e(value: object) -> str:

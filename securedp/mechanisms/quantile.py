@@ -32,6 +32,11 @@ probability ``exp(-rate (g(y) - far))`` (else the draw starts again), so each
 keeps its exact probability, and the far entry is proposed at most ``2**-64``
 of the time.
 
+**The draw.** Priced in ``epsilon`` over at most ``2**17`` candidates and fallback weight, the same law's
+selection is drawn instead by exact permute-and-flip over every candidate (same score, rate and stated
+bounds; never a worse expected score): :mod:`securedp.mechanisms.quantile_draw`, which proves it and states
+the rule; :attr:`Quantiles.selection` names the draw and the record states it.
+
 **The fallback point.** The law's base measure also holds one public atom: the lattice point nearest
 ``lo + q (hi - lo)``, ``lo`` and ``hi`` the least and greatest candidates (the bounds when they lie on
 the lattice; halves rounded up), of weight ``W = floor(candidates p / (1 - p))`` for the fallback
@@ -95,6 +100,9 @@ from securedp.hazmat.samplers.bernoulli_exp import bernoulli_exp
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.lattice import Lattice
 from securedp.mechanisms.moments import ColumnStatistic
+from securedp.mechanisms.quantile_draw import FALLBACK_LAW as FLIP_FALLBACK_LAW
+from securedp.mechanisms.quantile_draw import LAW as FLIP_LAW
+from securedp.mechanisms.quantile_draw import PERMUTE_AND_FLIP, FlipDraw, quantile_selection, whole_range
 from securedp.mechanisms.rank_utility import (
     DEFAULT_FALLBACK,
     FALLBACK_LAW,
@@ -237,10 +245,15 @@ class Quantiles(ColumnStatistic):
     fallback: Any = field(default=DEFAULT_FALLBACK, kw_only=True)
     """The fallback probability ``p`` (:mod:`~securedp.mechanisms.rank_utility`): a cell without records releases
     the fallback point with probability ``p``; 0 is the plain exponential mechanism."""
+    selection: str = field(default="", init=False, repr=False, compare=False)
+    """How each level's selection draws, decided once when the statistic is defined
+    (:func:`~securedp.mechanisms.quantile_draw.quantile_selection` of the price, the candidates and the
+    fallback's weight, under the rule in force then): ``"permute_and_flip"`` or ``"exponential"``."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fallback", check_fallback(self.fallback))
         super().__post_init__()
+        object.__setattr__(self, "selection", self._selection())
         self._check_laws(self.laws)  # a rho too small for any selection is refused when the statistic is defined
         if self.fallback and not self.fallback_weight:
             p, n = self.fallback, self.candidates
@@ -267,9 +280,13 @@ class Quantiles(ColumnStatistic):
         cell = self.share
         return tuple(LevelLaw(q, cell, self.max_contributions) for q in self.levels)
 
+    def _selection(self) -> str:
+        """The draw this statistic's selections use (:attr:`selection`)."""
+        return quantile_selection(self.cost, self.candidates, self.fallback_weight, self.laws[0].rate)
+
     @property
     def mechanism(self) -> str:
-        return "exponential"
+        return self.selection
 
     @property
     def candidates(self) -> int:
@@ -303,14 +320,16 @@ class Quantiles(ColumnStatistic):
         """What a release records of this selection in each cell: its exact ``epsilon_cell``, its utility,
         the sensitivity of its score and the exact rate of its law, the number of candidates and the rank
         error bound at level ``1 - alpha`` (:meth:`rank_error`)."""
-        law = self.laws[0]
+        law, flip = self.laws[0], self.selection == PERMUTE_AND_FLIP
         record: dict[str, Any] = {
-            "noise": [], "selection": "exponential", "q": self.levels[0] if self.single else list(self.levels),
-            "epsilon_cell": law.epsilon, "utility": UTILITY, "sensitivity": law.sensitivity, "law": LAW,
+            "noise": [], "selection": self.selection, "q": self.levels[0] if self.single else list(self.levels),
+            "epsilon_cell": law.epsilon, "utility": UTILITY, "sensitivity": law.sensitivity,
+            "law": FLIP_LAW if flip else LAW,
             "rate": law.rate, "candidates": self.candidates, "rank_error_bound": self.rank_error(alpha),
             **self.column_record()}
         if self.fallback_weight:  # without one the record is the plain exponential mechanism's, as ever
-            record.update(law=FALLBACK_LAW, fallback=self.fallback, fallback_weight=self.fallback_weight,
+            record.update(law=FLIP_FALLBACK_LAW if flip else FALLBACK_LAW, fallback=self.fallback,
+                          fallback_weight=self.fallback_weight,
                           fallback_units=self._per_level([fallback_point(q, self.column.lo_u, self.column.hi_u)
                                                           for q in self.levels]),
                           fallback_rows_bound=self.fallback_rows(alpha))
@@ -331,14 +350,15 @@ class Quantiles(ColumnStatistic):
         """The selections' set-up for one cell (its counts per lattice point): a function drawing each
         level's lattice point (units), in the order of :attr:`levels`."""
         lo_u, hi_u, candidates, weight = self.column.lo_u, self.column.hi_u, self.candidates, self.fallback_weight
-        plans = []
+        flip = self.selection == PERMUTE_AND_FLIP
+        plans: list[Callable[[RandomSource], int]] = []
         for law in self.laws:
-            rate = law.rate
-            window = Window(points, counts, lo_u, hi_u, law.q, far_score(rate, candidates), weight)
-            plans.append((window, rate, ExpCategorical(window.scores, rate, window.widths)))
+            far = whole_range(law.q, counts) if flip else far_score(law.rate, candidates)
+            window = Window(points, counts, lo_u, hi_u, law.q, far, weight)
+            plans.append(FlipDraw(window, law.rate) if flip else _exponential(window, law.rate))
 
         def draw(source: RandomSource) -> tuple[int, ...]:
-            return tuple(_select(window, rate, plan, source) for window, rate, plan in plans)
+            return tuple(plan(source) for plan in plans)
 
         return draw
 
@@ -362,6 +382,12 @@ class Quantiles(ColumnStatistic):
         lattice = self.column.lattice
         values = tuple(exact_value(lattice.value(p)) for p in points)
         return values[0] if self.single else values
+
+
+def _exponential(window: Window, rate: Fraction) -> Callable[[RandomSource], int]:
+    """The exponential mechanism's draw over ``window`` at ``rate`` (:func:`_select`), set up once."""
+    plan = ExpCategorical(window.scores, rate, window.widths)
+    return lambda source: _select(window, rate, plan, source)
 
 
 def _select(window: Window, rate: Fraction, plan: ExpCategorical, source: RandomSource) -> int:

@@ -66,6 +66,15 @@ alpha / depth_i)`` (:meth:`SplitQuantiles.rank_errors`) when no two records shar
 that do add, for each selection on the path, at most a quarter of those on the two lattice points around
 its target (which no public number bounds; the single quantile's bound has no such term, its ties scoring 0).
 
+**The draw: the exponential mechanism, whatever the price.** A single ``epsilon``-priced quantile over few
+candidates draws by permute-and-flip (:mod:`securedp.mechanisms.quantile_draw`); the split does not. Each depth
+would flip a coin for every candidate and fallback unit of every part (about ``|Y| + W`` per depth, ``D`` times
+the single quantile's: four times ``2**17`` coins for deciles, 50-100 ms a cell at the measured 100-200 ns a
+coin), where the exponential mechanism's draw costs the same whatever the candidates; and its gain
+on the split's parts is not measured (issue 42.3 measured single quantiles). Its privacy map would hold (the
+same survival-ratio argument per part, the parts disjoint), so this is a choice of time, not of privacy; the
+record's ``"selection"`` names the split.
+
 **Time.** Each selection is one quantile's: its part's record points cut from the cell's by two binary
 searches, its window built over them and its sampler's draw in a time that does not depend on the point
 drawn (:mod:`securedp.mechanisms.quantile`). The parts of a depth hold the cell's record points once (a
@@ -86,6 +95,7 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.mechanisms.quantile import _CONVERSION, Quantiles, _select, selection_epsilon, zcdp_of_selection
+from securedp.mechanisms.quantile_draw import EXPONENTIAL
 from securedp.mechanisms.rank_utility import (
     FALLBACK_LAW,
     LAW,
@@ -193,6 +203,10 @@ class SplitQuantiles(Quantiles):
 
     def _check_laws(self, laws: tuple[LevelLaw, ...]) -> None:
         """Nothing to refuse: the levels' laws differ by design, one per rescaled level."""
+
+    def _selection(self) -> str:
+        """Each part draws by the exponential mechanism, whatever the price (the module docstring says why)."""
+        return EXPONENTIAL
 
     @property
     def sorted_levels(self) -> tuple[Fraction, ...]:

@@ -140,7 +140,7 @@ class TrimmedMean(Quantiles):
 
     @property
     def mechanism(self) -> str:
-        return "exponential, then " + self.count_noise.mechanism
+        return f"{self.selection}, then {self.count_noise.mechanism}"
 
     @property
     def count_noise(self) -> Noise:

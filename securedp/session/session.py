@@ -78,6 +78,7 @@ from securedp.ledger.release_record import Json
 from securedp.mechanisms.exponential import prepare_exponential_mechanism
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max
 from securedp.mechanisms.permute_and_flip import prepare_permute_and_flip
+from securedp.mechanisms.quantile_draw import EXPONENTIAL, PERMUTE_AND_FLIP, selection_scope
 from securedp.privacy.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
 from securedp.privacy.cost import Cost
 from securedp.session.boundary import data_boundary
@@ -239,9 +240,11 @@ class Session(SessionStatistics):
         Analyst-facing, an exception raised once the data has started to be
         read becomes :class:`~securedp.ledger.errors.DataRefused`; the
         public arguments are validated before that and their errors pass
-        (:mod:`securedp.session.boundary`).
+        (:mod:`securedp.session.boundary`). In a ``rho`` budget quantiles draw by the exponential mechanism even
+        priced in ``epsilon`` (bounded range: ``epsilon**2 / 8``, :mod:`securedp.mechanisms.quantile_draw`).
         """
-        return data_boundary(self._analyst_facing, lambda: prepare(*args, **options))
+        with selection_scope(EXPONENTIAL if self._budget.currency == RHO else PERMUTE_AND_FLIP):
+            return data_boundary(self._analyst_facing, lambda: prepare(*args, **options))
 
     def release(self, prepared: PreparedRelease, *, query: dict[str, Json] | None = None) -> Release:
         """Charge, draw, audit, and return the release (refunded only on a failure before the first random bit).

@@ -3,7 +3,8 @@
 :func:`selections` lists every selection from the code, not by hand: each concrete
 :class:`~securedp.mechanisms.selection.Selection` subclass (a new one is driven through
 ``Selection.of_scores`` with no change here), the quantile release with and without its fallback
-point, several quantiles by the recursive split, and every partition-selection rule (a class of
+point by each of its draws (permute-and-flip priced in epsilon, the exponential mechanism in rho),
+several quantiles by the recursive split, and every partition-selection rule (a class of
 :mod:`securedp.mechanisms` with a
 ``select(persons, rng)`` method: :data:`PARTITION_PLANS` builds each, and a test fails when a rule
 has no plan here). Each selection is paired with every shape of its input kind (:data:`SCORE_SHAPES`,
@@ -159,9 +160,11 @@ def _scores_selection(cls: type[Selection]) -> Callable[[Any], Callable[[Any], A
     return prepare
 
 
-def _quantile(fallback: Any) -> Callable[[Any], Callable[[Any], Any]]:
+def _quantile(fallback: Any, price: dict[str, Any]) -> Callable[[Any], Callable[[Any], Any]]:
+    """A median over 401 candidates: priced in epsilon it draws by permute-and-flip, in rho (``1/8``: epsilon 1)
+    by the exponential mechanism (:mod:`securedp.mechanisms.quantile_draw`)."""
     def prepare(x: Any) -> Callable[[Any], Any]:
-        prepared = securedp.prepare_median(x, bounds=(0, 100), lattice="0.25", epsilon=1, fallback=fallback)
+        prepared = securedp.prepare_median(x, bounds=(0, 100), lattice="0.25", fallback=fallback, **price)
         return lambda source: prepared.execute(source).value
     return prepare
 
@@ -190,8 +193,10 @@ def _partition(rule: type) -> Callable[[Any], Callable[[Any], Any]]:
 def selections() -> list[Cell]:
     """Every selection on every shape of its input."""
     cells = [Cell(cls.selection, shape, _scores_selection(cls)) for cls in score_selections() for shape in SCORE_SHAPES]
-    for label, fallback in (("quantile, no fallback", 0), ("quantile, fallback", None)):
-        cells += [Cell(label, shape, _quantile(fallback)) for shape in QUANTILE_SHAPES]
+    for draw, price in (("permute-and-flip", {"epsilon": 1}), ("exponential", {"rho": "1/8"})):
+        for label, fallback in (("no fallback", 0), ("fallback", None)):
+            cells += [Cell(f"quantile ({draw}), {label}", shape, _quantile(fallback, price))
+                      for shape in QUANTILE_SHAPES]
     cells += [Cell("quantiles, recursive split", Shape(shape.name, shape.x0, shape.x1, _values_class),
                    _quantiles_split) for shape in QUANTILE_SHAPES]
     for rule in sorted(partition_rules(), key=lambda cls: cls.__name__):

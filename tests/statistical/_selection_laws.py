@@ -60,8 +60,9 @@ FALLBACK = Fraction(3, 4)
 
 
 def quantile_law(data: Sequence[int], q: Fraction, lo: int, hi: int, epsilon: Fraction, sensitivity: int = 1,
-                 fallback: Fraction = FALLBACK, separate: bool = False):
-    """``P(y)`` for every integer ``y`` in ``[lo, hi]`` (``sensitivity``: the rows one person contributes, ``m``):
+                 fallback: Fraction = FALLBACK, separate: bool = False, flip: bool = False):
+    """``flip``: the same scores drawn by permute-and-flip (:func:`flip_quantile_law`). Else ``P(y)`` for every
+    integer ``y`` in ``[lo, hi]`` (``sensitivity``: the rows one person contributes, ``m``):
     proportional to ``exp(-rate g(y))``, plus ``W exp(-rate h)`` at the fallback point ``f`` (the integer nearest
     ``lo + q (hi - lo)``, halves up), with ``W = floor(N p / (1 - p))`` for ``N`` candidates and the fallback
     probability ``p``, and ``h = max(a, b - a) n``. ``separate``: the fallback is an outcome of its own, listed
@@ -69,6 +70,8 @@ def quantile_law(data: Sequence[int], q: Fraction, lo: int, hi: int, epsilon: Fr
     scores = [-Fraction(quantile_score(data, q, y)) for y in range(lo, hi + 1)]
     rate = quantile_rate(q, epsilon, sensitivity)
     weight = (hi - lo + 1) * fallback.numerator // (fallback.denominator - fallback.numerator)
+    if flip:
+        return flip_quantile_law(data, q, lo, hi, rate, weight)
     if weight == 0:
         return exponential_law(scores, rate)
     h = max(q.numerator, q.denominator - q.numerator) * len(data)
@@ -83,6 +86,52 @@ def quantile_law(data: Sequence[int], q: Fraction, lo: int, hi: int, epsilon: Fr
     with gmpy2.context(round=gmpy2.RoundUp, **_CTX):
         highs[point] += weight * _exp(rate * (-h - top), gmpy2.RoundUp)
     return _normalise(lows, highs)
+
+
+def _power(d: gmpy2.mpfr, k: int) -> list:
+    """The coefficients of ``(1 - t d)**k`` in ``t``, lowest first (binomial)."""
+    out, term = [], gmpy2.mpfr(1)
+    for r in range(k + 1):
+        out.append(term)
+        term = term * (-d) * (k - r) / (r + 1)
+    return out
+
+
+def _times(u: list, v: list) -> list:
+    out = [gmpy2.mpfr(0)] * (len(u) + len(v) - 1)
+    for i, a in enumerate(u):
+        for j, b in enumerate(v):
+            out[i + j] += a * b
+    return out
+
+
+def flip_quantile_law(data: Sequence[int], q: Fraction, lo: int, hi: int, rate: Fraction, weight: int):
+    """``P(y)`` of permute-and-flip over every integer ``y`` in ``[lo, hi]`` (a coin ``exp(-rate g(y))`` each) and
+    ``weight`` coins ``exp(-rate h)`` releasing the fallback point: candidate ``i`` wins with probability
+    ``p_i * integral_0^1 prod_{j != i} (1 - t p_j) dt`` (its coin heads, every candidate with a smaller uniform key
+    tails). The coins are rounded at 256 bits and the polynomial expanded at 4,096 (its alternating binomial
+    coefficients cancel by up to one bit per coin); enclosed in a relative ``2**-150``, far above both."""
+    scores = [quantile_score(data, q, y) for y in range(lo, hi + 1)]
+    h = max(q.numerator, q.denominator - q.numerator) * len(data)
+    top = min(scores)
+    coins = [_exp(-rate * (g - top), gmpy2.RoundToNearest) for g in scores]
+    atom = _exp(-rate * (h - top), gmpy2.RoundToNearest)
+    multiset: dict = {}
+    for c, k in [*((c, 1) for c in coins), (atom, weight)]:
+        multiset[c] = multiset.get(c, 0) + k
+    with gmpy2.context(precision=4096):
+        won = {}
+        for c in multiset:
+            poly = [gmpy2.mpfr(1)]
+            for d, k in sorted(multiset.items(), key=lambda item: -item[1]):
+                poly = _times(poly, _power(d, k - (d == c)))
+            won[c] = c * sum(u / (i + 1) for i, u in enumerate(poly))
+        law = [won[c] for c in coins]
+        point = (2 * q.numerator * (hi - lo) + q.denominator) // (2 * q.denominator)
+        if weight:
+            law[point] += weight * won[atom]
+        slack = gmpy2.mpfr(2) ** -150
+        return [(gmpy2.mpfr(p * (1 - slack), PREC), gmpy2.mpfr(p * (1 + slack), PREC)) for p in law]
 
 
 def permute_and_flip_law(scores: Sequence[Fraction], coefficient: Fraction):

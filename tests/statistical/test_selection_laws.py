@@ -18,6 +18,7 @@ from scipy import stats
 
 import securedp
 from securedp import ChaChaSource
+from securedp.mechanisms.quantile_draw import EXPONENTIAL, PERMUTE_AND_FLIP, selection_scope
 
 ALPHA = 1e-6
 
@@ -100,10 +101,13 @@ def test_permute_and_flip_law():
     ([3, 3, 3, 3, 5, 5, 5, 5], Fraction(3, 4), 0, 7, Fraction(1, 2)),
     ([0, 9, 9], Fraction(9, 10), 0, 9, Fraction(4)),
 ])
-def test_quantile_law(data, q, lo, hi, eps):
-    """The default fallback (probability 3/4): the reference law holds its atom at ``f``."""
-    law = quantile_law(data, q, lo, hi, eps)
-    prepared = securedp.prepare_quantile(data, q, bounds=(lo, hi), lattice=1, epsilon=eps)  # the law is on step 1
+@pytest.mark.parametrize("rule", [EXPONENTIAL, PERMUTE_AND_FLIP])
+def test_quantile_law(data, q, lo, hi, eps, rule):
+    """The default fallback (probability 3/4): the reference law holds its atom at ``f``; by each draw (priced in
+    epsilon over so few candidates, permute-and-flip; the exponential mechanism under the earlier rule)."""
+    law = quantile_law(data, q, lo, hi, eps, flip=rule == PERMUTE_AND_FLIP)
+    with selection_scope(rule):
+        prepared = securedp.prepare_quantile(data, q, bounds=(lo, hi), lattice=1, epsilon=eps)  # the law: step 1
     source = ChaChaSource(bytes([42 + len(data)]) * 32)
     observed = frequencies(lambda: prepared.execute(source).value - lo, 30000, hi - lo + 1)
     assert g_test(observed, law) > ALPHA
@@ -118,13 +122,13 @@ def test_quantile_law(data, q, lo, hi, eps):
 def test_quantile_law_with_a_fallback(data, q, fallback):
     """``fallback=`` sets the atom's weight ``W = floor(N p / (1 - p))``; its score is ``max(a, b - a) n``."""
     lo, hi, eps = 0, 8, Fraction(1)
-    law = quantile_law(data, q, lo, hi, eps, fallback=fallback)
+    law = quantile_law(data, q, lo, hi, eps, fallback=fallback, flip=True)  # epsilon, 9 candidates: permute-and-flip
     prepared = securedp.prepare_quantile(data, q, bounds=(lo, hi), lattice=1, epsilon=eps, fallback=fallback)
     source = ChaChaSource(bytes([90 + len(data)]) * 32)
     observed = frequencies(lambda: prepared.execute(source).value - lo, 30000, hi - lo + 1)
     assert g_test(observed, law) > ALPHA
     if fallback:  # not vacuous: the atom moves the law (the plain one fails)
-        assert g_test(observed, quantile_law(data, q, lo, hi, eps, fallback=Fraction(0))) < ALPHA
+        assert g_test(observed, quantile_law(data, q, lo, hi, eps, fallback=Fraction(0), flip=True)) < ALPHA
 
 
 @pytest.mark.parametrize("data, q, far, fallback", [
@@ -170,7 +174,7 @@ def test_quantile_law_with_two_rows_per_person(q):
     ``tests/unit/mechanisms/test_one_definition.py``).
     """
     data, ids = [1, 1, 2, 5, 5, 6], [1, 1, 2, 3, 3, 4]  # nobody has more than 2 rows: none is dropped
-    law = quantile_law(data, q, 0, 7, Fraction(2), sensitivity=2)
+    law = quantile_law(data, q, 0, 7, Fraction(2), sensitivity=2, flip=True)  # epsilon, 8 candidates
     frame = {"g": [g for g in range(CELLS) for _ in data], "x": data * CELLS,
              "p": [g * 10 + i for g in range(CELLS) for i in ids]}
     prepared = securedp.tables.prepare_table(
@@ -222,7 +226,7 @@ def test_median_on_the_default_lattice_by_entry():
 def test_median_on_a_fractional_lattice():
     """Lattice step 1/4 on [0, 2]: the candidates are the 9 points k/4, data rounded onto them."""
     data = ["0.25", "0.5", "1.75"]
-    law = quantile_law([1, 2, 7], Fraction(1, 2), 0, 8, Fraction(3))
+    law = quantile_law([1, 2, 7], Fraction(1, 2), 0, 8, Fraction(3), flip=True)  # epsilon, 9 candidates
     prepared = securedp.prepare_median(data, bounds=(0, 2), lattice="0.25", epsilon=3)
     source = ChaChaSource(bytes([50]) * 32)
     observed = frequencies(lambda: int(prepared.execute(source).value * 4), 30000, 9)

@@ -10,6 +10,12 @@ The two random ingredients of permute-and-flip (McKenna & Sheldon 2020):
   boundary (``w < 2**-(K + 64)``) share the floor 0. A word equal to its floor
   (probability ``2**-64`` per coin) is resolved exactly against
   ``exp(-rate * g_i)``. Every flip reads ``n`` words whatever the outcomes.
+  With ``public_table=True`` the floors are tabulated for every integer gap
+  below the far boundary (:func:`contiguous_thresholds`: a table that depends on
+  ``rate`` and ``n`` alone, built once and cached), so the set-up's time does not
+  follow which gaps occur (tabulating only the distinct gaps took about 18 us per
+  distinct value, each a further exact exponential); the floors, hence the coins,
+  are the same exact integers either way.
 * :func:`first_in_random_order` returns, among the entries with heads, the one
   with the smallest i.i.d. uniform key: each key is an infinite bit string
   read 64 bits at a time, keys tied on their first words being extended
@@ -21,6 +27,7 @@ The two random ingredients of permute-and-flip (McKenna & Sheldon 2020):
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -43,7 +50,7 @@ class ExpCoins:
     ``rate``: a rational ``> 0``. The tables are built here, once.
     """
 
-    def __init__(self, gaps: np.ndarray | FloatGaps, rate: Fraction) -> None:
+    def __init__(self, gaps: np.ndarray | FloatGaps, rate: Fraction, *, public_table: bool = False) -> None:
         if rate <= 0:
             raise ValueError("rate must be > 0")
         if isinstance(gaps, FloatGaps):
@@ -57,6 +64,10 @@ class ExpCoins:
         if self.gaps.dtype != object:
             far_from = min(far_from, _INT64_MAX)
         near = self.gaps < far_from
+        if public_table:  # every gap below the far boundary has its slot: slot = gap
+            self.thresholds = contiguous_thresholds(rate, far_from)
+            self.slot_of = np.where(near, self.gaps, far_from).astype(np.int64)
+            return
         values = [int(v) for v in np.unique(self.gaps[near])]
         bits = 2 * WORD_BITS + 16 + max(len(values), 1).bit_length()
         w_lo, w_hi = weight_bounds(rate, values, bits)
@@ -73,6 +84,18 @@ class ExpCoins:
         """One exact coin per entry (a boolean array): heads with probability ``exp(-rate * g_i)``."""
         return self.thresholds.decide(self.thresholds.draw_words(self.size, source), source, self.slot_of,
                                       self._real)
+
+
+@functools.lru_cache(maxsize=8)
+def contiguous_thresholds(rate: Fraction, far_from: int) -> Thresholds:
+    """The exact floors of ``exp(-rate * g) * 2**64`` for every integer ``0 <= g < far_from``, then the far slot's 0
+    (:class:`ExpCoins` with ``public_table``): consecutive gaps multiply by ``exp(-rate)``, so the table costs one
+    exact exponential and ``far_from`` products. Cached: it depends on public parameters only."""
+    values = range(far_from)
+    bits = 2 * WORD_BITS + 16 + max(far_from, 1).bit_length()
+    w_lo, w_hi = weight_bounds(rate, values, bits)
+    lows = tabulated_floors(w_lo, w_hi, bits, WORD_BITS, lambda k: exp_neg(rate * k))
+    return Thresholds([*lows, 0], lambda k: exp_neg(rate * k), WORD_BITS)
 
 
 def first_in_random_order(heads: np.ndarray, source: RandomSource) -> int:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import securedp
 from securedp import ChaChaSource
+from securedp.mechanisms import quantile_draw
 from securedp.mechanisms.quantile import Quantile
 from securedp.mechanisms.rank_utility import (
     DEFAULT_FALLBACK,
@@ -131,13 +132,18 @@ def _definition(fallback: Fraction, q: Fraction = Fraction(1, 2)) -> Quantile:
     return Quantile(Cost.of(Fraction(1), None), column, (q,), fallback=fallback)
 
 
-def test_the_record_states_the_fallback():
-    record = _definition(Fraction(3, 4)).cell_record(Fraction(1, 20))
+@pytest.mark.parametrize(("rule", "laws"), [(quantile_draw.EXPONENTIAL, (LAW, FALLBACK_LAW)),
+                                           (quantile_draw.PERMUTE_AND_FLIP,
+                                            (quantile_draw.LAW, quantile_draw.FALLBACK_LAW))])
+def test_the_record_states_the_fallback(rule: str, laws: tuple[str, str]):
+    with quantile_draw.selection_scope(rule):  # 9 candidates priced in epsilon: permute-and-flip by this rule
+        record = _definition(Fraction(3, 4)).cell_record(Fraction(1, 20))
+        none = _definition(Fraction(0)).cell_record(Fraction(1, 20))
+    assert record["selection"] == none["selection"] == rule
     assert record["fallback"] == Fraction(3, 4) and record["fallback_weight"] == 27 and record["fallback_units"] == 4
     assert record["fallback_rows_bound"] == fallback_rows(Fraction(1, 2), Fraction(1, 2), 27, Fraction(1, 20))
-    none = _definition(Fraction(0)).cell_record(Fraction(1, 20))
     assert not {"fallback", "fallback_weight", "fallback_units", "fallback_rows_bound"} & none.keys()
-    assert none["law"] == LAW and record["law"] == FALLBACK_LAW  # without a fallback: the record of the plain law
+    assert none["law"] == laws[0] and record["law"] == laws[1]  # without a fallback: the record of the plain law
     rank_rate = Fraction(1, 2) * 2  # rate epsilon / (2 sensitivity), times b
     assert none["rank_error_bound"] == rank_error_bound(rank_rate, 9, Fraction(1, 20))
     assert record["rank_error_bound"] == rank_error_bound(rank_rate, 9 + 27, Fraction(1, 20))  # the fallback included
@@ -248,9 +254,29 @@ def test_fallback_zero_is_the_plain_exponential_mechanism_byte_for_byte():
     plain = ExpCategorical(window.scores, rate, window.widths)
     source = ChaChaSource(bytes([11]) * 32)
     expected = [_select(window, rate, plain, source) for _ in range(50)]
-    draw = _definition(Fraction(0)).cell_points(points, counts)
+    with quantile_draw.selection_scope(quantile_draw.EXPONENTIAL):  # 9 candidates: else permute-and-flip
+        draw = _definition(Fraction(0)).cell_points(points, counts)
+        weighted = _definition(Fraction(3, 4)).cell_points(points, counts)
     source = ChaChaSource(bytes([11]) * 32)
     assert [draw(source)[0] for _ in range(50)] == expected
-    weighted = _definition(Fraction(3, 4)).cell_points(points, counts)
     source = ChaChaSource(bytes([11]) * 32)
     assert [weighted(source)[0] for _ in range(50)] != expected  # not vacuous: the atom changes the draws
+
+
+def test_fallback_zero_by_permute_and_flip_is_the_public_permute_and_flip_byte_for_byte():
+    """An epsilon-priced quantile over few candidates draws by permute-and-flip (:mod:`~securedp.mechanisms.
+    quantile_draw`): with ``fallback=0`` its coins are the scores ``-g(y)`` in the lattice's order, so the same
+    seed releases what ``securedp.permute_and_flip`` of those scores releases (one definition of the draw)."""
+    points, counts = [1, 2, 5], [1, 2, 1]
+    definition = _definition(Fraction(0))
+    assert definition.selection == quantile_draw.PERMUTE_AND_FLIP
+    draw = definition.cell_points(points, counts)
+    source = ChaChaSource(bytes([11]) * 32)
+    drawn = [draw(source)[0] for _ in range(50)]
+    scores = [-Window(points, counts, 0, 8, Fraction(1, 2), 10**6).score_at(y) for y in range(9)]
+    source = ChaChaSource(bytes([11]) * 32)
+    assert drawn == [securedp.permute_and_flip(scores, epsilon=1, sensitivity=1, rng=source).value
+                     for _ in range(50)]
+    weighted = _definition(Fraction(3, 4)).cell_points(points, counts)
+    source = ChaChaSource(bytes([11]) * 32)
+    assert [weighted(source)[0] for _ in range(50)] != drawn  # not vacuous: the atom's coins change the draws
