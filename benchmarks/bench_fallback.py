@@ -35,8 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_utility as bu  # the cases: one definition
 
 import securedp
-from securedp.mechanisms.quantile import QUANTILE_RESOLUTION, selection_epsilon
+from securedp.mechanisms.quantile import QUANTILE_RESOLUTION
 from securedp.mechanisms.rank_utility import LevelLaw, Window, fallback_weight
+from securedp.mechanisms.selection_price import selection_epsilon
 from securedp.privacy.cost import Cost
 
 PROBABILITIES = ("0", "1/2", "2/3", "3/4", "4/5", "9/10")

@@ -42,8 +42,8 @@ import bench_fallback as bf  # the cells' entries: one definition
 import bench_utility as bu
 
 import securedp
-from securedp.mechanisms.quantile import selection_epsilon
 from securedp.mechanisms.rank_utility import LevelLaw
+from securedp.mechanisms.selection_price import selection_epsilon
 from securedp.privacy.cost import Cost
 
 FALLBACK = Fraction(3, 4)

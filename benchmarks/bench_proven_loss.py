@@ -32,7 +32,7 @@ import securedp
 from securedp import ChaChaSource
 from securedp.mechanisms.gaussian_threshold import gaussian_threshold
 from securedp.mechanisms.partition_selection import laplace_threshold
-from securedp.mechanisms.quantile import EARLIER_ZCDP_CONVERSION, ZCDP_CONVERSION, conversion_scope
+from securedp.mechanisms.selection_price import EARLIER_ZCDP_CONVERSION, ZCDP_CONVERSION, conversion_scope
 from securedp.privacy.conversions import approx_dp_to_zcdp, bounded_range_to_zcdp, pure_to_zcdp, zcdp_to_approx_dp
 from securedp.privacy.cost import Cost
 
@@ -105,7 +105,7 @@ def pure_and_thresholds() -> None:
 
 
 def bounded_range() -> None:
-    from securedp.mechanisms.quantile import EIGHTH_ZCDP_CONVERSION, selection_epsilon
+    from securedp.mechanisms.selection_price import EIGHTH_ZCDP_CONVERSION, selection_epsilon
 
     print("exponential mechanism in rho: charge / sharp bound (target: <= 1.05), epsilon**2 / 8 / sharp, "
           "rho-priced selection's epsilon now / by epsilon**2 / 8")

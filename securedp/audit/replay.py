@@ -46,7 +46,7 @@ in its record (``"lattice_step"`` in its parameters), so replay re-runs such a q
 conversion has changed (this version prices an exponential mechanism by the certified sharp bounded-range bound;
 earlier ones ``epsilon**2 / 8``, by bounded range, and before them ``epsilon**2 / 2``). The conversion a selection
 used is in its record (``"conversion"`` in its parameters), so replay re-runs a record that states an earlier one
-by it (:func:`~securedp.mechanisms.quantile.conversion_scope`).
+by it (:func:`~securedp.mechanisms.selection_price.conversion_scope`).
 
 **The draw.** An ``epsilon``-priced quantile selection over few candidates draws by permute-and-flip since
 securedp 0.3 (:mod:`securedp.mechanisms.quantile_draw`), and its record says so (``"selection":
@@ -85,8 +85,8 @@ from securedp.audit.verify import verify_log
 from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
 from securedp.ledger.release import PreparedRelease, commit_input
 from securedp.ledger.release_record import FORMAT, ReleaseRecord
-from securedp.mechanisms.quantile import CONVERSIONS, ZCDP_CONVERSION, conversion_scope
 from securedp.mechanisms.quantile_draw import EXPONENTIAL, PERMUTE_AND_FLIP, selection_scope
+from securedp.mechanisms.selection_price import CONVERSIONS, ZCDP_CONVERSION, conversion_scope
 from securedp.mechanisms.threshold_delta import asked_delta_scope
 from securedp.reading.mode import analyst_facing_scope
 from securedp.tables.spec import STATISTICS

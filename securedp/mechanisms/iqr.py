@@ -9,7 +9,7 @@ sensitivity ``3 m`` for ``m = max_contributions``, rate
 half the cost: ``epsilon / 2``
 (basic composition: the pair is ``epsilon``-DP), or with ``rho`` each at the
 ``epsilon = j / 2**32`` whose sharp bounded-range zCDP is at most ``rho / 2``
-(:func:`~securedp.mechanisms.quantile.selection_epsilon`). The release is the
+(:func:`~securedp.mechanisms.selection_price.selection_epsilon`). The release is the
 post-processing ``max(Q3 - Q1, 0)``: the two selections are independent, so the
 drawn upper quartile can fall below the drawn lower one, and the range is then 0.
 It is a point of the lattice in ``[0, hi - lo]``, whatever the data.

@@ -53,14 +53,15 @@ time.
 split of :mod:`securedp.mechanisms.quantile_split` (``ceil(log2(m + 1))`` selections' worth).
 
 **Priced in rho.** With ``rho=`` each level's selection runs at an ``epsilon = j / 2**32`` whose certified sharp
-bounded-range zCDP is at most ``rho / len(qs)``, within ``2**-10`` of the largest (:func:`selection_epsilon`: an
-``epsilon``-DP exponential mechanism is ``epsilon``-bounded range, Durfee & Rogers 2019, hence zCDP by
-:mod:`securedp.privacy.bounded_range_zcdp`, below Cesar & Rogers' ``epsilon**2 / 8``; the fallback atom and the
-monotone levels keep that, :mod:`securedp.mechanisms.exponential`), so the release is ``rho``-zCDP; in a table,
-where a person changes at most ``k`` cells, ``k`` times it (and ``epsilon / k`` per cell for an ``epsilon``
-table). Releases before securedp 0.3 ran at twice less ``epsilon`` (``epsilon**2 / 2 <= rho / len(qs)``, the bound
-of every ``epsilon``-DP release), and later ones at the largest with ``epsilon**2 / 8 <= rho / len(qs)``; their
-records state that conversion (``"conversion"``), and a replay re-runs them by it (:func:`conversion_scope`).
+bounded-range zCDP is at most ``rho / len(qs)``, within ``2**-10`` of the largest
+(:func:`~securedp.mechanisms.selection_price.selection_epsilon`: an ``epsilon``-DP exponential mechanism is
+``epsilon``-bounded range, Durfee & Rogers 2019, hence zCDP by :mod:`securedp.privacy.bounded_range_zcdp`, below
+Cesar & Rogers' ``epsilon**2 / 8``; the fallback atom and the monotone levels keep that,
+:mod:`securedp.mechanisms.exponential`), so the release is ``rho``-zCDP; in a table, where a person changes at most
+``k`` cells, ``k`` times it (and ``epsilon / k`` per cell for an ``epsilon`` table). Releases before securedp 0.3
+ran at twice less ``epsilon`` (``epsilon**2 / 2 <= rho / len(qs)``, the bound of every ``epsilon``-DP release), and
+later ones at the largest with ``epsilon**2 / 8 <= rho / len(qs)``; their records state that conversion
+(``"conversion"``), and a replay re-runs them by it (:func:`~securedp.mechanisms.selection_price.conversion_scope`).
 
 **Accuracy.** No interval of values is stated: the values at ranks
 ``q n -/+ r`` are the data's own order statistics, which no public number
@@ -83,10 +84,7 @@ the draws.
 from __future__ import annotations
 
 import itertools
-import math
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -118,10 +116,8 @@ from securedp.mechanisms.rank_utility import (
     rank_error_bound,
 )
 from securedp.mechanisms.records import exact_value, parse_bounds, resolve_lattice
+from securedp.mechanisms.selection_price import current_conversion, selection_epsilon, zcdp_of_selection
 from securedp.mechanisms.statistic import CellColumn
-from securedp.privacy.bounded_range_zcdp import bounded_range_epsilon
-from securedp.privacy.conversions import bounded_range_to_zcdp
-from securedp.privacy.cost import Cost
 from securedp.reading.columns import check_ordered
 
 QUANTILE_RESOLUTION = 1 << 20
@@ -155,71 +151,6 @@ def default_lattice(lattice: Any, bounds: Any) -> Any:
     if lo < hi:
         return Lattice.for_bounds(lo, hi, resolution=QUANTILE_RESOLUTION)
     return resolve_lattice(None, lo, hi)
-
-
-ZCDP_CONVERSION = ("the epsilon-DP exponential mechanism is epsilon-bounded range, hence rho-zCDP for the sharp "
-                   "bounded-range rho, certified from above (securedp.privacy.bounded_range_zcdp; Cesar and Rogers "
-                   "2021)")
-EIGHTH_ZCDP_CONVERSION = ("the epsilon-DP exponential mechanism is epsilon-bounded range, hence epsilon**2/8-zCDP "
-                          "(Durfee and Rogers 2019; Cesar and Rogers 2021)")
-"""The conversion recorded by the rho-priced selections of the versions that charged ``epsilon**2 / 8``."""
-EARLIER_ZCDP_CONVERSION = "epsilon-DP is epsilon**2/2-zCDP (Bun and Steinke 2016, Prop. 1.4)"
-"""The conversion recorded by the rho-priced selections of securedp 0.2 and earlier."""
-_DIVISORS = {EIGHTH_ZCDP_CONVERSION: 8, EARLIER_ZCDP_CONVERSION: 2}
-CONVERSIONS = (ZCDP_CONVERSION, EIGHTH_ZCDP_CONVERSION, EARLIER_ZCDP_CONVERSION)
-"""Every conversion a record may state, this version's first."""
-_CONVERSION: ContextVar[str] = ContextVar("securedp_selection_conversion", default=ZCDP_CONVERSION)
-_CELL_GRID = 1 << 32
-
-
-@contextmanager
-def conversion_scope(conversion: str) -> Iterator[None]:
-    """Within it, rho-priced selections convert by ``conversion`` (one of :data:`CONVERSIONS`: an earlier one to
-    replay a record that states it); anything else raises."""
-    if conversion not in CONVERSIONS:
-        raise ValueError(f"unknown selection conversion {conversion!r}")
-    token = _CONVERSION.set(conversion)
-    try:
-        yield
-    finally:
-        _CONVERSION.reset(token)
-
-
-def zcdp_of_selection(epsilon: Fraction) -> Fraction:
-    """The zCDP of one ``epsilon``-DP exponential-mechanism selection under the conversion in force:
-    :func:`~securedp.privacy.conversions.bounded_range_to_zcdp` (or ``epsilon**2 / 8``, ``epsilon**2 / 2`` within
-    :func:`conversion_scope` of an earlier one)."""
-    conversion = _CONVERSION.get()
-    if conversion == ZCDP_CONVERSION:
-        return bounded_range_to_zcdp(epsilon)
-    return epsilon * epsilon / _DIVISORS[conversion]
-
-
-def selection_epsilon(cost: Cost, k: int = 1) -> Fraction:
-    """The ``epsilon`` of one exponential-mechanism selection costing ``cost``, in each of ``k`` cells a
-    person can change: ``epsilon / k``; or for ``rho`` the ``j / 2**32`` with ``k`` times its certified sharp
-    zCDP at most ``rho`` that :func:`~securedp.privacy.bounded_range_zcdp.bounded_range_epsilon` gives (within
-    ``2**-10`` of the largest; an ``epsilon``-DP exponential mechanism is ``epsilon``-bounded range:
-    :func:`~securedp.privacy.conversions.bounded_range_to_zcdp`; and the ``k`` cells compose); within
-    :func:`conversion_scope` of an earlier conversion, the largest with ``k * (j / 2**32)**2 / d <= rho``, exactly
-    ``j = isqrt(floor(d * rho * 2**64 / k))`` for ``d = 8`` or ``2``. Raises if ``rho`` is too small for any
-    positive ``j``."""
-    if cost.epsilon is not None:
-        return cost.epsilon / k
-    rho = cost.rho
-    assert rho is not None
-    conversion = _CONVERSION.get()
-    if conversion == ZCDP_CONVERSION:
-        j = bounded_range_epsilon(rho / k, _CELL_GRID)
-    else:
-        divisor = _DIVISORS[conversion]
-        j = math.isqrt((divisor * rho.numerator * _CELL_GRID * _CELL_GRID) // (k * rho.denominator))
-    if j == 0:
-        raise ValueError(f"a selection's share of rho ({rho}) is too small for {k} cell(s) per person: its "
-                         "exponential mechanism would run at epsilon 0")
-    cell = Fraction(j, _CELL_GRID)
-    assert k * zcdp_of_selection(cell) <= rho
-    return cell
 
 
 def check_levels(qs: Any) -> tuple[Fraction, ...]:
@@ -269,8 +200,9 @@ class Quantiles(ColumnStatistic):
 
     @property
     def share(self) -> Fraction:
-        """The ``epsilon`` of each level's selection in each cell: :func:`selection_epsilon` of the cost's
-        share of one level, for ``max_groups`` cells per person."""
+        """The ``epsilon`` of each level's selection in each cell:
+        :func:`~securedp.mechanisms.selection_price.selection_epsilon` of the cost's share of one level, for
+        ``max_groups`` cells per person."""
         return selection_epsilon(self.cost.split(len(self.levels)), self.max_groups)
 
     @property
@@ -334,7 +266,7 @@ class Quantiles(ColumnStatistic):
                                                           for q in self.levels]),
                           fallback_rows_bound=self.fallback_rows(alpha))
         if self.cost.rho is not None:
-            record.update(rho_cells=self.max_groups * zcdp_of_selection(law.epsilon), conversion=_CONVERSION.get())
+            record.update(rho_cells=self.max_groups * zcdp_of_selection(law.epsilon), conversion=current_conversion())
         return record
 
     def _per_level(self, values: Sequence[Any]) -> Any:

@@ -12,7 +12,7 @@ candidates ``[y_lo, y_hi]`` (lattice units) by the exponential mechanism of one 
 over its part's half-rows (below): the score of :mod:`securedp.mechanisms.rank_utility`, its fallback
 point (of weight ``floor(N p / (1 - p))`` for the part's ``N`` candidates), its window and its exact
 sampler (:mod:`securedp.mechanisms.quantile`). Every depth runs at ``epsilon_depth``:
-:func:`~securedp.mechanisms.quantile.selection_epsilon` of ``cost / D`` for the ``max_groups`` cells a
+:func:`~securedp.mechanisms.selection_price.selection_epsilon` of ``cost / D`` for the ``max_groups`` cells a
 person changes. A level's candidates lie between its ancestors' released points, so the released points
 are **monotone by construction**: ``y_1 <= ... <= y_m`` (equal points allowed).
 
@@ -94,7 +94,7 @@ import numpy as np
 from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational
 from securedp.hazmat.samplers.categorical import ExpCategorical
-from securedp.mechanisms.quantile import _CONVERSION, Quantiles, _select, selection_epsilon, zcdp_of_selection
+from securedp.mechanisms.quantile import Quantiles, _select
 from securedp.mechanisms.quantile_draw import EXPONENTIAL
 from securedp.mechanisms.rank_utility import (
     FALLBACK_LAW,
@@ -107,6 +107,7 @@ from securedp.mechanisms.rank_utility import (
     rank_error_bound,
 )
 from securedp.mechanisms.records import exact_value
+from securedp.mechanisms.selection_price import current_conversion, selection_epsilon, zcdp_of_selection
 from securedp.mechanisms.statistic import CellColumn
 
 SPLIT = "recursive split (Kaplan, Schnapp and Stemmer 2022): each level by the exponential mechanism at its " \
@@ -270,7 +271,7 @@ class SplitQuantiles(Quantiles):
         if self.cost.rho is not None:
             depths = split_depths(len(self.levels))
             record.update(rho_cells=self.max_groups * depths * zcdp_of_selection(self.share),
-                          conversion=_CONVERSION.get())
+                          conversion=current_conversion())
         return record
 
     def cell_points(self, points: Sequence[int] | np.ndarray,

@@ -26,14 +26,14 @@ estimates, surely. The noise's own half-width is stated before the draw (:meth:`
 Step 1 is the quantiles' selection at ``s * cost``: each level's is ``epsilon_sel / 2``-DP per person over
 its ``k`` cells (``epsilon / k`` per cell; priced in ``rho``, each runs at a ``j / 2**32`` whose sharp
 bounded-range zCDP, ``k`` times, is at most ``s rho / 2``:
-:func:`~securedp.mechanisms.quantile.selection_epsilon`). Given the released ``(a, b)`` of every cell, step 2 is a
-fixed function of the data whose count moves by at most ``m`` and whose centred sum by at most ``m * h`` per cell
-when one person is added or removed (a winsorized record lies in ``[a_u, b_u]``, so ``|clamp(u, a, b) - c| <= h``),
-so step 3's two noises (:class:`~securedp.privacy.noise.Noise`, calibrated to those sensitivities and ``k`` cells) are
-``(1 - s) epsilon``-DP (``(1 - s) rho``-zCDP) for every value of ``(a, b)``. The sensitivity depends on the
-data only through ``(a, b)``, which are outputs of a DP mechanism: by adaptive sequential composition
-(Dwork and Roth 2014, Thm. 3.16; for zCDP Bun and Steinke 2016, Lemma 2.3) the release is
-``epsilon_sel + epsilon_mean = epsilon``-DP (``rho``-zCDP): the total charged is exactly the declared budget.
+:func:`~securedp.mechanisms.selection_price.selection_epsilon`). Given the released ``(a, b)`` of every cell, step 2
+is a fixed function of the data whose count moves by at most ``m`` and whose centred sum by at most ``m * h`` per cell
+when one person is added or removed (a winsorized record lies in ``[a_u, b_u]``, so ``|clamp(u, a, b) - c| <= h``), so
+step 3's two noises (:class:`~securedp.privacy.noise.Noise`, calibrated to those sensitivities and ``k`` cells) are
+``(1 - s) epsilon``-DP (``(1 - s) rho``-zCDP) for every value of ``(a, b)``. The sensitivity depends on the data only
+through ``(a, b)``, which are outputs of a DP mechanism: by adaptive sequential composition (Dwork and Roth 2014, Thm.
+3.16; for zCDP Bun and Steinke 2016, Lemma 2.3) the release is ``epsilon_sel + epsilon_mean = epsilon``-DP
+(``rho``-zCDP): the total charged is exactly the declared budget.
 
 **Accuracy.** Each trim point's rank error is at most the recorded ``rank_error_bound`` ``r``
 (:func:`~securedp.mechanisms.rank_utility.rank_error_bound`) with probability at least ``1 - alpha``:
@@ -59,7 +59,8 @@ from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import to_rational
 from securedp.mechanisms.mean import mean_error, mean_units
 from securedp.mechanisms.moments import centre, centre_of_bounds
-from securedp.mechanisms.quantile import Quantiles, selection_epsilon
+from securedp.mechanisms.quantile import Quantiles
+from securedp.mechanisms.selection_price import selection_epsilon
 from securedp.mechanisms.statistic import CellColumn
 from securedp.privacy.cost import Cost
 from securedp.privacy.noise import Noise

@@ -16,9 +16,9 @@ from securedp.hazmat.exact.rational import format_rational
 from securedp.mechanisms import histogram, quantile
 from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.quantile import default_lattice as quantile_lattice
-from securedp.mechanisms.quantile import selection_epsilon
 from securedp.mechanisms.rank_utility import DEFAULT_FALLBACK
 from securedp.mechanisms.records import LatticeColumn, typed_lattice
+from securedp.mechanisms.selection_price import selection_epsilon
 from securedp.mechanisms.statistic import AdditiveStatistic
 from securedp.privacy.cost import Cost
 
@@ -102,8 +102,8 @@ class PointsAggregation(ColumnAggregation):
 
 
 def quantile_cell_epsilon(epsilon: Fraction | None, rho: Fraction | None, k: int) -> Fraction:
-    """Deprecated: :func:`securedp.mechanisms.quantile.selection_epsilon` of ``Cost(epsilon, rho)`` and ``k``."""
-    deprecated("quantile_cell_epsilon", "securedp.mechanisms.quantile.selection_epsilon")
+    """Deprecated: :func:`securedp.mechanisms.selection_price.selection_epsilon` of ``Cost(epsilon, rho)`` and ``k``."""
+    deprecated("quantile_cell_epsilon", "securedp.mechanisms.selection_price.selection_epsilon")
     return selection_epsilon(Cost.of(epsilon, rho), k)
 
 

@@ -36,15 +36,15 @@ A quantile's sensitivity is that of its integer score ``g`` for ``q = a / b``
 (:mod:`securedp.mechanisms.rank_utility`), whose law has rate
 ``epsilon_cell / (2 m max(a, b - a))`` (``epsilon_cell / m`` for ``q`` 0 or 1).
 
-Quantiles spend ``epsilon_a / k`` per cell (a person is in at most ``k`` cells; each cell's selection is
-``epsilon_a / k``-DP for ``m`` rows). In a table priced in ``rho``, each cell's selection runs at an ``epsilon_cell
-= j / 2**32`` with ``k * rho(epsilon_cell) <= rho_a`` (:func:`~securedp.mechanisms.quantile.selection_epsilon`): an
-``epsilon``-DP exponential mechanism is ``epsilon``-bounded range, hence ``rho(epsilon)``-zCDP for the certified sharp
-bound ``rho`` (:mod:`securedp.privacy.bounded_range_zcdp`, at most ``epsilon**2 / 8``), and the at most ``k`` cells
-one person changes compose to ``k * rho(epsilon_cell)``.
-Several quantiles by the recursive split (:class:`~securedp.tables.split_quantiles.QuantilesBySplit`, three or more
-levels) run each of their ``D = ceil(log2(levels + 1))`` depths at that rule's ``epsilon_cell`` for ``epsilon_a /
-D`` (or ``rho_a / D``): the parts of one depth hold disjoint records (:mod:`securedp.mechanisms.quantile_split`).
+Quantiles spend ``epsilon_a / k`` per cell (a person is in at most ``k`` cells; each cell's selection is ``epsilon_a
+/ k``-DP for ``m`` rows). In a table priced in ``rho``, each cell's selection runs at an ``epsilon_cell = j /
+2**32`` with ``k * rho(epsilon_cell) <= rho_a`` (:func:`~securedp.mechanisms.selection_price.selection_epsilon`): an
+``epsilon``-DP exponential mechanism is ``epsilon``-bounded range, hence ``rho(epsilon)``-zCDP for the certified
+sharp bound ``rho`` (:mod:`securedp.privacy.bounded_range_zcdp`, at most ``epsilon**2 / 8``), and the at most ``k``
+cells one person changes compose to ``k * rho(epsilon_cell)``. Several quantiles by the recursive split
+(:class:`~securedp.tables.split_quantiles.QuantilesBySplit`, three or more levels) run each of their ``D =
+ceil(log2(levels + 1))`` depths at that rule's ``epsilon_cell`` for ``epsilon_a / D`` (or ``rho_a / D``): the parts
+of one depth hold disjoint records (:mod:`securedp.mechanisms.quantile_split`).
 
 **One definition.** An aggregation here is a *request* (which column, which
 bounds, which share of the budget); the statistic itself, its sensitivities,

@@ -83,7 +83,7 @@ def test_quantiles_priced_in_rho_are_released_and_replayed(work: Path, stat: str
     assert result.returncode == 0, result.stderr
     record = json.loads((work / "a.jsonl").read_text().splitlines()[0])["record"]
     cell = record["parameters"][next(iter(record["parameters"]["shares"]))]  # the one cell's record
-    from securedp.mechanisms.quantile import selection_epsilon
+    from securedp.mechanisms.selection_price import selection_epsilon
     from securedp.privacy.cost import Cost
 
     assert record["rho"] == "1/2" and record["epsilon"] is None

@@ -16,7 +16,7 @@ from securedp.audit.report_words import UNDESCRIBED
 from securedp.cli.example_data import PATH as EXAMPLE
 from securedp.cli.main import main
 from securedp.hazmat.exact.bounds import MAX_LEVELS
-from securedp.mechanisms.quantile import selection_epsilon
+from securedp.mechanisms.selection_price import selection_epsilon
 from securedp.privacy.bounded_range_zcdp import bounded_range_zcdp
 from securedp.privacy.cost import Cost
 from securedp.tables.query import Query

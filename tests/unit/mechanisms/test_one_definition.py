@@ -25,7 +25,7 @@ from scipy import stats
 
 import securedp
 from securedp import ChaChaSource
-from securedp.mechanisms.quantile import selection_epsilon
+from securedp.mechanisms.selection_price import selection_epsilon
 from securedp.privacy.cost import Cost
 from securedp.tables import IQR, Count, Mean, Median, Quantile, Sum, TrimmedMean, Variance
 

@@ -98,7 +98,7 @@ def test_equal_shares_cost_no_more_than_the_whole(depths: int) -> None:
 @pytest.mark.parametrize(("rho", "k"), [(Fraction(1, 8), 1), (Fraction(1, 2), 3), (Fraction(3, 7), 1),
                                         (Fraction(5), 2), (Fraction(1, 1000), 1)])
 def test_a_rho_priced_selection_runs_at_the_epsilon_the_sharp_bound_allows(rho: Fraction, k: int) -> None:
-    from securedp.mechanisms.quantile import EIGHTH_ZCDP_CONVERSION, conversion_scope, selection_epsilon
+    from securedp.mechanisms.selection_price import EIGHTH_ZCDP_CONVERSION, conversion_scope, selection_epsilon
 
     cell = selection_epsilon(Cost.of(rho=rho), k)
     assert k * charge(cell) <= rho
@@ -132,7 +132,7 @@ def test_a_rho_split_records_the_conversion_it_ran_by_and_replay_reads_it_back()
     import securedp
     from securedp import ChaChaSource
     from securedp.audit.replay import _stated_conversion
-    from securedp.mechanisms.quantile import CONVERSIONS, conversion_scope
+    from securedp.mechanisms.selection_price import CONVERSIONS, conversion_scope
 
     data = [v * 7 % 101 for v in range(300)]
     levels = [Fraction(k, 10) for k in range(1, 10)]  # the recursive split: 4 depths
@@ -155,7 +155,7 @@ def test_a_rho_split_records_the_conversion_it_ran_by_and_replay_reads_it_back()
 @given(st.fractions(min_value=Fraction(1, 100), max_value=Fraction(50), max_denominator=1 << 16),
        st.integers(min_value=1, max_value=5))
 def test_the_selection_epsilon_fits_its_share_and_loses_nearly_all_of_it(rho: Fraction, k: int) -> None:
-    from securedp.mechanisms.quantile import selection_epsilon
+    from securedp.mechanisms.selection_price import selection_epsilon
 
     cell = selection_epsilon(Cost.of(rho=rho), k)
     assert k * charge(cell) <= rho

@@ -17,7 +17,7 @@ import pytest
 
 from securedp import AuditLog, ChaChaSource, Session, verify_log
 from securedp.audit.replay import replay_log
-from securedp.mechanisms.quantile import (
+from securedp.mechanisms.selection_price import (
     EARLIER_ZCDP_CONVERSION,
     EIGHTH_ZCDP_CONVERSION,
     ZCDP_CONVERSION,

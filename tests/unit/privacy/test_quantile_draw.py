@@ -36,6 +36,7 @@ from securedp.mechanisms.quantile_draw import (
 )
 from securedp.mechanisms.rank_utility import LevelLaw, Window, fallback_weight
 from securedp.mechanisms.records import LatticeColumn
+from securedp.privacy.bounded_range_zcdp import bounded_range_zcdp
 from securedp.privacy.conversions import pure_to_zcdp
 from securedp.privacy.cost import Cost
 from securedp.tables import Median
@@ -192,10 +193,11 @@ def test_a_rho_session_keeps_the_exponential_mechanism_and_its_charge() -> None:
     x = np.arange(100)
     session = Session(rho=10)
     assert session.median(x, bounds=(0, 100), epsilon=2).mechanism == EXPONENTIAL
-    assert session.spent == Fraction(1, 2)  # bounded range: 2**2 / 8
+    bounded_range = bounded_range_zcdp(Fraction(2))  # the certified sharp bound, below 2**2 / 8
+    assert session.spent == bounded_range < Fraction(1, 2)
     released = securedp.prepare_median(x, bounds=(0, 100), epsilon=2)  # prepared outside: permute-and-flip
     assert session.release(released).mechanism == PERMUTE_AND_FLIP
-    assert session.spent == Fraction(1, 2) + pure_to_zcdp(2)  # not bounded range: the pure charge
+    assert session.spent == bounded_range + pure_to_zcdp(2)  # not bounded range: the pure charge
     pure = Session(epsilon=10)
     assert pure.median(x, bounds=(0, 100), epsilon=2).mechanism == PERMUTE_AND_FLIP and pure.spent == 2
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from securedp import ChaChaSource
-from securedp.mechanisms.quantile import selection_epsilon
+from securedp.mechanisms.selection_price import selection_epsilon
 from securedp.privacy.cost import Cost
 from securedp.tables import Count, Mean, Median, Persons, Sum, Variance, prepare_table
 from securedp.tables.spec import quantile_cell_epsilon
@@ -185,7 +185,7 @@ def cell_epsilon(epsilon, rho, k):
 def test_selection_epsilon_exact_cases():
     """epsilon tables: epsilon_a / k; rho tables: a j / 2**32 whose sharp bounded-range zCDP, k times, is at most
     rho_a (the largest with k * eps**2 / 8 <= rho_a by the earlier rule, and below epsilon 3/4)."""
-    from securedp.mechanisms.quantile import EIGHTH_ZCDP_CONVERSION, conversion_scope
+    from securedp.mechanisms.selection_price import EIGHTH_ZCDP_CONVERSION, conversion_scope
     from securedp.privacy.conversions import bounded_range_to_zcdp
 
     assert cell_epsilon(Fraction(1), None, 4) == Fraction(1, 4)
