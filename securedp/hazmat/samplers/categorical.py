@@ -133,7 +133,7 @@ from securedp.hazmat.samplers.envelope import (
     exact_envelope_exponents,
     int64_fill,
 )
-from securedp.hazmat.samplers.groups import ExponentGroups, LocateIndex, SlotGroups, exponent_groups
+from securedp.hazmat.samplers.groups import ExponentGroups, LocateIndex, SlotGroups, exact_rate_gap, exponent_groups
 from securedp.hazmat.samplers.slots import DENSE_TABLES, SlotTable, envelope_cap, far_boundary
 from securedp.hazmat.samplers.tally import Tally
 from securedp.hazmat.samplers.uniform import uniform_below_secret
@@ -189,6 +189,7 @@ class ExpCategorical:
             if counts is not None:
                 raise ValueError("float gaps take no counts")
             self.float_gaps = gaps
+            self._exact = exact_rate_gap(rate, None, gaps)
             self._tight_exponent_groups(gaps.approx_into)
             return
         if present is None:
@@ -198,6 +199,7 @@ class ExpCategorical:
         else:
             smallest = gaps[present].min()
         self.gaps = gaps = gaps - smallest if smallest != 0 else gaps
+        self._exact = exact_rate_gap(rate, gaps, None)
         far_from = far_boundary(rate, self.K)
         if far_from <= _DENSE_LIMIT:
             self._slot_groups(gaps, int(far_from), present, total_count)
@@ -303,14 +305,6 @@ class ExpCategorical:
         self.far_share = capped / self.total  # float-ok: a documented bound, not a decision
         self.slow_path_bound = self.groups.window * 2.0**-WORD_BITS + self.far_share  # float-ok: documented bound
 
-    def _x(self, i: int) -> Any:
-        """``rate * g_i`` exactly (an mpq): read only when a window must refine, or in a group with ``e = K``."""
-        if self.float_gaps is not None:
-            return self._rate_q * self.float_gaps.exact(i)
-        gaps = self.gaps
-        assert gaps is not None  # __init__ sets exactly one of gaps and float_gaps
-        return self._rate_q * int(gaps[i])
-
     def _locate(self, slot: int, position: int) -> tuple[int, int]:
         """The entry holding point ``position`` of group ``slot``, and the offset inside it.
 
@@ -392,7 +386,7 @@ class ExpCategorical:
         """The exact acceptance probability of a draw of ``entry`` in ``group``: of ``x = rate * gap``, or for
         a near slot (``entry`` None) of ``rate * group``, its gap being its index; divided by ``count /
         2**COUNT_BITS`` under the tight envelope (``count`` > 0); computed only when the window must refine."""
-        real = self.groups.acceptance(group, self._rate_q * group if entry is None else self._x(entry))
+        real = self.groups.acceptance(group, self._rate_q * group if entry is None else self._exact(entry))
         if not count:
             return real
         return Real(lambda prec: real.interval(prec) * (1 << COUNT_BITS) / count, name=f"{real.name}*2**28/{count}")

@@ -102,13 +102,22 @@ class ExponentGroups:
         return exp_neg(x, group)
 
 
+def exact_rate_gap(rate: Fraction, gaps: np.ndarray | None, float_gaps: FloatGaps | None) -> Callable[[int], Any]:
+    """``i -> rate * g_i`` exactly (an mpq), for a sampler holding exactly one of ``gaps`` and ``float_gaps``: read
+    only when a window must refine, or in a group whose exponent is capped. The closure holds the gaps, never the
+    sampler (a bound method made a reference cycle, and a fresh call's arrays waited for the collector)."""
+    rate_q = to_mpq(rate)
+    if float_gaps is not None:
+        return lambda i: rate_q * float_gaps.exact(i)
+    assert gaps is not None
+    return lambda i: rate_q * int(gaps[i])
+
+
 def exponent_groups(rate: Fraction, cap: int, gaps: np.ndarray | None, float_gaps: FloatGaps | None) -> ExponentGroups:
     """Exponent groups whose windows are computed from each entry's gap scaled to an integer: exactly for integer
     ``gaps``, within 2 units of ``2**-Q`` for ``float_gaps`` (``Q`` such that ``rate 2**(128 - Q) <= 1/2``). A gap
     in a group ``e < K`` is below ``(K + 2) / rate``: ``t = rate gap / ln 2 < (K + 1) (1 + 2**-38)`` there."""
     scaled: Callable[[int], int]
-    exact: Callable[[int], Any]
-    rate_q = to_mpq(rate)  # the closures below hold the gaps, never the sampler: no reference cycle to collect
     if float_gaps is None:
         assert gaps is not None  # the sampler holds exactly one of gaps and float_gaps
         shift, spread, offset = 0, 0, 0
@@ -117,14 +126,13 @@ def exponent_groups(rate: Fraction, cap: int, gaps: np.ndarray | None, float_gap
             scaled = lambda i: int(unsigned[i] ^ top_bit)  # noqa: E731 - one expression, beside its twin
         else:
             scaled = lambda i: int(gaps[i])  # noqa: E731 - object gaps: Python ints already
-        exact = lambda i: rate_q * int(gaps[i])  # noqa: E731 - one expression, beside its twin
     else:
         shift = max(0, WINDOW_BITS + 2 + rate.numerator.bit_length() - rate.denominator.bit_length())
         spread = 2
         scaled, offset = float_gaps.scaled_lower(shift)
-        exact = lambda i: rate_q * float_gaps.exact(i)  # noqa: E731 - one expression, beside its twin
     limit = -(-((cap + 2) << shift) * rate.denominator // rate.numerator)
-    return ExponentGroups(cap, ExpWindow(rate, shift, spread, limit, cap, offset), scaled, exact)
+    return ExponentGroups(cap, ExpWindow(rate, shift, spread, limit, cap, offset), scaled,
+                          exact_rate_gap(rate, gaps, float_gaps))
 
 
 @functools.cache
