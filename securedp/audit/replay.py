@@ -46,18 +46,22 @@ in its record (``"lattice_step"`` in its parameters), so replay re-runs such a q
 conversion has changed (this version prices an exponential mechanism by the certified sharp bounded-range bound;
 earlier ones ``epsilon**2 / 8``, by bounded range, and before them ``epsilon**2 / 2``). The conversion a selection
 used is in its record (``"conversion"`` in its parameters), so replay re-runs a record that states an earlier one
-by it (:func:`~securedp.mechanisms.selection_price.conversion_scope`).
+by it.
 
 **The draw.** An ``epsilon``-priced quantile selection over few candidates draws by permute-and-flip since
 securedp 0.3 (:mod:`securedp.mechanisms.quantile_draw`), and its record says so (``"selection":
 "permute_and_flip"`` in its parameters); earlier records drew every selection by the exponential mechanism
-and state ``"exponential"``, so replay re-runs a record that states no permute-and-flip within
-:func:`~securedp.mechanisms.quantile_draw.selection_scope` of the exponential mechanism.
+and state ``"exponential"``, so replay re-runs a record that states no permute-and-flip by the exponential
+mechanism.
 
 **The delta of a threshold.** A table that thresholds its private keys charges the ``delta`` its integer
 threshold proves since securedp 0.3 (:mod:`securedp.mechanisms.threshold_delta`), recording the one asked as
 ``delta_asked``; earlier records state only the ``delta`` asked, which they charged, so replay re-runs a record
-with a ``delta`` and no ``delta_asked`` within :func:`~securedp.mechanisms.threshold_delta.asked_delta_scope`.
+with a ``delta`` and no ``delta_asked`` charging the ``delta`` asked.
+
+The conversion, the draw and the delta are the rules of the record's version: replay reads them from the record
+(:meth:`~securedp.mechanisms.record_rules.RecordRules.stated`, their one reading) and re-runs it within their
+:func:`~securedp.mechanisms.record_rules.rules_scope`.
 
 A partition record (``"kind": "partition"``, the charge of
 :meth:`securedp.Session.partition` to its parent) releases nothing (with
@@ -85,9 +89,7 @@ from securedp.audit.verify import verify_log
 from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
 from securedp.ledger.release import PreparedRelease, commit_input
 from securedp.ledger.release_record import FORMAT, ReleaseRecord
-from securedp.mechanisms.quantile_draw import EXPONENTIAL, PERMUTE_AND_FLIP, selection_scope
-from securedp.mechanisms.selection_price import CONVERSIONS, ZCDP_CONVERSION, conversion_scope
-from securedp.mechanisms.threshold_delta import asked_delta_scope
+from securedp.mechanisms.record_rules import RecordRules, rules_scope
 from securedp.reading.mode import analyst_facing_scope
 from securedp.tables.spec import STATISTICS
 
@@ -219,35 +221,6 @@ def _with_lattice(query: Any, parameters: Any) -> Any:
                         lambda name: _stated(parameters, "lattice_step", name))
 
 
-def _stated_conversion(parameters: Any) -> str:
-    """The conversion of a rho-priced selection that ``parameters`` state (anywhere in them: one column's, or each
-    aggregation's cells), or this version's when none is stated (see the module docstring)."""
-    if isinstance(parameters, dict):
-        if parameters.get("conversion") in CONVERSIONS:
-            return str(parameters["conversion"])
-        parameters = list(parameters.values())
-    if isinstance(parameters, list):
-        for item in parameters:
-            stated = _stated_conversion(item)
-            if stated != ZCDP_CONVERSION:
-                return stated
-    return ZCDP_CONVERSION
-
-
-def _stated_draw(parameters: Any) -> str:
-    """The quantile selection rule to replay ``parameters`` by: this version's if they state a permute-and-flip
-    draw anywhere (``"selection": "permute_and_flip"``), else every selection by the exponential mechanism, as
-    the record's version drew them (see the module docstring; a record of this version that states none drew
-    none by permute-and-flip, so both rules re-run it alike)."""
-    if isinstance(parameters, dict):
-        if parameters.get("selection") == PERMUTE_AND_FLIP:
-            return PERMUTE_AND_FLIP
-        parameters = list(parameters.values())
-    if isinstance(parameters, list) and any(_stated_draw(item) == PERMUTE_AND_FLIP for item in parameters):
-        return PERMUTE_AND_FLIP
-    return EXPONENTIAL
-
-
 def _prepared(query: Any, data: str | Path) -> PreparedRelease:
     """The recorded query (one statistic of one column, or a grouped table) prepared again on ``data``."""
     if isinstance(query, dict) and query.get("statistic") in PLANNING:
@@ -281,10 +254,7 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
     query = _with_lattice(_with_fallback(_with_rule(record["query"], stated), stated), stated)
     mode = isinstance(query, dict) and query.get("analyst_facing") is True  # read the data as the release did
     try:
-        parameters = record.get("parameters")
-        earlier_delta = isinstance(parameters, dict) and "delta" in parameters and "delta_asked" not in parameters
-        with (analyst_facing_scope(mode), conversion_scope(_stated_conversion(parameters)),
-              asked_delta_scope(earlier_delta), selection_scope(_stated_draw(parameters))):
+        with analyst_facing_scope(mode), rules_scope(RecordRules.stated(stated)):
             executed = _prepared(query, data).executed(stream)
             again = executed.release.record()
         committed = record.get("input_commitment") if written == FORMAT else None  # an earlier input encoding

@@ -61,7 +61,7 @@ Cesar & Rogers' ``epsilon**2 / 8``; the fallback atom and the monotone levels ke
 ``k`` cells, ``k`` times it (and ``epsilon / k`` per cell for an ``epsilon`` table). Releases before securedp 0.3
 ran at twice less ``epsilon`` (``epsilon**2 / 2 <= rho / len(qs)``, the bound of every ``epsilon``-DP release), and
 later ones at the largest with ``epsilon**2 / 8 <= rho / len(qs)``; their records state that conversion
-(``"conversion"``), and a replay re-runs them by it (:func:`~securedp.mechanisms.selection_price.conversion_scope`).
+(``"conversion"``), and a replay re-runs them by it (:class:`~securedp.mechanisms.record_rules.RecordRules`).
 
 **Accuracy.** No interval of values is stated: the values at ranks
 ``q n -/+ r`` are the data's own order statistics, which no public number
@@ -100,7 +100,7 @@ from securedp.lattice import Lattice
 from securedp.mechanisms.moments import ColumnStatistic
 from securedp.mechanisms.quantile_draw import FALLBACK_LAW as FLIP_FALLBACK_LAW
 from securedp.mechanisms.quantile_draw import LAW as FLIP_LAW
-from securedp.mechanisms.quantile_draw import PERMUTE_AND_FLIP, FlipDraw, quantile_selection, whole_range
+from securedp.mechanisms.quantile_draw import FlipDraw, quantile_selection, whole_range
 from securedp.mechanisms.rank_utility import (
     DEFAULT_FALLBACK,
     FALLBACK_LAW,
@@ -115,8 +115,9 @@ from securedp.mechanisms.rank_utility import (
     far_score,
     rank_error_bound,
 )
+from securedp.mechanisms.record_rules import PERMUTE_AND_FLIP, current_rules
 from securedp.mechanisms.records import exact_value, parse_bounds, resolve_lattice
-from securedp.mechanisms.selection_price import current_conversion, selection_epsilon, zcdp_of_selection
+from securedp.mechanisms.selection_price import selection_epsilon, zcdp_of_selection
 from securedp.mechanisms.statistic import CellColumn
 from securedp.reading.columns import check_ordered
 
@@ -266,7 +267,8 @@ class Quantiles(ColumnStatistic):
                                                           for q in self.levels]),
                           fallback_rows_bound=self.fallback_rows(alpha))
         if self.cost.rho is not None:
-            record.update(rho_cells=self.max_groups * zcdp_of_selection(law.epsilon), conversion=current_conversion())
+            record.update(rho_cells=self.max_groups * zcdp_of_selection(law.epsilon),
+                          conversion=current_rules().conversion)
         return record
 
     def _per_level(self, values: Sequence[Any]) -> Any:

@@ -62,15 +62,14 @@ than OpenDP's: hence the limit of ``2**17`` coins, not ``2**19``.
 
 **Records.** The cell's record names the draw (``"selection"``) and its law (:data:`LAW`, :data:`FALLBACK_LAW`),
 and the release's ``mechanism`` is it. Releases before securedp 0.3 drew every quantile by the exponential
-mechanism; a replay re-runs a record that states no permute-and-flip within :func:`selection_scope` of
-:data:`EXPONENTIAL` (``securedp.audit.replay``), so its bytes are reproduced.
+mechanism; a replay re-runs a record that states no permute-and-flip by the rule ``quantile_draw`` of
+:data:`~securedp.mechanisms.record_rules.EXPONENTIAL` (:class:`~securedp.mechanisms.record_rules.RecordRules`,
+``securedp.audit.replay``), so its bytes are reproduced.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -79,10 +78,9 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.samplers import ExpCoins, first_in_random_order
 from securedp.hazmat.samplers.slots import envelope_cap, far_boundary
 from securedp.mechanisms.rank_utility import Window
+from securedp.mechanisms.record_rules import EXPONENTIAL, PERMUTE_AND_FLIP, current_rules
 from securedp.privacy.cost import Cost
 
-EXPONENTIAL = "exponential"
-PERMUTE_AND_FLIP = "permute_and_flip"
 PERMUTE_AND_FLIP_COINS = 1 << 17
 """The most coins (candidates plus the fallback's weight) an ``epsilon``-priced selection flips by
 permute-and-flip; beyond, it draws by the exponential mechanism (whose time does not grow with the candidates)."""
@@ -96,32 +94,17 @@ LAW = ("permute-and-flip over every lattice point y of the bounds: a uniformly r
 FALLBACK_LAW = LAW + ", with W more coins of probability exp(-rate h) for the fallback point f, h = max(a, b - a) n"
 """The law with a fallback, as a release records it."""
 
-_RULE: ContextVar[str] = ContextVar("securedp_quantile_selection", default=PERMUTE_AND_FLIP)
-
-
-@contextmanager
-def selection_scope(rule: str) -> Iterator[None]:
-    """Within it, quantile selections draw by ``rule``: :data:`PERMUTE_AND_FLIP` (this version's rule, see the
-    module docstring) or :data:`EXPONENTIAL` (every selection by the exponential mechanism, as before securedp
-    0.3: to replay a record that states it); anything else raises."""
-    if rule not in (EXPONENTIAL, PERMUTE_AND_FLIP):
-        raise ValueError(f"unknown quantile selection rule {rule!r}")
-    token = _RULE.set(rule)
-    try:
-        yield
-    finally:
-        _RULE.reset(token)
-
-
 def quantile_selection(cost: Cost, candidates: int, weight: int, rate: Fraction) -> str:
-    """The draw of a quantile's selection (module docstring): :data:`PERMUTE_AND_FLIP` when priced in
+    """The draw of a quantile's selection (module docstring): ``PERMUTE_AND_FLIP`` when priced in
     ``epsilon`` with ``candidates + weight <= PERMUTE_AND_FLIP_COINS`` and a coin table of at most
-    :data:`PERMUTE_AND_FLIP_TABLE` gaps at ``rate`` (and the rule in force allows it), else :data:`EXPONENTIAL`.
-    Public parameters only."""
+    :data:`PERMUTE_AND_FLIP_TABLE` gaps at ``rate``, and the rules in force allow it (this version's draw, not in a
+    ``rho`` budget: :class:`~securedp.mechanisms.record_rules.RecordRules`), else ``EXPONENTIAL``. Public
+    parameters only."""
     coins = candidates + weight
     small = coins <= PERMUTE_AND_FLIP_COINS and far_boundary(rate, envelope_cap(coins)) <= PERMUTE_AND_FLIP_TABLE
-    return PERMUTE_AND_FLIP if cost.epsilon is not None and small and _RULE.get() == PERMUTE_AND_FLIP \
-        else EXPONENTIAL
+    rules = current_rules()
+    allowed = rules.quantile_draw == PERMUTE_AND_FLIP and not rules.rho_budget
+    return PERMUTE_AND_FLIP if cost.epsilon is not None and small and allowed else EXPONENTIAL
 
 
 def whole_range(q: Fraction, counts: Sequence[int] | np.ndarray) -> int:

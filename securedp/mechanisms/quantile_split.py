@@ -95,7 +95,6 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.hazmat.exact.rational import format_rational
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.mechanisms.quantile import Quantiles, _select
-from securedp.mechanisms.quantile_draw import EXPONENTIAL
 from securedp.mechanisms.rank_utility import (
     FALLBACK_LAW,
     LAW,
@@ -106,8 +105,9 @@ from securedp.mechanisms.rank_utility import (
     far_score,
     rank_error_bound,
 )
+from securedp.mechanisms.record_rules import EXPONENTIAL, current_rules
 from securedp.mechanisms.records import exact_value
-from securedp.mechanisms.selection_price import current_conversion, selection_epsilon, zcdp_of_selection
+from securedp.mechanisms.selection_price import selection_epsilon, zcdp_of_selection
 from securedp.mechanisms.statistic import CellColumn
 
 SPLIT = "recursive split (Kaplan, Schnapp and Stemmer 2022): each level by the exponential mechanism at its " \
@@ -271,7 +271,7 @@ class SplitQuantiles(Quantiles):
         if self.cost.rho is not None:
             depths = split_depths(len(self.levels))
             record.update(rho_cells=self.max_groups * depths * zcdp_of_selection(self.share),
-                          conversion=current_conversion())
+                          conversion=current_rules().conversion)
         return record
 
     def cell_points(self, points: Sequence[int] | np.ndarray,

@@ -3,55 +3,35 @@
 An ``epsilon``-DP exponential mechanism is ``epsilon``-bounded range, hence ``rho(epsilon)``-zCDP for the certified
 sharp bounded-range bound (:mod:`securedp.privacy.bounded_range_zcdp`, at most ``epsilon**2 / 8``). Earlier versions
 converted by ``epsilon**2 / 8`` and, before them, ``epsilon**2 / 2``; a record states the conversion it ran by
-(``"conversion"``), and replay re-runs it by that one (:func:`conversion_scope`). Used by the quantiles
+(``"conversion"``), and replay re-runs it by that one (the rule ``conversion`` of
+:class:`~securedp.mechanisms.record_rules.RecordRules`, where the conversions are defined). Used by the quantiles
 (:mod:`securedp.mechanisms.quantile`), their recursive split, the trimmed mean's trim points and the tables.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from fractions import Fraction
 
+from securedp.mechanisms.record_rules import (
+    EARLIER_ZCDP_CONVERSION,
+    EIGHTH_ZCDP_CONVERSION,
+    ZCDP_CONVERSION,
+    current_rules,
+)
 from securedp.privacy.bounded_range_zcdp import bounded_range_epsilon
 from securedp.privacy.conversions import bounded_range_to_zcdp
 from securedp.privacy.cost import Cost
 
-ZCDP_CONVERSION = ("the epsilon-DP exponential mechanism is epsilon-bounded range, hence rho-zCDP for the sharp "
-                   "bounded-range rho, certified from above (securedp.privacy.bounded_range_zcdp; Cesar and Rogers "
-                   "2021)")
-EIGHTH_ZCDP_CONVERSION = ("the epsilon-DP exponential mechanism is epsilon-bounded range, hence epsilon**2/8-zCDP "
-                          "(Durfee and Rogers 2019; Cesar and Rogers 2021)")
-"""The conversion recorded by the rho-priced selections of the versions that charged ``epsilon**2 / 8``."""
-EARLIER_ZCDP_CONVERSION = "epsilon-DP is epsilon**2/2-zCDP (Bun and Steinke 2016, Prop. 1.4)"
-"""The conversion recorded by the rho-priced selections of securedp 0.2 and earlier."""
 _DIVISORS = {EIGHTH_ZCDP_CONVERSION: 8, EARLIER_ZCDP_CONVERSION: 2}
-CONVERSIONS = (ZCDP_CONVERSION, EIGHTH_ZCDP_CONVERSION, EARLIER_ZCDP_CONVERSION)
-"""Every conversion a record may state, this version's first."""
-_CONVERSION: ContextVar[str] = ContextVar("securedp_selection_conversion", default=ZCDP_CONVERSION)
 _CELL_GRID = 1 << 32
-
-
-@contextmanager
-def conversion_scope(conversion: str) -> Iterator[None]:
-    """Within it, rho-priced selections convert by ``conversion`` (one of :data:`CONVERSIONS`: an earlier one to
-    replay a record that states it); anything else raises."""
-    if conversion not in CONVERSIONS:
-        raise ValueError(f"unknown selection conversion {conversion!r}")
-    token = _CONVERSION.set(conversion)
-    try:
-        yield
-    finally:
-        _CONVERSION.reset(token)
 
 
 def zcdp_of_selection(epsilon: Fraction) -> Fraction:
     """The zCDP of one ``epsilon``-DP exponential-mechanism selection under the conversion in force:
-    :func:`~securedp.privacy.conversions.bounded_range_to_zcdp` (or ``epsilon**2 / 8``, ``epsilon**2 / 2`` within
-    :func:`conversion_scope` of an earlier one)."""
-    conversion = _CONVERSION.get()
+    :func:`~securedp.privacy.conversions.bounded_range_to_zcdp` (or ``epsilon**2 / 8``, ``epsilon**2 / 2`` under
+    an earlier one's rules, :func:`~securedp.mechanisms.record_rules.current_rules`)."""
+    conversion = current_rules().conversion
     if conversion == ZCDP_CONVERSION:
         return bounded_range_to_zcdp(epsilon)
     return epsilon * epsilon / _DIVISORS[conversion]
@@ -62,15 +42,15 @@ def selection_epsilon(cost: Cost, k: int = 1) -> Fraction:
     person can change: ``epsilon / k``; or for ``rho`` the ``j / 2**32`` with ``k`` times its certified sharp
     zCDP at most ``rho`` that :func:`~securedp.privacy.bounded_range_zcdp.bounded_range_epsilon` gives (within
     ``2**-10`` of the largest; an ``epsilon``-DP exponential mechanism is ``epsilon``-bounded range:
-    :func:`~securedp.privacy.conversions.bounded_range_to_zcdp`; and the ``k`` cells compose); within
-    :func:`conversion_scope` of an earlier conversion, the largest with ``k * (j / 2**32)**2 / d <= rho``, exactly
+    :func:`~securedp.privacy.conversions.bounded_range_to_zcdp`; and the ``k`` cells compose); under
+    an earlier conversion's rules, the largest with ``k * (j / 2**32)**2 / d <= rho``, exactly
     ``j = isqrt(floor(d * rho * 2**64 / k))`` for ``d = 8`` or ``2``. Raises if ``rho`` is too small for any
     positive ``j``."""
     if cost.epsilon is not None:
         return cost.epsilon / k
     rho = cost.rho
     assert rho is not None
-    conversion = _CONVERSION.get()
+    conversion = current_rules().conversion
     if conversion == ZCDP_CONVERSION:
         j = bounded_range_epsilon(rho / k, _CELL_GRID)
     else:
@@ -82,9 +62,4 @@ def selection_epsilon(cost: Cost, k: int = 1) -> Fraction:
     cell = Fraction(j, _CELL_GRID)
     assert k * zcdp_of_selection(cell) <= rho
     return cell
-
-
-def current_conversion() -> str:
-    """The conversion in force (:data:`ZCDP_CONVERSION`, or an earlier one within :func:`conversion_scope`)."""
-    return _CONVERSION.get()
 

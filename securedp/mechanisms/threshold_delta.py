@@ -14,39 +14,21 @@ only on the public ``(epsilon or rho, delta, k, s)``. The difference stays in th
 later releases.
 
 Releases before securedp 0.3 charged (and recorded as ``parameters["delta"]``) the ``delta`` asked; their
-records state no ``delta_asked``, and a replay re-runs them within :func:`asked_delta_scope`, where a plan
-charges the ``delta`` asked, as they did.
+records state no ``delta_asked``, and a replay re-runs them by their rules, where a plan charges the ``delta``
+asked, as they did (``charges_asked_delta`` of :class:`~securedp.mechanisms.record_rules.RecordRules`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from fractions import Fraction
 
 from securedp.hazmat.exact.interval import Interval
+from securedp.mechanisms.record_rules import current_rules
 
 DIGITS = 4
 FLOOR = Fraction(1, 10**30)
 """A plan never charges less than ``FLOOR`` times the ``delta`` asked (a threshold far in the tail proves a
 delta beyond any use; the charge stays a short number)."""
-_ASKED: ContextVar[bool] = ContextVar("securedp_threshold_charges_asked_delta", default=False)
-
-
-@contextmanager
-def asked_delta_scope(asked: bool = True) -> Iterator[None]:
-    """Within it (``asked`` true), a thresholding plan charges the ``delta`` asked, as before securedp 0.3."""
-    token = _ASKED.set(asked)
-    try:
-        yield
-    finally:
-        _ASKED.reset(token)
-
-
-def asked_delta() -> bool:
-    """Whether plans charge the ``delta`` asked here (within :func:`asked_delta_scope`)."""
-    return _ASKED.get()
 
 
 def _round_up(x: Fraction) -> Fraction:
@@ -60,7 +42,7 @@ def _round_up(x: Fraction) -> Fraction:
 
 def charged_delta(asked: Fraction, max_groups: int, tail: Interval) -> Fraction:
     """``min(asked, up(max_groups * tail.hi))``: the ``delta`` a plan proves, given an enclosure ``tail`` of
-    ``P(Z >= tau - s)`` (module docstring); ``asked`` itself within :func:`asked_delta_scope`."""
-    if _ASKED.get():
+    ``P(Z >= tau - s)`` (module docstring); ``asked`` itself under the rules of a record that charged it."""
+    if current_rules().charges_asked_delta:
         return asked
     return min(asked, _round_up(max(max_groups * tail.upper, asked * FLOOR)))

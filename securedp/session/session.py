@@ -78,7 +78,7 @@ from securedp.ledger.release_record import Json
 from securedp.mechanisms.exponential import prepare_exponential_mechanism
 from securedp.mechanisms.noisy_max import prepare_report_noisy_max
 from securedp.mechanisms.permute_and_flip import prepare_permute_and_flip
-from securedp.mechanisms.quantile_draw import EXPONENTIAL, PERMUTE_AND_FLIP, selection_scope
+from securedp.mechanisms.record_rules import current_rules, rules_scope
 from securedp.privacy.conversions import approx_dp_to_zcdp, zcdp_to_approx_dp
 from securedp.privacy.cost import Cost
 from securedp.session.boundary import data_boundary
@@ -237,13 +237,13 @@ class Session(SessionStatistics):
     def prepare(self, prepare: Callable[P, PreparedRelease], *args: P.args, **options: P.kwargs) -> PreparedRelease:
         """``prepare(*args, **options)`` in this session's error mode, behind the error boundary.
 
-        Analyst-facing, an exception raised once the data has started to be
-        read becomes :class:`~securedp.ledger.errors.DataRefused`; the
-        public arguments are validated before that and their errors pass
-        (:mod:`securedp.session.boundary`). In a ``rho`` budget quantiles draw by the exponential mechanism even
-        priced in ``epsilon`` (bounded range: ``epsilon**2 / 8``, :mod:`securedp.mechanisms.quantile_draw`).
+        Analyst-facing, an exception raised once the data has started to be read becomes
+        :class:`~securedp.ledger.errors.DataRefused`; the public arguments are validated before that and their errors
+        pass (:mod:`securedp.session.boundary`). In a ``rho`` budget quantiles draw by the exponential mechanism even
+        priced in ``epsilon`` (bounded range: ``epsilon**2 / 8``, :mod:`securedp.mechanisms.quantile_draw`): the
+        budget's pricing choice ``rho_budget`` of :class:`~securedp.mechanisms.record_rules.RecordRules`.
         """
-        with selection_scope(EXPONENTIAL if self._budget.currency == RHO else PERMUTE_AND_FLIP):
+        with rules_scope(dataclasses.replace(current_rules(), rho_budget=self._budget.currency == RHO)):
             return data_boundary(self._analyst_facing, lambda: prepare(*args, **options))
 
     def release(self, prepared: PreparedRelease, *, query: dict[str, Json] | None = None) -> Release:

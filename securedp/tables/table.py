@@ -74,8 +74,8 @@ from securedp.hazmat.bits.source import RandomSource
 from securedp.ledger.release import Execution, PreparedRelease, Release, encode_input
 from securedp.mechanisms.gaussian_threshold import GaussianThreshold
 from securedp.mechanisms.partition_selection import LaplaceThreshold
+from securedp.mechanisms.record_rules import current_rules
 from securedp.mechanisms.statistic import CellColumn, release_function
-from securedp.mechanisms.threshold_delta import asked_delta
 from securedp.privacy.accuracy import check_alpha
 from securedp.privacy.noise import Law
 from securedp.tables.cells import (
@@ -270,7 +270,7 @@ class TableRoute:
         if plan is not None and rule is not None:
             parameters["selection"] = rule
             parameters["delta"] = priced.delta_charged
-            if isinstance(plan, (LaplaceThreshold, GaussianThreshold)) and not asked_delta():
+            if isinstance(plan, (LaplaceThreshold, GaussianThreshold)) and not current_rules().charges_asked_delta:
                 parameters["delta_asked"] = plan.delta  # the threshold's; it charges the delta it proves
             if isinstance(plan, (LaplaceThreshold, GaussianThreshold)):
                 parameters["threshold"] = plan.threshold

@@ -18,7 +18,7 @@ from scipy import stats
 
 import securedp
 from securedp import ChaChaSource
-from securedp.mechanisms.quantile_draw import EXPONENTIAL, PERMUTE_AND_FLIP, selection_scope
+from securedp.mechanisms.record_rules import EXPONENTIAL, PERMUTE_AND_FLIP, RecordRules, rules_scope
 
 ALPHA = 1e-6
 
@@ -106,7 +106,7 @@ def test_quantile_law(data, q, lo, hi, eps, rule):
     """The default fallback (probability 3/4): the reference law holds its atom at ``f``; by each draw (priced in
     epsilon over so few candidates, permute-and-flip; the exponential mechanism under the earlier rule)."""
     law = quantile_law(data, q, lo, hi, eps, flip=rule == PERMUTE_AND_FLIP)
-    with selection_scope(rule):
+    with rules_scope(RecordRules(quantile_draw=rule)):
         prepared = securedp.prepare_quantile(data, q, bounds=(lo, hi), lattice=1, epsilon=eps)  # the law: step 1
     source = ChaChaSource(bytes([42 + len(data)]) * 32)
     observed = frequencies(lambda: prepared.execute(source).value - lo, 30000, hi - lo + 1)

@@ -34,6 +34,7 @@ from securedp.mechanisms.rank_utility import (
     fallback_weight,
     rank_error_bound,
 )
+from securedp.mechanisms.record_rules import EXPONENTIAL, PERMUTE_AND_FLIP, RecordRules, rules_scope
 from securedp.mechanisms.records import LatticeColumn
 from securedp.privacy.cost import Cost
 from securedp.tables import IQR, Median, TrimmedMean
@@ -132,11 +133,11 @@ def _definition(fallback: Fraction, q: Fraction = Fraction(1, 2)) -> Quantile:
     return Quantile(Cost.of(Fraction(1), None), column, (q,), fallback=fallback)
 
 
-@pytest.mark.parametrize(("rule", "laws"), [(quantile_draw.EXPONENTIAL, (LAW, FALLBACK_LAW)),
-                                           (quantile_draw.PERMUTE_AND_FLIP,
+@pytest.mark.parametrize(("rule", "laws"), [(EXPONENTIAL, (LAW, FALLBACK_LAW)),
+                                           (PERMUTE_AND_FLIP,
                                             (quantile_draw.LAW, quantile_draw.FALLBACK_LAW))])
 def test_the_record_states_the_fallback(rule: str, laws: tuple[str, str]):
-    with quantile_draw.selection_scope(rule):  # 9 candidates priced in epsilon: permute-and-flip by this rule
+    with rules_scope(RecordRules(quantile_draw=rule)):  # 9 candidates priced in epsilon: permute-and-flip by this rule
         record = _definition(Fraction(3, 4)).cell_record(Fraction(1, 20))
         none = _definition(Fraction(0)).cell_record(Fraction(1, 20))
     assert record["selection"] == none["selection"] == rule
@@ -254,7 +255,7 @@ def test_fallback_zero_is_the_plain_exponential_mechanism_byte_for_byte():
     plain = ExpCategorical(window.scores, rate, window.widths)
     source = ChaChaSource(bytes([11]) * 32)
     expected = [_select(window, rate, plain, source) for _ in range(50)]
-    with quantile_draw.selection_scope(quantile_draw.EXPONENTIAL):  # 9 candidates: else permute-and-flip
+    with rules_scope(RecordRules(quantile_draw=EXPONENTIAL)):  # 9 candidates: else permute-and-flip
         draw = _definition(Fraction(0)).cell_points(points, counts)
         weighted = _definition(Fraction(3, 4)).cell_points(points, counts)
     source = ChaChaSource(bytes([11]) * 32)
@@ -269,7 +270,7 @@ def test_fallback_zero_by_permute_and_flip_is_the_public_permute_and_flip_byte_f
     seed releases what ``securedp.permute_and_flip`` of those scores releases (one definition of the draw)."""
     points, counts = [1, 2, 5], [1, 2, 1]
     definition = _definition(Fraction(0))
-    assert definition.selection == quantile_draw.PERMUTE_AND_FLIP
+    assert definition.selection == PERMUTE_AND_FLIP
     draw = definition.cell_points(points, counts)
     source = ChaChaSource(bytes([11]) * 32)
     drawn = [draw(source)[0] for _ in range(50)]

@@ -98,12 +98,13 @@ def test_equal_shares_cost_no_more_than_the_whole(depths: int) -> None:
 @pytest.mark.parametrize(("rho", "k"), [(Fraction(1, 8), 1), (Fraction(1, 2), 3), (Fraction(3, 7), 1),
                                         (Fraction(5), 2), (Fraction(1, 1000), 1)])
 def test_a_rho_priced_selection_runs_at_the_epsilon_the_sharp_bound_allows(rho: Fraction, k: int) -> None:
-    from securedp.mechanisms.selection_price import EIGHTH_ZCDP_CONVERSION, conversion_scope, selection_epsilon
+    from securedp.mechanisms.record_rules import EIGHTH_ZCDP_CONVERSION, RecordRules, rules_scope
+    from securedp.mechanisms.selection_price import selection_epsilon
 
     cell = selection_epsilon(Cost.of(rho=rho), k)
     assert k * charge(cell) <= rho
     assert mp(rho / k) <= kullback_leibler_bound(cell) * gmpy2.mpfr("1.003")  # loses nearly all it is charged
-    with conversion_scope(EIGHTH_ZCDP_CONVERSION):
+    with rules_scope(RecordRules(conversion=EIGHTH_ZCDP_CONVERSION)):
         eighth = selection_epsilon(Cost.of(rho=rho), k)
     assert cell >= eighth and (cell > eighth * Fraction(1001, 1000) or rho / k < Fraction(1, 16))
 
@@ -131,24 +132,23 @@ def test_a_record_charged_epsilon_squared_over_eight_still_verifies(tmp_path) ->
 def test_a_rho_split_records_the_conversion_it_ran_by_and_replay_reads_it_back() -> None:
     import securedp
     from securedp import ChaChaSource
-    from securedp.audit.replay import _stated_conversion
-    from securedp.mechanisms.selection_price import CONVERSIONS, conversion_scope
+    from securedp.mechanisms.record_rules import CONVERSIONS, RecordRules, rules_scope
 
     data = [v * 7 % 101 for v in range(300)]
     levels = [Fraction(k, 10) for k in range(1, 10)]  # the recursive split: 4 depths
     epsilons = []
     for conversion in CONVERSIONS:
-        with conversion_scope(conversion):
+        with rules_scope(RecordRules(conversion=conversion)):
             release = securedp.quantiles(data, levels, bounds=(0, 100), rho="1/2", rng=ChaChaSource(bytes(32)))
         record = release.record()
         parameters = record["parameters"]["data_quantiles"]
         assert parameters["selection"].startswith("recursive split") and parameters["depths"] == 4
         assert parameters["conversion"] == conversion and Fraction(parameters["rho_cells"]) <= Fraction(1, 2)
-        assert _stated_conversion(record["parameters"]) == conversion
-        assert _stated_conversion([{"shares": {}}, {"x": parameters}]) == conversion  # a table's cells
+        assert RecordRules.stated(record["parameters"]).conversion == conversion
+        assert RecordRules.stated([{"shares": {}}, {"x": parameters}]).conversion == conversion  # a table's cells
         epsilons.append(Fraction(parameters["epsilon_cell"]))
     assert epsilons[0] > epsilons[1] > epsilons[2]  # the sharp bound, epsilon**2 / 8, epsilon**2 / 2
-    assert _stated_conversion({"x": {"epsilon_cell": "1"}}) == CONVERSIONS[0]  # none stated: this version's
+    assert RecordRules.stated({"x": {"epsilon_cell": "1"}}).conversion == CONVERSIONS[0]  # none stated: this version's
 
 
 @settings(max_examples=15, deadline=None)

@@ -17,13 +17,14 @@ import pytest
 
 from securedp import AuditLog, ChaChaSource, Session, verify_log
 from securedp.audit.replay import replay_log
-from securedp.mechanisms.selection_price import (
+from securedp.mechanisms.record_rules import (
     EARLIER_ZCDP_CONVERSION,
     EIGHTH_ZCDP_CONVERSION,
     ZCDP_CONVERSION,
-    conversion_scope,
-    selection_epsilon,
+    RecordRules,
+    rules_scope,
 )
+from securedp.mechanisms.selection_price import selection_epsilon
 from securedp.privacy.conversions import approx_dp_to_zcdp, bounded_range_to_zcdp, pure_to_zcdp, zcdp_to_approx_dp
 from securedp.privacy.cost import Cost, Currency
 from securedp.tables.query import Query
@@ -192,10 +193,10 @@ def test_a_rho_priced_selection_runs_at_twice_the_epsilon() -> None:
     rho = Cost.of(rho=Fraction(1, 8))
     assert selection_epsilon(rho) > Fraction(1005, 1000)  # the sharp bound: more than 1**2 / 8 <= 1/8 allows
     assert bounded_range_to_zcdp(selection_epsilon(rho)) <= Fraction(1, 8)
-    with conversion_scope(EIGHTH_ZCDP_CONVERSION):
+    with rules_scope(RecordRules(conversion=EIGHTH_ZCDP_CONVERSION)):
         assert selection_epsilon(rho) == 1  # the earlier rules, kept to replay earlier records
         assert selection_epsilon(Cost.of(rho=Fraction(1, 8)), 4) == Fraction(1, 2)
-    with conversion_scope(EARLIER_ZCDP_CONVERSION):
+    with rules_scope(RecordRules(conversion=EARLIER_ZCDP_CONVERSION)):
         assert selection_epsilon(rho) == Fraction(1, 2)
     assert selection_epsilon(Cost.of(rho=Fraction(1, 8)), 4) == Fraction(1, 2)  # below 3/4: epsilon**2 / 8
 
@@ -237,10 +238,10 @@ def test_a_rho_median_of_the_earlier_rule_replays_by_it(tmp_path) -> None:
     data.write_text("x\n" + "\n".join(str(v) for v in range(100)) + "\n")
     query = Query.of_column("median", "x", None, bounds=(Fraction(0), Fraction(1000)), rho=Fraction(1, 50))
     seed = bytes(range(32))
-    for label, scope in (("old", conversion_scope(EARLIER_ZCDP_CONVERSION)), ("eighth", conversion_scope(
+    for label, conversion in (("old", EARLIER_ZCDP_CONVERSION), ("eighth", (
             "the epsilon-DP exponential mechanism is epsilon-bounded range, hence epsilon**2/8-zCDP "
-            "(Durfee and Rogers 2019; Cesar and Rogers 2021)")), ("new", conversion_scope(ZCDP_CONVERSION))):
-        with scope:
+            "(Durfee and Rogers 2019; Cesar and Rogers 2021)")), ("new", ZCDP_CONVERSION)):
+        with rules_scope(RecordRules(conversion=conversion)):
             release = query.prepare(data).execute(ChaChaSource(seed).substream(label))
         AuditLog(tmp_path / "a.jsonl").append({**release.record(), "query": query.to_json()})
     results = replay_log(tmp_path / "a.jsonl", seed, data)
@@ -292,7 +293,6 @@ def test_a_table_charges_the_delta_its_threshold_proves_and_an_earlier_record_re
                           delta=Fraction(1, 10**6))
     assert session.delta_spent == table.delta < Fraction(1, 10**6)  # the saving stays in the session
     from securedp.mechanisms.partition_selection import laplace_threshold
-    from securedp.mechanisms.threshold_delta import asked_delta_scope
 
     data = tmp_path / "data.csv"
     rows = [f"{i % 700},{['n', 's', 'e'][i % 3] if i % 500 else 'rare'}" for i in range(4000)]
@@ -302,7 +302,7 @@ def test_a_table_charges_the_delta_its_threshold_proves_and_an_earlier_record_re
     common = ["release", str(data), "--seed-file", str(tmp_path / "seed.bin"), "--audit-log", str(log),
               "--group-by", "g", "--id-column", "person", "--max-groups", "2", "--delta", "1e-6", "--persons",
               "--epsilon", "1"]
-    with asked_delta_scope():
+    with rules_scope(RecordRules(charges_asked_delta=True)):
         assert command(common)[0] == 0  # as securedp 0.2 charged: the delta asked
     assert command(common)[0] == 0
     import json

@@ -27,14 +27,9 @@ import securedp
 from securedp import AuditLog, ChaChaSource, Session
 from securedp.audit.replay import replay_log
 from securedp.mechanisms.quantile import Quantile
-from securedp.mechanisms.quantile_draw import (
-    EXPONENTIAL,
-    PERMUTE_AND_FLIP,
-    FlipDraw,
-    selection_scope,
-    whole_range,
-)
+from securedp.mechanisms.quantile_draw import FlipDraw, whole_range
 from securedp.mechanisms.rank_utility import LevelLaw, Window, fallback_weight
+from securedp.mechanisms.record_rules import EXPONENTIAL, PERMUTE_AND_FLIP, RecordRules, rules_scope
 from securedp.mechanisms.records import LatticeColumn
 from securedp.privacy.bounded_range_zcdp import bounded_range_zcdp
 from securedp.privacy.conversions import pure_to_zcdp
@@ -180,7 +175,8 @@ def test_an_earlier_record_and_a_new_one_replay(tmp_path) -> None:
     seed = bytes(range(32))
     values = []
     for label, rule in (("old", EXPONENTIAL), ("new", PERMUTE_AND_FLIP)):
-        with selection_scope(rule):  # the earlier version drew every selection by the exponential mechanism
+        # the earlier version drew every selection by the exponential mechanism
+        with rules_scope(RecordRules(quantile_draw=rule)):
             release = query.prepare(data).execute(ChaChaSource(seed).substream(label))
         assert release.mechanism == rule
         values.append(release.value)
@@ -212,7 +208,7 @@ def test_the_rule_reads_the_price_and_the_coins_only() -> None:
     assert quantile_selection(eps, 9, 27, Fraction(1, 1950)) == PERMUTE_AND_FLIP  # a table of 262,080 gaps
     assert quantile_selection(eps, 9, 27, Fraction(1, 1951)) == EXPONENTIAL  # 262,215 > 2**18: beyond its bound
     assert quantile_selection(rho, 9, 27, rate) == EXPONENTIAL  # bounded range: a quarter of the charge
-    with selection_scope(EXPONENTIAL):
+    with rules_scope(RecordRules(quantile_draw=EXPONENTIAL)):
         assert quantile_selection(eps, 9, 27, rate) == EXPONENTIAL
     large = securedp.prepare_median([1, 2], bounds=(0, 2**15), lattice=1, epsilon=1)  # 32,769 + 98,307 coins
     small = securedp.prepare_median([1, 2], bounds=(0, 2**15 - 1), lattice=1, epsilon=1)  # 2**15 + 3 * 2**15

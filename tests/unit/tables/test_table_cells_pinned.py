@@ -27,7 +27,7 @@ import pytest
 
 from securedp import ChaChaSource
 from securedp.ledger.release import Execution
-from securedp.mechanisms.quantile_draw import EXPONENTIAL, selection_scope
+from securedp.mechanisms.record_rules import EXPONENTIAL, RecordRules, rules_scope
 from securedp.tables import Count, Mean, Median, Persons, Quantile, Sum, Variance, prepare_table
 from securedp.tables.table import TableRelease
 
@@ -239,7 +239,7 @@ def test_the_seeded_table_is_the_pinned_one(case: str) -> None:
 @pytest.mark.parametrize("case", sorted(EARLIER_PINNED))
 def test_the_earlier_rule_renders_the_earlier_digest(case: str) -> None:
     """Every selection by the exponential mechanism (how a replay re-runs an earlier record) gives the earlier bytes."""
-    with selection_scope(EXPONENTIAL):
+    with rules_scope(RecordRules(quantile_draw=EXPONENTIAL)):
         assert hashlib.sha256(render(case).encode()).hexdigest() == EARLIER_PINNED[case] != PINNED[case]
 
 

@@ -185,11 +185,11 @@ def cell_epsilon(epsilon, rho, k):
 def test_selection_epsilon_exact_cases():
     """epsilon tables: epsilon_a / k; rho tables: a j / 2**32 whose sharp bounded-range zCDP, k times, is at most
     rho_a (the largest with k * eps**2 / 8 <= rho_a by the earlier rule, and below epsilon 3/4)."""
-    from securedp.mechanisms.selection_price import EIGHTH_ZCDP_CONVERSION, conversion_scope
+    from securedp.mechanisms.record_rules import EIGHTH_ZCDP_CONVERSION, RecordRules, rules_scope
     from securedp.privacy.conversions import bounded_range_to_zcdp
 
     assert cell_epsilon(Fraction(1), None, 4) == Fraction(1, 4)
-    with conversion_scope(EIGHTH_ZCDP_CONVERSION):
+    with rules_scope(RecordRules(conversion=EIGHTH_ZCDP_CONVERSION)):
         assert cell_epsilon(None, Fraction(1, 2), 1) == 2  # 1 * 2**2 / 8 = 1/2 exactly
         assert cell_epsilon(None, Fraction(1, 8), 1) == 1
         assert cell_epsilon(None, Fraction(1, 2), 2) == Fraction(6074000999, 2**32)  # isqrt(2**65): sqrt(2)
