@@ -25,12 +25,21 @@ Target: on every dataset and epsilon, ``split``'s mean rank error at most that o
     python benchmarks/bench_quantile_split.py                 # 200 runs per figure
     python benchmarks/bench_quantile_split.py --quick         # 30 runs
     python benchmarks/bench_quantile_split.py --datasets males,penguins --epsilons 1,0.1
+    python benchmarks/bench_quantile_split.py --root-laws     # permute-and-flip inside the split, from the laws
+
+**Permute-and-flip inside the split** (``--root-laws``). The split draws every part by the exponential mechanism
+(its module docstring says why: a coin per candidate per depth). What permute-and-flip would gain there is
+measured at the root, the selection every other level's part starts from: the expected RMSE of its exact law under
+each draw (the library's :class:`~securedp.mechanisms.quantile_split.HalfRowWindow` with every entry built, the
+fallback entry included; permute-and-flip's law by quadrature, :func:`bench_median_draws.pf_law`), on the default
+lattice of each dataset and on a step-1 integer column (diamonds ``price``, the held-out benchmark's).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -43,7 +52,8 @@ from bench_utility import DATASETS
 
 from securedp import ChaChaSource
 from securedp.mechanisms.quantile import Quantile, default_lattice
-from securedp.mechanisms.quantile_split import SplitQuantiles
+from securedp.mechanisms.quantile_split import HalfRowWindow, SplitQuantiles
+from securedp.mechanisms.rank_utility import DEFAULT_FALLBACK, fallback_weight
 from securedp.mechanisms.records import LatticeColumn
 from securedp.privacy.cost import Cost
 
@@ -104,6 +114,55 @@ def errors(released: np.ndarray, values: np.ndarray) -> tuple[float, float]:
     return float(rank.mean()), float(np.abs(released - truth).mean())
 
 
+def root_law_rmse(column: LatticeColumn, epsilon: Fraction, points: np.ndarray, counts: np.ndarray,
+                  truth: float) -> tuple[float, float]:
+    """Expected RMSE of the split's root selection (the median of the deciles' tree, at ``epsilon / D``) under the
+    exponential mechanism and under permute-and-flip, from their exact laws (module docstring)."""
+    from bench_median_draws import em_law, pf_law  # the laws' quadrature: one definition
+
+    split = SplitQuantiles(Cost.of(epsilon=epsilon), column, LEVELS)
+    root, law = split.tree[0], split.laws[0]
+    weight = fallback_weight(DEFAULT_FALLBACK, column.hi_u - column.lo_u + 1)
+    window = HalfRowWindow(points, counts, counts, column.lo_u, column.hi_u, root.q, 10**18, weight)
+    entries = [i for i in range(len(window.widths) - 1) if window.widths[i] > 0]  # the fallback entry is last
+    widths = np.append(np.asarray(window.widths, dtype=np.float64)[entries], float(window.widths[-1]))
+    scores = np.append(np.asarray(window.scores, dtype=np.float64)[entries], float(window.scores[-1]))
+    starts = np.array([window.start(i) for i in entries] + [window.fallback_point], dtype=np.float64)
+    ends = np.append(starts[:-1] + widths[:-1] - 1, starts[-1])
+    step = float(column.lattice.step)
+    centre, spread = (starts + ends) / 2 * step, (ends - starts + 1)
+    spread[-1] = 1  # the fallback's W units all stand for one point
+    squared = (spread ** 2 - 1) / 12 * step * step + (centre - truth) ** 2
+    x = float(law.rate) * (scores - scores.min())
+    return math.sqrt(float(em_law(widths, x) @ squared)), math.sqrt(float(pf_law(widths, x)[0] @ squared))
+
+
+def root_laws(names: list[str], epsilons: list[Fraction]) -> None:
+    print("The split's root selection (median at epsilon / 4), expected RMSE from the exact laws: exponential "
+          "mechanism (the split's draw) against permute-and-flip")
+    cases: list[tuple[str, np.ndarray, tuple[int, int], object]] = []
+    for name in names:
+        dataset = DATASETS[name]
+        try:
+            cases.append((name, dataset.load()["value"].to_numpy(dtype=np.float64), dataset.bounds, None))
+        except ImportError as error:
+            print(f"{name}: skipped ({error})")
+    try:
+        from bench_heldout_gaps import _data
+        cases.append(("diamonds price (step 1)", _data("diamonds")["price"].to_numpy(dtype=np.float64),
+                      (0, 20_000), 1))
+    except ImportError as error:
+        print(f"diamonds: skipped ({error})")
+    for name, raw, (lo, hi), lattice in cases:
+        values = np.clip(raw, lo, hi)
+        column = LatticeColumn.of(bounds=(lo, hi), lattice=lattice, max_contributions=1, default=default_lattice)
+        points, counts = column_counts(values, column)
+        for epsilon in epsilons:
+            em, pf = root_law_rmse(column, epsilon, points, counts, float(np.quantile(values, 0.5)))
+            print(f"{name:24} eps {epsilon!s:>4}: exponential {em:10.4g}  permute-and-flip {pf:10.4g}  "
+                  f"ratio {pf / em:.3f}", flush=True)
+
+
 def available(module: str) -> bool:
     try:
         __import__(module)
@@ -118,7 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epsilons", default="1,0.1")
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--root-laws", action="store_true",
+                        help="only permute-and-flip against the exponential mechanism at the split's root, exactly")
     args = parser.parse_args(argv)
+    if args.root_laws:
+        root_laws(args.datasets.split(","), [Fraction(e) for e in args.epsilons.split(",")])
+        return 0
     runs = 30 if args.quick else args.runs
     peers = available("pipeline_dp")
     methods: list[str] = ["split", "separate"] + (["pipelinedp"] if peers else [])
