@@ -225,9 +225,10 @@ class SplitQuantiles(Quantiles):
 
     @property
     def laws(self) -> tuple[LevelLaw, ...]:
-        """Each tree node's law at its rescaled level, in draw order (:attr:`tree`)."""
+        """Each tree node's law at its rescaled level, in draw order (:attr:`tree`); no tie margin: a half-row
+        score gives a tied block its middle rank (module docstring)."""
         cell = self.share
-        return tuple(LevelLaw(node.q, cell, 2 * self.max_contributions) for node in self.tree)
+        return tuple(LevelLaw(node.q, cell, 2 * self.max_contributions, False) for node in self.tree)
 
     def rank_errors(self, alpha: Fraction) -> dict[Fraction, int]:
         """Each level's rank error bound ``r_i`` (rows) at ``1 - alpha``: ``ceil(depth_i / 2)`` and the bounds of
