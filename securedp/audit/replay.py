@@ -59,6 +59,11 @@ threshold proves since securedp 0.3 (:mod:`securedp.mechanisms.threshold_delta`)
 ``delta_asked``; earlier records state only the ``delta`` asked, which they charged, so replay re-runs a record
 with a ``delta`` and no ``delta_asked`` within :func:`~securedp.mechanisms.threshold_delta.asked_delta_scope`.
 
+**The tie margin.** A quantile's score gives a block of tied records a margin of ``c`` rows since securedp 0.4
+(:mod:`securedp.mechanisms.rank_utility`), and its record states it (``"tie_margin"``); earlier records state
+none and were drawn at ``c = 0``, so replay re-runs a record that states no ``tie_margin`` within
+:func:`~securedp.mechanisms.rank_utility.tie_margin_scope` of ``False``.
+
 A partition record (``"kind": "partition"``, the charge of
 :meth:`securedp.Session.partition` to its parent) releases nothing (with
 person ids it draws only the salt that chooses each person's parts), so
@@ -86,6 +91,7 @@ from securedp.hazmat.bits.chacha import ChaChaSource, seed_commitment
 from securedp.ledger.release import PreparedRelease, commit_input
 from securedp.ledger.release_record import FORMAT, ReleaseRecord
 from securedp.mechanisms.quantile_draw import EXPONENTIAL, PERMUTE_AND_FLIP, selection_scope
+from securedp.mechanisms.rank_utility import tie_margin_scope
 from securedp.mechanisms.selection_price import CONVERSIONS, ZCDP_CONVERSION, conversion_scope
 from securedp.mechanisms.threshold_delta import asked_delta_scope
 from securedp.reading.mode import analyst_facing_scope
@@ -248,6 +254,16 @@ def _stated_draw(parameters: Any) -> str:
     return EXPONENTIAL
 
 
+def _stated_ties(parameters: Any) -> bool:
+    """Whether to replay ``parameters`` with this version's tie margin: if they state a ``"tie_margin"`` anywhere,
+    else without (``c = 0``), as every record before it was drawn (see the module docstring)."""
+    if isinstance(parameters, dict):
+        if "tie_margin" in parameters:
+            return True
+        parameters = list(parameters.values())
+    return isinstance(parameters, list) and any(_stated_ties(item) for item in parameters)
+
+
 def _prepared(query: Any, data: str | Path) -> PreparedRelease:
     """The recorded query (one statistic of one column, or a grouped table) prepared again on ``data``."""
     if isinstance(query, dict) and query.get("statistic") in PLANNING:
@@ -284,7 +300,8 @@ def replay_entry(entry: dict[str, Any], line: int, seed: bytes, data: str | Path
         parameters = record.get("parameters")
         earlier_delta = isinstance(parameters, dict) and "delta" in parameters and "delta_asked" not in parameters
         with (analyst_facing_scope(mode), conversion_scope(_stated_conversion(parameters)),
-              asked_delta_scope(earlier_delta), selection_scope(_stated_draw(parameters))):
+              asked_delta_scope(earlier_delta), selection_scope(_stated_draw(parameters)),
+              tie_margin_scope(_stated_ties(parameters))):
             executed = _prepared(query, data).executed(stream)
             again = executed.release.record()
         committed = record.get("input_commitment") if written == FORMAT else None  # an earlier input encoding
