@@ -12,10 +12,11 @@ onto the lattice first (:mod:`securedp.lattice`); ``max_contributions`` and
 ``ids`` bound each person's rows as everywhere in securedp.
 
 **Utility, law and privacy map.** :mod:`securedp.mechanisms.rank_utility`: for
-``q = a / b`` the integer score ``g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y})``
-(``b`` times the distance from ``q n`` to the ranks ``y`` holds: 0 on every
-exact ``q``-quantile, ties included), which one person with ``m`` rows moves by
-at most ``m * max(a, b - a)``; ``P(y)`` is proportional to
+``q = a / b`` the integer score ``g(y) = max(0, b L + min(a k, b c) - a n, a n - b E + min((b - a) k, b c))``
+(``L = #{x < y}``, ``E = #{x <= y}``, ``k = E - L``: ``b`` times the distance from ``q n`` to the ranks ``y`` is
+taken to hold, a block of tied records less the public tie margin ``c = ceil(1 / (rate b))`` rows at each end;
+recorded as ``tie_margin``), which one person with ``m`` rows moves by at most ``m * max(a, b - a)``;
+``P(y)`` is proportional to
 ``exp(-rate * g(y))`` with ``rate = epsilon / (2 m max(a, b - a))``, or
 ``epsilon / m`` for the monotone levels ``q = 0`` and ``q = 1``: the
 exponential mechanism (McSherry & Talwar 2007), ``epsilon``-DP. The score is
@@ -70,7 +71,8 @@ gives. What is public is the **rank error bound** ``r``
 at least ``1 - alpha`` the released ``y`` has ``#{x < y} <= q n + r`` and
 ``#{x <= y} >= q n - r``, i.e. it lies between the values at ranks ``q n - r``
 and ``q n + r``, the fallback point included (``r`` is taken over ``candidates + W``: ``ln(1 / (1 - p))``
-over the rank rate more rows than without a fallback, e.g. ``ln 4`` at ``p = 3/4``). It grows with
+over the rank rate more rows than without a fallback, e.g. ``ln 4`` at ``p = 3/4``; and adds the tie margin
+``c``, as the least score may be ``b c``). It grows with
 ``ln(candidates)``: a coarser ``lattice=`` states a smaller ``r`` (and rounds the records more).
 
 **Cells.** A cell's exact input is its counts per lattice point (the distinct points holding a kept
