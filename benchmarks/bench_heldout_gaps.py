@@ -7,28 +7,28 @@ Run (the peers are optional: a missing one is skipped with a note; the datasets 
     python benchmarks/bench_heldout_gaps.py --runs 200            # also draws through securedp's and OpenDP's APIs
     python benchmarks/bench_heldout_gaps.py --parts keys          # one part: quantiles, keys, lattice
 
-**Quantiles** (part ``quantiles``). Skewed real cross-sections of 24,000-59,000 rows, one row per unit:
-diamonds' ``price`` (ggplot2, 53,940 rows, whole dollars, bounds (0, 20000)), movies' ``votes`` (ggplot2, 58,788,
-bounds (0, 200000)), BudgetFood's ``totexp`` (Ecdat, 23,972 households, bounds (0, 2e7), lattice 100), all integer
-columns (securedp's default lattice: step 1, so each gap between recorded values holds few candidates), at
-q = 0.1, 0.5, 0.9 and epsilon 0.1 and 1. Every figure is the **expected** RMSE against NumPy's quantile, from the
-law (no Monte Carlo noise): the library's own window of the cell
-(:class:`~securedp.mechanisms.rank_utility.Window`, every entry built, the fallback entry included) gives each
-entry's width and securedp's score; OpenDP 0.16's score of the same candidates is
-``|(b - a) #{x < y} - a #{x > y}|`` (``make_quantile_score_candidates``, same sensitivity ``max(a, b - a)``, same
-rate ``epsilon / (2 max(a, b - a))``, checked against OpenDP when it is importable). One ingredient is swapped at
-a time: ``em`` (securedp's exponential mechanism) or ``pf`` (permute-and-flip = report-noisy-max with exponential
-noise, OpenDP's ``then_noisy_max``; law by quadrature, :func:`bench_median_draws.pf_law`), each with securedp's or
-OpenDP's score (securedp's score keeps its fallback entry, ``W`` candidates at the fallback point; OpenDP has
-none). ``opendp`` is ``pf`` with OpenDP's score: OpenDP's selection over the same candidates. ``draw`` is
-securedp's own since issue 42.3 (``pf`` priced in epsilon over at most ``2**17`` candidates and fallback
-weight: diamonds; ``em`` beyond: movies and BudgetFood, 200,001 candidates), ``securedp/opendp`` its ratio and
-``em/opendp`` the exponential mechanism's (securedp's draw before).
-With ``--runs`` the diamonds cells are drawn through the APIs as a check of the laws: ``securedp.quantile``
-(seeded), securedp's exact ``permute_and_flip`` of its own scores over the same 20,001 candidates (what a caller
-can run today; no fallback, which weighs nothing at 53,940 rows), OpenDP's
-``make_quantile_score_candidates >> then_noisy_max`` and diffprivlib's ``tools.quantile`` (its own continuous
-candidates, row level: the unit here is the row).
+**Quantiles** (part ``quantiles``). Skewed real cross-sections of 24,000-59,000 rows, one row per unit: diamonds'
+``price`` (ggplot2, 53,940 rows, whole dollars, bounds (0, 20000)), movies' ``votes`` (ggplot2, 58,788, bounds (0,
+200000)), BudgetFood's ``totexp`` (Ecdat, 23,972 households, bounds (0, 2e7), lattice 100), all integer columns
+(securedp's default lattice: step 1, so each gap between recorded values holds few candidates), at q = 0.1, 0.5, 0.9
+and epsilon 0.1 and 1. Every figure is the **expected** RMSE against NumPy's quantile, from the law (no Monte Carlo
+noise): the library's own window of the cell (:class:`~securedp.mechanisms.rank_utility.Window`, every entry built,
+the fallback entry included) gives each entry's width and securedp's score (at its tie margin ``c = ceil(1 /
+rank_rate)``, asserted equal to the window's own scores; ``securedp score before``: ``c = 0``, the score before
+securedp 0.4); OpenDP 0.16's score of the same candidates is ``|(b - a) #{x < y} - a #{x > y}|``
+(``make_quantile_score_candidates``, same sensitivity ``max(a, b - a)``, same rate ``epsilon / (2 max(a, b - a))``,
+checked against OpenDP when it is importable). One ingredient is swapped at a time: ``em`` (securedp's exponential
+mechanism) or ``pf`` (permute-and-flip = report-noisy-max with exponential noise, OpenDP's ``then_noisy_max``; law
+by quadrature, :func:`bench_median_draws.pf_law`), each with securedp's or OpenDP's score (securedp's score keeps
+its fallback entry, ``W`` candidates at the fallback point; OpenDP has none). ``opendp`` is ``pf`` with OpenDP's
+score: OpenDP's selection over the same candidates. ``draw`` is securedp's own since issue 42.3 (``pf`` priced in
+epsilon over at most ``2**17`` candidates and fallback weight: diamonds; ``em`` beyond: movies and BudgetFood,
+200,001 candidates), ``securedp/opendp`` its ratio and ``em/opendp`` the exponential mechanism's (securedp's draw
+before). With ``--runs`` the diamonds cells are drawn through the APIs as a check of the laws: ``securedp.quantile``
+(seeded), securedp's exact ``permute_and_flip`` of its own scores over the same 20,001 candidates (what a caller can
+run today; no fallback, which weighs nothing at 53,940 rows), OpenDP's ``make_quantile_score_candidates >>
+then_noisy_max`` and diffprivlib's ``tools.quantile`` (its own continuous candidates, row level: the unit here is
+the row).
 
 **Keys** (part ``keys``). lme4's ``InstEval``: 73,421 course ratings, one row per (student, lecturer); the private
 keys are the lecturers (1,128), the persons the students, each keeping ``k = 1`` or ``4`` lecturers (those whose
@@ -98,10 +98,22 @@ QUANTILE_CASES: dict[str, tuple[Callable[[], np.ndarray], tuple[int, int], Any]]
 }
 
 
-def cell_law(values: np.ndarray, bounds: tuple[Any, Any], lattice: Any, q: Fraction,
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-    """One cell's near entries: widths, securedp's scores, OpenDP's scores, the entries' first and last points
-    (units), the step; the fallback entry (if any) last, as one point."""
+def capped_score(below: np.ndarray, at_or_below: np.ndarray, n: int, q: Fraction, margin: int) -> np.ndarray:
+    """securedp's score at tie margin ``margin`` (rows), restated from its definition
+    (:mod:`securedp.mechanisms.rank_utility`): ``max(0, b L + min(a k, b c) - a n, a n - b E + min((b - a) k, b c))``
+    for ``L = #{x < y}``, ``E = #{x <= y}``, ``k = E - L``; ``margin`` 0 is the score before securedp 0.4."""
+    a, b = q.numerator, q.denominator
+    tied = at_or_below - below
+    low = b * below + np.minimum(a * tied, b * margin) - a * n
+    high = a * n - b * at_or_below + np.minimum((b - a) * tied, b * margin)
+    return np.maximum(0, np.maximum(low, high))
+
+
+def cell_law(values: np.ndarray, bounds: tuple[Any, Any], lattice: Any, q: Fraction, epsilon: Fraction,
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """One cell's near entries: widths, securedp's scores (its tie margin at ``epsilon``), securedp's scores
+    before the margin (``c = 0``), OpenDP's scores, the entries' first and last points (units), the step; the
+    fallback entry (if any) last, as one point."""
     lat = securedp.Lattice(default_lattice(lattice, bounds))
     lo_u, hi_u = lat.bounds_units(*bounds)
     units = np.clip(np.array([lat.units(Fraction(str(v))) for v in np.unique(values)]), lo_u, hi_u)
@@ -109,7 +121,9 @@ def cell_law(values: np.ndarray, bounds: tuple[Any, Any], lattice: Any, q: Fract
     points, counts = np.unique(units, return_counts=True)
     # every entry built (a far score above every score): OpenDP's least score can lie far above securedp's 0, so
     # entries that are far for securedp's law can be near for OpenDP's
-    window = Window(points, counts, lo_u, hi_u, q, 10**18, fallback_weight(DEFAULT_FALLBACK, hi_u - lo_u + 1))
+    margin = LevelLaw(q, epsilon, 1).tie_margin
+    window = Window(points, counts, lo_u, hi_u, q, 10**18, fallback_weight(DEFAULT_FALLBACK, hi_u - lo_u + 1),
+                    margin)
     near = len(window.widths) - (window.far_entry is not None) - (window.fallback_entry is not None)
     entries = [i for i in range(near) if window.widths[i] > 0]  # an empty gap (consecutive points) weighs nothing
     widths = np.asarray(window.widths, dtype=np.int64)[entries]
@@ -118,17 +132,19 @@ def cell_law(values: np.ndarray, bounds: tuple[Any, Any], lattice: Any, q: Fract
     below = np.searchsorted(sorted_units, starts, "left")
     at_or_below = np.searchsorted(sorted_units, starts, "right")
     a, b, n = q.numerator, q.denominator, len(units)
-    ours = np.maximum(0, np.maximum(b * below - a * n, a * n - b * at_or_below))
+    ours = capped_score(below, at_or_below, n, q, margin)
     assert np.array_equal(ours, np.asarray(window.scores, dtype=np.int64)[entries]), "the window's own scores"
+    before = capped_score(below, at_or_below, n, q, 0)
     theirs = np.abs((b - a) * below - a * (n - at_or_below))
     ends = starts + widths - 1
     if window.fallback_entry is not None:  # one more entry, securedp's only: OpenDP has no fallback
         f = window.fallback_point
         widths = np.append(widths, window.widths[-1])
         ours = np.append(ours, window.scores[-1])
+        before = np.append(before, window.scores[-1])  # h: the same whatever the margin
         theirs = np.append(theirs, np.iinfo(np.int64).max // 4)
         starts, ends = np.append(starts, f), np.append(ends, f)
-    return widths, ours.astype(float), theirs.astype(float), starts, ends, float(lat.step)
+    return widths, ours.astype(float), before.astype(float), theirs.astype(float), starts, ends, float(lat.step)
 
 
 def squared_error(starts: np.ndarray, ends: np.ndarray, step: float, truth: float, point: np.ndarray) -> np.ndarray:
@@ -141,14 +157,15 @@ def squared_error(starts: np.ndarray, ends: np.ndarray, step: float, truth: floa
 def quantile_rmse(values: np.ndarray, bounds: tuple[Any, Any], lattice: Any, q: Fraction,
                   epsilon: Fraction) -> dict[str, float]:
     """Expected RMSE of each draw x score (module docstring), and the worst quadrature mass deviation."""
-    widths, ours, theirs, starts, ends, step = cell_law(values, bounds, lattice, q)
+    widths, ours, before, theirs, starts, ends, step = cell_law(values, bounds, lattice, q, epsilon)
     fallback = np.zeros(len(widths), dtype=bool)
     fallback[-1] = starts[-1] == ends[-1] and widths[-1] > 1  # the fallback entry is one point of weight W
     squared = squared_error(starts, ends, step, float(np.quantile(values, float(q))), fallback)
     rate = float(LevelLaw(q, epsilon, 1).rate)
     out: dict[str, float] = {}
     worst = 0.0
-    for score_name, scores in (("securedp score", ours), ("opendp score", theirs)):
+    for score_name, scores in (("securedp score", ours), ("securedp score before", before),
+                               ("opendp score", theirs)):
         x = rate * (scores - scores.min())
         out[f"em, {score_name}"] = math.sqrt(float(em_law(widths.astype(float), x) @ squared))
         share, deviation = pf_law(widths.astype(float), x)
@@ -171,7 +188,7 @@ def drawn_rmse(values: np.ndarray, bounds: tuple[int, int], q: Fraction, epsilon
     ranked = np.sort(values)
     below, at_or_below = np.searchsorted(ranked, ys, "left"), np.searchsorted(ranked, ys, "right")
     a, b, n = q.numerator, q.denominator, len(values)
-    scores = (-np.maximum(0, np.maximum(b * below - a * n, a * n - b * at_or_below))).tolist()
+    scores = (-capped_score(below, at_or_below, n, q, LevelLaw(q, epsilon, 1).tie_margin)).tolist()
     drawn["securedp.permute_and_flip"] = [
         float(ys[securedp.permute_and_flip(scores, epsilon=epsilon, sensitivity=max(a, b - a),
                                            rng=seeds[runs + r]).value]) for r in range(runs)]
@@ -208,19 +225,21 @@ def securedp_draw(bounds: tuple[Any, Any], lattice: Any, q: Fraction, epsilon: F
 def quantiles_part(runs: int) -> None:
     print("Quantiles: expected RMSE from the laws (em: the exponential mechanism; pf: permute-and-flip, OpenDP's "
           "draw; securedp draws by pf priced in epsilon over at most 2**17 candidates and fallback weight)")
-    names = ["em, securedp score", "pf, securedp score", "em, opendp score", "pf, opendp score"]
+    names = ["em, securedp score", "pf, securedp score", "pf, securedp score before", "em, opendp score",
+             "pf, opendp score"]
     print(f"{'case':34} " + " ".join(f"{n:>19}" for n in names)
-          + "  draw  securedp/opendp  em/opendp  target  mass")
+          + "  draw  securedp/opendp  before/opendp  em/opendp  target  mass")
     for label, (load, bounds, lattice) in QUANTILE_CASES.items():
         values = load()
         for epsilon in EPSILONS:
             for q in LEVELS:
                 draw = securedp_draw(bounds, lattice, q, epsilon)
                 r = quantile_rmse(values, bounds, lattice, q, epsilon)
-                ratio, em_ratio = (r[n] / r[names[3]] if r[names[3]] else math.inf
-                                   for n in (f"{draw}, securedp score", names[0]))
+                ratio, before, em_ratio = (r[n] / r[names[4]] if r[names[4]] else math.inf for n in (
+                    f"{draw}, securedp score", f"{draw}, securedp score before", names[0]))
                 print(f"{label + f' q={q} eps={epsilon}':34} " + " ".join(f"{r[n]:19.5g}" for n in names)
-                      + f"  {draw:>4}  {ratio:15.3f}  {em_ratio:9.3f}  <= 1.0  {r['mass']:.0e}", flush=True)
+                      + f"  {draw:>4}  {ratio:15.3f}  {before:13.3f}  {em_ratio:9.3f}  <= 1.0  {r['mass']:.0e}",
+                      flush=True)
                 if runs and label == "diamonds price":
                     drawn = drawn_rmse(values, bounds, q, epsilon, runs)
                     print(f"{'':34} drawn {runs}x: " + ", ".join(f"{k} {v:.5g}" for k, v in drawn.items()))

@@ -59,9 +59,14 @@ threshold proves since securedp 0.3 (:mod:`securedp.mechanisms.threshold_delta`)
 ``delta_asked``; earlier records state only the ``delta`` asked, which they charged, so replay re-runs a record
 with a ``delta`` and no ``delta_asked`` charging the ``delta`` asked.
 
-The conversion, the draw and the delta are the rules of the record's version: replay reads them from the record
-(:meth:`~securedp.mechanisms.record_rules.RecordRules.stated`, their one reading) and re-runs it within their
-:func:`~securedp.mechanisms.record_rules.rules_scope`.
+The conversion, the draw, the delta and the tie margin are the rules of the record's version: replay reads them
+from the record (:meth:`~securedp.mechanisms.record_rules.RecordRules.stated`, their one reading) and re-runs it
+within their :func:`~securedp.mechanisms.record_rules.rules_scope`.
+
+**The tie margin.** A quantile's score gives a block of tied records a margin of ``c`` rows since securedp 0.4
+(:mod:`securedp.mechanisms.rank_utility`), and its record states it (``"tie_margin"``); earlier records state
+none and were drawn at ``c = 0``, so replay re-runs a record that states no ``tie_margin`` by the rule
+``tie_margin=False``.
 
 A partition record (``"kind": "partition"``, the charge of
 :meth:`securedp.Session.partition` to its parent) releases nothing (with

@@ -94,7 +94,11 @@ AGGREGATION = {
     "sensitivity": "the most one person can change the utility's score g: m max(a, b - a) for the level q = a/b",
     "candidates": "the number of lattice points the selection chose among",
     "utility": "minus the score g(y) of a candidate y, b times the distance in rows from q n to the ranks "
-               "[#{x < y}, #{x <= y}] that y holds (0 on every exact q-quantile)",
+               "[#{x < y}, #{x <= y}] that y holds (0 on every exact q-quantile), less the tie margin c at each "
+               "end of a block of tied records when one is recorded",
+    "tie_margin": "c: the tie margin in rows, ceil(1 / rank rate) (0 for q = 0 or 1): a point holding k tied "
+                  "records is taken to hold the ranks [#{x < y} + min(q k, c), #{x <= y} - min((1 - q) k, c)]; "
+                  "some candidate scores at most b c, so the rank error bound adds c (absent: c = 0)",
     "law": "the law of the selected point: the exponential mechanism over every lattice point of the bounds "
            "and the fallback point",
     "fallback": "p: about the probability that a cell without records releases the fallback point (the atom "
@@ -105,11 +109,11 @@ AGGREGATION = {
                       "lo + q (hi - lo), lo and hi the least and greatest candidates, released when the "
                       "fallback is drawn",
     "fallback_rows_bound": "a cell of at least this many rows releases the fallback with probability at most "
-                           "alpha (W exp(-rate h) <= alpha)",
+                           "alpha (W exp(-rate (h - b c)) <= alpha, c the tie margin)",
     "rate": "the exact rate of the law, epsilon / (2 sensitivity), or epsilon / sensitivity for q = 0 or 1",
     "rank_error_bound": "r: at level 1 - alpha, the selected point, the fallback included, is within r rows of "
                         "q n: at most q n + r values lie below it and at least q n - r at or below it "
-                        "(ln((candidates + W) / alpha) over the rank rate, rounded up)",
+                        "(ln((candidates + W) / alpha) over the rank rate, rounded up, plus the tie margin c)",
     "sensitivity_units": "the most one person can change one bin's count",
     "scale_units": "the scale of the discrete Laplace noise of each bin's count",
     "variance_units": "the variance sigma² of the discrete Gaussian noise of each bin's count",

@@ -3,7 +3,8 @@
 **Definition.** The two quartiles are the quantiles ``1/4`` and ``3/4`` of
 :mod:`securedp.mechanisms.quantile` (the exact exponential mechanism over the
 lattice points of the public bounds, score
-``g(y) = max(0, 4 #{x < y} - a n, a n - 4 #{x <= y})`` for ``q = a / 4``,
+``g(y) = max(0, 4 L + min(a k, 4 c) - a n, a n - 4 E + min((4 - a) k, 4 c))`` for ``q = a / 4`` and the tie
+margin ``c``,
 sensitivity ``3 m`` for ``m = max_contributions``, rate
 ``epsilon / (2 * 3 m)``: :mod:`securedp.mechanisms.rank_utility`), each at
 half the cost: ``epsilon / 2``

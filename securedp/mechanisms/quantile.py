@@ -12,10 +12,11 @@ onto the lattice first (:mod:`securedp.lattice`); ``max_contributions`` and
 ``ids`` bound each person's rows as everywhere in securedp.
 
 **Utility, law and privacy map.** :mod:`securedp.mechanisms.rank_utility`: for
-``q = a / b`` the integer score ``g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y})``
-(``b`` times the distance from ``q n`` to the ranks ``y`` holds: 0 on every
-exact ``q``-quantile, ties included), which one person with ``m`` rows moves by
-at most ``m * max(a, b - a)``; ``P(y)`` is proportional to
+``q = a / b`` the integer score ``g(y) = max(0, b L + min(a k, b c) - a n, a n - b E + min((b - a) k, b c))``
+(``L = #{x < y}``, ``E = #{x <= y}``, ``k = E - L``: ``b`` times the distance from ``q n`` to the ranks ``y`` is
+taken to hold, a block of tied records less the public tie margin ``c = ceil(1 / (rate b))`` rows at each end;
+recorded as ``tie_margin``), which one person with ``m`` rows moves by at most ``m * max(a, b - a)``;
+``P(y)`` is proportional to
 ``exp(-rate * g(y))`` with ``rate = epsilon / (2 m max(a, b - a))``, or
 ``epsilon / m`` for the monotone levels ``q = 0`` and ``q = 1``: the
 exponential mechanism (McSherry & Talwar 2007), ``epsilon``-DP. The score is
@@ -70,7 +71,8 @@ gives. What is public is the **rank error bound** ``r``
 at least ``1 - alpha`` the released ``y`` has ``#{x < y} <= q n + r`` and
 ``#{x <= y} >= q n - r``, i.e. it lies between the values at ranks ``q n - r``
 and ``q n + r``, the fallback point included (``r`` is taken over ``candidates + W``: ``ln(1 / (1 - p))``
-over the rank rate more rows than without a fallback, e.g. ``ln 4`` at ``p = 3/4``). It grows with
+over the rank rate more rows than without a fallback, e.g. ``ln 4`` at ``p = 3/4``; and adds the tie margin
+``c``, as the least score may be ``b c``). It grows with
 ``ln(candidates)``: a coarser ``lattice=`` states a smaller ``r`` (and rounds the records more).
 
 **Cells.** A cell's exact input is its counts per lattice point (the distinct points holding a kept
@@ -98,10 +100,9 @@ from securedp.hazmat.samplers.bernoulli_exp import bernoulli_exp
 from securedp.hazmat.samplers.categorical import ExpCategorical
 from securedp.lattice import Lattice
 from securedp.mechanisms.moments import ColumnStatistic
-from securedp.mechanisms.quantile_draw import FALLBACK_LAW as FLIP_FALLBACK_LAW
-from securedp.mechanisms.quantile_draw import LAW as FLIP_LAW
-from securedp.mechanisms.quantile_draw import FlipDraw, quantile_selection, whole_range
+from securedp.mechanisms.quantile_draw import FlipDraw, flip_law, quantile_selection, whole_range
 from securedp.mechanisms.rank_utility import (
+    CAPPED_UTILITY,
     DEFAULT_FALLBACK,
     FALLBACK_LAW,
     LAW,
@@ -110,10 +111,7 @@ from securedp.mechanisms.rank_utility import (
     Window,
     check_fallback,
     fallback_point,
-    fallback_rows,
     fallback_weight,
-    far_score,
-    rank_error_bound,
 )
 from securedp.mechanisms.record_rules import PERMUTE_AND_FLIP, current_rules
 from securedp.mechanisms.records import exact_value, parse_bounds, resolve_lattice
@@ -181,9 +179,14 @@ class Quantiles(ColumnStatistic):
     """How each level's selection draws, decided once when the statistic is defined
     (:func:`~securedp.mechanisms.quantile_draw.quantile_selection` of the price, the candidates and the
     fallback's weight, under the rule in force then): ``"permute_and_flip"`` or ``"exponential"``."""
+    ties: bool = field(default=True, init=False, repr=False, compare=False)
+    """Whether the score has this version's tie margin (:attr:`~securedp.mechanisms.rank_utility.LevelLaw.
+    tie_margin`), decided once when the statistic is defined (:class:`~securedp.mechanisms.record_rules.
+    RecordRules`' ``tie_margin``: a replay of an earlier record defines it without)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "fallback", check_fallback(self.fallback))
+        object.__setattr__(self, "ties", current_rules().tie_margin)
         super().__post_init__()
         object.__setattr__(self, "selection", self._selection())
         self._check_laws(self.laws)  # a rho too small for any selection is refused when the statistic is defined
@@ -211,7 +214,7 @@ class Quantiles(ColumnStatistic):
         """Each level's law (:class:`~securedp.mechanisms.rank_utility.LevelLaw`) at :attr:`share`, by level;
         they share their sensitivity, rate and rank rate (checked when the statistic is defined)."""
         cell = self.share
-        return tuple(LevelLaw(q, cell, self.max_contributions) for q in self.levels)
+        return tuple(LevelLaw(q, cell, self.max_contributions, self.ties) for q in self.levels)
 
     def _selection(self) -> str:
         """The draw this statistic's selections use (:attr:`selection`)."""
@@ -234,15 +237,15 @@ class Quantiles(ColumnStatistic):
 
     def rank_error(self, alpha: Fraction) -> int:
         """The rank error bound ``r`` (rows) of each level at ``1 - alpha``
-        (:func:`~securedp.mechanisms.rank_utility.rank_error_bound` over the candidates and the fallback's
-        weight: it holds for every release, the fallback point's included)."""
-        return rank_error_bound(self.laws[0].rank_rate, self.candidates + self.fallback_weight, alpha)
+        (:meth:`~securedp.mechanisms.rank_utility.LevelLaw.rank_error` over the candidates and the fallback's
+        weight, the tie margin included: it holds for every release, the fallback point's included)."""
+        return self.laws[0].rank_error(self.candidates + self.fallback_weight, alpha)
 
     def fallback_rows(self, alpha: Fraction) -> int:
         """The rows from which a cell releases the fallback with probability at most ``alpha``
-        (:func:`~securedp.mechanisms.rank_utility.fallback_rows`; the levels share their rate and spread)."""
-        law = self.laws[0]
-        return fallback_rows(law.rate, law.q, self.fallback_weight, alpha)
+        (:meth:`~securedp.mechanisms.rank_utility.LevelLaw.fallback_rows`; the levels share their rate, spread
+        and margin)."""
+        return self.laws[0].fallback_rows(self.fallback_weight, alpha)
 
     def accuracy(self, alpha: Fraction) -> dict[str, Fraction]:
         """Each level's rank error bound ``r`` (rows) at ``1 - alpha`` (:meth:`rank_error`), by level."""
@@ -252,16 +255,17 @@ class Quantiles(ColumnStatistic):
     def cell_record(self, alpha: Fraction) -> dict[str, Any]:
         """What a release records of this selection in each cell: its exact ``epsilon_cell``, its utility,
         the sensitivity of its score and the exact rate of its law, the number of candidates and the rank
-        error bound at level ``1 - alpha`` (:meth:`rank_error`)."""
+        error bound at level ``1 - alpha`` (:meth:`rank_error`); with this version's score, its tie margin."""
         law, flip = self.laws[0], self.selection == PERMUTE_AND_FLIP
         record: dict[str, Any] = {
             "noise": [], "selection": self.selection, "q": self.levels[0] if self.single else list(self.levels),
-            "epsilon_cell": law.epsilon, "utility": UTILITY, "sensitivity": law.sensitivity,
-            "law": FLIP_LAW if flip else LAW,
+            "epsilon_cell": law.epsilon, "utility": CAPPED_UTILITY if self.ties else UTILITY,
+            **({"tie_margin": law.tie_margin} if self.ties else {}), "sensitivity": law.sensitivity,
+            "law": flip_law(self.ties, False) if flip else LAW,
             "rate": law.rate, "candidates": self.candidates, "rank_error_bound": self.rank_error(alpha),
             **self.column_record()}
         if self.fallback_weight:  # without one the record is the plain exponential mechanism's, as ever
-            record.update(law=FLIP_FALLBACK_LAW if flip else FALLBACK_LAW, fallback=self.fallback,
+            record.update(law=flip_law(self.ties, True) if flip else FALLBACK_LAW, fallback=self.fallback,
                           fallback_weight=self.fallback_weight,
                           fallback_units=self._per_level([fallback_point(q, self.column.lo_u, self.column.hi_u)
                                                           for q in self.levels]),
@@ -287,8 +291,8 @@ class Quantiles(ColumnStatistic):
         flip = self.selection == PERMUTE_AND_FLIP
         plans: list[Callable[[RandomSource], int]] = []
         for law in self.laws:
-            far = whole_range(law.q, counts) if flip else far_score(law.rate, candidates)
-            window = Window(points, counts, lo_u, hi_u, law.q, far, weight)
+            far = whole_range(law.q, counts) if flip else law.far(candidates)
+            window = Window(points, counts, lo_u, hi_u, law.q, far, weight, law.tie_margin)
             plans.append(FlipDraw(window, law.rate) if flip else _exponential(window, law.rate))
 
         def draw(source: RandomSource) -> tuple[int, ...]:

@@ -18,15 +18,17 @@ exponential mechanism's four times smaller charge is worth more than the better 
 
 **Law.** The candidates are every lattice point ``y`` of the bounds and ``W`` copies of the fallback point ``f``
 (each copy releases ``f``: post-processing), scored ``g(y)`` and ``h`` as in
-:mod:`~securedp.mechanisms.rank_utility` (the least score is 0). Visit them in a uniformly random order, flip
-for each a coin with probability ``exp(-rate (g - 0))`` and release the first that shows heads (a candidate
-scoring 0 always does). Drawn exactly: every coin is flipped at once by exact fixed-width comparisons
-(:class:`~securedp.hazmat.samplers.ExpCoins`) and the order is given by i.i.d. uniform keys
-(:func:`~securedp.hazmat.samplers.first_in_random_order`), as :mod:`securedp.mechanisms.permute_and_flip`
-proves; the coins are the window's entries (:class:`~securedp.mechanisms.rank_utility.Window` over the whole
-range: no far entry) each repeated over its width in the lattice's order, so the scores have one definition
-(without a fallback, the same bytes as :func:`~securedp.mechanisms.permute_and_flip.permute_and_flip` of the
-scores ``-g(y)``).
+:mod:`~securedp.mechanisms.rank_utility`, whose least score ``g*`` is at most ``b c`` (``c`` the tie margin; 0
+without one). Visit them in a uniformly random order, flip for each a coin with probability ``exp(-rate (g -
+g*))`` and release the first that shows heads (a candidate scoring ``g*`` always does): permute-and-flip
+subtracts the best utility (McKenna and Sheldon 2020, Algorithm 1), and its privacy map below holds for it,
+``g*`` being data-dependent (report-noisy-max is unchanged by the shift). Drawn exactly: every coin is flipped
+at once by exact fixed-width comparisons (:class:`~securedp.hazmat.samplers.ExpCoins`) and the order is given by
+i.i.d. uniform keys (:func:`~securedp.hazmat.samplers.first_in_random_order`), as
+:mod:`securedp.mechanisms.permute_and_flip` proves; the coins are the window's entries
+(:class:`~securedp.mechanisms.rank_utility.Window` over the whole range: no far entry) each repeated over its
+width in the lattice's order, so the scores have one definition (without a fallback, the same bytes as
+:func:`~securedp.mechanisms.permute_and_flip.permute_and_flip` of the scores ``-g(y)``).
 
 **Privacy map.** Permute-and-flip is report-noisy-max with exponential noise (Ding, Kifer, Saucier-Fleury and
 Wang 2021, "The permute-and-flip mechanism is identical to report-noisy-max with exponential noise"): release
@@ -45,16 +47,18 @@ enumerates the exact law on small neighbouring instances and bounds the loss by 
 
 **Stated bounds.** The rank error bound and the fallback's rows bound of the exponential mechanism hold as
 stated: a release scoring ``t`` or more needs one of the ``|Y| + W`` coins of such candidates to show heads,
-each with probability at most ``exp(-rate t)`` (a union bound), and the fallback one of its ``W`` coins,
-each ``exp(-rate h)``.
+each with probability at most ``exp(-rate (t - g*)) <= exp(-rate (t - b c))`` (a union bound), and the
+fallback one of its ``W`` coins, each ``exp(-rate (h - b c))`` at most.
 
 **Time.** Every draw flips all ``|Y| + W`` coins and reads all their keys, whichever candidate wins (ties of
 keys, below ``(|Y| + W) 2**-62``, read more); the winner's index is its point. The coins' thresholds come from
 a table of every integer gap below the far boundary, which depends on the rate and the number of coins alone
 (built once, cached: :func:`~securedp.hazmat.samplers.coins.contiguous_thresholds`); tabulating only the gaps
 that occur took about 18 us per distinct gap, which the selection timing matrix certified as following the
-data ("far entries (window), one more": 0.79 against 1.39 ms). The window's set-up depends on the data as the
-exponential mechanism's does. Measured:
+data ("far entries (window), one more": 0.79 against 1.39 ms). The least score ``g*`` depends on the data; the
+coins subtract it in one pass over every coin whatever its value, 0 included
+(:class:`~securedp.hazmat.samplers.ExpCoins`), so the draw's time does not follow it. The window's set-up
+depends on the data as the exponential mechanism's does. Measured:
 ``benchmarks/bench_selection.py``: a coin costs about 100-200 ns (its 16 random bytes are most of it), so
 the median of ``10**6`` values over ``2**15`` candidates (``2**17`` coins) took 33 ms where OpenDP's over 1,024
 candidates took 126 ms on the same loaded machine, and over ``2**17`` candidates (``2**19`` coins) 137 ms, more
@@ -93,6 +97,12 @@ LAW = ("permute-and-flip over every lattice point y of the bounds: a uniformly r
 """The law as a release records it (without a fallback)."""
 FALLBACK_LAW = LAW + ", with W more coins of probability exp(-rate h) for the fallback point f, h = max(a, b - a) n"
 """The law with a fallback, as a release records it."""
+SHIFTED_LAW = ("permute-and-flip over every lattice point y of the bounds: a uniformly random order, a coin of "
+               "probability exp(-rate (g(y) - g*)) each, g* the least score, the first head")
+"""The law as a release with a tie margin records it (without a fallback): the least score may exceed 0."""
+SHIFTED_FALLBACK_LAW = SHIFTED_LAW + (", with W more coins of probability exp(-rate (h - g*)) for the fallback point "
+                                      "f, h = max(a, b - a) n")
+"""The law with a tie margin and a fallback, as a release records it."""
 
 def quantile_selection(cost: Cost, candidates: int, weight: int, rate: Fraction) -> str:
     """The draw of a quantile's selection (module docstring): ``PERMUTE_AND_FLIP`` when priced in
@@ -105,6 +115,14 @@ def quantile_selection(cost: Cost, candidates: int, weight: int, rate: Fraction)
     rules = current_rules()
     allowed = rules.quantile_draw == PERMUTE_AND_FLIP and not rules.rho_budget
     return PERMUTE_AND_FLIP if cost.epsilon is not None and small and allowed else EXPONENTIAL
+
+
+def flip_law(ties: bool, fallback: bool) -> str:
+    """The law a permute-and-flip selection records: with a tie margin (``ties``) its coins are stated relative
+    to the least score (:data:`SHIFTED_LAW`), without one as before (:data:`LAW`, whose least score is 0)."""
+    if ties:
+        return SHIFTED_FALLBACK_LAW if fallback else SHIFTED_LAW
+    return FALLBACK_LAW if fallback else LAW
 
 
 def whole_range(q: Fraction, counts: Sequence[int] | np.ndarray) -> int:

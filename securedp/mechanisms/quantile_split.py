@@ -64,7 +64,7 @@ level's half-row rank in the whole cell is within ``e_i`` plus the larger of its
 and ``q_i n + r_i``, with ``r_i = ceil(depth_i / 2) + sum_j rank_error_bound(2 rate_j b_j, |Y| + W,
 alpha / depth_i)`` (:meth:`SplitQuantiles.rank_errors`) when no two records share a lattice point; records
 that do add, for each selection on the path, at most a quarter of those on the two lattice points around
-its target (which no public number bounds; the single quantile's bound has no such term, its ties scoring 0).
+its target (which no public number bounds; the single quantile's bound has a public term instead, its tie margin c).
 
 **The draw: the exponential mechanism, whatever the price.** A single ``epsilon``-priced quantile over few
 candidates draws by permute-and-flip (:mod:`securedp.mechanisms.quantile_draw`); the split does not. Each depth
@@ -225,9 +225,10 @@ class SplitQuantiles(Quantiles):
 
     @property
     def laws(self) -> tuple[LevelLaw, ...]:
-        """Each tree node's law at its rescaled level, in draw order (:attr:`tree`)."""
+        """Each tree node's law at its rescaled level, in draw order (:attr:`tree`); no tie margin: a half-row
+        score gives a tied block its middle rank (module docstring)."""
         cell = self.share
-        return tuple(LevelLaw(node.q, cell, 2 * self.max_contributions) for node in self.tree)
+        return tuple(LevelLaw(node.q, cell, 2 * self.max_contributions, False) for node in self.tree)
 
     def rank_errors(self, alpha: Fraction) -> dict[Fraction, int]:
         """Each level's rank error bound ``r_i`` (rows) at ``1 - alpha``: ``ceil(depth_i / 2)`` and the bounds of

@@ -16,6 +16,9 @@ one definition of "which version's rules does this record state" (``securedp.aud
 * ``quantile_draw``: :data:`PERMUTE_AND_FLIP` (since securedp 0.3: an ``epsilon``-priced quantile selection over
   few candidates draws by permute-and-flip, :mod:`securedp.mechanisms.quantile_draw`) or :data:`EXPONENTIAL`
   (before: every selection by the exponential mechanism). A record states each draw as ``"selection"``.
+* ``tie_margin``: whether a quantile's score gives a block of tied records this version's tie margin ``c``
+  (:mod:`securedp.mechanisms.rank_utility`; issue 42) or none (``c = 0``, as before). A record of the margin
+  states ``"tie_margin"``; an earlier one none.
 
 One field is not a version's rule but a pricing choice, kept here because the draw reads it beside the rule:
 ``rho_budget``, set by :meth:`securedp.Session.prepare` for a session whose budget is in ``rho``, where every
@@ -62,6 +65,8 @@ class RecordRules:
     """A thresholding plan charges the ``delta`` asked, as before securedp 0.3 (else the ``delta`` it proves)."""
     quantile_draw: str = PERMUTE_AND_FLIP
     """:data:`PERMUTE_AND_FLIP` (since securedp 0.3) or :data:`EXPONENTIAL` (every selection, as before)."""
+    tie_margin: bool = True
+    """A quantile's score gives tied records the tie margin (else ``c = 0``, as before it)."""
     rho_budget: bool = False
     """Not a version's rule: the release is charged to a ``rho`` budget, so quantile selections draw by the
     exponential mechanism (set by :meth:`securedp.Session.prepare`; never read from a record)."""
@@ -77,7 +82,7 @@ class RecordRules:
         """The rules a record's ``parameters`` state (this version's where they state none): the ones to re-run it
         by."""
         return cls(conversion=_stated_conversion(parameters), charges_asked_delta=_states_asked_delta(parameters),
-                   quantile_draw=_stated_draw(parameters))
+                   quantile_draw=_stated_draw(parameters), tie_margin=_states_tie_margin(parameters))
 
 
 # the default is immutable (a frozen dataclass), which B039 cannot see
@@ -131,3 +136,13 @@ def _stated_draw(parameters: Any) -> str:
     if isinstance(parameters, list) and any(_stated_draw(item) == PERMUTE_AND_FLIP for item in parameters):
         return PERMUTE_AND_FLIP
     return EXPONENTIAL
+
+
+def _states_tie_margin(parameters: Any) -> bool:
+    """Whether ``parameters`` were drawn with the tie margin: they state a ``"tie_margin"`` anywhere (one column's,
+    or each aggregation's cells); every record before the margin states none and was drawn at ``c = 0``."""
+    if isinstance(parameters, dict):
+        if "tie_margin" in parameters:
+            return True
+        parameters = list(parameters.values())
+    return isinstance(parameters, list) and any(_states_tie_margin(item) for item in parameters)

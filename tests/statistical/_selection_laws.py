@@ -8,6 +8,7 @@ enclosed in ``[lo, hi]``. Used by the statistical tests (expected counts) and th
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -42,11 +43,22 @@ def exponential_law(scores: Sequence[Fraction], coefficient: Fraction, multiplic
     return _normalise(lows, highs)
 
 
-def quantile_score(data: Sequence[int], q: Fraction, y: int) -> int:
-    """``g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y})`` for ``q = a / b``, from its definition."""
-    a, b, n = q.numerator, q.denominator, len(data)
+def quantile_score(data: Sequence[int], q: Fraction, y: int, margin: float = 0) -> int:
+    """``g(y) = b dist(q n, [L + min(q k, c), E - min((1 - q) k, c)])`` for ``q = a / b``, ``L = #{x < y}``,
+    ``E = #{x <= y}``, ``k = E - L`` and the tie margin ``c = margin`` (rows; ``math.inf``: a block at the one rank
+    ``L + q k``), from its definition in exact rationals; ``c = 0`` is ``max(0, b L - a n, a n - b E)``."""
+    n = len(data)
     below, through = sum(1 for x in data if x < y), sum(1 for x in data if x <= y)
-    return max(0, b * below - a * n, a * n - b * through)
+    tied = through - below
+    lo, hi = below + min(q * tied, margin), through - min((1 - q) * tied, margin)
+    distance = max(Fraction(0), lo - q * n, q * n - hi)
+    assert lo <= hi and (distance * q.denominator).denominator == 1
+    return int(distance * q.denominator)
+
+
+def quantile_margin(q: Fraction, epsilon: Fraction, m: int = 1) -> int:
+    """The tie margin of the quantile's law: ``ceil(1 / (rate b))`` rows, 0 for ``q`` 0 or 1."""
+    return 0 if q in (0, 1) else math.ceil(1 / (quantile_rate(q, epsilon, m) * q.denominator))
 
 
 def quantile_rate(q: Fraction, epsilon: Fraction, m: int = 1) -> Fraction:
@@ -60,18 +72,20 @@ FALLBACK = Fraction(3, 4)
 
 
 def quantile_law(data: Sequence[int], q: Fraction, lo: int, hi: int, epsilon: Fraction, sensitivity: int = 1,
-                 fallback: Fraction = FALLBACK, separate: bool = False, flip: bool = False):
+                 fallback: Fraction = FALLBACK, separate: bool = False, flip: bool = False, ties: bool = True):
     """``flip``: the same scores drawn by permute-and-flip (:func:`flip_quantile_law`). Else ``P(y)`` for every
     integer ``y`` in ``[lo, hi]`` (``sensitivity``: the rows one person contributes, ``m``):
     proportional to ``exp(-rate g(y))``, plus ``W exp(-rate h)`` at the fallback point ``f`` (the integer nearest
     ``lo + q (hi - lo)``, halves up), with ``W = floor(N p / (1 - p))`` for ``N`` candidates and the fallback
     probability ``p``, and ``h = max(a, b - a) n``. ``separate``: the fallback is an outcome of its own, listed
-    last (the mechanism before its post-processing, ``fallback -> f``)."""
-    scores = [-Fraction(quantile_score(data, q, y)) for y in range(lo, hi + 1)]
+    last (the mechanism before its post-processing, ``fallback -> f``). ``ties``: the score's tie margin is the
+    rule's (:func:`quantile_margin`), else 0 (the score before securedp 0.4)."""
+    margin = quantile_margin(q, epsilon, sensitivity) if ties else 0
+    scores = [-Fraction(quantile_score(data, q, y, margin)) for y in range(lo, hi + 1)]
     rate = quantile_rate(q, epsilon, sensitivity)
     weight = (hi - lo + 1) * fallback.numerator // (fallback.denominator - fallback.numerator)
     if flip:
-        return flip_quantile_law(data, q, lo, hi, rate, weight)
+        return flip_quantile_law(data, q, lo, hi, rate, weight, margin)
     if weight == 0:
         return exponential_law(scores, rate)
     h = max(q.numerator, q.denominator - q.numerator) * len(data)
@@ -105,13 +119,15 @@ def _times(u: list, v: list) -> list:
     return out
 
 
-def flip_quantile_law(data: Sequence[int], q: Fraction, lo: int, hi: int, rate: Fraction, weight: int):
-    """``P(y)`` of permute-and-flip over every integer ``y`` in ``[lo, hi]`` (a coin ``exp(-rate g(y))`` each) and
-    ``weight`` coins ``exp(-rate h)`` releasing the fallback point: candidate ``i`` wins with probability
+def flip_quantile_law(data: Sequence[int], q: Fraction, lo: int, hi: int, rate: Fraction, weight: int,
+                      margin: int = 0):
+    """``P(y)`` of permute-and-flip over every integer ``y`` in ``[lo, hi]`` (a coin ``exp(-rate (g(y) - g*))`` each,
+    ``g*`` the least score, at tie margin ``margin``) and ``weight`` coins ``exp(-rate (h - g*))`` releasing the
+    fallback point: candidate ``i`` wins with probability
     ``p_i * integral_0^1 prod_{j != i} (1 - t p_j) dt`` (its coin heads, every candidate with a smaller uniform key
     tails). The coins are rounded at 256 bits and the polynomial expanded at 4,096 (its alternating binomial
     coefficients cancel by up to one bit per coin); enclosed in a relative ``2**-150``, far above both."""
-    scores = [quantile_score(data, q, y) for y in range(lo, hi + 1)]
+    scores = [quantile_score(data, q, y, margin) for y in range(lo, hi + 1)]
     h = max(q.numerator, q.denominator - q.numerator) * len(data)
     top = min(scores)
     coins = [_exp(-rate * (g - top), gmpy2.RoundToNearest) for g in scores]

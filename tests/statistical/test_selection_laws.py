@@ -150,7 +150,8 @@ def test_a_window_with_a_low_far_score_keeps_the_quantile_law(data, q, far, fall
     lo, hi, eps = 0, 12, Fraction(1)
     rate = LevelLaw(q, eps, 1).rate
     points = sorted(set(data))
-    window = Window(points, [data.count(p) for p in points], lo, hi, q, far, fallback_weight(fallback, hi - lo + 1))
+    window = Window(points, [data.count(p) for p in points], lo, hi, q, far, fallback_weight(fallback, hi - lo + 1),
+                    LevelLaw(q, eps, 1).tie_margin)  # the oracle computes the same margin from its definition
     assert window.far_entry is not None and window.far_width >= 4
     assert (window.fallback_entry is not None) == (fallback > 0)
     plan = ExpCategorical(window.scores, rate, window.widths)

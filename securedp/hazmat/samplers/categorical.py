@@ -198,7 +198,8 @@ class ExpCategorical:
             smallest = np.min(gaps, where=present, initial=np.iinfo(np.int64).max)
         else:
             smallest = gaps[present].min()
-        self.gaps = gaps = gaps - smallest if smallest != 0 else gaps
+        shifted: np.ndarray = gaps - smallest  # always: the time does not follow whether the least gap is 0
+        self.gaps = gaps = shifted
         self._exact = exact_rate_gap(rate, gaps, None)
         far_from = far_boundary(rate, self.K)
         if far_from <= _DENSE_LIMIT:

@@ -57,7 +57,7 @@ class ExpCoins:
             gaps, unit = gaps.integers()
             rate = rate * unit
         smallest = gaps.min()
-        self.gaps = gaps - smallest if smallest != 0 else gaps
+        self.gaps = gaps - smallest  # always: the time does not follow whether the least gap is 0
         self.rate = rate
         self.size = len(gaps)
         far_from = far_boundary(rate, envelope_cap(self.size))

@@ -135,19 +135,22 @@ def _definition(fallback: Fraction, q: Fraction = Fraction(1, 2)) -> Quantile:
 
 @pytest.mark.parametrize(("rule", "laws"), [(EXPONENTIAL, (LAW, FALLBACK_LAW)),
                                            (PERMUTE_AND_FLIP,
-                                            (quantile_draw.LAW, quantile_draw.FALLBACK_LAW))])
+                                            (quantile_draw.SHIFTED_LAW, quantile_draw.SHIFTED_FALLBACK_LAW))])
 def test_the_record_states_the_fallback(rule: str, laws: tuple[str, str]):
     with rules_scope(RecordRules(quantile_draw=rule)):  # 9 candidates priced in epsilon: permute-and-flip by this rule
         record = _definition(Fraction(3, 4)).cell_record(Fraction(1, 20))
         none = _definition(Fraction(0)).cell_record(Fraction(1, 20))
     assert record["selection"] == none["selection"] == rule
     assert record["fallback"] == Fraction(3, 4) and record["fallback_weight"] == 27 and record["fallback_units"] == 4
-    assert record["fallback_rows_bound"] == fallback_rows(Fraction(1, 2), Fraction(1, 2), 27, Fraction(1, 20))
+    margin = record["tie_margin"]
+    assert margin == 1  # ceil(1 / rank_rate), rank rate 1
+    assert record["fallback_rows_bound"] == fallback_rows(Fraction(1, 2), Fraction(1, 2), 27, Fraction(1, 20), 1) \
+        == fallback_rows(Fraction(1, 2), Fraction(1, 2), 27, Fraction(1, 20)) + 2  # + ceil(b c / max(a, b - a))
     assert not {"fallback", "fallback_weight", "fallback_units", "fallback_rows_bound"} & none.keys()
     assert none["law"] == laws[0] and record["law"] == laws[1]  # without a fallback: the record of the plain law
     rank_rate = Fraction(1, 2) * 2  # rate epsilon / (2 sensitivity), times b
-    assert none["rank_error_bound"] == rank_error_bound(rank_rate, 9, Fraction(1, 20))
-    assert record["rank_error_bound"] == rank_error_bound(rank_rate, 9 + 27, Fraction(1, 20))  # the fallback included
+    assert none["rank_error_bound"] == rank_error_bound(rank_rate, 9, Fraction(1, 20)) + margin
+    assert record["rank_error_bound"] == rank_error_bound(rank_rate, 9 + 27, Fraction(1, 20)) + margin  # fallback too
 
 
 def test_several_levels_record_one_fallback_point_each():
@@ -250,8 +253,9 @@ def test_fallback_zero_is_the_plain_exponential_mechanism_byte_for_byte():
     from securedp.mechanisms.rank_utility import far_score
 
     points, counts = [1, 2, 5], [1, 2, 1]
-    rate = LevelLaw(Fraction(1, 2), Fraction(1), 1).rate
-    window = Window(points, counts, 0, 8, Fraction(1, 2), far_score(rate, 9))
+    law = LevelLaw(Fraction(1, 2), Fraction(1), 1)
+    rate = law.rate
+    window = Window(points, counts, 0, 8, Fraction(1, 2), far_score(rate, 9, law.least_score), margin=law.tie_margin)
     plain = ExpCategorical(window.scores, rate, window.widths)
     source = ChaChaSource(bytes([11]) * 32)
     expected = [_select(window, rate, plain, source) for _ in range(50)]
@@ -274,7 +278,8 @@ def test_fallback_zero_by_permute_and_flip_is_the_public_permute_and_flip_byte_f
     draw = definition.cell_points(points, counts)
     source = ChaChaSource(bytes([11]) * 32)
     drawn = [draw(source)[0] for _ in range(50)]
-    scores = [-Window(points, counts, 0, 8, Fraction(1, 2), 10**6).score_at(y) for y in range(9)]
+    margin = LevelLaw(Fraction(1, 2), Fraction(1), 1).tie_margin
+    scores = [-Window(points, counts, 0, 8, Fraction(1, 2), 10**6, margin=margin).score_at(y) for y in range(9)]
     source = ChaChaSource(bytes([11]) * 32)
     assert drawn == [securedp.permute_and_flip(scores, epsilon=1, sensitivity=1, rng=source).value
                      for _ in range(50)]

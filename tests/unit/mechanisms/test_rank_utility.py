@@ -21,7 +21,14 @@ from hypothesis import strategies as st
 import securedp
 from securedp import ChaChaSource
 from securedp.mechanisms.quantile import QUANTILE_RESOLUTION, default_lattice
-from securedp.mechanisms.rank_utility import LevelLaw, Window, rank_error_bound
+from securedp.mechanisms.rank_utility import (
+    CAPPED_UTILITY,
+    UTILITY,
+    LevelLaw,
+    Window,
+    rank_error_bound,
+)
+from securedp.mechanisms.record_rules import RecordRules, rules_scope
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "statistical"))
 from _selection_laws import quantile_rate, quantile_score
@@ -176,9 +183,15 @@ def test_the_record_states_the_utility_the_sensitivity_and_the_rate_exactly():
                                 ids=[1, 2, 3], rng=ChaChaSource(bytes(32)))
     record = release.parameters["data_q0.9"]
     assert record["sensitivity"] == 18 and record["rate"] == Fraction(1, 72)
-    assert record["utility"].startswith("-g(y), g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y})")
+    assert record["utility"] == CAPPED_UTILITY and record["tie_margin"] == 8  # ceil(1 / (10 / 72))
     assert record["fallback_weight"] == 15  # floor(5 candidates (3/4) / (1/4))
-    assert record["rank_error_bound"] == rank_error_bound(Fraction(10, 72), 5 + 15, Fraction(1, 20))
+    assert record["rank_error_bound"] == rank_error_bound(Fraction(10, 72), 5 + 15, Fraction(1, 20)) + 8
+    # how a replay re-runs a record of before the margin: c = 0, the earlier text
+    with rules_scope(RecordRules(tie_margin=False)):
+        earlier = securedp.quantile([1, 2, 3], "9/10", bounds=(0, 4), lattice=1, epsilon="1/2", max_contributions=2,
+                                    ids=[1, 2, 3], rng=ChaChaSource(bytes(32))).parameters["data_q0.9"]
+    assert earlier["utility"] == UTILITY and "tie_margin" not in earlier
+    assert earlier["rank_error_bound"] == rank_error_bound(Fraction(10, 72), 5 + 15, Fraction(1, 20))
 
 
 def test_levels_of_one_statistic_share_one_law():
@@ -207,8 +220,9 @@ def test_a_table_states_the_rank_interval_of_its_median_cells_and_no_values():
     source = ChaChaSource(bytes([9]) * 32)
     releases = [prepared.execute(source) for _ in range(400)]
     record = releases[0].parameters["x_median"]
-    r = rank_error_bound(record["rate"] * 2, record["candidates"] + record["fallback_weight"], Fraction(1, 10))
-    assert record["rank_error_bound"] == r == prepared.plan.outputs[1].rank_error_bound == 6
+    r = rank_error_bound(record["rate"] * 2, record["candidates"] + record["fallback_weight"], Fraction(1, 10)) \
+        + record["tie_margin"]
+    assert record["rank_error_bound"] == r == prepared.plan.outputs[1].rank_error_bound == 6 + 1
     assert releases[0].labels == ("g", "count", "count_low", "count_high", "x_median")
     cells = {"a": [float(i % 7) for i in range(30)], "b": [float(i % 7) for i in range(30, 35)]}
     exceed = 0

@@ -21,7 +21,7 @@ from securedp.mechanisms.record_rules import (
 
 
 def test_the_defaults_are_this_versions_rules() -> None:
-    assert current_rules() == RecordRules() == RecordRules(ZCDP_CONVERSION, False, PERMUTE_AND_FLIP, False)
+    assert current_rules() == RecordRules() == RecordRules(ZCDP_CONVERSION, False, PERMUTE_AND_FLIP, True, False)
 
 
 @pytest.mark.parametrize(("field", "value"), [("conversion", "epsilon**2/4"), ("conversion", None),
@@ -46,17 +46,21 @@ def test_the_record_states_each_rule_anywhere_in_its_parameters() -> None:
     cell = {"selection": PERMUTE_AND_FLIP, "conversion": EARLIER_ZCDP_CONVERSION}
     stated = RecordRules.stated({"shares": {}, "selection": "count", "delta": "1/1000000", "x_median": cell})
     assert stated == RecordRules(conversion=EARLIER_ZCDP_CONVERSION, charges_asked_delta=True,
-                                 quantile_draw=PERMUTE_AND_FLIP)
+                                 quantile_draw=PERMUTE_AND_FLIP, tie_margin=False)  # no tie_margin stated: c = 0
     proven = RecordRules.stated({"delta": "1/2000000", "delta_asked": "1/1000000", "x": {"selection": "exponential"}})
-    assert proven == RecordRules(quantile_draw=EXPONENTIAL)  # no permute-and-flip stated: drawn by the earlier rule
+    # no permute-and-flip stated: drawn by the earlier rule
+    assert proven == RecordRules(quantile_draw=EXPONENTIAL, tie_margin=False)
     assert RecordRules.stated([{"x": {"conversion": EIGHTH_ZCDP_CONVERSION}}]).conversion == EIGHTH_ZCDP_CONVERSION
+    margin = RecordRules.stated({"shares": {}, "x_median": {"selection": PERMUTE_AND_FLIP, "tie_margin": 18}})
+    assert margin == RecordRules()  # this version's record: every rule of this version, the tie margin included
+    assert RecordRules.stated([{"cells": [{"tie_margin": 3}]}]).tie_margin
 
 
 @pytest.mark.parametrize("parameters", [None, "forged", 7, [], {}, {"conversion": "epsilon**2/4"},
                                         {"x": {"selection": ["permute_and_flip"]}}])
-def test_a_record_stating_nothing_known_runs_by_this_versions_rules_and_every_selection_exponential(
+def test_a_record_stating_nothing_known_runs_by_this_versions_rules_every_selection_exponential_no_margin(
         parameters: object) -> None:
-    assert RecordRules.stated(parameters) == RecordRules(quantile_draw=EXPONENTIAL)
+    assert RecordRules.stated(parameters) == RecordRules(quantile_draw=EXPONENTIAL, tie_margin=False)
 
 
 def test_a_rho_session_sets_its_pricing_choice_and_keeps_the_version_rules_in_force() -> None:

@@ -48,7 +48,8 @@ def _coins(points: list[int], counts: list[int], q: Fraction, p: Fraction, hi: i
                           (q,), fallback=p)
     assert definition.selection == PERMUTE_AND_FLIP
     rate = LevelLaw(q, EPSILON, m).rate * rate_factor
-    window = Window(points, counts, 0, hi, q, whole_range(q, counts), fallback_weight(p, hi + 1))
+    window = Window(points, counts, 0, hi, q, whole_range(q, counts), fallback_weight(p, hi + 1),
+                    LevelLaw(q, EPSILON, m).tie_margin)
     draw = FlipDraw(window, rate)
     with gmpy2.context(precision=PRECISION):
         r = gmpy2.mpq(rate.numerator, rate.denominator)
