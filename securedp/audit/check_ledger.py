@@ -13,7 +13,7 @@ with budget fields (:class:`~securedp.ledger.audit_record.BudgetFields`):
   bound of every ``epsilon``-DP release; a rho release is never charged to an
   epsilon budget). A record that states ``charged`` must state exactly
   that, or ``epsilon**2 / 2``, the charge of a pure release in a rho budget
-  before securedp 0.3, or for an exponential mechanism the smaller of
+  before issue 42 (0.2.0), or for an exponential mechanism the smaller of
   ``epsilon**2 / 8`` and the pure charge, its charge before the sharp bound
   (:meth:`~securedp.privacy.cost.Cost.accepted_charges`:
   records carry what they were charged, and each rule is a proven bound); one without ``charged`` is charged its own

@@ -38,9 +38,10 @@ is in its record (``"fallback"`` in each of its parameters; absent: none), so re
 that probability.
 
 **The lattice.** A column statistic that names no lattice takes the default of the version that runs it, and the
-default has changed (securedp 0.3 gives a column whose type is a decimal of scale ``s`` the step ``10**-s``,
-:func:`~securedp.mechanisms.records.typed_lattice`; earlier versions the bounds' rule). The step a statistic used is
-in its record (``"lattice_step"`` in its parameters), so replay re-runs such a query on that step.
+default has changed (since issue 42 (0.2.0), securedp gives a column whose type is a decimal of scale ``s`` the
+step ``10**-s``, :func:`~securedp.mechanisms.records.typed_lattice`; earlier versions the bounds' rule). The step
+a statistic used is in its record (``"lattice_step"`` in its parameters), so replay re-runs such a query on that
+step.
 
 **The conversion.** A selection priced in ``rho`` runs at the ``epsilon`` its conversion allows, and the
 conversion has changed (this version prices an exponential mechanism by the certified sharp bounded-range bound;
@@ -49,13 +50,13 @@ used is in its record (``"conversion"`` in its parameters), so replay re-runs a 
 by it.
 
 **The draw.** An ``epsilon``-priced quantile selection over few candidates draws by permute-and-flip since
-securedp 0.3 (:mod:`securedp.mechanisms.quantile_draw`), and its record says so (``"selection":
+issue 42 (0.2.0) (:mod:`securedp.mechanisms.quantile_draw`), and its record says so (``"selection":
 "permute_and_flip"`` in its parameters); earlier records drew every selection by the exponential mechanism
 and state ``"exponential"``, so replay re-runs a record that states no permute-and-flip by the exponential
 mechanism.
 
 **The delta of a threshold.** A table that thresholds its private keys charges the ``delta`` its integer
-threshold proves since securedp 0.3 (:mod:`securedp.mechanisms.threshold_delta`), recording the one asked as
+threshold proves since issue 42 (0.2.0) (:mod:`securedp.mechanisms.threshold_delta`), recording the one asked as
 ``delta_asked``; earlier records state only the ``delta`` asked, which they charged, so replay re-runs a record
 with a ``delta`` and no ``delta_asked`` charging the ``delta`` asked.
 
@@ -63,7 +64,7 @@ The conversion, the draw, the delta and the tie margin are the rules of the reco
 from the record (:meth:`~securedp.mechanisms.record_rules.RecordRules.stated`, their one reading) and re-runs it
 within their :func:`~securedp.mechanisms.record_rules.rules_scope`.
 
-**The tie margin.** A quantile's score gives a block of tied records a margin of ``c`` rows since securedp 0.4
+**The tie margin.** A quantile's score gives a block of tied records a margin of ``c`` rows since issue 42 (0.2.0)
 (:mod:`securedp.mechanisms.rank_utility`), and its record states it (``"tie_margin"``); earlier records state
 none and were drawn at ``c = 0``, so replay re-runs a record that states no ``tie_margin`` by the rule
 ``tie_margin=False``.

@@ -59,7 +59,7 @@ bounded-range zCDP is at most ``rho / len(qs)``, within ``2**-10`` of the larges
 ``epsilon``-bounded range, Durfee & Rogers 2019, hence zCDP by :mod:`securedp.privacy.bounded_range_zcdp`, below
 Cesar & Rogers' ``epsilon**2 / 8``; the fallback atom and the monotone levels keep that,
 :mod:`securedp.mechanisms.exponential`), so the release is ``rho``-zCDP; in a table, where a person changes at most
-``k`` cells, ``k`` times it (and ``epsilon / k`` per cell for an ``epsilon`` table). Releases before securedp 0.3
+``k`` cells, ``k`` times it (and ``epsilon / k`` per cell for an ``epsilon`` table). Releases before issue 42 (0.2.0)
 ran at twice less ``epsilon`` (``epsilon**2 / 2 <= rho / len(qs)``, the bound of every ``epsilon``-DP release), and
 later ones at the largest with ``epsilon**2 / 8 <= rho / len(qs)``; their records state that conversion
 (``"conversion"``), and a replay re-runs them by it (:class:`~securedp.mechanisms.record_rules.RecordRules`).

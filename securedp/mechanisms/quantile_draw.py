@@ -65,7 +65,7 @@ candidates took 126 ms on the same loaded machine, and over ``2**17`` candidates
 than OpenDP's: hence the limit of ``2**17`` coins, not ``2**19``.
 
 **Records.** The cell's record names the draw (``"selection"``) and its law (:data:`LAW`, :data:`FALLBACK_LAW`),
-and the release's ``mechanism`` is it. Releases before securedp 0.3 drew every quantile by the exponential
+and the release's ``mechanism`` is it. Releases before issue 42 (0.2.0) drew every quantile by the exponential
 mechanism; a replay re-runs a record that states no permute-and-flip by the rule ``quantile_draw`` of
 :data:`~securedp.mechanisms.record_rules.EXPONENTIAL` (:class:`~securedp.mechanisms.record_rules.RecordRules`,
 ``securedp.audit.replay``), so its bytes are reproduced.

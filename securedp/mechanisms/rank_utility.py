@@ -118,7 +118,7 @@ from securedp.hazmat.exact import bounds
 from securedp.hazmat.exact.rational import to_rational
 
 UTILITY = "-g(y), g(y) = max(0, b #{x < y} - a n, a n - b #{x <= y}) for q = a/b in lowest terms"
-"""The utility as a release records it without a tie margin (``c = 0``: records before securedp 0.4)."""
+"""The utility as a release records it without a tie margin (``c = 0``: records before issue 42 (0.2.0))."""
 CAPPED_UTILITY = ("-g(y), g(y) = max(0, b L + min(a k, b c) - a n, a n - b E + min((b - a) k, b c)) for q = a/b "
                   "in lowest terms, L = #{x < y}, E = #{x <= y}, k = E - L and c = tie_margin")
 """The utility as a release records it with its tie margin ``c`` (recorded as ``tie_margin``)."""
@@ -260,7 +260,7 @@ class Window:
     starts at ``lo_u``, gap ``d`` ends at ``hi_u``) scores ``|t_j|`` and the point ``p_j`` of ``k_j = C_j -
     C_{j-1}`` records ``max(0, t_{j-1} + min(a k_j, b c), -t_j + min((b - a) k_j, b c))`` for the tie ``margin``
     ``c`` (at least ``max(0, t_{j-1}, -t_j)``: a point outside the run below scores ``far`` or more too; ``c =
-    0`` by default, the score before securedp 0.4). The gaps scoring less than ``far`` are ``j0 .. j1`` (``-far
+    0`` by default, the score before issue 42 (0.2.0)). The gaps scoring less than ``far`` are ``j0 .. j1`` (``-far
     < t_j < far``) and the points ``max(j0, 1) .. min(j1 + 1, d)``: one run of consecutive candidates
     ``[near_lo, near_hi]`` (from the point ``p_j0``, or ``lo_u``, to the point ``p_{j1+1}``, or ``hi_u``), the
     *near* entries, each with its width (lattice points) and score: the gaps first, then the points

@@ -10,10 +10,10 @@ one definition of "which version's rules does this record state" (``securedp.aud
   (:mod:`securedp.mechanisms.selection_price`): :data:`ZCDP_CONVERSION`, the certified sharp bounded-range bound
   (issue 42); earlier :data:`EIGHTH_ZCDP_CONVERSION` (``epsilon**2 / 8``) and, in securedp 0.2 and earlier,
   :data:`EARLIER_ZCDP_CONVERSION` (``epsilon**2 / 2``). A record states it as ``"conversion"``.
-* ``charges_asked_delta``: whether a thresholding plan charges the ``delta`` asked (before securedp 0.3) instead of
-  the ``delta`` its threshold proves (:mod:`securedp.mechanisms.threshold_delta`, since securedp 0.3). A record of
+* ``charges_asked_delta``: whether a thresholding plan charges the ``delta`` asked (before issue 42 (0.2.0)) instead of
+  the ``delta`` its threshold proves (:mod:`securedp.mechanisms.threshold_delta`, since issue 42 (0.2.0)). A record of
   the proven charge states ``"delta_asked"`` beside its ``"delta"``; an earlier one only ``"delta"``.
-* ``quantile_draw``: :data:`PERMUTE_AND_FLIP` (since securedp 0.3: an ``epsilon``-priced quantile selection over
+* ``quantile_draw``: :data:`PERMUTE_AND_FLIP` (since issue 42 (0.2.0): an ``epsilon``-priced quantile selection over
   few candidates draws by permute-and-flip, :mod:`securedp.mechanisms.quantile_draw`) or :data:`EXPONENTIAL`
   (before: every selection by the exponential mechanism). A record states each draw as ``"selection"``.
 * ``tie_margin``: whether a quantile's score gives a block of tied records this version's tie margin ``c``
@@ -62,9 +62,9 @@ class RecordRules:
     conversion: str = ZCDP_CONVERSION
     """How a rho-priced selection converts (one of :data:`CONVERSIONS`)."""
     charges_asked_delta: bool = False
-    """A thresholding plan charges the ``delta`` asked, as before securedp 0.3 (else the ``delta`` it proves)."""
+    """A thresholding plan charges the ``delta`` asked, as before issue 42 (0.2.0) (else the ``delta`` it proves)."""
     quantile_draw: str = PERMUTE_AND_FLIP
-    """:data:`PERMUTE_AND_FLIP` (since securedp 0.3) or :data:`EXPONENTIAL` (every selection, as before)."""
+    """:data:`PERMUTE_AND_FLIP` (since issue 42 (0.2.0)) or :data:`EXPONENTIAL` (every selection, as before)."""
     tie_margin: bool = True
     """A quantile's score gives tied records the tie margin (else ``c = 0``, as before it)."""
     rho_budget: bool = False
@@ -120,7 +120,8 @@ def _stated_conversion(parameters: Any) -> str:
 
 
 def _states_asked_delta(parameters: Any) -> bool:
-    """Whether ``parameters`` charged the ``delta`` asked: a ``delta`` and no ``delta_asked`` (before securedp 0.3)."""
+    """Whether ``parameters`` charged the ``delta`` asked: a ``delta`` and no ``delta_asked`` (before issue 42, in
+    0.2.0)."""
     return isinstance(parameters, dict) and "delta" in parameters and "delta_asked" not in parameters
 
 

@@ -13,7 +13,7 @@ the upper end of an interval enclosure of ``P(Z >= tau - s)`` (directed rounding
 only on the public ``(epsilon or rho, delta, k, s)``. The difference stays in the budget's delta ledger for
 later releases.
 
-Releases before securedp 0.3 charged (and recorded as ``parameters["delta"]``) the ``delta`` asked; their
+Releases before issue 42 (0.2.0) charged (and recorded as ``parameters["delta"]``) the ``delta`` asked; their
 records state no ``delta_asked``, and a replay re-runs them by their rules, where a plan charges the ``delta``
 asked, as they did (``charges_asked_delta`` of :class:`~securedp.mechanisms.record_rules.RecordRules`).
 """
