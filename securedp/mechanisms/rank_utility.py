@@ -13,7 +13,7 @@ negation) is
 the one rank ``L = E``. A point holding a block of ``k`` tied records holds the ranks of the block less a margin
 of ``min(q k, c)`` rows below and ``min((1 - q) k, c)`` above (the interval is never empty: the two margins add
 to at most ``k``): ``c = 0`` holds the whole block (a block into which ``q n`` falls scores 0, whichever side of
-it the other records lie: securedp's score before 0.4), ``c = inf`` the single rank ``L + q k`` (OpenDP's
+it the other records lie: securedp's score before issue 42), ``c = inf`` the single rank ``L + q k`` (OpenDP's
 ``|(b - a) L - a (n - E)|``). **Why a margin.** With ``c = 0`` the score rises by about one row only across the
 boundary of two adjacent blocks, so on integer data on a step-1 lattice (prices, votes: every point a block)
 the law is flatter than at ``c = inf``; but ``c = inf`` puts a large block at one rank, and on a lattice finer
