@@ -78,15 +78,23 @@ CERTIFIED_UP_TO = Fraction(1024)
 """Above this ``epsilon`` the charge is ``min(epsilon**2 / 8, epsilon)``, exact (within x1.008 of the sharp bound)."""
 
 
+@functools.lru_cache(maxsize=8)
+def _of_epsilon(epsilon: Fraction) -> tuple[Interval, Interval, Interval]:
+    """``epsilon``, ``e^eps`` and ``e^eps - 1`` as intervals: computed once for the certificate's hundreds of
+    orders (the same operations, so the same ends, as computing them for each)."""
+    eps = Interval.exact(epsilon, _PRECISION)
+    e_eps = eps.exp()
+    return eps, e_eps, e_eps - 1
+
+
 def renyi_upper(epsilon: Fraction, alpha: Fraction) -> Interval:
     """An interval holding ``e(alpha)``, the Rényi DP of order ``alpha > 1`` of any ``epsilon``-bounded-range
     release (module docstring)."""
-    eps = Interval.exact(epsilon, _PRECISION)
+    eps, e_eps, e_eps_less_one = _of_epsilon(epsilon)
     a = Interval.exact(alpha, _PRECISION)
     a_less_one = Interval.exact(alpha - 1, _PRECISION)
-    e_eps_less_one = eps.exp() - 1
     c = ((eps * a).exp() - 1) / e_eps_less_one
-    c_less_one = eps.exp() * ((eps * a_less_one).exp() - 1) / e_eps_less_one  # c - 1, without cancellation
+    c_less_one = e_eps * ((eps * a_less_one).exp() - 1) / e_eps_less_one  # c - 1, without cancellation
     return (c / a).log() / a_less_one + (a_less_one * c / (a * c_less_one)).log()
 
 

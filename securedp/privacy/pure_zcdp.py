@@ -45,10 +45,17 @@ CERTIFIED_FROM = Fraction(3, 4)
 """Below this ``epsilon`` the charge is ``epsilon**2 / 2`` (within x1.047 of the sharp bound)."""
 
 
+@functools.lru_cache(maxsize=8)
+def _of_epsilon(epsilon: Fraction) -> tuple[Interval, Interval]:
+    """``epsilon`` and ``1 + e^-eps`` as intervals: computed once for the certificate's many orders (the same
+    operations, so the same ends, as computing them for each)."""
+    eps = Interval.exact(epsilon, _PRECISION)
+    return eps, (-eps).exp() + 1
+
+
 def renyi_upper(epsilon: Fraction, alpha: Fraction) -> Interval:
     """An interval holding ``e(alpha)``, the Rényi DP of order ``alpha > 1`` of any ``epsilon``-DP release."""
-    eps = Interval.exact(epsilon, _PRECISION)
-    num = (-eps).exp() + 1
+    eps, num = _of_epsilon(epsilon)
     den = (-(eps * (2 * alpha - 1))).exp() + 1
     return eps - (num / den).log() / Interval.exact(alpha - 1, _PRECISION)
 

@@ -150,3 +150,22 @@ def test_floor_ceil_of_an_exp_rational_is_resolved_at_higher_precision() -> None
     low, high = exp_neg(Fraction(1000)).floor_ceil(1500)
     lo, hi = exp_enclosure(Fraction(-1000))
     assert high - low <= 1 and low <= hi * 2**1500 and lo * 2**1500 <= high and low > 0
+
+
+def test_a_cached_rounding_context_is_never_changed_by_the_code_it_rounds() -> None:
+    """``rounding_context`` is built once per (precision, rounding); ``with`` enters a copy, so a change made
+    inside (gmpy2's current context) never reaches the cached one, nor the next block that enters it."""
+    import gmpy2
+
+    from securedp.hazmat.exact.interval import rounding_context
+
+    context = rounding_context(80, gmpy2.RoundUp)
+    assert context is rounding_context(80, gmpy2.RoundUp)
+    with rounding_context(80, gmpy2.RoundUp):
+        gmpy2.get_context().precision = 20
+        gmpy2.get_context().round = gmpy2.RoundDown
+    with rounding_context(80, gmpy2.RoundUp):
+        current = gmpy2.get_context()
+        assert (current.precision, current.round) == (80, gmpy2.RoundUp)
+        assert gmpy2.mpfr(1) / 3 > gmpy2.mpq(1, 3)  # rounded up at 80 bits
+    assert (context.precision, context.round) == (80, gmpy2.RoundUp)
